@@ -1,0 +1,109 @@
+// Builds the whole application (HTTP edge, domain services, storage) without listening, so tests run
+// the real app in-process. src/server.ts listens.
+import { bodyParser } from '@koa/bodyparser';
+import type { MikroORM } from '@mikro-orm/core';
+import Koa from 'koa';
+import type { Config } from './config/index.ts';
+import { closeDatabase, migrate, openDatabase } from './db/orm.ts';
+import { AppError, UnauthorizedError } from './domain/errors.ts';
+import { type ContractRouter, createContractRouter } from './http/api.ts';
+import { loadOpenApiDocument } from './http/contract.ts';
+import { docsStatic } from './http/docs-static.ts';
+import type { HandlerMap } from './http/handler.ts';
+import { operationsHandlers } from './http/handlers/operations.ts';
+import { errorMiddleware } from './http/problem.ts';
+import { requestContext } from './http/request-context.ts';
+import { securityHeaders } from './http/security-headers.ts';
+import type { Authenticator } from './http/security.ts';
+import { createLogger, type Logger } from './observability/logger.ts';
+import { createMetrics, type Metrics } from './observability/metrics.ts';
+
+export interface AppInstance {
+  koa: Koa;
+  config: Config;
+  orm: MikroORM;
+  logger: Logger;
+  metrics: Metrics;
+  router: ContractRouter;
+  /** Releases every resource (database, timers, connections). */
+  close(): Promise<void>;
+}
+
+export interface BuildOptions {
+  logger?: Logger;
+}
+
+/** No credential can be issued until the access-control module is wired in; every one is invalid. */
+const rejectAllCredentials: Authenticator = {
+  async authenticate() {
+    throw new UnauthorizedError('This operation requires a bearer token and an API key.');
+  },
+};
+
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const metrics = createMetrics();
+  const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+  try {
+    await migrate(orm);
+
+    const handlers: HandlerMap = {
+      ...operationsHandlers({
+        metrics,
+        pingDatabase: async () => {
+          await orm.em.getConnection().execute('select 1');
+        },
+      }),
+    };
+    const router = await createContractRouter(loadOpenApiDocument(), handlers, rejectAllCredentials);
+
+    const koa = new Koa({ proxy: config.trustProxy });
+    koa.silent = true; // errors are logged by the error middleware, with the request id
+    koa.use(requestContext(logger, metrics));
+    koa.use(errorMiddleware());
+    koa.use(requestTimeout(config.requestTimeoutMs));
+    koa.use(securityHeaders(config.corsOrigins));
+    koa.use(docsStatic());
+    koa.use(bodyParser({ enableTypes: ['json'], jsonLimit: config.bodyLimitBytes, encoding: 'utf-8' }));
+    koa.use(router.middleware);
+
+    return {
+      koa,
+      config,
+      orm,
+      logger,
+      metrics,
+      router,
+      async close() {
+        await closeDatabase(orm);
+      },
+    };
+  } catch (error) {
+    await closeDatabase(orm);
+    throw error;
+  }
+}
+
+/** Answers 503 when a request outlives the limit, so a stuck dependency never hangs a client. */
+function requestTimeout(ms: number) {
+  return async function limitTime(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new AppError(503, '/problems/timeout', 'Service unavailable', {
+              detail: 'The request took too long; try again later.',
+              headers: { 'Retry-After': '1' },
+            }),
+          ),
+        ms,
+      );
+    });
+    try {
+      await Promise.race([next(), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}

@@ -1,0 +1,89 @@
+// Domain errors: one class per kind of failure, each carrying its HTTP-neutral problem type and the
+// status it maps to. The HTTP edge renders them as RFC 9457 problem+json; nothing here knows Koa.
+
+export interface FieldError {
+  /** JSON Pointer prefixed by the request part: /body/amount, /query/limit, /path/asset_id, /header/x-api-key. */
+  pointer: string;
+  detail: string;
+}
+
+export interface ProblemInit {
+  detail?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  /** Extra members for the problem body (kept small and never secret). */
+  extensions?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly type: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly errors: FieldError[] | undefined;
+  readonly headers: Record<string, string>;
+  readonly extensions: Record<string, unknown>;
+  /** Whether `detail` may be shown to the client (false for unexpected failures). */
+  readonly expose: boolean;
+
+  constructor(status: number, type: string, title: string, init: ProblemInit = {}) {
+    super(init.detail ?? title);
+    this.name = new.target.name;
+    this.status = status;
+    this.type = type;
+    this.title = title;
+    this.detail = init.detail;
+    this.errors = init.errors;
+    this.headers = init.headers ?? {};
+    this.extensions = init.extensions ?? {};
+    this.expose = status < 500;
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(detail: string, errors?: FieldError[], type = '/problems/validation-failed', title = 'Request validation failed') {
+    super(400, type, title, { detail, errors });
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(detail: string, challenge = 'Bearer', type = '/problems/unauthorized') {
+    super(401, type, 'Authentication required', { detail, headers: { 'WWW-Authenticate': challenge } });
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(detail: string, type = '/problems/forbidden', title = 'Forbidden') {
+    super(403, type, title, { detail });
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(detail: string, type = '/problems/not-found', title = 'Not found') {
+    super(404, type, title, { detail });
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(detail: string, type = '/problems/conflict', title = 'Conflict') {
+    super(409, type, title, { detail });
+  }
+}
+
+export class UnprocessableError extends AppError {
+  constructor(detail: string, type = '/problems/unprocessable', title = 'Unprocessable content') {
+    super(422, type, title, { detail });
+  }
+}
+
+export class GoneError extends AppError {
+  constructor(detail: string, type = '/problems/resync-required', title = 'Resync required', extensions?: Record<string, unknown>) {
+    super(410, type, title, { detail, extensions });
+  }
+}
+
+export class TooManyRequestsError extends AppError {
+  constructor(detail: string, headers: Record<string, string>) {
+    super(429, '/problems/rate-limited', 'Too many requests', { detail, headers });
+  }
+}

@@ -1,0 +1,160 @@
+// openapi-backend <-> Koa: routing and request validation from the bundled contract, then the guard
+// (credentials, scopes, roles), then the operation's handler. Everything that fails becomes a problem.
+import type { Context } from 'koa';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { type Context as BackendContext, OpenAPIBackend, type Request } from 'openapi-backend';
+import { AppError, NotFoundError, ValidationError, type FieldError } from '../domain/errors.ts';
+import { operationGuards, type OperationGuard } from './contract.ts';
+import type { HandlerMap, OperationRequest } from './handler.ts';
+import type { Authenticator } from './security.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+/** openapi-backend checks documents against the 3.0 meta-schema; ours is 3.1 and linted by Redocly. */
+class OpenApi31Backend extends OpenAPIBackend {
+  override validateDefinition() {
+    return this.definition;
+  }
+}
+
+interface AjvErrorLike {
+  instancePath: string;
+  message?: string;
+  keyword: string;
+  params: Record<string, unknown>;
+}
+
+function toFieldErrors(errors: AjvErrorLike[]): FieldError[] {
+  const seen = new Set<string>();
+  const result: FieldError[] = [];
+  for (const error of errors) {
+    // oneOf/anyOf/if wrappers repeat what their branches already said.
+    if (['oneOf', 'anyOf', 'if'].includes(error.keyword) && errors.length > 1) continue;
+    let pointer = error.instancePath || '/';
+    if (error.keyword === 'required') pointer = `${error.instancePath}/${String(error.params.missingProperty)}`;
+    if (error.keyword === 'additionalProperties') pointer = `${error.instancePath}/${String(error.params.additionalProperty)}`;
+    pointer = pointer.replace(/^\/requestBody/, '/body');
+    let detail = error.message ?? 'is invalid';
+    if (error.keyword === 'additionalProperties') detail = 'is not an allowed property';
+    if (error.keyword === 'required') detail = 'is required';
+    const key = `${pointer} ${detail}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    result.push({ pointer, detail });
+  }
+  return result;
+}
+
+export interface ContractRouter {
+  middleware: (ctx: Context) => Promise<void>;
+  guards: Map<string, OperationGuard>;
+  /** operationIds that have a handler. */
+  implemented: Set<string>;
+}
+
+export async function createContractRouter(
+  document: Record<string, unknown>,
+  handlers: HandlerMap,
+  authenticator: Authenticator,
+): Promise<ContractRouter> {
+  const guards = operationGuards(document);
+  for (const operationId of Object.keys(handlers)) {
+    if (!guards.has(operationId)) throw new Error(`handler registered for unknown operation ${operationId}`);
+  }
+
+  const api = new OpenApi31Backend({
+    definition: structuredClone(document) as never,
+    strict: true,
+    validate: true,
+    coerceTypes: true,
+    customizeAjv: (_ajv, options) =>
+      addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, coerceTypes: false })) as never,
+    handlers: {
+      notFound: (_c: BackendContext, ctx: Context) => {
+        throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`, '/problems/route-not-found', 'Route not found');
+      },
+      methodNotAllowed: (c: BackendContext, ctx: Context) => {
+        const allowed = allowedMethods(api, c.request.path);
+        throw new AppError(405, '/problems/method-not-allowed', 'Method not allowed', {
+          detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allowed.join(', ')}.`,
+          headers: { Allow: allowed.join(', ') },
+        });
+      },
+      postRoutingHandler: async (c: BackendContext, ctx: Context) => {
+        if (!c.operation) return;
+        const guard = guards.get(c.operation.operationId as string) as OperationGuard;
+        ctx.state.operationId = guard.operationId;
+        if (!guard.public) ctx.state.auth = await authenticator.authenticate(ctx, guard);
+        if (guard.bodyTypes.length > 0 && hasBody(ctx) && !guard.bodyTypes.some((type) => ctx.request.is(type))) {
+          throw new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
+            detail: `The request body must be ${guard.bodyTypes.join(' or ')}.`,
+          });
+        }
+      },
+      validationFail: (c: BackendContext) => {
+        const errors = toFieldErrors((c.validation.errors ?? []) as AjvErrorLike[]);
+        throw new ValidationError(
+          `The request has ${errors.length} invalid field${errors.length === 1 ? '' : 's'}.`,
+          errors,
+        );
+      },
+      notImplemented: (c: BackendContext) => {
+        throw new AppError(501, '/problems/not-implemented', 'Not implemented', {
+          detail: `Operation ${c.operation?.operationId} is in the contract but not served by this version.`,
+        });
+      },
+    },
+    // The guard above already authenticated; these only tell openapi-backend the outcome.
+    securityHandlers: {
+      oauth2: (_c: BackendContext, ctx: Context) => Boolean(ctx.state.auth),
+      apiKey: (_c: BackendContext, ctx: Context) => Boolean(ctx.state.auth?.apiKeyId),
+    },
+  });
+  api.register('unauthorizedHandler', () => {
+    throw new AppError(401, '/problems/unauthorized', 'Authentication required', { detail: 'Credentials are required.' });
+  });
+  for (const [operationId, handler] of Object.entries(handlers)) {
+    api.register(operationId, (c: BackendContext, ctx: Context) => {
+      const request: OperationRequest = {
+        operationId,
+        params: c.request.params as Record<string, string>,
+        query: c.request.query as Record<string, unknown>,
+        body: c.request.requestBody,
+        headers: c.request.headers as Record<string, string | string[] | undefined>,
+        auth: ctx.state.auth ?? null,
+      };
+      return handler(request, ctx);
+    });
+  }
+  await api.init();
+
+  return {
+    guards,
+    implemented: new Set(Object.keys(handlers)),
+    middleware: async (ctx: Context) => {
+      const request: Request = {
+        method: ctx.method,
+        path: ctx.path,
+        query: ctx.querystring,
+        headers: ctx.headers as Request['headers'],
+        body: ctx.request.body,
+      };
+      await api.handleRequest(request, ctx);
+    },
+  };
+}
+
+function hasBody(ctx: Context): boolean {
+  return Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+}
+
+function allowedMethods(api: OpenAPIBackend, path: string): string[] {
+  const methods = new Set<string>();
+  for (const operation of api.router.getOperations()) {
+    if (api.router.matchOperation({ method: operation.method, path, headers: {} } as Request)) {
+      methods.add(operation.method.toUpperCase());
+    }
+  }
+  return [...methods].sort();
+}

@@ -1,0 +1,75 @@
+// The one error middleware: every failure below it becomes an RFC 9457 problem+json response.
+// Unexpected errors are logged in full and answered with a body that reveals nothing.
+import type { Context, Next } from 'koa';
+import { AppError } from '../domain/errors.ts';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+export function sendProblem(ctx: Context, error: AppError): void {
+  for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
+  ctx.status = error.status;
+  ctx.type = PROBLEM_CONTENT_TYPE;
+  ctx.body = {
+    ...error.extensions,
+    type: error.type,
+    title: error.title,
+    status: error.status,
+    ...(error.expose && error.detail !== undefined ? { detail: error.detail } : {}),
+    instance: ctx.path,
+    requestId: ctx.state.requestId,
+    ...(error.errors ? { errors: error.errors } : {}),
+  };
+}
+
+/** Errors thrown by Koa's own parts (body parser, http-errors) carry a status and an `expose` flag. */
+function fromHttpError(error: { status: number; expose?: boolean; message: string; type?: string }): AppError {
+  const { status } = error;
+  if (status === 413) {
+    return new AppError(413, '/problems/payload-too-large', 'Payload too large', {
+      detail: 'The request body exceeds the configured size limit.',
+    });
+  }
+  if (status === 415) {
+    return new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', { detail: error.message });
+  }
+  if (status === 400 && error.type === 'entity.parse.failed') {
+    return new AppError(400, '/problems/malformed-json', 'Malformed JSON', {
+      detail: 'The request body is not valid JSON.',
+    });
+  }
+  if (status >= 400 && status < 500) {
+    return new AppError(status, '/problems/bad-request', 'Bad request', {
+      detail: error.expose ? error.message : undefined,
+    });
+  }
+  return new AppError(500, '/problems/internal', 'Internal server error', { detail: 'An unexpected error occurred.' });
+}
+
+export function errorMiddleware() {
+  return async function handleErrors(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+    } catch (caught) {
+      const error = caught as { status?: unknown; statusCode?: unknown; message?: string };
+      let problem: AppError;
+      if (caught instanceof AppError) {
+        problem = caught;
+      } else if (typeof error?.status === 'number' && error.status >= 400 && error.status < 500) {
+        problem = fromHttpError(caught as { status: number; message: string });
+      } else {
+        problem = new AppError(500, '/problems/internal', 'Internal server error', {
+          detail: 'An unexpected error occurred.',
+        });
+      }
+      if (problem.status >= 500) {
+        ctx.state.log?.error({ err: caught }, 'request failed');
+        // Only fixed wording for 5xx, whatever the original error said.
+        problem = new AppError(problem.status, problem.type, problem.title, {
+          detail: problem.status === 503 ? problem.detail : 'An unexpected error occurred.',
+          headers: problem.headers,
+        });
+      }
+      sendProblem(ctx, problem);
+    }
+  };
+}

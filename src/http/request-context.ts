@@ -1,0 +1,33 @@
+// Request id, structured access log, metrics and a per-request time limit.
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function requestContext(logger: Logger, metrics: Metrics) {
+  return async function trackRequest(ctx: Context, next: Next): Promise<void> {
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    // The query string can carry a WebSocket ticket or an OAuth code: log the path only.
+    const log = logger.child({ requestId });
+    ctx.state.log = log;
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const operation: string = ctx.state.operationId ?? (ctx.status === 404 ? 'unmatched' : 'other');
+      const labels = { method: ctx.method, operation, status: String(ctx.status) };
+      metrics.httpRequestDuration.observe(labels, seconds);
+      metrics.httpRequestsTotal.inc(labels);
+      log.info(
+        { method: ctx.method, path: ctx.path, status: ctx.status, operation, ms: Math.round(seconds * 1e4) / 10 },
+        'request',
+      );
+    }
+  };
+}

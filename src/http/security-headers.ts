@@ -1,0 +1,35 @@
+// Safe response headers on everything, and CORS for exact configured origins only.
+import type { Context, Next } from 'koa';
+
+export function securityHeaders(corsOrigins: string[]) {
+  const allowed = new Set(corsOrigins);
+  return async function setSecurityHeaders(ctx: Context, next: Next): Promise<void> {
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+    ctx.set('Cross-Origin-Resource-Policy', 'same-origin');
+    ctx.set('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+    ctx.set('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
+    ctx.remove('X-Powered-By');
+    const origin = ctx.get('Origin');
+    if (origin && allowed.has(origin)) {
+      ctx.set('Access-Control-Allow-Origin', origin);
+      ctx.set('Vary', 'Origin');
+      ctx.set('Access-Control-Expose-Headers', 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, Location');
+      if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
+        ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
+        ctx.set('Access-Control-Allow-Headers', 'Authorization, X-API-Key, Content-Type, Idempotency-Key, X-Request-Id');
+        ctx.set('Access-Control-Max-Age', '600');
+        ctx.status = 204;
+        return;
+      }
+    }
+    await next();
+  };
+}
+
+/** Pages that render HTML (docs, login) need a looser policy than the JSON API. */
+export function allowHtmlPage(ctx: Context, policy: string): void {
+  ctx.set('Content-Security-Policy', policy);
+}

@@ -1,0 +1,29 @@
+import { pino, type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Structured JSON logs on stdout. Credentials never reach a log line: the request logger records the
+ * path without its query string and these redaction paths cover anything that slips into an object.
+ */
+export function createLogger(level: string): Logger {
+  return pino({
+    level,
+    base: { service: 'game-asset-tracking' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    redact: {
+      paths: [
+        'password',
+        '*.password',
+        'headers.authorization',
+        'headers["x-api-key"]',
+        'headers.cookie',
+        'access_token',
+        'refresh_token',
+        'key',
+        'clientSecret',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}

@@ -1,0 +1,112 @@
+// Boots the real app in-process on a fresh database (SQLite file or PostgreSQL database) behind a real
+// HTTP server on a free port, and gives tests an HTTP client that checks every response against the
+// contract.
+import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type AppInstance, buildApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/index.ts';
+import { assertMatchesContract } from './contract.ts';
+import { DB_KINDS, freshDatabase } from './db.ts';
+
+export { DB_KINDS };
+export type DbKind = 'sqlite' | 'postgres';
+
+export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef-not-for-production';
+
+export interface HttpOptions {
+  body?: unknown;
+  /** Sent as application/x-www-form-urlencoded. */
+  form?: Record<string, string>;
+  /** Sent as is, with the given content type header. */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+  /** Skip the contract check (only for requests that deliberately leave the contract, e.g. HTML pages). */
+  unchecked?: boolean;
+}
+
+export interface HttpResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface TestApp {
+  kind: DbKind;
+  baseUrl: string;
+  app: AppInstance;
+  server: Server;
+  http<T = any>(method: string, path: string, options?: HttpOptions): Promise<HttpResponse<T>>;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(kind: DbKind, env: Record<string, string> = {}): Promise<TestApp> {
+  const database = await freshDatabase(kind);
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'gats-test-'));
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const config = loadConfig({
+    PORT: String(port),
+    PUBLIC_URL: baseUrl,
+    DATA_DIR: dataDir,
+    SQLITE_PATH: database.sqlitePath,
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    SECRET_KEY: TEST_SECRET_KEY,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SEED_DEMO: 'never',
+    ...env,
+  });
+  let app: AppInstance;
+  try {
+    app = await buildApp(config);
+  } catch (error) {
+    server.close();
+    await database.drop();
+    throw error;
+  }
+  server.on('request', app.koa.callback());
+
+  async function http<T>(method: string, urlPath: string, options: HttpOptions = {}): Promise<HttpResponse<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    let body: string | Buffer | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    } else if (options.form) {
+      body = new URLSearchParams(options.form).toString();
+      headers['content-type'] ??= 'application/x-www-form-urlencoded';
+    } else if (options.raw !== undefined) {
+      body = options.raw;
+    }
+    const response = await fetch(baseUrl + urlPath, { method, headers, body, redirect: 'manual' });
+    const text = await response.text();
+    const contentType = response.headers.get('content-type') ?? '';
+    let parsed: unknown = text;
+    if (/json/.test(contentType) && text !== '') parsed = JSON.parse(text);
+    if (text === '') parsed = undefined;
+    if (!options.unchecked) {
+      const pathOnly = urlPath.split('?')[0];
+      assertMatchesContract(method, pathOnly, { status: response.status, contentType, body: parsed, headers: response.headers }, app.router.implemented);
+    }
+    return { status: response.status, headers: response.headers, body: parsed as T, text };
+  }
+
+  return {
+    kind,
+    baseUrl,
+    app,
+    server,
+    http,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await app.close();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

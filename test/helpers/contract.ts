@@ -1,0 +1,134 @@
+// Validates every HTTP response a test receives against the bundled OpenAPI contract: the status must
+// be declared for the operation, the media type must match, and the body must satisfy the schema.
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+type Json = Record<string, unknown>;
+
+const documentUrl = new URL('../../generated/openapi/openapi.json', import.meta.url);
+export const openapiDocument = JSON.parse(readFileSync(documentUrl, 'utf8')) as Json;
+
+const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
+ajv.addSchema(openapiDocument, 'openapi');
+
+interface Route {
+  method: string;
+  template: string;
+  pattern: RegExp;
+  operation: Json;
+}
+
+const routes: Route[] = [];
+for (const [template, item] of Object.entries(openapiDocument.paths as Record<string, Json>)) {
+  const pattern = new RegExp(
+    `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+  );
+  for (const method of ['get', 'post', 'put', 'delete', 'patch']) {
+    const operation = item[method] as Json | undefined;
+    if (operation) routes.push({ method: method.toUpperCase(), template, pattern, operation });
+  }
+}
+// Literal paths win over templated ones (/api/v1/wallets/link vs a {param}).
+routes.sort((a, b) => a.template.split('{').length - b.template.split('{').length);
+
+function pointer(...segments: string[]): string {
+  return segments.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+}
+
+function resolve(node: Json): Json {
+  let current = node;
+  while (typeof current.$ref === 'string') {
+    const path = (current.$ref as string).replace(/^#\//, '').split('/');
+    let target: unknown = openapiDocument;
+    for (const part of path) target = (target as Json)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    current = target as Json;
+  }
+  return current;
+}
+
+const validators = new Map<string, ValidateFunction>();
+function validatorFor(ref: string): ValidateFunction {
+  let validate = validators.get(ref);
+  if (!validate) {
+    validate = ajv.getSchema(ref) as ValidateFunction;
+    if (!validate) throw new Error(`no schema at ${ref}`);
+    validators.set(ref, validate);
+  }
+  return validate;
+}
+
+export function findOperation(method: string, path: string): Route | undefined {
+  return routes.find((route) => route.method === method && route.pattern.test(path));
+}
+
+const problemRef = 'openapi#/components/schemas/Problem';
+
+export interface CheckedResponse {
+  status: number;
+  contentType: string;
+  body: unknown;
+}
+
+/**
+ * Throws an Error describing every way the response departs from the contract.
+ * `implemented` lists operationIds that have a handler: a 501 is allowed only for the others.
+ */
+export function assertMatchesContract(
+  method: string,
+  path: string,
+  response: CheckedResponse & { headers: Headers },
+  implemented?: Set<string>,
+): void {
+  const where = `${method} ${path} -> ${response.status}`;
+  if (!response.headers.get('x-request-id')) throw new Error(`${where}: missing X-Request-Id header`);
+  const route = findOperation(method, path);
+  const mediaType = response.contentType.split(';')[0].trim();
+  if (!route || (response.status === 501 && implemented && !implemented.has(route.operation.operationId as string))) {
+    // Unknown routes (404/405) and not-yet-implemented operations answer with a plain problem.
+    if (![404, 405, 501].includes(response.status) && !(route === undefined && response.status < 300)) {
+      throw new Error(`${where}: no operation in the contract for this request`);
+    }
+    if (response.status >= 400) checkBody(where, problemRef, response.body, mediaType, 'application/problem+json');
+    return;
+  }
+  const responses = route.operation.responses as Json;
+  const key = String(response.status) in responses ? String(response.status) : 'default' in responses ? 'default' : null;
+  if (!key) {
+    throw new Error(
+      `${where}: status not declared for ${route.operation.operationId} (declared: ${Object.keys(responses).join(', ')}); body: ${JSON.stringify(response.body)}`,
+    );
+  }
+  const declared = resolve(responses[key] as Json);
+  const content = declared.content as Json | undefined;
+  if (!content) {
+    if (response.body !== undefined && response.body !== '') throw new Error(`${where}: body sent but none declared`);
+    return;
+  }
+  if (!(mediaType in content)) {
+    throw new Error(`${where}: media type ${mediaType} not declared (declared: ${Object.keys(content).join(', ')})`);
+  }
+  const schema = (content[mediaType] as Json).schema as Json | undefined;
+  if (!schema) return;
+  const responseRef =
+    typeof (responses[key] as Json).$ref === 'string'
+      ? `openapi${(responses[key] as Json).$ref as string}/${pointer('content', mediaType, 'schema')}`
+      : `openapi#/${pointer('paths', route.template, route.method.toLowerCase(), 'responses', key, 'content', mediaType, 'schema')}`;
+  checkBody(where, responseRef, response.body, mediaType, mediaType);
+}
+
+function checkBody(where: string, ref: string, body: unknown, mediaType: string, expectedType: string): void {
+  if (mediaType !== expectedType) throw new Error(`${where}: expected ${expectedType}, got ${mediaType}`);
+  if (!/json/.test(mediaType)) return;
+  const validate = validatorFor(ref);
+  if (!validate(body)) {
+    throw new Error(`${where}: body does not match the contract: ${ajv.errorsText(validate.errors)}; body: ${JSON.stringify(body)}`);
+  }
+}
+
+/** Validates a value against a named component schema (for WebSocket payloads and events too). */
+export function assertSchema(name: string, value: unknown): void {
+  const validate = validatorFor(`openapi#/components/schemas/${name}`);
+  if (!validate(value)) throw new Error(`${name}: ${ajv.errorsText(validate.errors)}; value: ${JSON.stringify(value)}`);
+}
