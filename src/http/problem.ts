@@ -14,7 +14,7 @@ export function sendProblem(ctx: Context, error: AppError): void {
     type: error.type,
     title: error.title,
     status: error.status,
-    ...(error.expose && error.detail !== undefined ? { detail: error.detail } : {}),
+    ...(error.detail !== undefined ? { detail: error.detail } : {}),
     instance: ctx.path,
     requestId: ctx.state.requestId,
     ...(error.errors ? { errors: error.errors } : {}),
@@ -61,7 +61,7 @@ export function errorMiddleware() {
           detail: 'An unexpected error occurred.',
         });
       }
-      if (problem.status >= 500) {
+      if (!problem.expose) {
         ctx.state.log?.error({ err: caught }, 'request failed');
         // Only fixed wording for 5xx, whatever the original error said.
         problem = new AppError(problem.status, problem.type, problem.title, {
