@@ -15,8 +15,13 @@ import { errorMiddleware } from './http/problem.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import type { Authenticator } from './http/security.ts';
+import { eventsHandlers } from './http/handlers/events.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
+import { createEvents, type EventsModule } from './events/index.ts';
+import { Gateway } from './ws/gateway.ts';
+import { MessageParser } from './ws/protocol.ts';
+import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 
 export interface AppInstance {
   koa: Koa;
@@ -25,6 +30,12 @@ export interface AppInstance {
   logger: Logger;
   metrics: Metrics;
   router: ContractRouter;
+  events: EventsModule;
+  gateway: Gateway;
+  /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
+  attach(server: Server): void;
+  /** Closes WebSockets with 1001 (clients resume elsewhere) and stops the relay. */
+  drain(): void;
   /** Releases every resource (database, timers, connections). */
   close(): Promise<void>;
 }
@@ -40,6 +51,17 @@ const rejectAllCredentials: Authenticator = {
   },
 };
 
+/** What a WebSocket handshake needs: the same as reading events over REST. */
+const WS_GUARD = {
+  operationId: 'websocket',
+  public: false,
+  bearer: true,
+  apiKey: true,
+  scopes: ['assets:read'],
+  roles: null,
+  bodyTypes: [],
+};
+
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
@@ -47,7 +69,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   try {
     await migrate(orm);
 
+    const events = await createEvents({ orm, config, logger, metrics });
     const handlers: HandlerMap = {
+      ...eventsHandlers({ store: events.store, tickets: events.tickets, publicUrl: config.publicUrl }),
       ...operationsHandlers({
         metrics,
         pingDatabase: async () => {
@@ -55,7 +79,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         },
       }),
     };
-    const router = await createContractRouter(loadOpenApiDocument(), handlers, rejectAllCredentials);
+    const authenticator = rejectAllCredentials;
+    const router = await createContractRouter(loadOpenApiDocument(), handlers, authenticator);
 
     const koa = new Koa({ proxy: config.trustProxy });
     koa.silent = true; // errors are logged by the error middleware, with the request id
@@ -67,6 +92,34 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     koa.use(bodyParser({ enableTypes: ['json'], jsonLimit: config.bodyLimitBytes, encoding: 'utf-8' }));
     koa.use(router.middleware);
 
+    const gateway = new Gateway({
+      config,
+      logger,
+      metrics,
+      store: events.store,
+      tail: events.tail,
+      parser: new MessageParser(),
+      async authenticate(request: IncomingMessage, url: URL) {
+        const ticket = url.searchParams.get('ticket');
+        if (ticket !== null) {
+          const auth = await events.tickets.redeem(ticket);
+          if (!auth) throw new UnauthorizedError('The WebSocket ticket is unknown, used or expired.', 'Bearer', '/problems/invalid-ticket');
+          return auth;
+        }
+        // Header credentials go through the same authenticator as REST calls.
+        const ctx = koa.createContext(request, new ServerResponse(request));
+        return authenticator.authenticate(ctx, WS_GUARD);
+      },
+      stillValid: async () => true,
+    });
+
+    let drained = false;
+    const drain = () => {
+      if (drained) return;
+      drained = true;
+      gateway.close();
+      events.tail.stop();
+    };
     return {
       koa,
       config,
@@ -74,7 +127,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       logger,
       metrics,
       router,
+      events,
+      gateway,
+      attach(server) {
+        server.on('upgrade', (request, socket, head) => void gateway.handleUpgrade(request, socket, head));
+      },
+      drain,
       async close() {
+        drain();
+        await events.close();
         await closeDatabase(orm);
       },
     };

@@ -16,6 +16,7 @@ async function main(): Promise<void> {
   }
   const app = await buildApp(config);
   const server = createServer(app.koa.callback());
+  app.attach(server);
   // Slow-client protection: a client must send its headers and body within these limits.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, config.shutdownGraceMs);
     forced.unref();
+    app.drain(); // WebSockets closed with 1001: clients resume on another instance
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await app.close();

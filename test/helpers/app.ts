@@ -69,6 +69,7 @@ export async function startTestApp(kind: DbKind, env: Record<string, string> = {
     throw error;
   }
   server.on('request', app.koa.callback());
+  app.attach(server);
 
   async function http<T>(method: string, urlPath: string, options: HttpOptions = {}): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
@@ -102,6 +103,7 @@ export async function startTestApp(kind: DbKind, env: Record<string, string> = {
     server,
     http,
     async close() {
+      app.drain();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();

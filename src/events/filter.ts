@@ -1,0 +1,45 @@
+// Which events a reader wants: the one definition of matching, used by the REST catch-up, the
+// WebSocket replay (as SQL) and live delivery (in memory), so all three agree.
+import type { EventType } from '../db/entities/OutboxEvent.ts';
+
+export const ALL_EVENT_TYPES: readonly EventType[] = ['newNFT', 'newTransfer', 'priceUpdate'];
+
+export interface EventFilter {
+  types: ReadonlySet<EventType>;
+  /** Lowercase address: events whose `from`/`to`/owner it is. Never applied to priceUpdate. */
+  wallet?: string;
+  assetId?: string;
+  collection?: string;
+}
+
+/** What live delivery knows of an event. */
+export interface PublishedEvent {
+  id: number;
+  type: EventType;
+  assetId: string;
+  collectionId: string | null;
+  wallets: readonly string[];
+  /** The envelope `{ id, type, occurredAt, data }` serialized once for every recipient. */
+  json: string;
+}
+
+export function matches(event: PublishedEvent, filter: EventFilter): boolean {
+  if (!filter.types.has(event.type)) return false;
+  if (filter.assetId !== undefined && event.assetId !== filter.assetId) return false;
+  if (filter.collection !== undefined && event.collectionId !== filter.collection) return false;
+  if (filter.wallet !== undefined && event.type !== 'priceUpdate' && !event.wallets.includes(filter.wallet)) {
+    return false;
+  }
+  return true;
+}
+
+/** The same filter as a MikroORM condition on OutboxEvent. */
+export function filterCondition(filter: EventFilter): Record<string, unknown> {
+  const condition: Record<string, unknown> = { type: { $in: [...filter.types] } };
+  if (filter.assetId !== undefined) condition.assetId = filter.assetId;
+  if (filter.collection !== undefined) condition.collectionId = filter.collection;
+  if (filter.wallet !== undefined) {
+    condition.$or = [{ type: 'priceUpdate' }, { fromWallet: filter.wallet }, { toWallet: filter.wallet }];
+  }
+  return condition;
+}

@@ -1,0 +1,58 @@
+// The events module: outbox reads, the relay that follows the outbox, the commit bus between
+// instances, WebSocket tickets, and retention.
+import type { Config } from '../config/index.ts';
+import type { Orm } from '../db/orm.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
+import { EventStore } from './store.ts';
+import { OutboxTail } from './tail.ts';
+import { memoryTickets, redisTickets, type TicketStore } from './tickets.ts';
+
+export interface EventsModule {
+  store: EventStore;
+  tail: OutboxTail;
+  tickets: TicketStore;
+  bus: CommitBus;
+  close(): Promise<void>;
+}
+
+/** How often the relay looks at the outbox when no commit was announced (lost announcements, crashes). */
+const POLL_MS = 500;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+export async function createEvents(deps: { orm: Orm; config: Config; logger: Logger; metrics: Metrics }): Promise<EventsModule> {
+  const { orm, config, logger, metrics } = deps;
+  const store = new EventStore(orm);
+  const tail = new OutboxTail(store, { pollMs: POLL_MS, logger, metrics });
+  const bus = config.redisUrl ? await redisBus(config.redisUrl, logger) : inProcessBus();
+  const tickets = config.redisUrl ? redisTickets(config.redisUrl) : memoryTickets();
+  await tail.start();
+  bus.onCommit(() => tail.nudge());
+  // Every committed transaction might have written events: announce it (cheap, coalesced).
+  orm.em.getEventManager().registerSubscriber({ afterTransactionCommit: () => bus.announce() });
+
+  const prune = async () => {
+    const cutoff = new Date(Date.now() - config.eventRetentionDays * 86_400_000);
+    const removed = await store.prune(cutoff).catch((error: unknown) => {
+      logger.warn({ err: error }, 'event retention failed');
+      return 0;
+    });
+    if (removed > 0) logger.info({ removed }, 'old events removed by retention');
+  };
+  const pruner = setInterval(() => void prune(), PRUNE_EVERY_MS);
+  pruner.unref();
+
+  return {
+    store,
+    tail,
+    tickets,
+    bus,
+    async close() {
+      clearInterval(pruner);
+      tail.stop();
+      await tickets.close();
+      await bus.close();
+    },
+  };
+}

@@ -1,0 +1,88 @@
+// Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
+// and pruning past the retention window.
+import type { EntityManager } from '@mikro-orm/sql';
+import type { Orm } from '../db/orm.ts';
+import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
+
+/** Row of sequence_counter that remembers how far retention has deleted. */
+const PRUNED_THROUGH = 'outbox-pruned-through';
+
+export interface EventEnvelope {
+  id: string;
+  type: OutboxEvent['type'];
+  occurredAt: string;
+  data: Record<string, unknown>;
+}
+
+export function toEnvelope(row: OutboxEvent): EventEnvelope {
+  return { id: String(row.id), type: row.type, occurredAt: row.occurredAt.toISOString(), data: row.data };
+}
+
+export function toPublished(row: OutboxEvent): PublishedEvent {
+  return {
+    id: Number(row.id),
+    type: row.type,
+    assetId: row.assetId,
+    collectionId: row.collectionId ?? null,
+    wallets: row.wallets,
+    json: JSON.stringify(toEnvelope(row)),
+  };
+}
+
+export class EventStore {
+  private readonly orm: Orm;
+
+  constructor(orm: Orm) {
+    this.orm = orm;
+  }
+
+  private em(): EntityManager {
+    return this.orm.em.fork() as unknown as EntityManager;
+  }
+
+  /** Events with id > `after`, ascending, at most `limit`, matching `filter` (all when absent). */
+  async after(after: number, limit: number, filter?: EventFilter): Promise<OutboxEvent[]> {
+    const where = { ...(filter ? filterCondition(filter) : {}), id: { $gt: after } };
+    return (await this.em().find(OutboxEvent, where as never, { orderBy: { id: 'asc' }, limit })) as OutboxEvent[];
+  }
+
+  /** The oldest and newest retained ids (null when there is no event). */
+  async range(): Promise<{ oldest: number | null; newest: number | null }> {
+    const rows = await this.em().execute<{ oldest: number | string | null; newest: number | string | null }[]>(
+      'select min(id) as oldest, max(id) as newest from outbox_event',
+    );
+    const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
+    return { oldest: oldest === null ? null : Number(oldest), newest: newest === null ? null : Number(newest) };
+  }
+
+  /**
+   * The highest id removed by retention (0 when nothing was ever removed). A resume point below it
+   * has lost events; ids above it that are missing were never committed (rolled-back inserts).
+   */
+  async prunedThrough(): Promise<number> {
+    const rows = await this.em().execute<{ value: number | string }[]>(
+      'select value from sequence_counter where name = ?',
+      [PRUNED_THROUGH],
+    );
+    return rows.length === 0 ? 0 : Number(rows[0].value);
+  }
+
+  /** Deletes events older than the retention window and records how far it went; returns how many. */
+  async prune(olderThan: Date): Promise<number> {
+    return this.em().transactional(async (em) => {
+      const rows = await em.execute<{ last: number | string | null }[]>(
+        'select max(id) as last from outbox_event where occurred_at < ?',
+        [olderThan],
+      );
+      const last = rows[0]?.last;
+      if (last === null || last === undefined) return 0;
+      await em.execute(
+        `insert into sequence_counter (name, value) values (?, ?)
+         on conflict (name) do update set value = excluded.value`,
+        [PRUNED_THROUGH, Number(last)],
+      );
+      return em.nativeDelete(OutboxEvent, { id: { $lte: Number(last) } });
+    });
+  }
+}

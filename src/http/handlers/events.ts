@@ -1,0 +1,59 @@
+// Event catch-up over REST and tickets for browser WebSocket connections.
+import type { EventType } from '../../db/entities/OutboxEvent.ts';
+import { GoneError } from '../../domain/errors.ts';
+import { parseAddress } from '../../domain/ledger/addresses.ts';
+import { ALL_EVENT_TYPES, type EventFilter } from '../../events/filter.ts';
+import { type EventStore, toEnvelope } from '../../events/store.ts';
+import type { TicketStore } from '../../events/tickets.ts';
+import { caller, type HandlerMap } from '../handler.ts';
+
+export interface EventsHandlerDeps {
+  store: EventStore;
+  tickets: TicketStore;
+  publicUrl: string;
+}
+
+export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
+  const wsBase = deps.publicUrl.replace(/^http/, 'ws');
+  return {
+    async listEvents(request, ctx) {
+      const query = request.query as {
+        after?: string;
+        types?: EventType[];
+        walletId?: string;
+        assetId?: string;
+        collection?: string;
+        limit?: number;
+      };
+      const limit = query.limit ?? 100;
+      const filter: EventFilter = {
+        types: new Set(query.types ?? ALL_EVENT_TYPES),
+        wallet: query.walletId === undefined ? undefined : parseAddress(query.walletId, '/query/walletId'),
+        assetId: query.assetId,
+        collection: query.collection,
+      };
+      const [prunedThrough, range] = await Promise.all([deps.store.prunedThrough(), deps.store.range()]);
+      const oldestEventId = range.oldest === null ? null : String(range.oldest);
+      const after = query.after === undefined ? Math.max(prunedThrough, 0) : Number(query.after);
+      if (after < prunedThrough) {
+        throw new GoneError(
+          `Events after ${after} up to ${prunedThrough} were removed by retention; reload current state, then continue from oldestEventId.`,
+          '/problems/resync-required',
+          'Resync required',
+          { oldestEventId },
+        );
+      }
+      const rows = await deps.store.after(after, limit, filter);
+      ctx.body = {
+        data: rows.map(toEnvelope),
+        next_cursor: rows.length === limit ? String(rows[rows.length - 1].id) : null,
+        oldestEventId,
+      };
+    },
+    async createWebSocketTicket(request, ctx) {
+      const { ticket, expiresAt } = await deps.tickets.issue(caller(request));
+      ctx.status = 201;
+      ctx.body = { ticket, expiresAt: expiresAt.toISOString(), url: `${wsBase}/ws?ticket=${ticket}` };
+    },
+  };
+}

@@ -1,0 +1,396 @@
+// The WebSocket gateway for /ws and /assets/subscribe (AsyncAPI contract). Each connection holds
+// subscriptions; live events come from this instance's outbox tail, resumes replay from the outbox.
+// Per subscription, every matching event is delivered exactly once and in id order, across the
+// replay/live hand-over: each subscription remembers the last id it sent and never sends an older one.
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { Config } from '../config/index.ts';
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
+import { ALL_EVENT_TYPES, type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
+import { type EventStore, toPublished } from '../events/store.ts';
+import type { OutboxTail } from '../events/tail.ts';
+import type { AuthContext } from '../http/security.ts';
+import type { Logger } from '../observability/logger.ts';
+import type { Metrics } from '../observability/metrics.ts';
+import { type Channel, type ClientMessage, type ErrorCode, type MessageParser, ProtocolError } from './protocol.ts';
+
+export const CLOSE = {
+  goingAway: 1001,
+  policyViolation: 1008,
+  messageTooBig: 1009,
+  credentialsExpired: 4001,
+  slowConsumer: 4008,
+  tooManyConnections: 4029,
+} as const;
+
+const REPLAY_PAGE = 500;
+/** Live events held for a connection while one of its subscriptions replays. */
+const MAX_HELD_EVENTS = 10_000;
+/** Client messages: 10 per second with bursts of 20; flooding past twice that closes with 1008. */
+const MESSAGE_RATE = 10;
+const MESSAGE_BURST = 20;
+
+export interface GatewayDeps {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  store: EventStore;
+  tail: OutboxTail;
+  parser: MessageParser;
+  /** Credentials of an upgrade request (headers or a ticket); throws an AppError (401/403/429). */
+  authenticate(request: IncomingMessage, url: URL): Promise<AuthContext>;
+  /** Whether the credentials still hold (API key not revoked); checked at every heartbeat. */
+  stillValid(auth: AuthContext): Promise<boolean>;
+}
+
+interface Subscription {
+  id: string;
+  filter: EventFilter;
+  lastSentId: number;
+}
+
+interface Connection {
+  ws: WebSocket;
+  channel: Channel;
+  auth: AuthContext;
+  subscriptions: Map<string, Subscription>;
+  /** While > 0, live events wait in `held` so the connection sees replay before live. */
+  replaying: number;
+  held: PublishedEvent[];
+  alive: boolean;
+  closed: boolean;
+  tokens: number;
+  tokensAt: number;
+  rejected: number;
+}
+
+export class Gateway {
+  private readonly wss: WebSocketServer;
+  private readonly connections = new Set<Connection>();
+  private readonly perKey = new Map<string, number>();
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly deps: GatewayDeps;
+  private readonly unsubscribeTail: () => void;
+
+  constructor(deps: GatewayDeps) {
+    this.deps = deps;
+    // Frames up to 4x the limit are read so the client gets a `message_too_large` error first;
+    // larger ones are cut off by ws itself with 1009.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.config.ws.maxMessageBytes * 4 });
+    this.unsubscribeTail = deps.tail.onEvents((events) => this.dispatch(events));
+    this.heartbeat = setInterval(() => void this.beat(), deps.config.ws.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  /** Handles an HTTP upgrade on the server; answers plain HTTP errors for refused handshakes. */
+  async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const channel = url.pathname as Channel;
+    if (channel !== '/ws' && channel !== '/assets/subscribe') {
+      refuse(socket, new AppError(404, '/problems/route-not-found', 'Route not found', { detail: `No WebSocket channel at ${url.pathname}.` }));
+      return;
+    }
+    let auth: AuthContext;
+    try {
+      auth = await this.deps.authenticate(request, url);
+    } catch (error) {
+      refuse(socket, error instanceof AppError ? error : new AppError(500, '/problems/internal', 'Internal server error', { detail: 'An unexpected error occurred.' }));
+      if (!(error instanceof AppError)) this.deps.logger.error({ err: error }, 'websocket authentication failed');
+      return;
+    }
+    const key = auth.apiKeyId ?? auth.userId;
+    if ((this.perKey.get(key) ?? 0) >= this.deps.config.ws.maxConnectionsPerKey) {
+      refuse(
+        socket,
+        new AppError(429, '/problems/too-many-connections', 'Too many connections', {
+          detail: `At most ${this.deps.config.ws.maxConnectionsPerKey} WebSocket connections per API key.`,
+          headers: { 'Retry-After': '5' },
+        }),
+      );
+      return;
+    }
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, channel, auth, key));
+  }
+
+  /** Graceful shutdown: tell every client to reconnect elsewhere (1001) and resume. */
+  close(): void {
+    clearInterval(this.heartbeat);
+    this.unsubscribeTail();
+    for (const connection of this.connections) connection.ws.close(CLOSE.goingAway, 'server shutting down');
+    this.wss.close();
+  }
+
+  private accept(ws: WebSocket, channel: Channel, auth: AuthContext, key: string): void {
+    const connection: Connection = {
+      ws,
+      channel,
+      auth,
+      subscriptions: new Map(),
+      replaying: 0,
+      held: [],
+      alive: true,
+      closed: false,
+      tokens: MESSAGE_BURST,
+      tokensAt: Date.now(),
+      rejected: 0,
+    };
+    this.connections.add(connection);
+    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
+    this.deps.metrics.wsConnections.inc();
+    ws.on('pong', () => {
+      connection.alive = true;
+    });
+    ws.on('message', (data, isBinary) => void this.receive(connection, data as Buffer, isBinary));
+    ws.on('close', () => {
+      connection.closed = true;
+      this.connections.delete(connection);
+      const count = (this.perKey.get(key) ?? 1) - 1;
+      if (count <= 0) this.perKey.delete(key);
+      else this.perKey.set(key, count);
+      this.deps.metrics.wsConnections.dec();
+    });
+    ws.on('error', (error) => this.deps.logger.debug({ err: error }, 'websocket error'));
+  }
+
+  private async receive(connection: Connection, data: Buffer, isBinary: boolean): Promise<void> {
+    if (data.length > this.deps.config.ws.maxMessageBytes) {
+      this.error(connection, 'message_too_large', `Messages are limited to ${this.deps.config.ws.maxMessageBytes} bytes.`, null);
+      connection.ws.close(CLOSE.messageTooBig, 'message too large');
+      return;
+    }
+    if (!this.takeToken(connection)) return;
+    try {
+      if (isBinary) throw new ProtocolError('invalid_message', 'Messages are JSON text frames.');
+      const message = this.deps.parser.parse(connection.channel, data.toString('utf8'));
+      await this.handle(connection, message);
+    } catch (error) {
+      if (error instanceof ProtocolError) {
+        this.error(connection, error.code, error.message, error.requestId);
+      } else {
+        this.deps.logger.error({ err: error }, 'websocket message failed');
+        this.error(connection, 'invalid_message', 'The message could not be processed.', null);
+      }
+    }
+  }
+
+  private takeToken(connection: Connection): boolean {
+    const now = Date.now();
+    connection.tokens = Math.min(MESSAGE_BURST, connection.tokens + ((now - connection.tokensAt) / 1000) * MESSAGE_RATE);
+    connection.tokensAt = now;
+    if (connection.tokens >= 1) {
+      connection.tokens -= 1;
+      connection.rejected = 0;
+      return true;
+    }
+    connection.rejected += 1;
+    if (connection.rejected > MESSAGE_BURST * 2) {
+      connection.ws.close(CLOSE.policyViolation, 'message rate limit exceeded');
+    } else {
+      this.error(connection, 'rate_limited', `At most ${MESSAGE_RATE} messages per second (bursts of ${MESSAGE_BURST}).`, null);
+    }
+    return false;
+  }
+
+  private async handle(connection: Connection, message: ClientMessage): Promise<void> {
+    const requestId = message.requestId ?? null;
+    if (message.type === 'ping') {
+      this.send(connection, JSON.stringify({ type: 'pong', requestId, serverTime: new Date().toISOString() }));
+      return;
+    }
+    if (message.type === 'unsubscribe') {
+      if (!connection.subscriptions.delete(message.subscriptionId)) {
+        throw new ProtocolError('unknown_subscription', `No subscription ${message.subscriptionId} on this connection.`, requestId);
+      }
+      this.send(connection, JSON.stringify({ type: 'unsubscribed', requestId, subscriptionId: message.subscriptionId }));
+      return;
+    }
+    await this.subscribe(connection, message, requestId);
+  }
+
+  private async subscribe(
+    connection: Connection,
+    message: Extract<ClientMessage, { type: 'subscribe' }>,
+    requestId: string | null,
+  ): Promise<void> {
+    if (connection.subscriptions.size >= this.deps.config.ws.maxSubscriptionsPerConnection) {
+      throw new ProtocolError(
+        'too_many_subscriptions',
+        `At most ${this.deps.config.ws.maxSubscriptionsPerConnection} subscriptions per connection.`,
+        requestId,
+      );
+    }
+    let wallet: string | undefined;
+    if (message.walletId !== undefined) {
+      try {
+        wallet = parseAddress(message.walletId, '/walletId');
+      } catch (error) {
+        throw new ProtocolError('invalid_filter', error instanceof Error ? error.message : 'Invalid walletId.', requestId);
+      }
+    }
+    const filter: EventFilter = {
+      types: new Set(message.events ?? ALL_EVENT_TYPES),
+      wallet,
+      assetId: message.assetId,
+      collection: message.collection,
+    };
+    const subscription: Subscription = { id: newId('sub').slice(0, 16), filter, lastSentId: this.deps.tail.lastId };
+    const resumeFrom = message.lastEventId === undefined ? null : Number(message.lastEventId);
+
+    if (resumeFrom !== null) {
+      const [prunedThrough, range] = await Promise.all([this.deps.store.prunedThrough(), this.deps.store.range()]);
+      if (resumeFrom < prunedThrough || resumeFrom > Math.max(range.newest ?? 0, this.deps.tail.lastId)) {
+        this.send(
+          connection,
+          JSON.stringify({
+            type: 'resync_required',
+            requestId,
+            subscriptionId: null,
+            requestedEventId: message.lastEventId,
+            oldestEventId: range.oldest === null ? null : String(range.oldest),
+            detail:
+              resumeFrom < prunedThrough
+                ? `Events after ${resumeFrom} up to ${prunedThrough} are past the retention window.`
+                : `Event ${resumeFrom} does not exist yet.`,
+          }),
+        );
+        return;
+      }
+      subscription.lastSentId = resumeFrom;
+      connection.replaying += 1;
+    }
+    connection.subscriptions.set(subscription.id, subscription);
+    this.send(
+      connection,
+      JSON.stringify({
+        type: 'subscribed',
+        requestId,
+        subscriptionId: subscription.id,
+        events: [...filter.types],
+        filters: {
+          walletId: wallet === undefined ? null : formatAddress(wallet),
+          assetId: filter.assetId ?? null,
+          collection: filter.collection ?? null,
+        },
+        replayFrom: message.lastEventId ?? null,
+      }),
+    );
+    if (resumeFrom !== null) await this.replay(connection, subscription);
+  }
+
+  private async replay(connection: Connection, subscription: Subscription): Promise<void> {
+    let count = 0;
+    let lastReplayed: number | null = null;
+    try {
+      let after = subscription.lastSentId;
+      for (;;) {
+        const rows = await this.deps.store.after(after, REPLAY_PAGE, subscription.filter);
+        if (connection.closed || !connection.subscriptions.has(subscription.id)) return;
+        for (const row of rows) {
+          const event = toPublished(row);
+          if (event.id <= subscription.lastSentId) continue;
+          this.sendEvent(connection, event, [subscription.id]);
+          subscription.lastSentId = event.id;
+          lastReplayed = event.id;
+          count += 1;
+        }
+        if (rows.length < REPLAY_PAGE) break;
+        after = Number(rows[rows.length - 1].id);
+      }
+      this.send(
+        connection,
+        JSON.stringify({
+          type: 'replayed',
+          subscriptionId: subscription.id,
+          lastEventId: lastReplayed === null ? null : String(lastReplayed),
+          count,
+        }),
+      );
+    } finally {
+      connection.replaying -= 1;
+      if (connection.replaying === 0 && connection.held.length > 0) {
+        const held = connection.held;
+        connection.held = [];
+        this.deliver(connection, held);
+      }
+    }
+  }
+
+  private dispatch(events: readonly PublishedEvent[]): void {
+    for (const connection of this.connections) {
+      if (connection.closed || connection.subscriptions.size === 0) continue;
+      if (connection.replaying > 0) {
+        connection.held.push(...events);
+        if (connection.held.length > MAX_HELD_EVENTS) connection.ws.close(CLOSE.slowConsumer, 'too far behind');
+        continue;
+      }
+      this.deliver(connection, events);
+    }
+  }
+
+  private deliver(connection: Connection, events: readonly PublishedEvent[]): void {
+    for (const event of events) {
+      let matched: string[] | null = null;
+      for (const subscription of connection.subscriptions.values()) {
+        if (event.id <= subscription.lastSentId || !matches(event, subscription.filter)) continue;
+        subscription.lastSentId = event.id;
+        (matched ??= []).push(subscription.id);
+      }
+      if (matched) this.sendEvent(connection, event, matched);
+      if (connection.closed) return;
+    }
+  }
+
+  private sendEvent(connection: Connection, event: PublishedEvent, subscriptionIds: string[]): void {
+    // The envelope is serialized once per event; only the subscription ids differ per connection.
+    this.send(connection, `{"subscriptionIds":${JSON.stringify(subscriptionIds)},${event.json.slice(1)}`);
+  }
+
+  private send(connection: Connection, frame: string): void {
+    if (connection.closed) return;
+    if (connection.ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes) {
+      connection.closed = true;
+      connection.ws.close(CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
+      return;
+    }
+    connection.ws.send(frame);
+  }
+
+  private error(connection: Connection, code: ErrorCode, message: string, requestId: string | null): void {
+    this.send(connection, JSON.stringify({ type: 'error', requestId, code, message }));
+  }
+
+  private async beat(): Promise<void> {
+    const now = Date.now() / 1000;
+    for (const connection of this.connections) {
+      if (!connection.alive) {
+        connection.ws.terminate();
+        continue;
+      }
+      connection.alive = false;
+      connection.ws.ping();
+      if (connection.auth.expiresAt <= now) {
+        connection.ws.close(CLOSE.credentialsExpired, 'access token expired');
+        continue;
+      }
+      const valid = await this.deps.stillValid(connection.auth).catch(() => true);
+      if (!valid) connection.ws.close(CLOSE.credentialsExpired, 'credentials revoked');
+    }
+  }
+}
+
+function refuse(socket: Duplex, error: AppError): void {
+  const body = JSON.stringify({ type: error.type, title: error.title, status: error.status, detail: error.detail });
+  const headers = Object.entries(error.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(
+    `HTTP/1.1 ${error.status} ${error.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${headers}\r\n${body}`,
+  );
+}
