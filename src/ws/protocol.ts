@@ -64,19 +64,24 @@ const CHANNEL_MESSAGES: Record<Channel, Record<string, string>> = {
   '/assets/subscribe': { subscribe: 'AssetSubscribeMessage', ping: 'PingMessage' },
 };
 
-export class MessageParser {
-  private readonly validators = new Map<string, ValidateFunction>();
-
-  constructor() {
-    const document = JSON.parse(readFileSync(ASYNCAPI_PATH, 'utf8')) as Json;
-    const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
-    ajv.addSchema(document, 'asyncapi');
-    for (const title of new Set(Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types)))) {
-      const pointer = findTitled(document, title);
-      if (!pointer) throw new Error(`AsyncAPI document has no schema titled ${title}`);
-      this.validators.set(title, ajv.compile({ $ref: `asyncapi${pointer}` }));
-    }
+/** Compiles validators for schemas of the bundled AsyncAPI document, found by their titles. */
+export function asyncApiValidators(titles: Iterable<string>): Map<string, ValidateFunction> {
+  const document = JSON.parse(readFileSync(ASYNCAPI_PATH, 'utf8')) as Json;
+  const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
+  ajv.addSchema(document, 'asyncapi');
+  const validators = new Map<string, ValidateFunction>();
+  for (const title of titles) {
+    const pointer = findTitled(document, title);
+    if (!pointer) throw new Error(`AsyncAPI document has no schema titled ${title}`);
+    validators.set(title, ajv.compile({ $ref: `asyncapi${pointer}` }));
   }
+  return validators;
+}
+
+export class MessageParser {
+  private readonly validators = asyncApiValidators(
+    new Set(Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types))),
+  );
 
   /** Parses one text frame; throws ProtocolError naming what is wrong. */
   parse(channel: Channel, text: string): ClientMessage {

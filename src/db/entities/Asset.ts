@@ -1,0 +1,34 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { Uint256Type } from '../types/uint256.ts';
+import { Collection } from './Collection.ts';
+import { User } from './User.ts';
+
+export const ASSET_KINDS = ['nft', 'fungible'] as const;
+export type AssetKind = (typeof ASSET_KINDS)[number];
+
+/** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`, with a supply). */
+export const Asset = defineEntity({
+  name: 'Asset',
+  properties: {
+    id: p.string().length(32).primary(),
+    /**
+     * Cursor order for listings. Assigned by the domain with `nextSequenceValue(em, 'asset')` (see
+     * ../sequences.ts), which hands out values in commit order on both databases.
+     */
+    seq: p.bigint('number').unique(),
+    kind: p.enum(ASSET_KINDS),
+    name: p.string(),
+    description: p.text().nullable(),
+    metadata: p.json<Record<string, unknown>>(),
+    collection: () => p.manyToOne(Collection).ref().index(),
+    creator: () => p.manyToOne(User).ref().index(),
+    symbol: p.string().nullable(),
+    decimals: p.integer().nullable(),
+    totalSupply: p.type(Uint256Type).nullable(),
+    maxSupply: p.type(Uint256Type).nullable(),
+    /** Current holder of an NFT (lowercase address); null for currencies, whose holders are in Holding. */
+    owner: p.string().length(42).nullable().index(),
+    createdAt: p.datetime(),
+  },
+});
+export type Asset = InferEntity<typeof Asset>;

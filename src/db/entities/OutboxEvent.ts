@@ -1,0 +1,38 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { bigintAutoincrementId } from '../columns.ts';
+
+export const EVENT_TYPES = ['newNFT', 'newTransfer', 'priceUpdate'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/**
+ * The transactional outbox: every state change inserts its event here in the same transaction, and
+ * the relay publishes rows in id order. The id is the global event id clients resume from.
+ *
+ * Commit order caveat: an autoincrement id is taken at INSERT time, not at COMMIT. On PostgreSQL two
+ * concurrent transactions can commit ids 8 then 7; a relay that already passed 8 would skip 7 for
+ * ever. Writers must therefore be serialized for the rest of their transaction once they take an id
+ * (e.g. `pg_advisory_xact_lock` before the insert, owned by the events module), or the relay must
+ * wait for in-flight ids. SQLite has a single writer, so its ids are already in commit order.
+ */
+export const OutboxEvent = defineEntity({
+  name: 'OutboxEvent',
+  properties: {
+    id: bigintAutoincrementId(),
+    type: p.enum(EVENT_TYPES),
+    occurredAt: p.datetime(),
+    /** The envelope's `data`: the Asset, Transfer or Price resource as published. */
+    data: p.json<Record<string, unknown>>(),
+    assetId: p.string().length(32).index(),
+    collectionId: p.string().nullable().index(),
+    /** Every lowercase address the event concerns, as published to wallet subscribers. */
+    wallets: p.json<string[]>(),
+    /**
+     * The same addresses as indexed columns, so a wallet filter (`from_wallet = ? or to_wallet = ?`)
+     * uses an index during catch-up: `from`/`to` of a transfer, the first owner of a new NFT (as `to`,
+     * a mint), none for a price update.
+     */
+    fromWallet: p.string().length(42).nullable().index(),
+    toWallet: p.string().length(42).nullable().index(),
+  },
+});
+export type OutboxEvent = InferEntity<typeof OutboxEvent>;

@@ -1,0 +1,28 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { Uint256Type } from '../types/uint256.ts';
+import { Asset } from './Asset.ts';
+import { User } from './User.ts';
+
+export const TRANSFER_STATUSES = ['pending', 'completed', 'failed'] as const;
+export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
+
+/** A move of an asset between two wallets; a mint comes from the zero address. */
+export const Transfer = defineEntity({
+  name: 'Transfer',
+  properties: {
+    id: p.string().primary(),
+    /** Cursor order for histories: `nextSequenceValue(em, 'transfer')` (see ../sequences.ts). */
+    seq: p.bigint('number').unique(),
+    asset: () => p.manyToOne(Asset).ref().index(),
+    fromAddress: p.string().length(42).index(),
+    toAddress: p.string().length(42).index(),
+    amount: p.type(Uint256Type),
+    status: p.enum(TRANSFER_STATUSES),
+    /** A problem type URI when failed. */
+    failureReason: p.string().nullable(),
+    requestedBy: () => p.manyToOne(User).ref().nullable().index(),
+    createdAt: p.datetime(),
+    completedAt: p.datetime().nullable(),
+  },
+});
+export type Transfer = InferEntity<typeof Transfer>;

@@ -1,0 +1,65 @@
+import { ApiKey } from './ApiKey.ts';
+import { Application } from './Application.ts';
+import { Asset } from './Asset.ts';
+import { Collection } from './Collection.ts';
+import { Holding } from './Holding.ts';
+import { IdempotencyRecord } from './IdempotencyRecord.ts';
+import { Identity } from './Identity.ts';
+import { IssuedCredential } from './IssuedCredential.ts';
+import { OidcPayload } from './OidcPayload.ts';
+import { OutboxEvent } from './OutboxEvent.ts';
+import { PriceObservation } from './PriceObservation.ts';
+import { SequenceCounter } from './SequenceCounter.ts';
+import { SigningKey } from './SigningKey.ts';
+import { SiweChallenge } from './SiweChallenge.ts';
+import { StatusList } from './StatusList.ts';
+import { Transfer } from './Transfer.ts';
+import { User } from './User.ts';
+import { Wallet } from './Wallet.ts';
+
+export {
+  ApiKey,
+  Application,
+  Asset,
+  Collection,
+  Holding,
+  IdempotencyRecord,
+  Identity,
+  IssuedCredential,
+  OidcPayload,
+  OutboxEvent,
+  PriceObservation,
+  SequenceCounter,
+  SigningKey,
+  SiweChallenge,
+  StatusList,
+  Transfer,
+  User,
+  Wallet,
+};
+
+/**
+ * Every entity, registered explicitly: no folder scanning, so nothing depends on a build layout.
+ * PostgreSQL does not index foreign keys by itself (SQLite's generator does): relations that are
+ * looked up by carry an explicit `.index()`.
+ */
+export const entities = [
+  User,
+  Application,
+  ApiKey,
+  OidcPayload,
+  SigningKey,
+  Wallet,
+  SiweChallenge,
+  Collection,
+  Asset,
+  Holding,
+  Transfer,
+  IdempotencyRecord,
+  PriceObservation,
+  OutboxEvent,
+  Identity,
+  IssuedCredential,
+  StatusList,
+  SequenceCounter,
+];

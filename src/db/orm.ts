@@ -1,0 +1,143 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { MikroORM, Options } from '@mikro-orm/core';
+import { Migrator } from '@mikro-orm/migrations';
+import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import { type AbstractSqlDriver, type SqlEntityManager, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
+import { SqliteDriver } from '@mikro-orm/sqlite';
+import { entities } from './entities/index.ts';
+import { migrationsList } from './migrations/index.ts';
+import { type DatabaseKind, databaseKindOf } from './platform.ts';
+
+/**
+ * The ORM as the rest of the service sees it: SQL-capable (query builder, `execute`, row locks).
+ * On SQLite all queries share one connection and transactions run one at a time: inside
+ * `em.transactional(cb)` use only the `em` given to `cb`; a query through any other EntityManager
+ * waits for the transaction to end, which never comes.
+ */
+export type Orm = MikroORM<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>;
+
+export interface DatabaseOptions {
+  /** A `postgres://` or `postgresql://` URL selects PostgreSQL; without one, SQLite is used. */
+  databaseUrl?: string;
+  /** The SQLite file; its directory is created if missing. */
+  sqlitePath: string;
+  /** Log every query. */
+  debug?: boolean;
+  /** PostgreSQL pool size (at least 2; default 10). */
+  poolMax?: number;
+}
+
+/**
+ * Per-connection SQLite settings. WAL lets readers run beside the writer (and a second process, such
+ * as the migration script, share the file); busy_timeout makes a writer wait for a lock instead of
+ * failing at once. MikroORM already turns foreign keys on, repeated here so the list is complete.
+ */
+const SQLITE_PRAGMAS = [
+  'pragma journal_mode = wal',
+  'pragma foreign_keys = on',
+  'pragma busy_timeout = 5000',
+];
+
+/** Arbitrary, fixed: the advisory lock that serializes migrations across instances on PostgreSQL. */
+const MIGRATION_LOCK_KEY = 7_301_944_120;
+
+/** What Kysely hands to `onCreateConnection` (its own type is not a dependency of ours). */
+interface KyselyConnection {
+  executeQuery(query: { sql: string; parameters: readonly unknown[] }): Promise<unknown>;
+}
+
+/** Opens the database (connecting, not migrating) with every entity registered. */
+export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
+  const common = {
+    entities,
+    extensions: [Migrator],
+    debug: options.debug ?? false,
+    migrations: {
+      migrationsList,
+      // No snapshot files: scripts/db-migration-create.ts diffs against migrated scratch databases.
+      snapshot: false,
+      silent: true,
+    },
+  } satisfies Partial<Options>;
+  if (options.databaseUrl) {
+    if (!/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
+      throw new Error('DATABASE_URL must be a postgres:// or postgresql:// URL');
+    }
+    if (options.poolMax !== undefined && options.poolMax < 2) {
+      throw new Error('The PostgreSQL pool needs at least 2 connections (see migrate)');
+    }
+    return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
+      ...common,
+      driver: PostgreSqlDriver,
+      clientUrl: options.databaseUrl,
+      pool: { max: options.poolMax ?? 10 },
+    });
+  }
+  const sqlitePath = resolve(options.sqlitePath);
+  mkdirSync(dirname(sqlitePath), { recursive: true });
+  return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
+    ...common,
+    driver: SqliteDriver,
+    dbName: sqlitePath,
+    onCreateConnection: async (connection) => {
+      for (const sql of SQLITE_PRAGMAS) {
+        await (connection as KyselyConnection).executeQuery({ sql, parameters: [] });
+      }
+    },
+  });
+}
+
+/**
+ * Applies the committed migrations that have not run yet, all or nothing; returns their names (none
+ * when up to date). Run it before serving requests.
+ */
+export async function migrate(orm: Orm): Promise<string[]> {
+  const connection = orm.em.getConnection();
+  if (databaseKind(orm) === 'postgresql') {
+    // Instances started together must not migrate twice: the first takes the lock and migrates, the
+    // others wait for its commit and then find nothing pending. (The migrator's own bookkeeping runs
+    // on a second pooled connection, so the pool needs at least two.)
+    return connection.transactional(async (transaction) => {
+      await connection.execute('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY], 'all', transaction);
+      return names(await orm.migrator.up({ transaction }));
+    });
+  }
+  // SQLite alters most things by rebuilding the table (copy, drop, rename), and dropping a table
+  // that other rows reference fails while foreign keys are enforced. SQLite's documented procedure:
+  // turn enforcement off outside the transaction, then check every reference before committing.
+  await orm.migrator.getPending(); // creates the migrations table outside the transaction below
+  await connection.execute('pragma foreign_keys = off');
+  try {
+    return await connection.transactional(async (transaction) => {
+      const applied = await orm.migrator.up({ transaction });
+      const violations = await connection.execute('pragma foreign_key_check', [], 'all', transaction);
+      if (violations.length > 0) {
+        throw new Error(`Migration broke ${violations.length} foreign key reference(s); rolled back`);
+      }
+      return names(applied);
+    });
+  } finally {
+    await connection.execute('pragma foreign_keys = on');
+  }
+}
+
+function names(migrations: { name: string }[]): string[] {
+  return migrations.map((migration) => migration.name);
+}
+
+export async function closeDatabase(orm: Orm): Promise<void> {
+  await orm.close(true);
+}
+
+export function databaseKind(orm: Orm): DatabaseKind {
+  return databaseKindOf(orm.em.getPlatform());
+}
+
+/**
+ * PostgreSQL needs explicit row locks for read-modify-write (`em.findOne(E, id, { lockMode:
+ * LockMode.PESSIMISTIC_WRITE })` inside `em.transactional`); SQLite has one writer at a time.
+ */
+export function isPostgres(orm: Orm): boolean {
+  return databaseKind(orm) === 'postgresql';
+}

@@ -1,0 +1,124 @@
+// A real WebSocket client for tests: every message the server sends is checked against the AsyncAPI
+// contract before the test sees it.
+import WebSocket from 'ws';
+import { asyncApiValidators } from '../../src/ws/protocol.ts';
+
+const SERVER_MESSAGES: Record<string, string> = {
+  subscribed: 'SubscribedMessage',
+  unsubscribed: 'UnsubscribedMessage',
+  newNFT: 'NewNftEventMessage',
+  newTransfer: 'NewTransferEventMessage',
+  priceUpdate: 'PriceUpdateEventMessage',
+  replayed: 'ReplayedMessage',
+  resync_required: 'ResyncRequiredMessage',
+  error: 'ErrorMessage',
+  pong: 'PongMessage',
+};
+const validators = asyncApiValidators(Object.values(SERVER_MESSAGES));
+
+export type ServerMessage = Record<string, any> & { type: string };
+
+export interface TestSocket {
+  ws: WebSocket;
+  messages: ServerMessage[];
+  send(message: unknown): void;
+  /** Resolves with the first message (from the start of the connection) matching `predicate` that was not taken before. */
+  next(predicate?: (message: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage>;
+  /** Resolves once `count` messages matching `predicate` have arrived (all of them, in order). */
+  collect(count: number, predicate: (message: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage[]>;
+  closed: Promise<{ code: number; reason: string }>;
+  close(): void;
+}
+
+export function validateServerMessage(message: ServerMessage): void {
+  const title = SERVER_MESSAGES[message.type];
+  if (!title) throw new Error(`server sent a message type the contract does not declare: ${JSON.stringify(message)}`);
+  const validate = validators.get(title);
+  if (!validate?.(message)) {
+    throw new Error(`server message breaks the contract (${title}): ${JSON.stringify(validate?.errors)}; ${JSON.stringify(message)}`);
+  }
+}
+
+export async function connect(url: string, headers: Record<string, string> = {}): Promise<TestSocket> {
+  const ws = new WebSocket(url, { headers });
+  const messages: ServerMessage[] = [];
+  const taken = new Set<ServerMessage>();
+  const waiters: (() => void)[] = [];
+  const violations: Error[] = [];
+  ws.on('message', (data) => {
+    const message = JSON.parse(String(data)) as ServerMessage;
+    try {
+      validateServerMessage(message);
+    } catch (error) {
+      violations.push(error as Error);
+    }
+    messages.push(message);
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.on('close', (code, reason) => {
+      resolve({ code, reason: String(reason) });
+      for (const wake of waiters.splice(0)) wake();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_request, response) => reject(Object.assign(new Error(`handshake refused: ${response.statusCode}`), { status: response.statusCode })));
+    ws.once('error', reject);
+  });
+
+  function check(): void {
+    if (violations.length > 0) throw violations[0];
+  }
+
+  async function waitFor<T>(probe: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      check();
+      const found = probe();
+      if (found !== undefined) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(messages.slice(-5))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  return {
+    ws,
+    messages,
+    send(message) {
+      ws.send(typeof message === 'string' ? message : JSON.stringify(message));
+    },
+    next(predicate = () => true, timeoutMs = 5000) {
+      return waitFor(
+        () => {
+          const found = messages.find((message) => !taken.has(message) && predicate(message));
+          if (found) taken.add(found);
+          return found;
+        },
+        timeoutMs,
+        'a matching message',
+      );
+    },
+    collect(count, predicate, timeoutMs = 10_000) {
+      return waitFor(
+        () => {
+          const found = messages.filter(predicate);
+          return found.length >= count ? found : undefined;
+        },
+        timeoutMs,
+        `${count} matching messages`,
+      );
+    },
+    closed,
+    close() {
+      ws.close();
+    },
+  };
+}

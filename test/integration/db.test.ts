@@ -1,0 +1,133 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../src/db/entities/Asset.ts';
+import { Collection } from '../../src/db/entities/Collection.ts';
+import { Holding } from '../../src/db/entities/Holding.ts';
+import { User } from '../../src/db/entities/User.ts';
+import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
+import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
+import { nextSequenceValue } from '../../src/db/sequences.ts';
+import { UINT256_MAX } from '../../src/db/types/uint256.ts';
+import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
+
+describe.each(DB_KINDS)('storage on %s', (kind) => {
+  let db: ScratchDatabase;
+  let orm: Orm;
+  let firstRun: string[];
+
+  beforeAll(async () => {
+    db = await freshDatabase(kind);
+    orm = await openDatabase(db);
+    firstRun = await migrate(orm);
+    await seedCollection(orm);
+  });
+
+  afterAll(async () => {
+    await closeDatabase(orm);
+    await db.drop();
+  });
+
+  it('applies every committed migration to an empty database, and nothing the second time', async () => {
+    expect(firstRun.length).toBeGreaterThan(0);
+    expect(await migrate(orm)).toEqual([]);
+  });
+
+  it.runIf(kind === 'postgres')('migrates once when several instances start together', async () => {
+    const shared = await freshDatabase(kind);
+    const instances = await Promise.all([1, 2, 3].map(() => openDatabase(shared)));
+    try {
+      const runs = await Promise.all(instances.map((instance) => migrate(instance)));
+      expect(runs.flat()).toEqual(firstRun);
+    } finally {
+      await Promise.all(instances.map((instance) => closeDatabase(instance)));
+      await shared.drop();
+    }
+  });
+
+  it('leaves a schema that matches the entities exactly', async () => {
+    const diff = await orm.schema.getUpdateSchemaSQL({ wrap: false });
+    expect(diff.trim()).toBe('');
+  });
+
+  it('round-trips uint256 amounts exactly', async () => {
+    const amounts = [0n, 1n, 2n ** 255n, 10n ** 77n, UINT256_MAX];
+    for (const [i, amount] of amounts.entries()) {
+      await createAsset(orm, `coin-${i}`, amount);
+    }
+    const em = orm.em.fork();
+    const loaded = await em.find(Asset, { id: { $like: 'coin-%' } }, { orderBy: { id: 'asc' } });
+    expect(loaded.map((asset) => asset.totalSupply)).toEqual(amounts);
+  });
+
+  it('orders and compares amounts numerically, not as text', async () => {
+    for (const [id, amount] of [
+      ['nine', 9n],
+      ['ten', 10n],
+      ['huge', 2n ** 200n],
+    ] as const) {
+      await createAsset(orm, `order-${id}`, amount);
+    }
+    const em = orm.em.fork();
+    const ordered = await em.find(
+      Asset,
+      { id: { $like: 'order-%' }, totalSupply: { $gte: 10n } },
+      { orderBy: { totalSupply: 'asc' } },
+    );
+    expect(ordered.map((asset) => asset.id)).toEqual(['order-ten', 'order-huge']);
+  });
+
+  it('refuses amounts outside the uint256 range', async () => {
+    await expect(createAsset(orm, 'negative', -1n)).rejects.toThrow(RangeError);
+    await expect(createAsset(orm, 'too-big', UINT256_MAX + 1n)).rejects.toThrow(RangeError);
+  });
+
+  it('allows one holding per (wallet, asset)', async () => {
+    await createAsset(orm, 'gold', 100n);
+    const wallet = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
+    const em = orm.em.fork();
+    em.create(Holding, { wallet, asset: 'gold', balance: 1n, updatedAt: new Date() });
+    await em.flush();
+    const other = orm.em.fork();
+    other.create(Holding, { wallet, asset: 'gold', balance: 2n, updatedAt: new Date() });
+    await expect(other.flush()).rejects.toBeInstanceOf(UniqueConstraintViolationException);
+  });
+
+  it('hands out sequence values once each, also to concurrent transactions', async () => {
+    const take = () => orm.em.fork().transactional((em) => nextSequenceValue(em, 'transfer'));
+    const values = await Promise.all(Array.from({ length: 8 }, take));
+    expect(new Set(values).size).toBe(values.length);
+    expect(Math.min(...values)).toBe(1);
+    expect(Math.max(...values)).toBe(values.length);
+  });
+});
+
+async function seedCollection(orm: Orm): Promise<void> {
+  const em = orm.em.fork();
+  const studio = em.create(User, {
+    id: 'usr_studio',
+    username: 'Studio',
+    usernameNormalized: 'studio',
+    passwordHash: 'x',
+    role: 'studio',
+    createdAt: new Date(),
+  });
+  em.create(Collection, { id: 'demo', name: 'Demo', owner: studio, createdAt: new Date() });
+  await em.flush();
+}
+
+async function createAsset(orm: Orm, id: string, totalSupply: bigint): Promise<void> {
+  await orm.em.fork().transactional(async (em) => {
+    em.create(Asset, {
+      id,
+      seq: await nextSequenceValue(em, 'asset'),
+      kind: 'fungible',
+      name: id,
+      metadata: {},
+      collection: 'demo',
+      creator: 'usr_studio',
+      decimals: 0,
+      totalSupply,
+      createdAt: new Date(),
+    });
+  });
+}
