@@ -6,16 +6,20 @@ import Koa from 'koa';
 import type { Config } from './config/index.ts';
 import { closeDatabase, migrate, openDatabase } from './db/orm.ts';
 import { AppError, UnauthorizedError } from './domain/errors.ts';
+import { createAuthModule } from './auth/index.ts';
+import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
+import { createLedger } from './domain/ledger/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
 import { loadOpenApiDocument } from './http/contract.ts';
 import { docsStatic } from './http/docs-static.ts';
 import type { HandlerMap } from './http/handler.ts';
 import { operationsHandlers } from './http/handlers/operations.ts';
-import { errorMiddleware } from './http/problem.ts';
+import { bodyParseError, errorMiddleware } from './http/problem.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import type { Authenticator } from './http/security.ts';
 import { eventsHandlers } from './http/handlers/events.ts';
+import { ledgerHandlers } from './http/handlers/ledger.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
@@ -44,13 +48,6 @@ export interface BuildOptions {
   logger?: Logger;
 }
 
-/** No credential can be issued until the access-control module is wired in; every one is invalid. */
-const rejectAllCredentials: Authenticator = {
-  async authenticate() {
-    throw new UnauthorizedError('This operation requires a bearer token and an API key.');
-  },
-};
-
 /** What a WebSocket handshake needs: the same as reading events over REST. */
 const WS_GUARD = {
   operationId: 'websocket',
@@ -70,7 +67,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await migrate(orm);
 
     const events = await createEvents({ orm, config, logger, metrics });
+    const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
+    const secretBox = createSecretBox(secret);
+    const ledger = createLedger({ orm, config, secretBox, logger });
+    const auth = await createAuthModule({
+      config,
+      orm,
+      logger,
+      secretBox,
+      secret,
+      onUserRegistered: (em, user) => ledger.wallets.createCustodialWallet(em, user.id),
+    });
     const handlers: HandlerMap = {
+      ...auth.handlers,
+      ...ledgerHandlers(ledger),
       ...eventsHandlers({ store: events.store, tickets: events.tickets, publicUrl: config.publicUrl }),
       ...operationsHandlers({
         metrics,
@@ -79,7 +89,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         },
       }),
     };
-    const authenticator = rejectAllCredentials;
+    const authenticator: Authenticator = auth.authenticator;
     const router = await createContractRouter(loadOpenApiDocument(), handlers, authenticator);
 
     const koa = new Koa({ proxy: config.trustProxy });
@@ -88,8 +98,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     koa.use(errorMiddleware());
     koa.use(requestTimeout(config.requestTimeoutMs));
     koa.use(securityHeaders(config.corsOrigins));
+    koa.use(auth.middleware);
     koa.use(docsStatic());
-    koa.use(bodyParser({ enableTypes: ['json'], jsonLimit: config.bodyLimitBytes, encoding: 'utf-8' }));
+    koa.use(
+      bodyParser({
+        enableTypes: ['json'],
+        jsonLimit: config.bodyLimitBytes,
+        encoding: 'utf-8',
+        onError: (error) => {
+          throw bodyParseError(error as { status?: number });
+        },
+      }),
+    );
     koa.use(router.middleware);
 
     const gateway = new Gateway({
@@ -135,6 +155,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       drain,
       async close() {
         drain();
+        await auth.close();
         await events.close();
         await closeDatabase(orm);
       },

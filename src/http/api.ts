@@ -69,7 +69,7 @@ export async function createContractRouter(
     validate: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) =>
-      addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, coerceTypes: false })) as never,
+      addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, coerceTypes: false, validateSchema: false })) as never,
     handlers: {
       notFound: (_c: BackendContext, ctx: Context) => {
         throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`, '/problems/route-not-found', 'Route not found');

@@ -22,7 +22,7 @@ export function sendProblem(ctx: Context, error: AppError): void {
 }
 
 /** Errors thrown by Koa's own parts (body parser, http-errors) carry a status and an `expose` flag. */
-function fromHttpError(error: { status: number; expose?: boolean; message: string; type?: string }): AppError {
+function fromHttpError(error: { status: number; expose?: boolean; message: string }): AppError {
   const { status } = error;
   if (status === 413) {
     return new AppError(413, '/problems/payload-too-large', 'Payload too large', {
@@ -32,17 +32,20 @@ function fromHttpError(error: { status: number; expose?: boolean; message: strin
   if (status === 415) {
     return new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', { detail: error.message });
   }
-  if (status === 400 && error.type === 'entity.parse.failed') {
-    return new AppError(400, '/problems/malformed-json', 'Malformed JSON', {
-      detail: 'The request body is not valid JSON.',
-    });
-  }
   if (status >= 400 && status < 500) {
     return new AppError(status, '/problems/bad-request', 'Bad request', {
       detail: error.expose ? error.message : undefined,
     });
   }
   return new AppError(500, '/problems/internal', 'Internal server error', { detail: 'An unexpected error occurred.' });
+}
+
+/** The body parser's failures: too large (413), or not a JSON object/array (400). */
+export function bodyParseError(error: { status?: number }): AppError {
+  if (error.status === 413) return fromHttpError({ status: 413, message: 'too large' });
+  return new AppError(400, '/problems/malformed-json', 'Malformed JSON', {
+    detail: 'The request body is not a valid JSON object or array.',
+  });
 }
 
 export function errorMiddleware() {

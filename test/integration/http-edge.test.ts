@@ -62,6 +62,15 @@ describe.each(DB_KINDS)('HTTP edge on %s', (kind) => {
     expect(response.body).toMatchObject({ type: '/problems/malformed-json', status: 400 });
   });
 
+  it('rejects JSON that is not an object with a 400 problem', async () => {
+    const response = await t.http('POST', '/api/v1/auth/register', {
+      raw: '"just a string"',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ type: '/problems/malformed-json' });
+  });
+
   it('rejects a body of the wrong content type with 415', async () => {
     const response = await t.http('POST', '/api/v1/auth/register', {
       raw: 'username=ann&password=correct-horse-battery',

@@ -1,0 +1,68 @@
+// Applications (OAuth clients) and their API keys. Bearer token only: a new user manages these
+// before having any API key.
+import { applicationView, createApplication, deleteApplication, listApplications } from '../../auth/applications.ts';
+import type { ApiKeyService } from '../../auth/api-keys.ts';
+import type { ApplicationType } from '../../db/entities/Application.ts';
+import type { Orm } from '../../db/orm.ts';
+import { inTransaction } from '../../domain/ledger/transactions.ts';
+import { caller, type HandlerMap } from '../handler.ts';
+
+export interface ApplicationHandlerDeps {
+  orm: Orm;
+  apiKeys: ApiKeyService;
+}
+
+export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
+  const { orm, apiKeys } = deps;
+  return {
+    async createApplication(request, ctx) {
+      const body = request.body as { name: string; redirectUris: string[]; type?: ApplicationType };
+      const { application, clientSecret } = await createApplication(orm.em.fork(), caller(request).userId, body);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/applications/${application.clientId}`);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { ...applicationView(application), clientSecret };
+    },
+
+    async listApplications(request, ctx) {
+      const applications = await listApplications(orm.em.fork(), caller(request).userId);
+      ctx.body = { data: applications.map(applicationView) };
+    },
+
+    async deleteApplication(request, ctx) {
+      const { client_id: clientId } = request.params;
+      // Seeded clients (first-party, demo) have no owner: "not found", like anyone else's application.
+      await inTransaction(orm, async (em) => {
+        await deleteApplication(em, caller(request).userId, clientId);
+        await apiKeys.revokeForApplication(em, clientId);
+      });
+      ctx.status = 204;
+    },
+
+    async createApiKey(request, ctx) {
+      const auth = caller(request);
+      const { name } = request.body as { name: string };
+      const created = await apiKeys.create(auth.userId, auth.clientId, name);
+      ctx.status = 201;
+      ctx.set('Location', `/api/v1/api-keys/${created.id}`);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = {
+        id: created.id,
+        key: created.key,
+        name: created.name,
+        prefix: created.prefix,
+        clientId: created.clientId,
+        createdAt: created.createdAt,
+      };
+    },
+
+    async listApiKeys(request, ctx) {
+      ctx.body = { data: await apiKeys.list(caller(request).userId) };
+    },
+
+    async revokeApiKey(request, ctx) {
+      await apiKeys.revoke(caller(request).userId, request.params.key_id);
+      ctx.status = 204;
+    },
+  };
+}

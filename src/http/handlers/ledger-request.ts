@@ -1,0 +1,34 @@
+// What every ledger handler reads from a request the contract already validated: the acting user,
+// the Idempotency-Key, the page size; and how a stored write answer goes back on the wire.
+import type { Context } from 'koa';
+import type { Actor } from '../../domain/ledger/index.ts';
+import type { WriteResult } from '../../domain/ledger/idempotency.ts';
+import { caller, type OperationRequest } from '../handler.ts';
+
+const DEFAULT_LIMIT = 20;
+
+export function actorOf(request: OperationRequest): Actor {
+  const auth = caller(request);
+  return { userId: auth.userId, role: auth.role };
+}
+
+export function idempotencyKeyOf(request: OperationRequest): string | undefined {
+  const key = request.headers['idempotency-key'];
+  return Array.isArray(key) ? key[0] : key;
+}
+
+export function limitOf(request: OperationRequest): number {
+  return (request.query.limit as number | undefined) ?? DEFAULT_LIMIT;
+}
+
+export function cursorOf(request: OperationRequest): string | undefined {
+  return request.query.cursor as string | undefined;
+}
+
+/** Sends a created resource (first answer or replay: the same status, body and Location). */
+export function sendStored(ctx: Context, response: WriteResult<unknown>): void {
+  for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
+  if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
+  ctx.status = response.status;
+  ctx.body = response.body;
+}

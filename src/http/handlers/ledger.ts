@@ -1,0 +1,11 @@
+// Every ledger operation of the contract, keyed by operationId.
+import type { Ledger } from '../../domain/ledger/index.ts';
+import type { HandlerMap } from '../handler.ts';
+import { assetHandlers } from './assets.ts';
+import { priceHandlers } from './prices.ts';
+import { transferHandlers } from './transfers.ts';
+import { walletHandlers } from './wallets.ts';
+
+export function ledgerHandlers(ledger: Ledger): HandlerMap {
+  return { ...walletHandlers(ledger), ...assetHandlers(ledger), ...transferHandlers(ledger), ...priceHandlers(ledger) };
+}
