@@ -89,7 +89,10 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const dataDir = path.resolve(env.DATA_DIR || 'data');
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(/\/$/, '');
+  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
+    /\/$/,
+    '',
+  );
   const secretKey = env.SECRET_KEY || undefined;
   if (secretKey !== undefined && secretKey.length < 32) {
     throw new ConfigError('SECRET_KEY must be at least 32 characters');
@@ -103,7 +106,12 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     seedDemo: oneOf(env, 'SEED_DEMO', ['auto', 'always', 'never'] as const, 'auto'),
-    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    logLevel: oneOf(
+      env,
+      'LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1024, 10 * 1024 * 1024),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),

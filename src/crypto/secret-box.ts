@@ -22,7 +22,12 @@ export function createSecretBox(secret: string): SecretBox {
       const cipher = createCipheriv('aes-256-gcm', key, iv);
       cipher.setAAD(Buffer.from(context));
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-      return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+      return [
+        VERSION,
+        iv.toString('base64url'),
+        body.toString('base64url'),
+        cipher.getAuthTag().toString('base64url'),
+      ].join('.');
     },
     open(sealed, context) {
       const [version, iv, body, tag] = sealed.split('.');
@@ -30,7 +35,9 @@ export function createSecretBox(secret: string): SecretBox {
       const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
       decipher.setAAD(Buffer.from(context));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
+        'utf8',
+      );
     },
   };
 }
@@ -41,7 +48,8 @@ export function createSecretBox(secret: string): SecretBox {
  */
 export function resolveSecret(configured: string | undefined, dataDir: string, embedded: boolean): string {
   if (configured) return configured;
-  if (!embedded) throw new Error('SECRET_KEY must be set when DATABASE_URL is set (every instance needs the same key)');
+  if (!embedded)
+    throw new Error('SECRET_KEY must be set when DATABASE_URL is set (every instance needs the same key)');
   const file = path.join(dataDir, 'secret.key');
   try {
     return readFileSync(file, 'utf8').trim();

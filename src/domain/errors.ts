@@ -41,7 +41,12 @@ export class AppError extends Error {
 }
 
 export class ValidationError extends AppError {
-  constructor(detail: string, errors?: FieldError[], type = '/problems/validation-failed', title = 'Request validation failed') {
+  constructor(
+    detail: string,
+    errors?: FieldError[],
+    type = '/problems/validation-failed',
+    title = 'Request validation failed',
+  ) {
     super(400, type, title, { detail, errors });
   }
 }
@@ -77,7 +82,12 @@ export class UnprocessableError extends AppError {
 }
 
 export class GoneError extends AppError {
-  constructor(detail: string, type = '/problems/resync-required', title = 'Resync required', extensions?: Record<string, unknown>) {
+  constructor(
+    detail: string,
+    type = '/problems/resync-required',
+    title = 'Resync required',
+    extensions?: Record<string, unknown>,
+  ) {
     super(410, type, title, { detail, extensions });
   }
 }

@@ -21,7 +21,12 @@ export interface EventsModule {
 const POLL_MS = 500;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
-export async function createEvents(deps: { orm: Orm; config: Config; logger: Logger; metrics: Metrics }): Promise<EventsModule> {
+export async function createEvents(deps: {
+  orm: Orm;
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+}): Promise<EventsModule> {
   const { orm, config, logger, metrics } = deps;
   const store = new EventStore(orm);
   const tail = new OutboxTail(store, { pollMs: POLL_MS, logger, metrics });

@@ -1,8 +1,8 @@
 // Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
-import type { Orm } from '../db/orm.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import type { Orm } from '../db/orm.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
 
 /** Row of sequence_counter that remembers how far retention has deleted. */
@@ -44,16 +44,22 @@ export class EventStore {
   /** Events with id > `after`, ascending, at most `limit`, matching `filter` (all when absent). */
   async after(after: number, limit: number, filter?: EventFilter): Promise<OutboxEvent[]> {
     const where = { ...(filter ? filterCondition(filter) : {}), id: { $gt: after } };
-    return (await this.em().find(OutboxEvent, where as never, { orderBy: { id: 'asc' }, limit })) as OutboxEvent[];
+    return (await this.em().find(OutboxEvent, where as never, {
+      orderBy: { id: 'asc' },
+      limit,
+    })) as OutboxEvent[];
   }
 
   /** The oldest and newest retained ids (null when there is no event). */
   async range(): Promise<{ oldest: number | null; newest: number | null }> {
-    const rows = await this.em().execute<{ oldest: number | string | null; newest: number | string | null }[]>(
-      'select min(id) as oldest, max(id) as newest from outbox_event',
-    );
+    const rows = await this.em().execute<
+      { oldest: number | string | null; newest: number | string | null }[]
+    >('select min(id) as oldest, max(id) as newest from outbox_event');
     const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
-    return { oldest: oldest === null ? null : Number(oldest), newest: newest === null ? null : Number(newest) };
+    return {
+      oldest: oldest === null ? null : Number(oldest),
+      newest: newest === null ? null : Number(newest),
+    };
   }
 
   /**

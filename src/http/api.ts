@@ -1,11 +1,12 @@
 // openapi-backend <-> Koa: routing and request validation from the bundled contract, then the guard
 // (credentials, scopes, roles), then the operation's handler. Everything that fails becomes a problem.
-import type { Context } from 'koa';
+
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { Context } from 'koa';
 import { type Context as BackendContext, OpenAPIBackend, type Request } from 'openapi-backend';
-import { AppError, NotFoundError, ValidationError, type FieldError } from '../domain/errors.ts';
-import { operationGuards, type OperationGuard } from './contract.ts';
+import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { type OperationGuard, operationGuards } from './contract.ts';
 import type { HandlerMap, OperationRequest } from './handler.ts';
 import type { Authenticator } from './security.ts';
 
@@ -32,8 +33,10 @@ function toFieldErrors(errors: AjvErrorLike[]): FieldError[] {
     // oneOf/anyOf/if wrappers repeat what their branches already said.
     if (['oneOf', 'anyOf', 'if'].includes(error.keyword) && errors.length > 1) continue;
     let pointer = error.instancePath || '/';
-    if (error.keyword === 'required') pointer = `${error.instancePath}/${String(error.params.missingProperty)}`;
-    if (error.keyword === 'additionalProperties') pointer = `${error.instancePath}/${String(error.params.additionalProperty)}`;
+    if (error.keyword === 'required')
+      pointer = `${error.instancePath}/${String(error.params.missingProperty)}`;
+    if (error.keyword === 'additionalProperties')
+      pointer = `${error.instancePath}/${String(error.params.additionalProperty)}`;
     pointer = pointer.replace(/^\/requestBody/, '/body');
     let detail = error.message ?? 'is invalid';
     if (error.keyword === 'additionalProperties') detail = 'is not an allowed property';
@@ -69,10 +72,22 @@ export async function createContractRouter(
     validate: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) =>
-      addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, coerceTypes: false, validateSchema: false })) as never,
+      addFormats(
+        new Ajv2020({
+          ...options,
+          allErrors: true,
+          strict: false,
+          coerceTypes: false,
+          validateSchema: false,
+        }),
+      ) as never,
     handlers: {
       notFound: (_c: BackendContext, ctx: Context) => {
-        throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`, '/problems/route-not-found', 'Route not found');
+        throw new NotFoundError(
+          `No route for ${ctx.method} ${ctx.path}.`,
+          '/problems/route-not-found',
+          'Route not found',
+        );
       },
       methodNotAllowed: (c: BackendContext, ctx: Context) => {
         const allowed = allowedMethods(api, c.request.path);
@@ -86,7 +101,11 @@ export async function createContractRouter(
         const guard = guards.get(c.operation.operationId as string) as OperationGuard;
         ctx.state.operationId = guard.operationId;
         if (!guard.public) ctx.state.auth = await authenticator.authenticate(ctx, guard);
-        if (guard.bodyTypes.length > 0 && hasBody(ctx) && !guard.bodyTypes.some((type) => ctx.request.is(type))) {
+        if (
+          guard.bodyTypes.length > 0 &&
+          hasBody(ctx) &&
+          !guard.bodyTypes.some((type) => ctx.request.is(type))
+        ) {
           throw new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
             detail: `The request body must be ${guard.bodyTypes.join(' or ')}.`,
           });
@@ -112,7 +131,9 @@ export async function createContractRouter(
     },
   });
   api.register('unauthorizedHandler', () => {
-    throw new AppError(401, '/problems/unauthorized', 'Authentication required', { detail: 'Credentials are required.' });
+    throw new AppError(401, '/problems/unauthorized', 'Authentication required', {
+      detail: 'Credentials are required.',
+    });
   });
   for (const [operationId, handler] of Object.entries(handlers)) {
     api.register(operationId, (c: BackendContext, ctx: Context) => {

@@ -34,7 +34,10 @@ export function operationGuards(document: JsonObject): Map<string, OperationGuar
   const guards = new Map<string, OperationGuard>();
   const rootSecurity = (document.security as JsonObject[] | undefined) ?? [];
   const paths = (document.paths ?? {}) as Record<string, JsonObject>;
-  const requestBodies = ((document.components as JsonObject | undefined)?.requestBodies ?? {}) as Record<string, JsonObject>;
+  const requestBodies = ((document.components as JsonObject | undefined)?.requestBodies ?? {}) as Record<
+    string,
+    JsonObject
+  >;
   for (const pathItem of Object.values(paths)) {
     for (const method of METHODS) {
       const operation = pathItem[method] as JsonObject | undefined;

@@ -8,7 +8,8 @@ import { allowHtmlPage } from './security-headers.ts';
 
 const DOCS_ROOT = fileURLToPath(new URL('../../generated/docs/', import.meta.url));
 // The generated references bring their own scripts and styles; they load nothing from elsewhere.
-const DOCS_POLICY = "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src blob:";
+const DOCS_POLICY =
+  "default-src 'self'; script-src 'self' 'unsafe-inline' blob:; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; worker-src blob:";
 
 export function docsStatic() {
   return async function serveDocs(ctx: Context, next: Next): Promise<void> {

@@ -30,14 +30,18 @@ function fromHttpError(error: { status: number; expose?: boolean; message: strin
     });
   }
   if (status === 415) {
-    return new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', { detail: error.message });
+    return new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
+      detail: error.message,
+    });
   }
   if (status >= 400 && status < 500) {
     return new AppError(status, '/problems/bad-request', 'Bad request', {
       detail: error.expose ? error.message : undefined,
     });
   }
-  return new AppError(500, '/problems/internal', 'Internal server error', { detail: 'An unexpected error occurred.' });
+  return new AppError(500, '/problems/internal', 'Internal server error', {
+    detail: 'An unexpected error occurred.',
+  });
 }
 
 /** The body parser's failures: too large (413), or not a JSON object/array (400). */

@@ -25,7 +25,13 @@ export function requestContext(logger: Logger, metrics: Metrics) {
       metrics.httpRequestDuration.observe(labels, seconds);
       metrics.httpRequestsTotal.inc(labels);
       log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, operation, ms: Math.round(seconds * 1e4) / 10 },
+        {
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          operation,
+          ms: Math.round(seconds * 1e4) / 10,
+        },
         'request',
       );
     }

@@ -16,10 +16,16 @@ export function securityHeaders(corsOrigins: string[]) {
     if (origin && allowed.has(origin)) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Vary', 'Origin');
-      ctx.set('Access-Control-Expose-Headers', 'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, Location');
+      ctx.set(
+        'Access-Control-Expose-Headers',
+        'X-Request-Id, RateLimit, RateLimit-Policy, Retry-After, Location',
+      );
       if (ctx.method === 'OPTIONS' && ctx.get('Access-Control-Request-Method')) {
         ctx.set('Access-Control-Allow-Methods', 'GET, POST, PUT, DELETE');
-        ctx.set('Access-Control-Allow-Headers', 'Authorization, X-API-Key, Content-Type, Idempotency-Key, X-Request-Id');
+        ctx.set(
+          'Access-Control-Allow-Headers',
+          'Authorization, X-API-Key, Content-Type, Idempotency-Key, X-Request-Id',
+        );
         ctx.set('Access-Control-Max-Age', '600');
         ctx.status = 204;
         return;

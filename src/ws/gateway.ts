@@ -15,7 +15,13 @@ import type { OutboxTail } from '../events/tail.ts';
 import type { AuthContext } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import { type Channel, type ClientMessage, type ErrorCode, type MessageParser, ProtocolError } from './protocol.ts';
+import {
+  type Channel,
+  type ClientMessage,
+  type ErrorCode,
+  type MessageParser,
+  ProtocolError,
+} from './protocol.ts';
 
 export const CLOSE = {
   goingAway: 1001,
@@ -94,15 +100,28 @@ export class Gateway {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const channel = url.pathname as Channel;
     if (channel !== '/ws' && channel !== '/assets/subscribe') {
-      refuse(socket, new AppError(404, '/problems/route-not-found', 'Route not found', { detail: `No WebSocket channel at ${url.pathname}.` }));
+      refuse(
+        socket,
+        new AppError(404, '/problems/route-not-found', 'Route not found', {
+          detail: `No WebSocket channel at ${url.pathname}.`,
+        }),
+      );
       return;
     }
     let auth: AuthContext;
     try {
       auth = await this.deps.authenticate(request, url);
     } catch (error) {
-      refuse(socket, error instanceof AppError ? error : new AppError(500, '/problems/internal', 'Internal server error', { detail: 'An unexpected error occurred.' }));
-      if (!(error instanceof AppError)) this.deps.logger.error({ err: error }, 'websocket authentication failed');
+      refuse(
+        socket,
+        error instanceof AppError
+          ? error
+          : new AppError(500, '/problems/internal', 'Internal server error', {
+              detail: 'An unexpected error occurred.',
+            }),
+      );
+      if (!(error instanceof AppError))
+        this.deps.logger.error({ err: error }, 'websocket authentication failed');
       return;
     }
     const key = auth.apiKeyId ?? auth.userId;
@@ -161,7 +180,12 @@ export class Gateway {
 
   private async receive(connection: Connection, data: Buffer, isBinary: boolean): Promise<void> {
     if (data.length > this.deps.config.ws.maxMessageBytes) {
-      this.error(connection, 'message_too_large', `Messages are limited to ${this.deps.config.ws.maxMessageBytes} bytes.`, null);
+      this.error(
+        connection,
+        'message_too_large',
+        `Messages are limited to ${this.deps.config.ws.maxMessageBytes} bytes.`,
+        null,
+      );
       connection.ws.close(CLOSE.messageTooBig, 'message too large');
       return;
     }
@@ -182,7 +206,10 @@ export class Gateway {
 
   private takeToken(connection: Connection): boolean {
     const now = Date.now();
-    connection.tokens = Math.min(MESSAGE_BURST, connection.tokens + ((now - connection.tokensAt) / 1000) * MESSAGE_RATE);
+    connection.tokens = Math.min(
+      MESSAGE_BURST,
+      connection.tokens + ((now - connection.tokensAt) / 1000) * MESSAGE_RATE,
+    );
     connection.tokensAt = now;
     if (connection.tokens >= 1) {
       connection.tokens -= 1;
@@ -193,7 +220,12 @@ export class Gateway {
     if (connection.rejected > MESSAGE_BURST * 2) {
       connection.ws.close(CLOSE.policyViolation, 'message rate limit exceeded');
     } else {
-      this.error(connection, 'rate_limited', `At most ${MESSAGE_RATE} messages per second (bursts of ${MESSAGE_BURST}).`, null);
+      this.error(
+        connection,
+        'rate_limited',
+        `At most ${MESSAGE_RATE} messages per second (bursts of ${MESSAGE_BURST}).`,
+        null,
+      );
     }
     return false;
   }
@@ -201,14 +233,24 @@ export class Gateway {
   private async handle(connection: Connection, message: ClientMessage): Promise<void> {
     const requestId = message.requestId ?? null;
     if (message.type === 'ping') {
-      this.send(connection, JSON.stringify({ type: 'pong', requestId, serverTime: new Date().toISOString() }));
+      this.send(
+        connection,
+        JSON.stringify({ type: 'pong', requestId, serverTime: new Date().toISOString() }),
+      );
       return;
     }
     if (message.type === 'unsubscribe') {
       if (!connection.subscriptions.delete(message.subscriptionId)) {
-        throw new ProtocolError('unknown_subscription', `No subscription ${message.subscriptionId} on this connection.`, requestId);
+        throw new ProtocolError(
+          'unknown_subscription',
+          `No subscription ${message.subscriptionId} on this connection.`,
+          requestId,
+        );
       }
-      this.send(connection, JSON.stringify({ type: 'unsubscribed', requestId, subscriptionId: message.subscriptionId }));
+      this.send(
+        connection,
+        JSON.stringify({ type: 'unsubscribed', requestId, subscriptionId: message.subscriptionId }),
+      );
       return;
     }
     await this.subscribe(connection, message, requestId);
@@ -231,7 +273,11 @@ export class Gateway {
       try {
         wallet = parseAddress(message.walletId, '/walletId');
       } catch (error) {
-        throw new ProtocolError('invalid_filter', error instanceof Error ? error.message : 'Invalid walletId.', requestId);
+        throw new ProtocolError(
+          'invalid_filter',
+          error instanceof Error ? error.message : 'Invalid walletId.',
+          requestId,
+        );
       }
     }
     const filter: EventFilter = {
@@ -240,11 +286,18 @@ export class Gateway {
       assetId: message.assetId,
       collection: message.collection,
     };
-    const subscription: Subscription = { id: newId('sub').slice(0, 16), filter, lastSentId: this.deps.tail.lastId };
+    const subscription: Subscription = {
+      id: newId('sub').slice(0, 16),
+      filter,
+      lastSentId: this.deps.tail.lastId,
+    };
     const resumeFrom = message.lastEventId === undefined ? null : Number(message.lastEventId);
 
     if (resumeFrom !== null) {
-      const [prunedThrough, range] = await Promise.all([this.deps.store.prunedThrough(), this.deps.store.range()]);
+      const [prunedThrough, range] = await Promise.all([
+        this.deps.store.prunedThrough(),
+        this.deps.store.range(),
+      ]);
       if (resumeFrom < prunedThrough || resumeFrom > Math.max(range.newest ?? 0, this.deps.tail.lastId)) {
         this.send(
           connection,
@@ -327,7 +380,8 @@ export class Gateway {
       if (connection.closed || connection.subscriptions.size === 0) continue;
       if (connection.replaying > 0) {
         connection.held.push(...events);
-        if (connection.held.length > MAX_HELD_EVENTS) connection.ws.close(CLOSE.slowConsumer, 'too far behind');
+        if (connection.held.length > MAX_HELD_EVENTS)
+          connection.ws.close(CLOSE.slowConsumer, 'too far behind');
         continue;
       }
       this.deliver(connection, events);
@@ -336,13 +390,13 @@ export class Gateway {
 
   private deliver(connection: Connection, events: readonly PublishedEvent[]): void {
     for (const event of events) {
-      let matched: string[] | null = null;
+      const matched: string[] = [];
       for (const subscription of connection.subscriptions.values()) {
         if (event.id <= subscription.lastSentId || !matches(event, subscription.filter)) continue;
         subscription.lastSentId = event.id;
-        (matched ??= []).push(subscription.id);
+        matched.push(subscription.id);
       }
-      if (matched) this.sendEvent(connection, event, matched);
+      if (matched.length > 0) this.sendEvent(connection, event, matched);
       if (connection.closed) return;
     }
   }
@@ -386,7 +440,12 @@ export class Gateway {
 }
 
 function refuse(socket: Duplex, error: AppError): void {
-  const body = JSON.stringify({ type: error.type, title: error.title, status: error.status, detail: error.detail });
+  const body = JSON.stringify({
+    type: error.type,
+    title: error.title,
+    status: error.status,
+    detail: error.detail,
+  });
   const headers = Object.entries(error.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');

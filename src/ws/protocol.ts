@@ -96,7 +96,8 @@ export class MessageParser {
     }
     const record = message as Json;
     const requestId = typeof record.requestId === 'string' ? record.requestId : null;
-    if (typeof record.type !== 'string') throw new ProtocolError('invalid_message', 'The message has no "type".', requestId);
+    if (typeof record.type !== 'string')
+      throw new ProtocolError('invalid_message', 'The message has no "type".', requestId);
     const title = CHANNEL_MESSAGES[channel][record.type];
     if (!title) {
       throw new ProtocolError(
@@ -108,7 +109,9 @@ export class MessageParser {
     const validate = this.validators.get(title) as ValidateFunction;
     if (!validate(record)) {
       const errors = validate.errors ?? [];
-      const code = errors.every((error) => FILTER_FIELDS.has(fieldOf(error))) ? 'invalid_filter' : 'invalid_message';
+      const code = errors.every((error) => FILTER_FIELDS.has(fieldOf(error)))
+        ? 'invalid_filter'
+        : 'invalid_message';
       throw new ProtocolError(code, describe(errors), requestId);
     }
     return record as ClientMessage;
@@ -126,7 +129,8 @@ function describe(errors: ErrorObject[]): string {
     .filter((error) => !['oneOf', 'anyOf', 'if'].includes(error.keyword))
     .map((error) => {
       if (error.keyword === 'required') return `"${String(error.params.missingProperty)}" is required`;
-      if (error.keyword === 'additionalProperties') return `"${String(error.params.additionalProperty)}" is not allowed`;
+      if (error.keyword === 'additionalProperties')
+        return `"${String(error.params.additionalProperty)}" is not allowed`;
       return `${error.instancePath.slice(1) || 'message'} ${error.message ?? 'is invalid'}`;
     });
   return [...new Set(parts)].join('; ') || 'The message does not match the contract.';

@@ -1,8 +1,9 @@
 // Boots the real app in-process on a fresh database (SQLite file or PostgreSQL database) behind a real
 // HTTP server on a free port, and gives tests an HTTP client that checks every response against the
 // contract.
-import { createServer, type Server } from 'node:http';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AppInstance, buildApp } from '../../src/app.ts';
@@ -71,7 +72,11 @@ export async function startTestApp(kind: DbKind, env: Record<string, string> = {
   server.on('request', app.koa.callback());
   app.attach(server);
 
-  async function http<T>(method: string, urlPath: string, options: HttpOptions = {}): Promise<HttpResponse<T>> {
+  async function http<T>(
+    method: string,
+    urlPath: string,
+    options: HttpOptions = {},
+  ): Promise<HttpResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
     let body: string | Buffer | undefined;
     if (options.body !== undefined) {
@@ -91,7 +96,12 @@ export async function startTestApp(kind: DbKind, env: Record<string, string> = {
     if (text === '') parsed = undefined;
     if (!options.unchecked) {
       const pathOnly = urlPath.split('?')[0];
-      assertMatchesContract(method, pathOnly, { status: response.status, contentType, body: parsed, headers: response.headers }, app.router.implemented);
+      assertMatchesContract(
+        method,
+        pathOnly,
+        { status: response.status, contentType, body: parsed, headers: response.headers },
+        app.router.implemented,
+      );
     }
     return { status: response.status, headers: response.headers, body: parsed as T, text };
   }

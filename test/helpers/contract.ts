@@ -85,16 +85,25 @@ export function assertMatchesContract(
   if (!response.headers.get('x-request-id')) throw new Error(`${where}: missing X-Request-Id header`);
   const route = findOperation(method, path);
   const mediaType = response.contentType.split(';')[0].trim();
-  if (!route || (response.status === 501 && implemented && !implemented.has(route.operation.operationId as string))) {
+  if (
+    !route ||
+    (response.status === 501 && implemented && !implemented.has(route.operation.operationId as string))
+  ) {
     // Unknown routes (404/405) and not-yet-implemented operations answer with a plain problem.
     if (![404, 405, 501].includes(response.status) && !(route === undefined && response.status < 300)) {
       throw new Error(`${where}: no operation in the contract for this request`);
     }
-    if (response.status >= 400) checkBody(where, problemRef, response.body, mediaType, 'application/problem+json');
+    if (response.status >= 400)
+      checkBody(where, problemRef, response.body, mediaType, 'application/problem+json');
     return;
   }
   const responses = route.operation.responses as Json;
-  const key = String(response.status) in responses ? String(response.status) : 'default' in responses ? 'default' : null;
+  const key =
+    String(response.status) in responses
+      ? String(response.status)
+      : 'default' in responses
+        ? 'default'
+        : null;
   if (!key) {
     throw new Error(
       `${where}: status not declared for ${route.operation.operationId} (declared: ${Object.keys(responses).join(', ')}); body: ${JSON.stringify(response.body)}`,
@@ -103,11 +112,14 @@ export function assertMatchesContract(
   const declared = resolve(responses[key] as Json);
   const content = declared.content as Json | undefined;
   if (!content) {
-    if (response.body !== undefined && response.body !== '') throw new Error(`${where}: body sent but none declared`);
+    if (response.body !== undefined && response.body !== '')
+      throw new Error(`${where}: body sent but none declared`);
     return;
   }
   if (!(mediaType in content)) {
-    throw new Error(`${where}: media type ${mediaType} not declared (declared: ${Object.keys(content).join(', ')})`);
+    throw new Error(
+      `${where}: media type ${mediaType} not declared (declared: ${Object.keys(content).join(', ')})`,
+    );
   }
   const schema = (content[mediaType] as Json).schema as Json | undefined;
   if (!schema) return;
@@ -123,12 +135,15 @@ function checkBody(where: string, ref: string, body: unknown, mediaType: string,
   if (!/json/.test(mediaType)) return;
   const validate = validatorFor(ref);
   if (!validate(body)) {
-    throw new Error(`${where}: body does not match the contract: ${ajv.errorsText(validate.errors)}; body: ${JSON.stringify(body)}`);
+    throw new Error(
+      `${where}: body does not match the contract: ${ajv.errorsText(validate.errors)}; body: ${JSON.stringify(body)}`,
+    );
   }
 }
 
 /** Validates a value against a named component schema (for WebSocket payloads and events too). */
 export function assertSchema(name: string, value: unknown): void {
   const validate = validatorFor(`openapi#/components/schemas/${name}`);
-  if (!validate(value)) throw new Error(`${name}: ${ajv.errorsText(validate.errors)}; value: ${JSON.stringify(value)}`);
+  if (!validate(value))
+    throw new Error(`${name}: ${ajv.errorsText(validate.errors)}; value: ${JSON.stringify(value)}`);
 }

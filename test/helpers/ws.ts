@@ -25,17 +25,24 @@ export interface TestSocket {
   /** Resolves with the first message (from the start of the connection) matching `predicate` that was not taken before. */
   next(predicate?: (message: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage>;
   /** Resolves once `count` messages matching `predicate` have arrived (all of them, in order). */
-  collect(count: number, predicate: (message: ServerMessage) => boolean, timeoutMs?: number): Promise<ServerMessage[]>;
+  collect(
+    count: number,
+    predicate: (message: ServerMessage) => boolean,
+    timeoutMs?: number,
+  ): Promise<ServerMessage[]>;
   closed: Promise<{ code: number; reason: string }>;
   close(): void;
 }
 
 export function validateServerMessage(message: ServerMessage): void {
   const title = SERVER_MESSAGES[message.type];
-  if (!title) throw new Error(`server sent a message type the contract does not declare: ${JSON.stringify(message)}`);
+  if (!title)
+    throw new Error(`server sent a message type the contract does not declare: ${JSON.stringify(message)}`);
   const validate = validators.get(title);
   if (!validate?.(message)) {
-    throw new Error(`server message breaks the contract (${title}): ${JSON.stringify(validate?.errors)}; ${JSON.stringify(message)}`);
+    throw new Error(
+      `server message breaks the contract (${title}): ${JSON.stringify(validate?.errors)}; ${JSON.stringify(message)}`,
+    );
   }
 }
 
@@ -63,7 +70,13 @@ export async function connect(url: string, headers: Record<string, string> = {})
   });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
-    ws.once('unexpected-response', (_request, response) => reject(Object.assign(new Error(`handshake refused: ${response.statusCode}`), { status: response.statusCode })));
+    ws.once('unexpected-response', (_request, response) =>
+      reject(
+        Object.assign(new Error(`handshake refused: ${response.statusCode}`), {
+          status: response.statusCode,
+        }),
+      ),
+    );
     ws.once('error', reject);
   });
 
@@ -78,7 +91,8 @@ export async function connect(url: string, headers: Record<string, string> = {})
       const found = probe();
       if (found !== undefined) return found;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(messages.slice(-5))}`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${what}; received: ${JSON.stringify(messages.slice(-5))}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         waiters.push(() => {

@@ -24,7 +24,9 @@ describe.each(DB_KINDS)('HTTP edge on %s', (kind) => {
     await t.http('GET', '/healthz');
     const metrics = await t.http('GET', '/metrics');
     expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
-    expect(metrics.text).toMatch(/http_requests_total\{method="GET",operation="getHealth",status="200"\} \d+/);
+    expect(metrics.text).toMatch(
+      /http_requests_total\{method="GET",operation="getHealth",status="200"\} \d+/,
+    );
   });
 
   it('publishes the bundled contracts and the HTML references', async () => {
@@ -43,7 +45,11 @@ describe.each(DB_KINDS)('HTTP edge on %s', (kind) => {
     const response = await t.http('GET', '/no/such/thing');
     expect(response.status).toBe(404);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(response.body).toMatchObject({ type: '/problems/route-not-found', status: 404, instance: '/no/such/thing' });
+    expect(response.body).toMatchObject({
+      type: '/problems/route-not-found',
+      status: 404,
+      instance: '/no/such/thing',
+    });
   });
 
   it('answers a wrong method with 405 and an Allow header', async () => {

@@ -5,7 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError } from '../../../src/domain/errors.ts';
 import { errorMiddleware } from '../../../src/http/problem.ts';
 
-async function call(thrown: unknown): Promise<{ status: number; type: string; body: Record<string, unknown> }> {
+async function call(
+  thrown: unknown,
+): Promise<{ status: number; type: string; body: Record<string, unknown> }> {
   const koa = new Koa();
   koa.silent = true;
   koa.use(async (ctx, next) => {
@@ -32,7 +34,9 @@ async function call(thrown: unknown): Promise<{ status: number; type: string; bo
 
 describe('error middleware', () => {
   it('renders a domain error as problem+json with its type, detail, instance and request id', async () => {
-    const result = await call(new ConflictError('A currency with id gold already exists.', '/problems/asset-id-taken'));
+    const result = await call(
+      new ConflictError('A currency with id gold already exists.', '/problems/asset-id-taken'),
+    );
     expect(result.status).toBe(409);
     expect(result.type).toMatch(/^application\/problem\+json/);
     expect(result.body).toEqual({
@@ -49,7 +53,11 @@ describe('error middleware', () => {
     const result = await call(new Error('password=hunter2 at db.ts:12'));
     expect(result.status).toBe(500);
     expect(JSON.stringify(result.body)).not.toContain('hunter2');
-    expect(result.body).toMatchObject({ type: '/problems/internal', status: 500, detail: 'An unexpected error occurred.' });
+    expect(result.body).toMatchObject({
+      type: '/problems/internal',
+      status: 500,
+      detail: 'An unexpected error occurred.',
+    });
   });
 
   it('masks a thrown non-error value too', async () => {
