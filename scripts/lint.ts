@@ -1,0 +1,35 @@
+/**
+ * `npm run lint`: Redocly lints both contracts (rules in redocly.yaml), then Biome checks the
+ * TypeScript (rules in biome.json). Both always run so one pass shows every problem; the exit
+ * code is non-zero when either reports an error.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { asyncApiRoot, biomeCli, openApiRoot, redoclyCli, redoclyConfig, repoRoot } from './gen/paths.ts';
+import { runNode } from './gen/run-node.ts';
+
+interface Step {
+  name: string;
+  script: string;
+  args: string[];
+}
+
+const codeDirs = ['src', 'scripts', 'test'].filter((dir) => existsSync(join(repoRoot, dir)));
+
+const steps: Step[] = [
+  {
+    name: 'Redocly lint (contracts/openapi, contracts/asyncapi)',
+    script: redoclyCli,
+    args: ['lint', openApiRoot, asyncApiRoot, '--config', redoclyConfig, '--format', 'stylish'],
+  },
+  { name: `Biome check (${codeDirs.join(', ')})`, script: biomeCli, args: ['check', ...codeDirs] },
+];
+
+let failed = false;
+for (const step of steps) {
+  const { code, output } = await runNode(step.script, step.args, { cwd: repoRoot });
+  console.log(`${code === 0 ? 'ok' : 'FAILED'}: ${step.name}`);
+  if (code !== 0 || /\d+ warnings?\b/.test(output)) process.stdout.write(output);
+  failed ||= code !== 0;
+}
+process.exitCode = failed ? 1 : 0;
