@@ -77,7 +77,8 @@ export async function createContractRouter(
           ...options,
           allErrors: true,
           strict: false,
-          coerceTypes: false,
+          // openapi-backend asks for coercion of path and query parameters only (they arrive as
+          // strings); request bodies are validated as sent.
           validateSchema: false,
         }),
       ) as never,

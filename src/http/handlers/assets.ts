@@ -1,9 +1,9 @@
 // Asset operations: reading assets and holdings, collections, minting NFTs and currencies.
 import type { components } from '../../../generated/openapi/types.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
-import type { AssetMetadataView } from '../../domain/ledger/views.ts';
-import type { Ledger } from '../../domain/ledger/index.ts';
 import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
+import type { Ledger } from '../../domain/ledger/index.ts';
+import type { AssetMetadataView } from '../../domain/ledger/views.ts';
 import type { HandlerMap, OperationRequest } from '../handler.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
@@ -25,7 +25,10 @@ export function assetHandlers(ledger: Ledger): HandlerMap {
     },
 
     async listAssetOwners(request, ctx) {
-      ctx.body = await ledger.holdings.assetOwners(request.params.asset_id, { limit: limitOf(request), cursor: cursorOf(request) });
+      ctx.body = await ledger.holdings.assetOwners(request.params.asset_id, {
+        limit: limitOf(request),
+        cursor: cursorOf(request),
+      });
     },
 
     async listWalletAssets(request, ctx) {
@@ -63,7 +66,10 @@ export function assetHandlers(ledger: Ledger): HandlerMap {
     async mintCurrency(request, ctx) {
       const body = request.body as Schemas['MintCurrencyRequest'];
       const input = { to: parseAddress(body.to, '/body/to'), amount: body.amount };
-      sendStored(ctx, await ledger.assets.mint(actorOf(request), request.params.asset_id, input, idempotencyKeyOf(request)));
+      sendStored(
+        ctx,
+        await ledger.assets.mint(actorOf(request), request.params.asset_id, input, idempotencyKeyOf(request)),
+      );
     },
   };
 }

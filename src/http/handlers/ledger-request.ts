@@ -1,8 +1,8 @@
 // What every ledger handler reads from a request the contract already validated: the acting user,
 // the Idempotency-Key, the page size; and how a stored write answer goes back on the wire.
 import type { Context } from 'koa';
-import type { Actor } from '../../domain/ledger/index.ts';
 import type { WriteResult } from '../../domain/ledger/idempotency.ts';
+import type { Actor } from '../../domain/ledger/index.ts';
 import { caller, type OperationRequest } from '../handler.ts';
 
 const DEFAULT_LIMIT = 20;

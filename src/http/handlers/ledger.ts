@@ -7,5 +7,10 @@ import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
 
 export function ledgerHandlers(ledger: Ledger): HandlerMap {
-  return { ...walletHandlers(ledger), ...assetHandlers(ledger), ...transferHandlers(ledger), ...priceHandlers(ledger) };
+  return {
+    ...walletHandlers(ledger),
+    ...assetHandlers(ledger),
+    ...transferHandlers(ledger),
+    ...priceHandlers(ledger),
+  };
 }

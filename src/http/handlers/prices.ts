@@ -12,12 +12,18 @@ const DEFAULT_QUOTE = 'USD';
 export function priceHandlers(ledger: Ledger): HandlerMap {
   return {
     async getPrice(request, ctx) {
-      ctx.body = await ledger.prices.current(request.params.id, (request.query.currency as string | undefined) ?? DEFAULT_QUOTE);
+      ctx.body = await ledger.prices.current(
+        request.params.id,
+        (request.query.currency as string | undefined) ?? DEFAULT_QUOTE,
+      );
     },
 
     async postPrice(request, ctx) {
       const body = request.body as Schemas['PostPriceRequest'];
-      sendStored(ctx, await ledger.prices.post(actorOf(request), request.params.id, body, idempotencyKeyOf(request)));
+      sendStored(
+        ctx,
+        await ledger.prices.post(actorOf(request), request.params.id, body, idempotencyKeyOf(request)),
+      );
     },
 
     async getPriceHistory(request, ctx) {

@@ -23,7 +23,11 @@ export function walletHandlers(ledger: Ledger): HandlerMap {
     async linkWallet(request, ctx) {
       const body = request.body as Schemas['WalletLinkRequest'];
       ctx.status = 201;
-      ctx.body = await ledger.walletLinks.link(actorOf(request).userId, body.message, body.signature as `0x${string}`);
+      ctx.body = await ledger.walletLinks.link(
+        actorOf(request).userId,
+        body.message,
+        body.signature as `0x${string}`,
+      );
     },
   };
 }

@@ -1,0 +1,68 @@
+// EVM addresses: accepted in any valid case, stored lowercase, returned in EIP-55 checksum form.
+// All-lower or all-upper hex needs no checksum; mixed case must carry the right EIP-55 checksum
+// (checked with viem's isAddress), else the caller most likely mistyped a character.
+import { getAddress, isAddress } from 'viem';
+import { ValidationError } from '../errors.ts';
+
+/** A lowercase `0x` + 40 hex address: the form the ledger stores and compares. */
+export type StoredAddress = string & { readonly __stored: unique symbol };
+
+export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000' as StoredAddress;
+
+const HEX_ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
+
+export class InvalidAddressChecksumError extends ValidationError {
+  constructor(input: string, pointer: string) {
+    super(
+      `${input} is mixed case but its EIP-55 checksum is wrong.`,
+      [{ pointer, detail: 'EIP-55 checksum mismatch' }],
+      '/problems/invalid-address-checksum',
+      'Invalid address checksum',
+    );
+  }
+}
+
+/**
+ * Parses an address given by a client. `pointer` names the field for the problem (`/body/to`).
+ * The contract's pattern already guarantees `0x` + 40 hex digits; a `0X` prefix is a case variant.
+ */
+export function parseAddress(input: string, pointer: string): StoredAddress {
+  if (!HEX_ADDRESS.test(input)) {
+    throw new ValidationError(`${input} is not an address (0x followed by 40 hexadecimal digits).`, [
+      { pointer, detail: 'must be 0x followed by 40 hexadecimal digits' },
+    ]);
+  }
+  const candidate = `0x${input.slice(2)}`;
+  if (!hasValidCase(candidate)) throw new InvalidAddressChecksumError(input, pointer);
+  return candidate.toLowerCase() as StoredAddress;
+}
+
+/**
+ * EIP-55: all-lowercase and all-uppercase hex carry no checksum (viem's isAddress accepts only the
+ * former; the contract accepts both); mixed case must be exactly the checksum form.
+ */
+function hasValidCase(candidate: string): boolean {
+  const hex = candidate.slice(2);
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
+  return isAddress(candidate, { strict: true });
+}
+
+/** Whether a string is an address in any valid case (used where a failure is not the caller's). */
+export function isValidAddress(input: string): boolean {
+  return HEX_ADDRESS.test(input) && hasValidCase(`0x${input.slice(2)}`);
+}
+
+// Checksumming hashes the address (keccak-256); listings format the same few addresses over and over.
+const checksumCache = new Map<string, string>();
+const CHECKSUM_CACHE_LIMIT = 10_000;
+
+/** EIP-55 form of a stored (lowercase) address. */
+export function formatAddress(address: string): string {
+  let formatted = checksumCache.get(address);
+  if (formatted === undefined) {
+    formatted = getAddress(address);
+    if (checksumCache.size >= CHECKSUM_CACHE_LIMIT) checksumCache.clear();
+    checksumCache.set(address, formatted);
+  }
+  return formatted;
+}

@@ -1,0 +1,55 @@
+// The asset ledger: wallets, collections, assets, holdings, transfers and prices, as one module the
+// app builds once. Services own the rules and know nothing of HTTP.
+import type { Config } from '../../config/index.ts';
+import type { SecretBox } from '../../crypto/secret-box.ts';
+import type { Orm } from '../../db/orm.ts';
+import { type AssetService, createAssetService } from './assets.ts';
+import { type CollectionService, createCollectionService } from './collections.ts';
+import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
+import { createIdempotency } from './idempotency.ts';
+import { createPriceService, type PriceService } from './prices.ts';
+import { createTransferService, type TransferService } from './transfers.ts';
+import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
+import { createWalletService, type WalletService } from './wallets.ts';
+
+export interface LedgerDependencies {
+  orm: Orm;
+  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'>;
+  secretBox: SecretBox;
+  /** How long a wallet-link challenge stays valid (default 10 minutes). */
+  walletLinkTtlSeconds?: number;
+}
+
+export interface Ledger {
+  wallets: WalletService;
+  walletLinks: WalletLinkService;
+  collections: CollectionService;
+  assets: AssetService;
+  holdings: HoldingLists;
+  transfers: TransferService;
+  prices: PriceService;
+}
+
+export function createLedger({
+  orm,
+  config,
+  secretBox,
+  walletLinkTtlSeconds = 600,
+}: LedgerDependencies): Ledger {
+  const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
+  const wallets = createWalletService(orm, secretBox);
+  return {
+    wallets,
+    walletLinks: createWalletLinkService(orm, {
+      publicUrl: config.publicUrl,
+      challengeTtlSeconds: walletLinkTtlSeconds,
+    }),
+    collections: createCollectionService(orm),
+    assets: createAssetService(orm, wallets, idempotency),
+    holdings: createHoldingLists(orm, wallets),
+    transfers: createTransferService(orm, wallets, idempotency),
+    prices: createPriceService(orm, idempotency),
+  };
+}
+
+export type { Actor } from './actor.ts';

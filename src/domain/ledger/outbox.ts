@@ -1,0 +1,80 @@
+// The transactional outbox (DESIGN.md §5): every mint, transfer and price change adds its event row
+// in the same transaction as the change, so an event exists exactly when its change committed.
+import type { EntityManager } from '@mikro-orm/sql';
+import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
+import { databaseKindOf } from '../../db/platform.ts';
+import type { AssetView, PriceView, TransferView } from './views.ts';
+
+/**
+ * Event ids are autoincrement values taken at INSERT, but readers resume from "every id after N", so
+ * ids must become visible in increasing order. On PostgreSQL this transaction-scoped advisory lock
+ * serializes event writers from their insert to their commit (it is released at COMMIT/ROLLBACK);
+ * SQLite already has a single writer. Take it as the last step before committing.
+ */
+const OUTBOX_LOCK_KEY = 4_242_001;
+
+async function serializeEventWriters(em: EntityManager): Promise<void> {
+  if (databaseKindOf(em.getPlatform()) === 'postgresql') {
+    await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_LOCK_KEY]);
+  }
+}
+
+async function append(em: EntityManager, event: Omit<OutboxEvent, 'id'>): Promise<void> {
+  await serializeEventWriters(em);
+  await em.insert(OutboxEvent, event);
+}
+
+/** `newNFT`: the NFT's first owner is its `to` wallet, as for a mint. */
+export function recordNewNft(em: EntityManager, asset: AssetView, occurredAt: Date): Promise<void> {
+  const owner = (asset.owner as string).toLowerCase();
+  return append(em, {
+    type: 'newNFT',
+    occurredAt,
+    data: { ...asset },
+    assetId: asset.id,
+    collectionId: asset.collection,
+    wallets: [owner],
+    fromWallet: null,
+    toWallet: owner,
+  });
+}
+
+/** `newTransfer`, for transfers and currency mints (whose `from` is the zero address). */
+export function recordNewTransfer(
+  em: EntityManager,
+  transfer: TransferView,
+  collectionId: string,
+  occurredAt: Date,
+): Promise<void> {
+  const from = transfer.from.toLowerCase();
+  const to = transfer.to.toLowerCase();
+  return append(em, {
+    type: 'newTransfer',
+    occurredAt,
+    data: { ...transfer },
+    assetId: transfer.assetId,
+    collectionId,
+    wallets: [from, to],
+    fromWallet: from,
+    toWallet: to,
+  });
+}
+
+/** `priceUpdate`: concerns an asset, no wallet. */
+export function recordPriceUpdate(
+  em: EntityManager,
+  price: PriceView,
+  collectionId: string,
+  occurredAt: Date,
+): Promise<void> {
+  return append(em, {
+    type: 'priceUpdate',
+    occurredAt,
+    data: { ...price },
+    assetId: price.assetId,
+    collectionId,
+    wallets: [],
+    fromWallet: null,
+    toWallet: null,
+  });
+}

@@ -1,0 +1,129 @@
+// The ledger's resources as the contract publishes them (Asset, Transfer, Price, Wallet, Collection).
+// The REST API and the outbox events share these, so an event's `data` is exactly what a GET returns.
+import type { Asset } from '../../db/entities/Asset.ts';
+import type { Collection } from '../../db/entities/Collection.ts';
+import type { PriceObservation } from '../../db/entities/PriceObservation.ts';
+import type { Transfer } from '../../db/entities/Transfer.ts';
+import type { Wallet } from '../../db/entities/Wallet.ts';
+import { formatAddress } from './addresses.ts';
+import { formatAmount } from './amounts.ts';
+
+export interface AssetMetadataView {
+  image: string;
+  attributes: { trait_type: string; value: string | number | boolean }[];
+  creator: string;
+}
+
+export interface AssetView {
+  id: string;
+  kind: 'nft' | 'fungible';
+  name: string;
+  description: string | null;
+  metadata: AssetMetadataView;
+  collection: string;
+  owner: string | null;
+  symbol: string | null;
+  decimals: number | null;
+  totalSupply: string | null;
+  maxSupply: string | null;
+  createdAt: string;
+}
+
+export interface TransferView {
+  id: string;
+  assetId: string;
+  from: string;
+  to: string;
+  amount: string;
+  status: 'pending' | 'completed' | 'failed';
+  createdAt: string;
+  completedAt: string | null;
+  failureReason: string | null;
+}
+
+export interface PriceView {
+  assetId: string;
+  price: string;
+  currency: string;
+  source: string;
+  observedAt: string;
+}
+
+export interface WalletView {
+  address: string;
+  kind: 'custodial' | 'linked';
+  createdAt: string;
+}
+
+export interface CollectionView {
+  id: string;
+  name: string;
+  description: string | null;
+  owner: string;
+  createdAt: string;
+}
+
+/** Decimals of an asset's amounts: an NFT is indivisible. */
+export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {
+  return asset.kind === 'nft' ? 0 : (asset.decimals ?? 0);
+}
+
+export function assetView(asset: Asset): AssetView {
+  const decimals = decimalsOf(asset);
+  return {
+    id: asset.id,
+    kind: asset.kind,
+    name: asset.name,
+    description: asset.description ?? null,
+    metadata: asset.metadata as unknown as AssetMetadataView,
+    collection: asset.collection.id,
+    owner: asset.owner ? formatAddress(asset.owner) : null,
+    symbol: asset.symbol ?? null,
+    decimals: asset.kind === 'fungible' ? decimals : null,
+    totalSupply: asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimals),
+    maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
+    createdAt: asset.createdAt.toISOString(),
+  };
+}
+
+export function transferView(transfer: Transfer, decimals: number): TransferView {
+  return {
+    id: transfer.id,
+    assetId: transfer.asset.id,
+    from: formatAddress(transfer.fromAddress),
+    to: formatAddress(transfer.toAddress),
+    amount: formatAmount(transfer.amount as bigint, decimals),
+    status: transfer.status,
+    createdAt: transfer.createdAt.toISOString(),
+    completedAt: transfer.completedAt ? transfer.completedAt.toISOString() : null,
+    failureReason: transfer.failureReason ?? null,
+  };
+}
+
+export function priceView(observation: PriceObservation): PriceView {
+  return {
+    assetId: observation.asset.id,
+    price: observation.price,
+    currency: observation.currency,
+    source: observation.source,
+    observedAt: observation.observedAt.toISOString(),
+  };
+}
+
+export function walletView(wallet: Wallet): WalletView {
+  return {
+    address: formatAddress(wallet.address),
+    kind: wallet.kind,
+    createdAt: wallet.createdAt.toISOString(),
+  };
+}
+
+export function collectionView(collection: Collection): CollectionView {
+  return {
+    id: collection.id,
+    name: collection.name,
+    description: collection.description ?? null,
+    owner: collection.owner.id,
+    createdAt: collection.createdAt.toISOString(),
+  };
+}

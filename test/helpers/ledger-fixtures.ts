@@ -1,0 +1,158 @@
+// Ledger test fixtures: a ledger over a fresh real database, users created straight through the ORM
+// (role changes need an admin, so tests set roles on the row), and the invariant checks.
+import { randomBytes } from 'node:crypto';
+import { createSecretBox } from '../../src/crypto/secret-box.ts';
+import { Asset } from '../../src/db/entities/Asset.ts';
+import { Holding } from '../../src/db/entities/Holding.ts';
+import { User, type UserRole } from '../../src/db/entities/User.ts';
+import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
+import { newId } from '../../src/domain/ids.ts';
+import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
+import { freshDatabase, type TestDatabaseKind } from './db.ts';
+
+export interface LedgerFixture {
+  orm: Orm;
+  ledger: Ledger;
+  close(): Promise<void>;
+}
+
+export const TEST_PUBLIC_URL = 'http://localhost:3000';
+
+export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture> {
+  const database = await freshDatabase(kind);
+  const orm = await openDatabase({ ...database, poolMax: 30 });
+  await migrate(orm);
+  const ledger = createLedger({
+    orm,
+    config: { publicUrl: TEST_PUBLIC_URL, idempotencyTtlSeconds: 86_400 },
+    secretBox: createSecretBox('ledger-test-secret-0123456789abcdef'),
+  });
+  return {
+    orm,
+    ledger,
+    async close() {
+      await closeDatabase(orm);
+      await database.drop();
+    },
+  };
+}
+
+export interface TestUser extends Actor {
+  /** The custodial wallet, lowercase. */
+  wallet: string;
+}
+
+/** A user with a custodial wallet, written in one transaction as registration does. */
+export async function createUser(
+  fixture: Pick<LedgerFixture, 'orm' | 'ledger'>,
+  role: UserRole = 'player',
+): Promise<TestUser> {
+  const userId = newId('usr');
+  const username = `u${randomBytes(6).toString('hex')}`;
+  const wallet = await fixture.orm.em.fork().transactional(async (em) => {
+    em.create(User, {
+      id: userId,
+      username,
+      usernameNormalized: username,
+      passwordHash: 'x',
+      role,
+      createdAt: new Date(),
+    });
+    return fixture.ledger.wallets.createCustodialWallet(em, userId);
+  });
+  return { userId, role, wallet: wallet.address.toLowerCase() };
+}
+
+/** Sets a user's role on the row (there is no admin yet to do it through the API). */
+export async function setRole(orm: Orm, userId: string, role: UserRole): Promise<void> {
+  await orm.em.fork().nativeUpdate(User, { id: userId }, { role });
+}
+
+/**
+ * The ledger's invariants, read straight from the tables: no negative balance (the column type
+ * cannot hold one, checked anyway), per currency the balances add up to the total supply, and every
+ * NFT has exactly one holder with balance 1, the one `Asset.owner` names.
+ */
+export async function checkInvariants(orm: Orm): Promise<string[]> {
+  const em = orm.em.fork();
+  const problems: string[] = [];
+  const assets = await em.find(Asset, {});
+  const holdings = await em.find(Holding, {});
+  for (const holding of holdings) {
+    if ((holding.balance as bigint) < 0n)
+      problems.push(`negative balance ${holding.wallet} ${holding.asset.id}`);
+  }
+  for (const asset of assets) {
+    const mine = holdings.filter(
+      (holding) => holding.asset.id === asset.id && (holding.balance as bigint) > 0n,
+    );
+    if (asset.kind === 'fungible') {
+      const sum = mine.reduce((total, holding) => total + (holding.balance as bigint), 0n);
+      if (sum !== asset.totalSupply)
+        problems.push(`${asset.id}: balances add up to ${sum}, supply is ${asset.totalSupply}`);
+      if (asset.maxSupply != null && (asset.totalSupply as bigint) > asset.maxSupply)
+        problems.push(`${asset.id}: supply past max`);
+    } else {
+      if (mine.length !== 1 || mine[0].balance !== 1n) problems.push(`${asset.id}: ${mine.length} holders`);
+      else if (mine[0].wallet !== asset.owner)
+        problems.push(`${asset.id}: owner ${asset.owner} but held by ${mine[0].wallet}`);
+    }
+  }
+  return problems;
+}
+
+/** A user of the running app: tokens for its role and an API key, ready for protected calls. */
+export interface HttpUser {
+  userId: string;
+  username: string;
+  role: UserRole;
+  /** Authorization and X-API-Key headers. */
+  headers: Record<string, string>;
+  /** The custodial wallet, EIP-55. */
+  wallet: string;
+}
+
+const PASSWORD = 'correct horse battery staple';
+
+interface HttpClient {
+  app: { orm: unknown };
+  http<T = any>(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: T; text: string }>;
+}
+
+async function expectStatus<T>(
+  response: Promise<{ status: number; body: T; text: string }>,
+  status: number,
+): Promise<T> {
+  const { status: actual, body, text } = await response;
+  if (actual !== status) throw new Error(`expected ${status}, got ${actual}: ${text}`);
+  return body;
+}
+
+/** Registers a user through the API, gives it `role` on the row (as an admin would), logs in, makes an API key. */
+export async function httpUser(t: HttpClient, role: UserRole = 'player'): Promise<HttpUser> {
+  const username = `u${randomBytes(6).toString('hex')}`;
+  const user = await expectStatus<{ id: string }>(
+    t.http('POST', '/api/v1/auth/register', { body: { username, password: PASSWORD } }),
+    201,
+  );
+  if (role !== 'player') await setRole(t.app.orm as Orm, user.id, role);
+  const tokens = await expectStatus<{ access_token: string }>(
+    t.http('POST', '/api/v1/auth/login', { body: { username, password: PASSWORD } }),
+    200,
+  );
+  const bearer = { authorization: `Bearer ${tokens.access_token}` };
+  const key = await expectStatus<{ key: string }>(
+    t.http('POST', '/api/v1/api-keys', { body: { name: 'ledger tests' }, headers: bearer }),
+    201,
+  );
+  const headers = { ...bearer, 'x-api-key': key.key };
+  const wallets = await expectStatus<{ data: { address: string }[] }>(
+    t.http('GET', '/api/v1/wallets', { headers }),
+    200,
+  );
+  return { userId: user.id, username, role, headers, wallet: wallets.data[0].address };
+}
