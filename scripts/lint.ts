@@ -14,7 +14,7 @@ interface Step {
   args: string[];
 }
 
-const codeDirs = ['src', 'scripts', 'test'].filter((dir) => existsSync(join(repoRoot, dir)));
+const codeDirs = ['src', 'scripts', 'test', 'explorer'].filter((dir) => existsSync(join(repoRoot, dir)));
 
 const steps: Step[] = [
   {

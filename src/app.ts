@@ -1,31 +1,36 @@
 // Builds the whole application (HTTP edge, domain services, storage) without listening, so tests run
 // the real app in-process. src/server.ts listens.
+
+import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import type { MikroORM } from '@mikro-orm/core';
 import Koa from 'koa';
+import { type AuthModule, createAuthModule, type UserRegisteredHook } from './auth/index.ts';
 import type { Config } from './config/index.ts';
+import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { closeDatabase, migrate, openDatabase } from './db/orm.ts';
 import { AppError, UnauthorizedError } from './domain/errors.ts';
-import { createAuthModule } from './auth/index.ts';
-import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
+import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
+import { createEvents, type EventsModule } from './events/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
 import { loadOpenApiDocument } from './http/contract.ts';
 import { docsStatic } from './http/docs-static.ts';
+import { explorerStatic } from './http/explorer-static.ts';
 import type { HandlerMap } from './http/handler.ts';
+import { eventsHandlers } from './http/handlers/events.ts';
+import { identityHandlers } from './http/handlers/identity.ts';
+import { ledgerHandlers } from './http/handlers/ledger.ts';
 import { operationsHandlers } from './http/handlers/operations.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
 import { requestContext } from './http/request-context.ts';
-import { securityHeaders } from './http/security-headers.ts';
 import type { Authenticator } from './http/security.ts';
-import { eventsHandlers } from './http/handlers/events.ts';
-import { ledgerHandlers } from './http/handlers/ledger.ts';
+import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
-import { createEvents, type EventsModule } from './events/index.ts';
+import { seedDemoIfEmpty } from './seed/demo.ts';
 import { Gateway } from './ws/gateway.ts';
 import { MessageParser } from './ws/protocol.ts';
-import { ServerResponse, type IncomingMessage, type Server } from 'node:http';
 
 export interface AppInstance {
   koa: Koa;
@@ -34,6 +39,8 @@ export interface AppInstance {
   logger: Logger;
   metrics: Metrics;
   router: ContractRouter;
+  /** Access control (oidc-provider, API keys, signing-key rotation). */
+  auth: AuthModule;
   events: EventsModule;
   gateway: Gateway;
   /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
@@ -69,18 +76,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const events = await createEvents({ orm, config, logger, metrics });
     const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
     const secretBox = createSecretBox(secret);
-    const ledger = createLedger({ orm, config, secretBox, logger });
-    const auth = await createAuthModule({
-      config,
-      orm,
-      logger,
-      secretBox,
-      secret,
-      onUserRegistered: (em, user) => ledger.wallets.createCustodialWallet(em, user.id),
-    });
+    const ledger = createLedger({ orm, config, secretBox });
+    const onUserRegistered: UserRegisteredHook = (em, user) =>
+      ledger.wallets.createCustodialWallet(em, user.id);
+    const auth = await createAuthModule({ config, orm, logger, secretBox, secret, onUserRegistered });
+    if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
+      await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
+    }
+    const identity = await createIdentityService({ orm, secretBox, publicUrl: config.publicUrl });
     const handlers: HandlerMap = {
       ...auth.handlers,
       ...ledgerHandlers(ledger),
+      ...identityHandlers(identity),
       ...eventsHandlers({ store: events.store, tickets: events.tickets, publicUrl: config.publicUrl }),
       ...operationsHandlers({
         metrics,
@@ -100,6 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     koa.use(securityHeaders(config.corsOrigins));
     koa.use(auth.middleware);
     koa.use(docsStatic());
+    koa.use(explorerStatic({ publicUrl: config.publicUrl }));
     koa.use(
       bodyParser({
         enableTypes: ['json'],
@@ -123,7 +131,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         const ticket = url.searchParams.get('ticket');
         if (ticket !== null) {
           const auth = await events.tickets.redeem(ticket);
-          if (!auth) throw new UnauthorizedError('The WebSocket ticket is unknown, used or expired.', 'Bearer', '/problems/invalid-ticket');
+          if (!auth)
+            throw new UnauthorizedError(
+              'The WebSocket ticket is unknown, used or expired.',
+              'Bearer',
+              '/problems/invalid-ticket',
+            );
           return auth;
         }
         // Header credentials go through the same authenticator as REST calls.
@@ -147,6 +160,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       logger,
       metrics,
       router,
+      auth,
       events,
       gateway,
       attach(server) {

@@ -833,7 +833,7 @@ export interface paths {
          *       permissions as granted.
          *
          *
-         *     `validFrom` is now; `validUntil` is the requested time or the configured default lifetime. Every credential gets a `BitstringStatusListEntry` (`statusPurpose: revocation`) so it can be revoked later by its requester or an admin. `formats` chooses the securing: `vc+jwt` (VC-JOSE, `jwt`) and/or `data-integrity` (`eddsa-rdfc-2022` proof on `credential`); both by default. Credentials verify with independent libraries; contexts are the VC 2.0 context only.
+         *     `validFrom` is now; `validUntil` is the requested time or the configured default lifetime. Every credential gets a `BitstringStatusListEntry` (`statusPurpose: revocation`) so it can be revoked later by its requester or an admin. `formats` chooses the securing: `vc+jwt` (VC-JOSE, `jwt`) and/or `data-integrity` (`eddsa-rdfc-2022` proof on `credential`); both by default. Credentials verify with independent libraries; their contexts are the VC 2.0 context and its undefined-terms companion, both shipped by VC libraries (nothing to fetch).
          *
          *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field (`wallet`/`assetId` missing for an ownership credential or present for a role credential); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write`, `subjectDid` is not one of the caller's DIDs, or `wallet` is not one the caller controls; 404 when no asset has this `assetId`; 409 `/problems/ownership-not-held` when the wallet does not hold the asset; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/invalid-validity-period` when `validUntil` is not in the future; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -855,7 +855,7 @@ export interface paths {
         put?: never;
         /**
          * Verify a credential or presentation
-         * @description Verifies a credential or a presentation and reports every check, not just a verdict. Accepted inputs: a VC-JOSE `jwt` (`vc+jwt` or `vp+jwt`), a JSON-LD `credential` with a Data Integrity proof (`eddsa-rdfc-2022`; a cryptosuite the service does not support fails the `signature` check), or a `presentation` (JSON-LD with a holder proof, or a `vp+jwt`) whose credentials are checked one by one. Checks, in order: `format` (VC Data Model 2.0 rules; only contexts known to the service are used, none is fetched), `signature` (the issuer's DID is resolved without network access: `did:key` and this service's `did:web`; any other DID fails this check), `issuer` (the key is an `assertionMethod` of the issuer), `validity` (`validFrom` / `validUntil`), `status` (Bitstring Status List, for this service's lists), `holder-binding` (presentations: signed by the subject, with the given `challenge` and `domain`) and `permissions` (when `requiredPermissions` is given). Permissions are granted only by valid `PlayerRoleCredential`s issued by this service.
+         * @description Verifies a credential or a presentation and reports every check, not just a verdict. Accepted inputs: a VC-JOSE `jwt` (`vc+jwt` or `vp+jwt`; EdDSA, ES256 or ES384, never `none` nor HMAC; a VC Data Model 1.1 JWT-VC with a `vc` claim is accepted too), a JSON-LD `credential` with a Data Integrity proof (`eddsa-rdfc-2022`; a cryptosuite the service does not support fails the `signature` check), or a `presentation` (JSON-LD with a holder proof, or a `vp+jwt`) whose credentials are checked one by one. Checks, in order: `format` (VC Data Model 2.0 rules and JSON-LD expansion in safe mode; only contexts known to the service are used, none is fetched), `signature` (the signer's DID is resolved without network access: `did:key`, `did:jwk` and this service's `did:web`; any other DID fails this check), `issuer` (the key is an `assertionMethod` of the issuer), `validity` (`validFrom` / `validUntil`, and a JWT's `nbf`/`exp`, with 60 s of clock skew), `status` (Bitstring Status List, for this service's lists; another issuer's list or another status type fails it), `holder-binding` (presentations: signed by the holder, who is the subject of every credential, for the given `challenge`, which is required, and `domain` when given) and `permissions` (when `requiredPermissions` is given). Permissions are granted only by valid `PlayerRoleCredential`s issued by this service.
          *
          *     A well-formed request always answers 200, with `verified: false` and the failed checks when the credential is invalid, forged, expired, revoked or malformed as a credential.
          *
@@ -911,9 +911,9 @@ export interface paths {
         };
         /**
          * Resolve a DID
-         * @description Resolves a DID to its DID document (`application/did+json`). A `did:key` (Ed25519) is derived from the key itself, so any well-formed one resolves, registered here or not, exactly as the did:key specification and independent resolvers produce it. This service's own `did:web` resolves to the document at `/.well-known/did.json`. Other `did:web` DIDs are not fetched: they are reported as not found. Public, no credentials needed.
+         * @description Resolves a DID to its DID document (`application/did+json`). A `did:key` (Ed25519, P-256 or P-384) is derived from the key itself, so any well-formed one resolves, registered here or not, exactly as the did:key specification and independent resolvers produce it (Multikey form). A `did:jwk` is derived from its JWK (a `JsonWebKey2020` method). This service's own `did:web` resolves to the document at `/.well-known/did.json`. Other `did:web` DIDs are not fetched: they are reported as not found. Public, no credentials needed.
          *
-         *     Errors: 400 `/problems/invalid-did` for a malformed DID or a `did:key` that is not a valid Ed25519 Multikey, and `/problems/did-method-not-supported` for a method other than `key` and `web`; 404 for a `did:web` other than this service's; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-did` for a malformed DID (a `did:key` that does not decode to a multicodec public key, a `did:jwk` that is not a base64url public JWK), `/problems/unsupported-key-type` for a `did:key` of another key type (secp256k1, X25519, BLS12-381, RSA, P-521), and `/problems/did-method-not-supported` for a method other than `key`, `jwk` and `web`; 404 for a `did:web` other than this service's; 500 on an unexpected failure.
          */
         get: operations["resolveDid"];
         put?: never;
@@ -2357,7 +2357,7 @@ export interface components {
         DidUrl: string;
         /**
          * VerificationMethod
-         * @description A public key of a DID, in the Multikey form (W3C Controlled Identifiers 1.0).
+         * @description A public key of a DID: in the Multikey form (W3C Controlled Identifiers 1.0), as every did:key and this service's did:web use, or as a JSON Web Key (`JsonWebKey2020`), as did:jwk uses.
          * @example {
          *       "id": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
          *       "type": "Multikey",
@@ -2367,12 +2367,22 @@ export interface components {
          */
         VerificationMethod: {
             id: components["schemas"]["DidUrl"];
-            /** @constant */
-            type: "Multikey";
+            /** @enum {string} */
+            type: "Multikey" | "JsonWebKey2020";
             controller: components["schemas"]["Did"];
             /** @description The key, multibase-encoded with its multicodec prefix: `z6Mk...` for Ed25519 signing keys, `z6LS...` for X25519 key-agreement keys. */
-            publicKeyMultibase: string;
-        };
+            publicKeyMultibase?: string;
+            /** @description The public key as a JWK (RFC 7517, public members only), for `JsonWebKey2020`. */
+            publicKeyJwk?: {
+                kty: string;
+            };
+        } & ({
+            /** @constant */
+            type?: "Multikey";
+        } | {
+            /** @constant */
+            type?: "JsonWebKey2020";
+        });
         /**
          * VerificationRelationship
          * @description The verification methods a DID authorises for one purpose: references (DID URLs) to entries of `verificationMethod`, or embedded methods.
@@ -2641,10 +2651,11 @@ export interface components {
         };
         /**
          * IssuedVerifiableCredential
-         * @description A W3C Verifiable Credential (Data Model 2.0, JSON-LD) issued by this service's DID. Its only context is `https://www.w3.org/ns/credentials/v2`: the service's own terms (`wallet`, `assetId`, `role`, `permissions` and the two credential types) fall under that context's `@vocab`, so no further context is needed to process it.
+         * @description A W3C Verifiable Credential (Data Model 2.0, JSON-LD) issued by this service's DID. Its contexts are `https://www.w3.org/ns/credentials/v2` and `https://www.w3.org/ns/credentials/undefined-terms/v2`: the VC 2.0 context has no `@vocab`, so the service's own terms (`wallet`, `assetId`, `role`, `permissions` and the two credential types) are mapped as issuer-dependent terms by the second one, which every VC 2.0 library ships (no context is fetched to process it).
          * @example {
          *       "@context": [
-         *         "https://www.w3.org/ns/credentials/v2"
+         *         "https://www.w3.org/ns/credentials/v2",
+         *         "https://www.w3.org/ns/credentials/undefined-terms/v2"
          *       ],
          *       "id": "urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b",
          *       "type": [
@@ -2738,7 +2749,8 @@ export interface components {
          *       "jwt": "eyJhbGciOiJFZERTQSIsInR5cCI6InZjK2p3dCIsImN0eSI6InZjIiwia2lkIjoiZGlkOndlYjpsb2NhbGhvc3QlM0EzMDAwI2tleS0xIn0.eyJAY29udGV4dCI6WyJodHRwczovL3d3dy53My5vcmcvbnMvY3JlZGVudGlhbHMvdjIiXSwiaWQiOiJ1cm46dXVpZDozZjRiOWEyZS04YzFkLTRlNWYtOWE2Yi03YzhkOWUwZjFhMmIiLCJ0eXBlIjpbIlZlcmlmaWFibGVDcmVkZW50aWFsIiwiQXNzZXRPd25lcnNoaXBDcmVkZW50aWFsIl0sImlzc3VlciI6ImRpZDp3ZWI6bG9jYWxob3N0JTNBMzAwMCIsInZhbGlkRnJvbSI6IjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsInZhbGlkVW50aWwiOiIyMDI3LTExLTIyVDA5OjMwOjAwLjAwMFoiLCJjcmVkZW50aWFsU3ViamVjdCI6eyJpZCI6ImRpZDprZXk6ejZNa21yY2llTmJWTVhRZmZXWFQxZVRKQVVXSms5WDhhOUJKWW15cTM0RUtLYjhQIiwid2FsbGV0IjoiMHg1YUFlYjYwNTNGM0U5NEM5YjlBMDlmMzM2Njk0MzVFN0VmMUJlQWVkIiwiYXNzZXRJZCI6Im5mdF8wMUpEM1o2VzhRNU4yTTdLNFI5VDFWMFhZWiJ9LCJjcmVkZW50aWFsU3RhdHVzIjp7ImlkIjoiaHR0cDovL2xvY2FsaG9zdDozMDAwL2lkZW50aXR5L3N0YXR1cy1saXN0cy9zbF8wMUpEM1pBMEIxQzJEM0U0RjVHNkg3SjhLOSM5NDU2NyIsInR5cGUiOiJCaXRzdHJpbmdTdGF0dXNMaXN0RW50cnkiLCJzdGF0dXNQdXJwb3NlIjoicmV2b2NhdGlvbiIsInN0YXR1c0xpc3RJbmRleCI6Ijk0NTY3Iiwic3RhdHVzTGlzdENyZWRlbnRpYWwiOiJodHRwOi8vbG9jYWxob3N0OjMwMDAvaWRlbnRpdHkvc3RhdHVzLWxpc3RzL3NsXzAxSkQzWkEwQjFDMkQzRTRGNUc2SDdKOEs5In19.rIDDsFz-nPb_ekUHA44orsFgeiCehTgpXWzixVX-48RzNPoHSRTG4Kv0zn3iYlf97rbzt6yHbbB18qI2VC4SBg",
          *       "credential": {
          *         "@context": [
-         *           "https://www.w3.org/ns/credentials/v2"
+         *           "https://www.w3.org/ns/credentials/v2",
+         *           "https://www.w3.org/ns/credentials/undefined-terms/v2"
          *         ],
          *         "id": "urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b",
          *         "type": [

@@ -1,7 +1,13 @@
 // Applications (OAuth clients) and their API keys. Bearer token only: a new user manages these
 // before having any API key.
-import { applicationView, createApplication, deleteApplication, listApplications } from '../../auth/applications.ts';
+
 import type { ApiKeyService } from '../../auth/api-keys.ts';
+import {
+  applicationView,
+  createApplication,
+  deleteApplication,
+  listApplications,
+} from '../../auth/applications.ts';
 import type { ApplicationType } from '../../db/entities/Application.ts';
 import type { Orm } from '../../db/orm.ts';
 import { inTransaction } from '../../domain/ledger/transactions.ts';
@@ -17,7 +23,11 @@ export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
   return {
     async createApplication(request, ctx) {
       const body = request.body as { name: string; redirectUris: string[]; type?: ApplicationType };
-      const { application, clientSecret } = await createApplication(orm.em.fork(), caller(request).userId, body);
+      const { application, clientSecret } = await createApplication(
+        orm.em.fork(),
+        caller(request).userId,
+        body,
+      );
       ctx.status = 201;
       ctx.set('Location', `/api/v1/applications/${application.clientId}`);
       ctx.set('Cache-Control', 'no-store');

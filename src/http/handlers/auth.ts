@@ -1,12 +1,19 @@
 // Registration, first-party login, the current user and role changes.
-import type { UserRole } from '../../db/entities/User.ts';
-import type { Orm } from '../../db/orm.ts';
-import { UnauthorizedError } from '../../domain/errors.ts';
-import { checkCredentials, findUser, registerUser, setUserRole, type UserRegisteredHook, userView } from '../../auth/accounts.ts';
+
+import {
+  checkCredentials,
+  findUser,
+  registerUser,
+  setUserRole,
+  type UserRegisteredHook,
+  userView,
+} from '../../auth/accounts.ts';
 import type { TokenResponse } from '../../auth/first-party-login.ts';
 import type { LoginThrottle } from '../../auth/login-throttle.ts';
 import { rateLimitHeaders } from '../../auth/rate-limit.ts';
-import type { User } from '../../db/entities/User.ts';
+import type { User, UserRole } from '../../db/entities/User.ts';
+import type { Orm } from '../../db/orm.ts';
+import { UnauthorizedError } from '../../domain/errors.ts';
 import { caller, type HandlerMap } from '../handler.ts';
 
 export interface AuthHandlerDeps {
@@ -18,7 +25,11 @@ export interface AuthHandlerDeps {
 
 /** The same answer whether the user is unknown or the password wrong (and, by the dummy hash, the same time). */
 function invalidCredentials(): UnauthorizedError {
-  return new UnauthorizedError('The username or password is incorrect.', 'Bearer realm="gats"', '/problems/invalid-credentials');
+  return new UnauthorizedError(
+    'The username or password is incorrect.',
+    'Bearer realm="gats"',
+    '/problems/invalid-credentials',
+  );
 }
 
 export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
@@ -33,7 +44,11 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
     },
 
     async login(request, ctx) {
-      const { username, password, scope } = request.body as { username: string; password: string; scope?: string };
+      const { username, password, scope } = request.body as {
+        username: string;
+        password: string;
+        scope?: string;
+      };
       ctx.set(rateLimitHeaders(await throttle.attempt('login', ctx.ip)));
       await throttle.assertNotLockedOut(username, ctx.ip);
       const user = await checkCredentials(orm.em.fork(), username, password);
@@ -48,7 +63,12 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
     async getCurrentUser(request, ctx) {
       const em = orm.em.fork();
       const user = await findUser(em, caller(request).userId);
-      if (!user) throw new UnauthorizedError('The user of this token no longer exists.', 'Bearer realm="gats", error="invalid_token"', '/problems/invalid-token');
+      if (!user)
+        throw new UnauthorizedError(
+          'The user of this token no longer exists.',
+          'Bearer realm="gats", error="invalid_token"',
+          '/problems/invalid-token',
+        );
       ctx.body = await userView(em, user);
     },
 

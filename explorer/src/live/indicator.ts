@@ -1,0 +1,27 @@
+// The always-visible state of the live connection, announced politely to screen readers.
+import { h } from '../ui/dom.ts';
+import type { LiveConnection, LiveStatus } from './connection.ts';
+
+const TEXT: Record<LiveStatus, string> = {
+  offline: 'Offline',
+  connecting: 'Connecting…',
+  live: 'Live',
+  reconnecting: 'Reconnecting…',
+};
+
+export function liveIndicator(live: LiveConnection): HTMLElement {
+  const text = h('span', {});
+  const element = h(
+    'p',
+    { class: 'live-indicator', role: 'status', 'aria-live': 'polite', title: 'Live updates' },
+    h('span', { class: 'dot', 'aria-hidden': 'true' }),
+    text,
+  );
+  const render = () => {
+    element.dataset.status = live.status;
+    text.textContent = TEXT[live.status];
+  };
+  live.addEventListener('status', render);
+  render();
+  return element;
+}

@@ -1,0 +1,18 @@
+// Display helpers shared by the views.
+
+export function shortAddress(address: string): string {
+  return `${address.slice(0, 6)}…${address.slice(-4)}`;
+}
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+export function formatTime(timestamp: string): string {
+  return dateTime.format(new Date(timestamp));
+}
+
+/** An `ipfs://` image cannot be loaded by a browser as is: go through a public gateway. */
+export function imageUrl(image: string): string {
+  return image.startsWith('ipfs://') ? `https://ipfs.io/ipfs/${image.slice('ipfs://'.length)}` : image;
+}
+
+export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';

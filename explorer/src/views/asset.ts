@@ -1,0 +1,303 @@
+// The asset view: metadata, owners, transfer history, the current price and its OHLC chart, kept
+// current by the asset's newTransfer/newNFT/priceUpdate events. If you hold it, you can transfer it.
+import type { Schemas } from '../api/client.ts';
+import { problemOf, unwrap } from '../api/problem.ts';
+import { PAGE_SIZE } from '../config.ts';
+import { paths } from '../router.ts';
+import { h, replace, skeleton } from '../ui/dom.ts';
+import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
+import { CursorPager } from '../ui/pager.ts';
+import { emptyState, problemBox } from '../ui/problem-view.ts';
+import { toast } from '../ui/toast.ts';
+import { assetImage, attributeList } from './asset-card.ts';
+import { type Cleanup, debounced, type ViewContext } from './context.ts';
+import { priceChart } from './price-chart.ts';
+import { openTransferDialog } from './transfer-form.ts';
+
+type Asset = Schemas['Asset'];
+type Price = Schemas['Price'];
+
+const QUOTE_CURRENCY = 'USD';
+
+function walletLink(address: string): HTMLElement {
+  if (address === ZERO_ADDRESS) return h('span', { class: 'muted' }, 'minted');
+  return h('a', { href: paths.wallet(address), title: address }, h('code', {}, shortAddress(address)));
+}
+
+function facts(asset: Asset): HTMLElement {
+  const rows: [string, string | HTMLElement][] = [
+    ['Id', h('code', {}, asset.id)],
+    ['Kind', asset.kind === 'nft' ? 'NFT' : 'Game currency'],
+    ['Collection', asset.collection],
+    ['Creator', asset.metadata.creator],
+    ['Created', formatTime(asset.createdAt)],
+  ];
+  if (asset.kind === 'fungible') {
+    rows.push(
+      ['Symbol', asset.symbol ?? '—'],
+      ['Decimals', String(asset.decimals ?? 0)],
+      ['Total supply', asset.totalSupply ?? '0'],
+      ['Maximum supply', asset.maxSupply ?? 'Uncapped'],
+    );
+  } else if (asset.owner) {
+    rows.push(['Owner', walletLink(asset.owner)]);
+  }
+  return h(
+    'dl',
+    { class: 'facts' },
+    rows.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
+  );
+}
+
+export function assetView(ctx: ViewContext, assetId: string): Cleanup {
+  const { session, signal } = ctx;
+  const header = h(
+    'div',
+    { class: 'asset-header', 'aria-busy': 'true' },
+    skeleton('asset-image'),
+    h('div', { class: 'asset-summary' }, skeleton('line', 4)),
+  );
+  const actions = h('div', { class: 'asset-actions' });
+  const priceValue = h(
+    'p',
+    { class: 'price-value', 'aria-live': 'polite' },
+    h('span', { class: 'skeleton line short' }),
+  );
+  const ownersList = h('div', { class: 'owners' }, skeleton('row', 2));
+  const transfersList = h('div', { class: 'transfers' }, skeleton('row', 3));
+  const ownersPager = new CursorPager('owners', () => void loadOwners());
+  const transfersPager = new CursorPager('transfers', () => void loadTransfers());
+  const chart = priceChart(session, assetId, () => QUOTE_CURRENCY, signal);
+
+  replace(
+    ctx.root,
+    header,
+    h(
+      'div',
+      { class: 'columns' },
+      h(
+        'section',
+        { class: 'panel', 'aria-labelledby': 'price-heading' },
+        h('h2', { id: 'price-heading' }, 'Price'),
+        priceValue,
+        chart.element,
+      ),
+      h(
+        'section',
+        { class: 'panel', 'aria-labelledby': 'owners-heading' },
+        h('h2', { id: 'owners-heading' }, 'Owners'),
+        ownersList,
+        ownersPager.element,
+      ),
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'transfers-heading' },
+      h('h2', { id: 'transfers-heading' }, 'Transfer history'),
+      transfersList,
+      transfersPager.element,
+    ),
+  );
+
+  let asset: Asset | null = null;
+
+  async function loadAsset(): Promise<void> {
+    try {
+      asset = unwrap(
+        await session.api.GET('/assets/{asset_id}', { params: { path: { asset_id: assetId } }, signal }),
+      );
+      document.title = `${asset.name} · GATS Explorer`;
+      replace(
+        header,
+        assetImage(asset, 'asset-image'),
+        h(
+          'div',
+          { class: 'asset-summary' },
+          h(
+            'h1',
+            {},
+            asset.name,
+            ' ',
+            h('span', { class: 'badge' }, asset.kind === 'nft' ? 'NFT' : (asset.symbol ?? 'Currency')),
+          ),
+          asset.description ? h('p', {}, asset.description) : null,
+          facts(asset),
+          attributeList(asset),
+          // Inside the header, whose reserved height absorbs it: nothing below moves.
+          actions,
+        ),
+      );
+      await loadMyHolding(asset);
+    } catch (error) {
+      if (signal.aborted) return;
+      const problem = problemOf(error);
+      replace(header, h('h1', {}, 'Asset ', h('code', {}, assetId)), problemBox(problem));
+    } finally {
+      header.removeAttribute('aria-busy');
+    }
+  }
+
+  /** Offers "Transfer" from each of your wallets that holds the asset. */
+  async function loadMyHolding(current: Asset): Promise<void> {
+    const holdings = unwrap(
+      await session.api.GET('/api/v1/assets', {
+        params: { query: { kind: current.kind, collection: current.collection, limit: 100 } },
+        signal,
+      }),
+    ).data.filter((holding) => holding.asset.id === current.id);
+    replace(
+      actions,
+      holdings.map((holding) => {
+        const button = h(
+          'button',
+          { type: 'button' },
+          holdings.length > 1 ? `Transfer from ${shortAddress(holding.wallet)}` : 'Transfer',
+        );
+        button.addEventListener('click', () =>
+          openTransferDialog(
+            session,
+            { asset: holding.asset, from: holding.wallet, balance: holding.balance },
+            (transfer) => {
+              toast(`Sent ${transfer.amount} of ${current.name} to ${shortAddress(transfer.to)}.`);
+              reload();
+            },
+          ),
+        );
+        return button;
+      }),
+    );
+  }
+
+  async function loadPrice(): Promise<void> {
+    const result = await session.api.GET('/api/v1/price/{id}', {
+      params: { path: { id: assetId }, query: { currency: QUOTE_CURRENCY } },
+      signal,
+    });
+    if (result.response.status === 404) {
+      replace(priceValue, h('span', { class: 'muted' }, `No ${QUOTE_CURRENCY} price yet.`));
+      return;
+    }
+    showPrice(unwrap(result));
+  }
+
+  function showPrice(price: Price): void {
+    replace(
+      priceValue,
+      h('strong', { 'data-testid': 'price' }, `${price.price} ${price.currency}`),
+      ' ',
+      h('span', { class: 'muted small' }, `by ${price.source}, ${formatTime(price.observedAt)}`),
+    );
+  }
+
+  async function loadOwners(): Promise<void> {
+    try {
+      const page = unwrap(
+        await session.api.GET('/assets/{asset_id}/owners', {
+          params: {
+            path: { asset_id: assetId },
+            query: { cursor: ownersPager.cursor, limit: PAGE_SIZE.owners },
+          },
+          signal,
+        }),
+      );
+      ownersPager.update(page.next_cursor);
+      replace(
+        ownersList,
+        page.data.length === 0
+          ? emptyState('Nobody holds this asset.')
+          : h(
+              'ul',
+              { class: 'owner-list' },
+              page.data.map((owner) =>
+                h('li', {}, walletLink(owner.wallet), h('span', { class: 'number' }, owner.balance)),
+              ),
+            ),
+      );
+    } catch (error) {
+      if (!signal.aborted) replace(ownersList, problemBox(problemOf(error)));
+    }
+  }
+
+  async function loadTransfers(): Promise<void> {
+    try {
+      const page = unwrap(
+        await session.api.GET('/api/v1/transfers', {
+          params: { query: { assetId, cursor: transfersPager.cursor, limit: PAGE_SIZE.transfers } },
+          signal,
+        }),
+      );
+      transfersPager.update(page.next_cursor);
+      replace(
+        transfersList,
+        page.data.length === 0
+          ? emptyState('No transfer yet.')
+          : h(
+              'table',
+              {},
+              h('caption', { class: 'visually-hidden' }, 'Transfers, newest first'),
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ['When', 'From', 'To', 'Amount', 'Status'].map((name) => h('th', { scope: 'col' }, name)),
+                ),
+              ),
+              h(
+                'tbody',
+                {},
+                page.data.map((transfer) =>
+                  h(
+                    'tr',
+                    { 'data-transfer-id': transfer.id },
+                    h('td', {}, h('time', { datetime: transfer.createdAt }, formatTime(transfer.createdAt))),
+                    h('td', {}, walletLink(transfer.from)),
+                    h('td', {}, walletLink(transfer.to)),
+                    h('td', { class: 'number' }, transfer.amount),
+                    h('td', {}, h('span', { class: `status ${transfer.status}` }, transfer.status)),
+                  ),
+                ),
+              ),
+            ),
+      );
+    } catch (error) {
+      if (!signal.aborted) replace(transfersList, problemBox(problemOf(error)));
+    }
+  }
+
+  const reload = debounced(() => {
+    void loadAsset();
+    void loadOwners();
+    void loadTransfers();
+    void loadPrice().catch(() => undefined); // the last shown price stays; the next event retries
+    chart.reload();
+  });
+  const reloadPrices = debounced(() => chart.reload(), 500);
+
+  const unsubscribe = ctx.live.subscribe(
+    { assetId },
+    {
+      onEvent(event) {
+        if (event.type === 'priceUpdate') {
+          if (event.data.currency === QUOTE_CURRENCY) showPrice(event.data);
+          reloadPrices();
+        } else {
+          reload();
+        }
+      },
+      onFreshStart: reload,
+    },
+  );
+
+  void loadAsset();
+  void loadOwners();
+  void loadTransfers();
+  void loadPrice().catch((error: unknown) => {
+    if (!signal.aborted) replace(priceValue, problemBox(problemOf(error)));
+  });
+  return () => {
+    unsubscribe();
+    chart.destroy();
+  };
+}

@@ -1,0 +1,281 @@
+// The wallet view: an address (checked as EIP-55 while typed), its currency balances and its NFTs,
+// each list paged with the API's cursors, kept current by newNFT/newTransfer events for the wallet.
+// In your own wallet you can also mint and transfer.
+import type { Schemas } from '../api/client.ts';
+import { problemOf, unwrap } from '../api/problem.ts';
+import { PAGE_SIZE } from '../config.ts';
+import type { LiveEvent } from '../live/connection.ts';
+import { paths } from '../router.ts';
+import { addressField, checkAddress } from '../ui/address.ts';
+import { h, replace, skeleton } from '../ui/dom.ts';
+import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
+import { CursorPager } from '../ui/pager.ts';
+import { emptyState, problemBox } from '../ui/problem-view.ts';
+import { toast } from '../ui/toast.ts';
+import { nftCard } from './asset-card.ts';
+import { type Cleanup, debounced, type ViewContext } from './context.ts';
+import { openMintDialog } from './mint-form.ts';
+import { openTransferDialog } from './transfer-form.ts';
+
+type Holding = Schemas['WalletAssetHolding'];
+
+const ACTIVITY_KEPT = 8;
+
+/** The form at the top of the wallet view (and the home page): go to any wallet. */
+export function walletSearch(ctx: ViewContext, current = ''): HTMLFormElement {
+  const field = addressField({ label: 'Wallet address', name: 'address', value: current, required: true });
+  const form = h(
+    'form',
+    { class: 'address-form', role: 'search' },
+    field.root,
+    h('button', { type: 'submit' }, 'Show wallet'),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const address = field.value();
+    if (address) ctx.navigate(paths.wallet(address));
+    else field.input.focus();
+  });
+  return form;
+}
+
+export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
+  const check = checkAddress(rawAddress);
+  if (check.state !== 'valid') {
+    replace(
+      ctx.root,
+      h('h1', {}, 'Wallet'),
+      walletSearch(ctx, rawAddress),
+      problemBox({
+        type: 'about:blank',
+        title: 'Not a wallet address',
+        status: 0,
+        detail: check.state === 'invalid' ? check.message : 'Enter an address.',
+      }),
+    );
+    return () => undefined;
+  }
+  const address = check.address;
+  if (address !== rawAddress) {
+    // One URL per wallet: the EIP-55 form.
+    ctx.navigate(paths.wallet(address), { replace: true });
+    return () => undefined;
+  }
+  const mine = ctx.session.controls(address);
+
+  const currencyBody = h('div', { class: 'currency-list', 'aria-busy': 'true' });
+  const nftGrid = h('div', { class: 'nft-grid', 'aria-busy': 'true' });
+  const activity = h('ol', { class: 'activity', 'aria-live': 'polite' });
+  const activitySection = h(
+    'section',
+    { class: 'panel', 'aria-labelledby': 'activity-heading', hidden: true },
+    h('h2', { id: 'activity-heading' }, 'Live activity'),
+    activity,
+  );
+  const currencyPager = new CursorPager('currencies', () => void loadCurrencies());
+  const nftPager = new CursorPager('NFTs', () => void loadNfts());
+  const mintButton = mine ? h('button', { type: 'button' }, 'Mint an NFT') : null;
+
+  replace(
+    ctx.root,
+    walletSearch(ctx, address),
+    h(
+      'div',
+      { class: 'page-heading' },
+      h('h1', {}, 'Wallet ', h('code', { class: 'address', 'data-testid': 'wallet-address' }, address)),
+      mine ? h('span', { class: 'badge' }, 'Yours') : null,
+      mintButton,
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'currencies-heading' },
+      h('h2', { id: 'currencies-heading' }, 'Currencies'),
+      currencyBody,
+      currencyPager.element,
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'nfts-heading' },
+      h('h2', { id: 'nfts-heading' }, 'NFTs'),
+      nftGrid,
+      nftPager.element,
+    ),
+    activitySection,
+  );
+  currencyBody.append(...skeleton('row', 2));
+  nftGrid.append(...skeleton('card', 4));
+
+  let seenNfts: Set<string> | null = null;
+  let seenCurrencies: Map<string, string> | null = null;
+
+  async function page(kind: 'nft' | 'fungible', cursor: string | undefined) {
+    return unwrap(
+      await ctx.session.api.GET('/wallets/{wallet_id}/assets', {
+        params: {
+          path: { wallet_id: address },
+          query: { kind, cursor, limit: kind === 'nft' ? PAGE_SIZE.nfts : PAGE_SIZE.currencies },
+        },
+        signal: ctx.signal,
+      }),
+    );
+  }
+
+  const transferButton = (holding: Holding) => {
+    if (!mine) return null;
+    const button = h('button', { type: 'button', class: 'secondary small' }, 'Transfer');
+    button.setAttribute('aria-label', `Transfer ${holding.asset.name}`);
+    button.addEventListener('click', () =>
+      openTransferDialog(
+        ctx.session,
+        { asset: holding.asset, from: address, balance: holding.balance },
+        (transfer) => {
+          toast(`Sent ${transfer.amount} of ${holding.asset.name} to ${shortAddress(transfer.to)}.`);
+          reload();
+        },
+      ),
+    );
+    return button;
+  };
+
+  async function loadCurrencies(): Promise<void> {
+    try {
+      const result = await page('fungible', currencyPager.cursor);
+      const previous = seenCurrencies;
+      seenCurrencies = new Map(result.data.map((holding) => [holding.asset.id, holding.balance]));
+      for (const holding of result.data) names.set(holding.asset.id, holding.asset.name);
+      currencyPager.update(result.next_cursor);
+      if (result.data.length === 0) {
+        replace(currencyBody, emptyState('This wallet holds no game currency.'));
+      } else {
+        replace(
+          currencyBody,
+          h(
+            'table',
+            {},
+            h('caption', { class: 'visually-hidden' }, 'Currency balances'),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', { scope: 'col' }, 'Currency'),
+                h('th', { scope: 'col', class: 'number' }, 'Balance'),
+                mine ? h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')) : null,
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              result.data.map((holding) => {
+                const changed = previous !== null && previous.get(holding.asset.id) !== holding.balance;
+                return h(
+                  'tr',
+                  { class: changed ? 'arrived' : '', 'data-asset-id': holding.asset.id },
+                  h(
+                    'td',
+                    {},
+                    h('a', { href: paths.asset(holding.asset.id) }, holding.asset.name),
+                    ' ',
+                    h('span', { class: 'muted' }, holding.asset.symbol ?? ''),
+                  ),
+                  h('td', { class: 'number' }, holding.balance),
+                  mine ? h('td', { class: 'actions' }, transferButton(holding)) : null,
+                );
+              }),
+            ),
+          ),
+        );
+      }
+    } catch (error) {
+      if (!ctx.signal.aborted) replace(currencyBody, problemBox(problemOf(error)));
+    } finally {
+      currencyBody.removeAttribute('aria-busy');
+    }
+  }
+
+  async function loadNfts(): Promise<void> {
+    try {
+      const result = await page('nft', nftPager.cursor);
+      const previous = seenNfts;
+      seenNfts = new Set(result.data.map((holding) => holding.asset.id));
+      for (const holding of result.data) names.set(holding.asset.id, holding.asset.name);
+      nftPager.update(result.next_cursor);
+      if (result.data.length === 0) {
+        replace(nftGrid, emptyState(mine ? 'You hold no NFT yet: mint one.' : 'This wallet holds no NFT.'));
+      } else {
+        replace(
+          nftGrid,
+          result.data.map((holding) => {
+            const card = nftCard(holding.asset, transferButton(holding));
+            if (previous !== null && !previous.has(holding.asset.id)) card.classList.add('arrived');
+            return card;
+          }),
+        );
+      }
+    } catch (error) {
+      if (!ctx.signal.aborted) replace(nftGrid, problemBox(problemOf(error)));
+    } finally {
+      nftGrid.removeAttribute('aria-busy');
+    }
+  }
+
+  const reload = debounced(() => {
+    void loadCurrencies();
+    void loadNfts();
+  });
+
+  /** Asset names seen so far; a transfer event names its asset by id only. */
+  const names = new Map<string, string>();
+  async function assetName(id: string): Promise<string> {
+    const known = names.get(id);
+    if (known) return known;
+    const result = await ctx.session.api
+      .GET('/assets/{asset_id}', { params: { path: { asset_id: id } }, signal: ctx.signal })
+      .catch(() => null);
+    const name = result?.data?.name ?? id;
+    names.set(id, name);
+    return name;
+  }
+
+  async function describe(event: LiveEvent): Promise<string> {
+    if (event.type === 'newNFT') return `${event.data.name} was minted into this wallet.`;
+    if (event.type === 'priceUpdate') return `New price for ${await assetName(event.data.assetId)}.`;
+    const transfer = event.data;
+    const what = `${transfer.amount} × ${await assetName(transfer.assetId)}`;
+    if (transfer.from === ZERO_ADDRESS) return `${what} minted into this wallet.`;
+    return transfer.to.toLowerCase() === address.toLowerCase()
+      ? `Received ${what} from ${shortAddress(transfer.from)}.`
+      : `Sent ${what} to ${shortAddress(transfer.to)}.`;
+  }
+
+  function addActivity(event: LiveEvent): void {
+    const item = h('li', {}, h('time', { datetime: event.occurredAt }, formatTime(event.occurredAt)), ' …');
+    activitySection.hidden = false;
+    activity.prepend(item);
+    while (activity.children.length > ACTIVITY_KEPT) activity.lastElementChild?.remove();
+    void describe(event).then((text) => item.lastChild?.replaceWith(` ${text}`));
+  }
+
+  const unsubscribe = ctx.live.subscribe(
+    { walletId: address, events: ['newNFT', 'newTransfer'] },
+    {
+      onEvent(event) {
+        addActivity(event);
+        reload();
+      },
+      onFreshStart: reload,
+    },
+  );
+
+  mintButton?.addEventListener('click', () =>
+    openMintDialog(ctx.session, address, (asset) => {
+      toast('Minted ', h('a', { href: paths.asset(asset.id) }, asset.name), '.');
+      reload();
+    }),
+  );
+
+  void loadCurrencies();
+  void loadNfts();
+  return unsubscribe;
+}

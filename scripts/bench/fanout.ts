@@ -1,0 +1,226 @@
+// WebSocket fan-out: N clients on /ws subscribed to every event; a producer (an oracle) commits price
+// posts (POST /api/v1/price/{id}) at a steady rate; each client's receipt of each priceUpdate is
+// timed. Clients and producer share this process; the service is its own process. The Koa hello
+// baseline gets the same clients and producer (POST /publish, broadcast with no database).
+// Reported per target: delivered events (all clients) and per second, commit-to-delivery latency
+// (receipt time minus the event's occurredAt, which the service stamps inside the committing
+// transaction; same host, same clock), request-to-delivery latency (from the moment the producer
+// sent the POST: an upper bound), the producer's request latency, unexpected closes, and the CPU of
+// this load generator and of the target.
+// Target (issue 5): p99 under 100 ms at 1,000 clients and 200 events/s.
+
+import { createCollection, createCurrency, createUser, type Session } from './lib/api.ts';
+import type { Child } from './lib/children.ts';
+import { startHello } from './lib/hello.ts';
+import { Histogram } from './lib/histogram.ts';
+import type { BenchOptions } from './lib/options.ts';
+import { cpuSeconds } from './lib/proc.ts';
+import { produceSteadily } from './lib/producer.ts';
+import { fixed, heading, table } from './lib/report.ts';
+import { type Service, startService } from './lib/service.ts';
+import { openClients } from './lib/ws-clients.ts';
+
+const ASSET = 'fan-coin';
+const DRAIN_MS = 5000;
+const WARM_UP_SECONDS = 1;
+const TARGET_P99_MS = 100;
+
+interface Target {
+  name: string;
+  child: Child;
+  /** Credentials for the WebSocket handshake. */
+  headers: Record<string, string>;
+  /** Commits event `sequence`; resolves true on a 2xx. */
+  publish(sequence: number): Promise<boolean>;
+}
+
+interface CaseResult {
+  delivered: number;
+  expected: number;
+  deliveredPerSecond: number;
+  commitToDelivery: Histogram;
+  requestToDelivery: Histogram;
+  producerLatency: Histogram;
+  committed: number;
+  producerFailures: number;
+  skipped: number;
+  unexpectedCloses: string;
+  loadCpuPercent: number;
+  targetCpuPercent: number;
+}
+
+export async function fanout(options: BenchOptions): Promise<void> {
+  for (const kind of options.dbs) {
+    const hello = await startHello();
+    const service = await startService(kind);
+    try {
+      const targets = [helloTarget(hello), await serviceTarget(service)];
+      for (const { clients, rate } of options.fanout) {
+        heading(`fan-out on ${kind}: ${clients} clients, ${rate} events/s`, {
+          'seconds of events': options.durationSeconds,
+        });
+        const results: CaseResult[] = [];
+        for (const target of targets)
+          results.push(await runCase(target, clients, rate, options.durationSeconds));
+        const ms = (histogram: Histogram, fraction: number) => fixed(histogram.percentile(fraction), 1);
+        table(
+          ['', ...targets.map((target) => target.name)],
+          [
+            [
+              'events committed',
+              ...results.map(
+                (r) =>
+                  `${r.committed}${r.producerFailures ? ` (+${r.producerFailures} failed)` : ''}${r.skipped ? ` (${r.skipped} not sent: backlog)` : ''}`,
+              ),
+            ],
+            [
+              'deliveries / expected',
+              ...results.map(
+                (r) =>
+                  `${r.delivered} / ${r.expected} (${fixed((100 * r.delivered) / Math.max(1, r.expected))}%)`,
+              ),
+            ],
+            ['deliveries per second', ...results.map((r) => fixed(r.deliveredPerSecond, 0))],
+            [
+              'commit->delivery p50 / p99 ms',
+              ...results.map((r) => `${ms(r.commitToDelivery, 0.5)} / ${ms(r.commitToDelivery, 0.99)}`),
+            ],
+            [
+              'request->delivery p50 / p99 ms',
+              ...results.map((r) => `${ms(r.requestToDelivery, 0.5)} / ${ms(r.requestToDelivery, 0.99)}`),
+            ],
+            [
+              'producer request p50 / p99 ms',
+              ...results.map((r) => `${ms(r.producerLatency, 0.5)} / ${ms(r.producerLatency, 0.99)}`),
+            ],
+            ['unexpected closes (code: n)', ...results.map((r) => r.unexpectedCloses)],
+            ['load generator CPU (% of a core)', ...results.map((r) => fixed(r.loadCpuPercent, 0))],
+            ['target process CPU (% of a core)', ...results.map((r) => fixed(r.targetCpuPercent, 0))],
+          ],
+        );
+        const p99 = results[1].commitToDelivery.percentile(0.99);
+        if (clients >= 1000 && rate >= 200) {
+          console.log(
+            `service commit->delivery p99 ${fixed(p99, 1)} ms (target < ${TARGET_P99_MS} ms: ${p99 < TARGET_P99_MS ? 'met' : 'NOT met'})`,
+          );
+        }
+      }
+    } finally {
+      await service.stop();
+      await hello.stop();
+    }
+  }
+}
+
+function helloTarget(hello: Child): Target {
+  return {
+    name: 'Koa hello',
+    child: hello,
+    headers: {},
+    publish: (sequence) => post(`${hello.baseUrl}/publish`, {}, { assetId: ASSET, ...priceBody(sequence) }),
+  };
+}
+
+/** A studio creates the currency prices are posted for; an oracle posts them; a player listens. */
+async function serviceTarget(service: Service): Promise<Target> {
+  const studio = await createUser(service, 'studio');
+  await createCollection(service, studio, 'bench-fanout');
+  await createCurrency(service, studio, ASSET, 'bench-fanout');
+  const oracle: Session = await createUser(service, 'oracle');
+  const listener = await createUser(service);
+  return {
+    name: `service (${service.kind})`,
+    child: service,
+    headers: listener.headers,
+    publish: (sequence) =>
+      post(`${service.baseUrl}/api/v1/price/${ASSET}`, oracle.headers, priceBody(sequence)),
+  };
+}
+
+/** Each event's `source` carries its sequence number, which the clients read back. */
+function priceBody(sequence: number) {
+  return { price: `${sequence + 1}.25`, currency: 'USD', source: `bench-${sequence}` };
+}
+
+async function post(url: string, headers: Record<string, string>, body: unknown): Promise<boolean> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  await response.arrayBuffer();
+  return response.ok;
+}
+
+/** Epoch milliseconds with sub-millisecond precision, comparable with the server's occurredAt. */
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+async function runCase(target: Target, clients: number, rate: number, seconds: number): Promise<CaseResult> {
+  const total = Math.round(rate * seconds);
+  const sentAt = new Float64Array(total);
+  const commitToDelivery = new Histogram();
+  const requestToDelivery = new Histogram();
+  let delivered = 0;
+  let deliveredInWindow = 0;
+  let windowEnd = Number.POSITIVE_INFINITY;
+  let measuring = false;
+
+  // Reads only the two fields it needs (no JSON.parse), so that the load generator's own cost, which
+  // adds to every measured latency, stays small.
+  const onMessage = (text: string) => {
+    if (!measuring || !text.includes('"type":"priceUpdate"')) return;
+    const receivedAt = now();
+    const occurredAt = text.indexOf('"occurredAt":"') + 14;
+    const source = text.indexOf('"source":"bench-') + 16;
+    const sequence = Number.parseInt(text.slice(source, text.indexOf('"', source)), 10);
+    if (!(sequence < total)) return; // a late warm-up event
+    commitToDelivery.record(receivedAt - Date.parse(text.slice(occurredAt, occurredAt + 24)));
+    requestToDelivery.record(receivedAt - sentAt[sequence]);
+    delivered++;
+    if (receivedAt <= windowEnd) deliveredInWindow++;
+  };
+
+  const url = `${target.child.baseUrl.replace(/^http/, 'ws')}/ws`;
+  const fleet = await openClients(url, clients, target.headers, onMessage);
+  try {
+    await fleet.subscribeAll();
+    // Warm-up events (JIT, pools, buffers) at the same rate, not counted; their sequence numbers run
+    // past the measured ones so that a late one cannot be mistaken for a measured one.
+    await produceSteadily(rate, WARM_UP_SECONDS, (sequence) => target.publish(total + sequence));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    measuring = true;
+    const cpuBefore = process.cpuUsage();
+    const targetCpuBefore = cpuSeconds(target.child.pid);
+    const windowStart = now();
+    const produced = await produceSteadily(rate, seconds, (sequence) => {
+      sentAt[sequence] = now();
+      return target.publish(sequence);
+    });
+    windowEnd = now();
+    const expected = produced.succeeded * clients;
+    const drainUntil = Date.now() + DRAIN_MS;
+    while (delivered < expected && Date.now() < drainUntil)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    const wall = (now() - windowStart) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    return {
+      delivered,
+      expected,
+      deliveredPerSecond: deliveredInWindow / ((windowEnd - windowStart) / 1000),
+      commitToDelivery,
+      requestToDelivery,
+      producerLatency: produced.latency,
+      committed: produced.succeeded,
+      producerFailures: produced.failed,
+      skipped: produced.skipped,
+      unexpectedCloses:
+        [...fleet.unexpectedCloses].map(([code, count]) => `${code}: ${count}`).join(', ') || 'none',
+      loadCpuPercent: ((cpu.user + cpu.system) / 1e6 / wall) * 100,
+      targetCpuPercent: ((cpuSeconds(target.child.pid) - targetCpuBefore) / wall) * 100,
+    };
+  } finally {
+    await fleet.closeAll();
+  }
+}

@@ -1,0 +1,60 @@
+// HTTP load with autocannon, in this process: the same load against the service and the Koa hello
+// baseline, summarized the same way.
+import { type AutocannonClient, autocannon } from './untyped.ts';
+
+export interface LoadOptions {
+  label: string;
+  url: string;
+  connections: number;
+  durationSeconds: number;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  setupClient?: (client: AutocannonClient) => void;
+}
+
+export interface LoadResult {
+  label: string;
+  /** Successful (2xx) responses per second over the whole run. */
+  okPerSecond: number;
+  /** Latency of the 2xx responses, in milliseconds (autocannon records whole milliseconds). */
+  p50: number;
+  p99: number;
+  mean: number;
+  ok: number;
+  /** Responses that were not 2xx, by status, plus connection errors and timeouts. */
+  failures: Record<string, number>;
+}
+
+export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  // autocannon merges options with Object.assign: an explicit `undefined` would erase its defaults.
+  const result = await autocannon({
+    url: options.url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    ...(options.method && { method: options.method }),
+    ...(options.headers && { headers: options.headers }),
+    ...(options.body !== undefined && { body: options.body }),
+    ...(options.setupClient && { setupClient: options.setupClient }),
+  });
+  const failures: Record<string, number> = {};
+  for (const [status, { count }] of Object.entries(result.statusCodeStats)) {
+    if (!status.startsWith('2')) failures[status] = count;
+  }
+  if (result.errors > 0) failures.errors = result.errors;
+  if (result.timeouts > 0) failures.timeouts = result.timeouts;
+  return {
+    label: options.label,
+    okPerSecond: result['2xx'] / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    mean: result.latency.average,
+    ok: result['2xx'],
+    failures,
+  };
+}
+
+/** A short run whose figures are thrown away: JIT, connection pools and caches warm up first. */
+export async function warmUp(options: LoadOptions, seconds = 2): Promise<void> {
+  await runLoad({ ...options, durationSeconds: seconds });
+}

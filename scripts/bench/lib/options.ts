@@ -1,0 +1,15 @@
+// What the dispatcher (run.ts) passes to every benchmark.
+import type { DbKind } from './database.ts';
+
+export interface BenchOptions {
+  /** The databases to run on, one after the other. */
+  dbs: DbKind[];
+  /** Seconds each measured load runs (warm-ups come on top). */
+  durationSeconds: number;
+  /** HTTP connections (reads, auth; transfers always uses 50 clients). */
+  connections: number;
+  /** Fan-out cases: clients and events per second. */
+  fanout: { clients: number; rate: number }[];
+  /** WebSocket connections held open by the memory benchmark. */
+  idleClients: number;
+}

@@ -1,0 +1,62 @@
+// The service under test, started as `node src/server.ts` in its own process on a fresh database,
+// with limits that would otherwise throttle the load (rate limits, connections per API key) raised.
+import { randomBytes } from 'node:crypto';
+import { type Child, freePort, startNodeChild } from './children.ts';
+import { type BenchDatabase, createDatabase, type DbKind, type Role } from './database.ts';
+
+export interface Service extends Child {
+  kind: DbKind;
+  /** The environment the service was started with (to build the same app in-process). */
+  env: Record<string, string>;
+  setRole(userId: string, role: Role): Promise<void>;
+  /** Stops the process but keeps its database (`stop` drops it too). */
+  stopProcess(): Promise<void>;
+}
+
+export async function startService(kind: DbKind): Promise<Service> {
+  const database: BenchDatabase = await createDatabase(kind);
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    ...database.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: baseUrl,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+    SEED_DEMO: 'never',
+    // The configuration caps these at 1,000,000 and 100,000: a 1 s window makes that a million
+    // requests per second per API key, far above anything this load reaches.
+    RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_WINDOW_SECONDS: '1',
+    LOGIN_RATE_LIMIT_REQUESTS: '100000',
+    // A token must outlive the run: an expired one ends WebSocket connections (close code 4001).
+    ACCESS_TOKEN_TTL_SECONDS: '3600',
+    // All fan-out clients share one API key.
+    WS_MAX_CONNECTIONS_PER_KEY: '100000',
+  };
+  let child: Child;
+  try {
+    child = await startNodeChild({
+      name: `service (${kind})`,
+      script: 'src/server.ts',
+      port,
+      env,
+      readyPath: '/healthz',
+    });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  return {
+    ...child,
+    kind,
+    env,
+    setRole: (userId, role) => database.setRole(userId, role),
+    stopProcess: child.stop,
+    async stop() {
+      await child.stop();
+      await database.drop();
+    },
+  };
+}

@@ -1,0 +1,91 @@
+// Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|all
+//   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
+//   [--fanout 1000@200,10000@20] [--idle-clients 10000]
+// Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
+// child processes on loopback, measures both with the same load, prints the figures, and stops them.
+// Docs and the figures of the last run: docs/benchmarks.md.
+import { parseArgs } from 'node:util';
+import { auth } from './auth.ts';
+import { fanout } from './fanout.ts';
+import { cleanupAll, installCleanupHandlers } from './lib/cleanup.ts';
+import type { DbKind } from './lib/database.ts';
+import type { BenchOptions } from './lib/options.ts';
+import { memory } from './memory.ts';
+import { reads } from './reads.ts';
+import { transfers } from './transfers.ts';
+
+const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
+  reads,
+  transfers,
+  auth,
+  fanout,
+  memory,
+};
+
+function usage(message: string): never {
+  process.stderr.write(
+    `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
+      '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n]\n',
+  );
+  process.exit(64);
+}
+
+function positiveInteger(raw: string, name: string, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max)
+    usage(`--${name} must be an integer from 1 to ${max}`);
+  return value;
+}
+
+function parseOptions(): { names: string[]; options: BenchOptions } {
+  const { positionals, values } = parseArgs({
+    allowPositionals: true,
+    options: {
+      db: { type: 'string', default: 'sqlite' },
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '10' },
+      fanout: { type: 'string', default: '1000@200,10000@20' },
+      'idle-clients': { type: 'string', default: '10000' },
+    },
+  });
+  if (positionals.length !== 1) usage('name one benchmark');
+  const [name] = positionals;
+  if (name !== 'all' && !(name in BENCHMARKS)) usage(`unknown benchmark "${name}"`);
+  const dbs: Record<string, DbKind[]> = {
+    sqlite: ['sqlite'],
+    postgres: ['postgres'],
+    both: ['sqlite', 'postgres'],
+  };
+  if (!(values.db in dbs)) usage('--db must be sqlite, postgres or both');
+  const fanoutCases = values.fanout.split(',').map((spec) => {
+    const match = /^(\d+)@(\d+)$/.exec(spec.trim());
+    if (!match) usage(`--fanout cases look like 1000@200 (clients@events per second), not "${spec}"`);
+    return {
+      clients: positiveInteger(match[1], 'fanout', 50_000),
+      rate: positiveInteger(match[2], 'fanout', 10_000),
+    };
+  });
+  return {
+    names: name === 'all' ? Object.keys(BENCHMARKS) : [name],
+    options: {
+      dbs: dbs[values.db],
+      durationSeconds: positiveInteger(values.duration, 'duration', 600),
+      connections: positiveInteger(values.connections, 'connections', 1000),
+      fanout: fanoutCases,
+      idleClients: positiveInteger(values['idle-clients'], 'idle-clients', 50_000),
+    },
+  };
+}
+
+installCleanupHandlers();
+const { names, options } = parseOptions();
+try {
+  for (const name of names) await BENCHMARKS[name](options);
+} catch (error) {
+  process.stderr.write(
+    `benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+} finally {
+  await cleanupAll();
+}

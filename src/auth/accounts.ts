@@ -1,0 +1,133 @@
+// Users: registration, password checks, roles, and the User resource the API returns.
+import type { EntityManager } from '@mikro-orm/sql';
+import { User, type UserRole } from '../db/entities/User.ts';
+import { Wallet } from '../db/entities/Wallet.ts';
+import type { Orm } from '../db/orm.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { formatAddress } from '../domain/ledger/addresses.ts';
+import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
+import { revokeAccountGrants } from './adapter.ts';
+import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
+
+/**
+ * Called inside the registration transaction with the new (flushed) user: the ledger creates the
+ * custodial wallet there, so a user never exists without one.
+ */
+export type UserRegisteredHook = (em: EntityManager, user: User) => Promise<unknown>;
+
+export interface UserView {
+  id: string;
+  username: string;
+  role: UserRole;
+  wallets: string[];
+  createdAt: string;
+}
+
+export function normalizeUsername(username: string): string {
+  return username.toLowerCase();
+}
+
+/** The user with its wallets: the custodial one first, then linked wallets oldest first. */
+export async function userView(em: EntityManager, user: User): Promise<UserView> {
+  const wallets = await em.find(Wallet, { user: user.id });
+  wallets.sort((a, b) => {
+    if (a.kind !== b.kind) return a.kind === 'custodial' ? -1 : 1;
+    return a.createdAt.getTime() - b.createdAt.getTime();
+  });
+  return {
+    id: user.id,
+    username: user.username,
+    role: user.role,
+    wallets: wallets.map((wallet) => formatAddress(wallet.address)),
+    createdAt: user.createdAt.toISOString(),
+  };
+}
+
+export async function registerUser(
+  orm: Orm,
+  input: { username: string; password: string },
+  onUserRegistered: UserRegisteredHook | undefined,
+): Promise<UserView> {
+  const violation = passwordPolicyViolation(input.password, input.username);
+  if (violation) {
+    throw new ValidationError('The password does not meet the policy.', [
+      { pointer: '/body/password', detail: violation },
+    ]);
+  }
+  const usernameNormalized = normalizeUsername(input.username);
+  const taken = () =>
+    new ConflictError(
+      `The username ${input.username} is already registered.`,
+      '/problems/username-taken',
+      'Username taken',
+    );
+  if (await orm.em.fork().count(User, { usernameNormalized })) throw taken();
+  const passwordHash = await hashPassword(input.password);
+  try {
+    return await inTransaction(orm, async (em) => {
+      const user = em.create(User, {
+        id: newId('usr'),
+        username: input.username,
+        usernameNormalized,
+        passwordHash,
+        role: 'player',
+        createdAt: new Date(),
+      });
+      await em.flush();
+      await onUserRegistered?.(em, user);
+      await em.flush();
+      return userView(em, user);
+    });
+  } catch (error) {
+    // Two registrations of one name racing: the unique index decides, the loser gets the same 409.
+    if ((error as { name?: string }).name === 'UniqueConstraintViolationException') throw taken();
+    throw error;
+  }
+}
+
+/**
+ * The user whose password matches, else null. Unknown users are checked against a dummy hash so
+ * both failures take the same time and the answer never tells whether the user exists.
+ */
+export async function checkCredentials(
+  em: EntityManager,
+  username: string,
+  password: string,
+): Promise<User | null> {
+  const user = await em.findOne(User, { usernameNormalized: normalizeUsername(username) });
+  const matches = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+  return user && matches ? user : null;
+}
+
+export async function findUser(em: EntityManager, id: string): Promise<User | null> {
+  return em.findOne(User, { id });
+}
+
+/**
+ * Changes the user's role. A change revokes the user's grants (so refresh tokens stop working and
+ * the next login carries the new role's scopes). The last admin cannot be demoted.
+ */
+export async function setUserRole(orm: Orm, userId: string, role: UserRole): Promise<UserView> {
+  return inTransaction(orm, async (em) => {
+    const user = await em.findOne(User, { id: userId }, forUpdate(orm));
+    if (!user) throw new NotFoundError(`No user with id ${userId}.`);
+    if (user.role !== role) {
+      if (user.role === 'admin') {
+        // Lock every admin row so two concurrent demotions cannot both see "another admin exists".
+        const admins = await em.find(User, { role: 'admin' }, forUpdate(orm));
+        if (admins.length <= 1) {
+          throw new ConflictError(
+            `${user.id} is the only admin; give another user the admin role first.`,
+            '/problems/last-admin',
+            'Last admin',
+          );
+        }
+      }
+      user.role = role;
+      await em.flush();
+      await revokeAccountGrants(em, user.id);
+    }
+    return userView(em, user);
+  });
+}

@@ -1,0 +1,158 @@
+// Application API keys: `gak_` + 43 base64url characters (256 random bits), shown once, stored as a
+// SHA-256 digest (see client-secrets.ts for why a fast hash is right for them). Every protected
+// request looks its key up, so lookups are cached in memory for a few seconds; revoking a key on
+// this instance evicts it at once (other instances notice within the cache lifetime).
+import type { EntityManager } from '@mikro-orm/sql';
+import { ApiKey } from '../db/entities/ApiKey.ts';
+import { Application } from '../db/entities/Application.ts';
+import type { UserRole } from '../db/entities/User.ts';
+import { User } from '../db/entities/User.ts';
+import type { Orm } from '../db/orm.ts';
+import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { digestSecret, generateSecret } from './client-secrets.ts';
+
+export const API_KEY_PATTERN = /^gak_[A-Za-z0-9_-]{43}$/;
+const PREFIX_LENGTH = 12;
+const CACHE_TTL_MS = 5_000;
+const CACHE_LIMIT = 10_000;
+/** lastUsedAt is a hint for the owner, not an audit log: written at most once a minute per key. */
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  prefix: string;
+  clientId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+/** What authenticating a request needs to know about a key (and its owner's current role). */
+export interface ActiveApiKey {
+  id: string;
+  userId: string;
+  clientId: string;
+  role: UserRole;
+}
+
+function view(key: ApiKey): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix,
+    clientId: key.application.clientId,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+  };
+}
+
+export interface ApiKeyService {
+  create(userId: string, clientId: string, name: string): Promise<ApiKeyView & { key: string }>;
+  list(userId: string): Promise<ApiKeyView[]>;
+  /** Idempotent; 404 when the user has no key with this id. */
+  revoke(userId: string, keyId: string): Promise<void>;
+  /** Revokes every key of an application (it is being deleted). */
+  revokeForApplication(em: EntityManager, clientId: string): Promise<void>;
+  /** The active key for a presented secret, or null (unknown, revoked, or its application deleted). */
+  resolve(secret: string): Promise<ActiveApiKey | null>;
+}
+
+export function createApiKeyService(orm: Orm): ApiKeyService {
+  interface Cached {
+    key: ActiveApiKey | null;
+    expiresAt: number;
+  }
+  const cache = new Map<string, Cached>();
+  const lastUsedWritten = new Map<string, number>();
+
+  function evict(keyIds: Set<string>): void {
+    for (const [digest, entry] of cache) if (entry.key && keyIds.has(entry.key.id)) cache.delete(digest);
+  }
+
+  async function load(digest: string): Promise<ActiveApiKey | null> {
+    const em = orm.em.fork();
+    const key = await em.findOne(
+      ApiKey,
+      { keyHash: digest, revokedAt: null },
+      { populate: ['user', 'application'] },
+    );
+    if (!key || key.application.getEntity().deletedAt) return null;
+    const now = Date.now();
+    if (
+      (key.lastUsedAt?.getTime() ?? 0) < now - LAST_USED_GRANULARITY_MS &&
+      (lastUsedWritten.get(key.id) ?? 0) < now - LAST_USED_GRANULARITY_MS
+    ) {
+      if (lastUsedWritten.size >= CACHE_LIMIT) lastUsedWritten.clear();
+      lastUsedWritten.set(key.id, now);
+      await em.nativeUpdate(ApiKey, { id: key.id }, { lastUsedAt: new Date(now) });
+    }
+    return {
+      id: key.id,
+      userId: key.user.id,
+      clientId: key.application.clientId,
+      role: key.user.getEntity().role,
+    };
+  }
+
+  return {
+    async create(userId, clientId, name) {
+      const em = orm.em.fork();
+      const application = await em.findOne(Application, { clientId, deletedAt: null });
+      if (!application)
+        throw new ForbiddenError(`The application ${clientId} of this token has been deleted.`);
+      const secret = `gak_${generateSecret()}`;
+      const key = em.create(ApiKey, {
+        id: newId('key'),
+        application,
+        user: em.getReference(User, userId),
+        name,
+        prefix: secret.slice(0, PREFIX_LENGTH),
+        keyHash: digestSecret(secret),
+        createdAt: new Date(),
+        lastUsedAt: null,
+        revokedAt: null,
+      });
+      await em.flush();
+      return { ...view(key), key: secret };
+    },
+
+    async list(userId) {
+      const keys = await orm.em
+        .fork()
+        .find(ApiKey, { user: userId }, { orderBy: { createdAt: 'desc', id: 'desc' } });
+      return keys.map(view);
+    },
+
+    async revoke(userId, keyId) {
+      const em = orm.em.fork();
+      const key = await em.findOne(ApiKey, { id: keyId, user: userId });
+      if (!key) throw new NotFoundError(`No API key with id ${keyId}.`);
+      if (!key.revokedAt) {
+        key.revokedAt = new Date();
+        await em.flush();
+      }
+      evict(new Set([keyId]));
+    },
+
+    async revokeForApplication(em, clientId) {
+      const keys = await em.find(ApiKey, { application: clientId, revokedAt: null }, { fields: ['id'] });
+      await em.nativeUpdate(ApiKey, { application: clientId, revokedAt: null }, { revokedAt: new Date() });
+      evict(new Set(keys.map((key) => key.id)));
+    },
+
+    async resolve(secret) {
+      if (!API_KEY_PATTERN.test(secret)) return null;
+      const digest = digestSecret(secret);
+      const now = Date.now();
+      const cached = cache.get(digest);
+      if (cached && cached.expiresAt > now) return cached.key;
+      const key = await load(digest);
+      if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
+      cache.set(digest, { key, expiresAt: now + CACHE_TTL_MS });
+      return key;
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// The edge's guard: bearer token (RFC 6750) and, where the contract asks, an API key; then the
+// API key's rate limit, the scopes and the roles the operation declares.
+import type { Context } from 'koa';
+import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
+import type { OperationGuard } from '../http/contract.ts';
+import type { AuthContext, Authenticator } from '../http/security.ts';
+import type { ApiKeyService } from './api-keys.ts';
+import { type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
+import { scopesAllowedFor } from './scopes.ts';
+import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
+
+const REALM = 'realm="gats"';
+/** RFC 6750 §2.1 b64token. */
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
+
+function quoted(text: string): string {
+  return `"${text.replace(/["\\]/g, '')}"`;
+}
+
+function invalidToken(detail: string): UnauthorizedError {
+  return new UnauthorizedError(
+    detail,
+    `Bearer ${REALM}, error="invalid_token", error_description=${quoted(detail)}`,
+    '/problems/invalid-token',
+  );
+}
+
+function invalidApiKey(detail: string): UnauthorizedError {
+  return new UnauthorizedError(detail, `ApiKey ${REALM}, header="X-API-Key"`, '/problems/invalid-api-key');
+}
+
+export function createAuthenticator(options: {
+  verifier: TokenVerifier;
+  apiKeys: ApiKeyService;
+  limiter: RateLimiter;
+  rateLimit: { requestsPerWindow: number; windowSeconds: number };
+}): Authenticator {
+  const { verifier, apiKeys, limiter, rateLimit } = options;
+
+  return {
+    async authenticate(ctx: Context, guard: OperationGuard): Promise<AuthContext> {
+      const header = ctx.get('Authorization');
+      if (!header) {
+        // RFC 6750 §3.1: no error code when the request carried no credentials at all.
+        throw new UnauthorizedError('This operation requires a bearer token.', `Bearer ${REALM}`);
+      }
+      const match = BEARER.exec(header);
+      if (!match) throw invalidToken('The Authorization header is not a bearer token.');
+      let claims: AccessTokenClaims;
+      try {
+        claims = await verifier.verify(match[1]);
+      } catch (error) {
+        if (error instanceof InvalidTokenError) throw invalidToken(error.message);
+        throw error;
+      }
+
+      let role = claims.role;
+      let apiKeyId: string | null = null;
+      if (guard.apiKey) {
+        const presented = ctx.get('X-API-Key');
+        if (!presented) throw invalidApiKey('This operation requires an API key in X-API-Key.');
+        const key = await apiKeys.resolve(presented);
+        if (!key) throw invalidApiKey('The API key is unknown or revoked.');
+        if (key.userId !== claims.userId)
+          throw invalidApiKey('The API key belongs to another user than the bearer token.');
+        const state = await limiter.hit(
+          `key:${key.id}`,
+          rateLimit.requestsPerWindow,
+          rateLimit.windowSeconds,
+        );
+        if (!state.allowed) throw rateLimitedError(state, 'requests');
+        ctx.set(rateLimitHeaders(state));
+        apiKeyId = key.id;
+        // The key lookup (cached briefly) knows the user's current role: a demotion applies at once.
+        role = key.role;
+      }
+
+      // Never more than the role allows, even if the token was issued under a more generous role.
+      const allowed = scopesAllowedFor(role);
+      const scopes = new Set([...claims.scope].filter((scope) => allowed.has(scope)));
+      const missing = guard.scopes.filter((scope) => !scopes.has(scope));
+      if (missing.length > 0) {
+        const error = new ForbiddenError(
+          `The token lacks the scope ${missing.join(' ')}.`,
+          '/problems/insufficient-scope',
+          'Insufficient scope',
+        );
+        error.headers['WWW-Authenticate'] =
+          `Bearer ${REALM}, error="insufficient_scope", scope=${quoted(guard.scopes.join(' '))}`;
+        throw error;
+      }
+      if (guard.roles && !guard.roles.includes(role)) {
+        throw new ForbiddenError(
+          `The ${role} role may not do this (allowed: ${guard.roles.join(', ')}).`,
+          '/problems/role-not-allowed',
+          'Role not allowed',
+        );
+      }
+
+      return {
+        userId: claims.userId,
+        role,
+        scopes,
+        clientId: claims.clientId,
+        tokenId: claims.jti,
+        expiresAt: claims.exp,
+        apiKeyId,
+      };
+    },
+  };
+}

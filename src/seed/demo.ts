@@ -1,0 +1,137 @@
+// The demo data of the embedded default: a game studio's collection, two currencies, NFTs, players
+// holding them, prices over the last day, and the demo OAuth client. It runs only on a database
+// without users (SEED_DEMO=auto: the embedded SQLite file; always: any database), so it never
+// touches real data, and running it twice changes nothing.
+
+import { registerUser, setUserRole, type UserRegisteredHook } from '../auth/accounts.ts';
+import { ensureDemoClient } from '../auth/index.ts';
+import type { UserRole } from '../db/entities/User.ts';
+import { User } from '../db/entities/User.ts';
+import type { Orm } from '../db/orm.ts';
+import type { StoredAddress } from '../domain/ledger/addresses.ts';
+import type { Ledger } from '../domain/ledger/index.ts';
+import type { Logger } from '../observability/logger.ts';
+
+/** The demo accounts, listed in the README. Demo only: never seed them on a real deployment. */
+export const DEMO_ACCOUNTS: readonly { username: string; password: string; role: UserRole }[] = [
+  { username: 'studio', password: 'studio-demo-password', role: 'studio' },
+  { username: 'alice', password: 'alice-demo-password', role: 'player' },
+  { username: 'bob', password: 'bob-demo-password', role: 'player' },
+  { username: 'oracle', password: 'oracle-demo-password', role: 'oracle' },
+  { username: 'admin', password: 'admin-demo-password', role: 'admin' },
+];
+
+export const DEMO_COLLECTION = 'dawn-quest';
+
+export interface SeedDeps {
+  orm: Orm;
+  ledger: Ledger;
+  publicUrl: string;
+  logger: Logger;
+  onUserRegistered: UserRegisteredHook;
+}
+
+/** Seeds when the database has no user yet; returns whether it did. */
+export async function seedDemoIfEmpty(deps: SeedDeps): Promise<boolean> {
+  if ((await deps.orm.em.fork().count(User, {})) > 0) return false;
+  await seedDemo(deps);
+  return true;
+}
+
+async function seedDemo({ orm, ledger, publicUrl, logger, onUserRegistered }: SeedDeps): Promise<void> {
+  await ensureDemoClient(orm.em.fork());
+
+  const users = new Map<string, { userId: string; role: UserRole; wallet: StoredAddress }>();
+  for (const account of DEMO_ACCOUNTS) {
+    const user = await registerUser(orm, account, onUserRegistered);
+    if (account.role !== 'player') await setUserRole(orm, user.id, account.role);
+    users.set(account.username, {
+      userId: user.id,
+      role: account.role,
+      wallet: user.wallets[0].toLowerCase() as StoredAddress,
+    });
+  }
+  const actor = (name: string) => {
+    const user = users.get(name) as { userId: string; role: UserRole };
+    return { userId: user.userId, role: user.role };
+  };
+  const wallet = (name: string) => (users.get(name) as { wallet: StoredAddress }).wallet;
+  const image = (name: string) => `${publicUrl}/explorer/demo/${name}.svg`;
+
+  await ledger.collections.create(actor('studio'), {
+    id: DEMO_COLLECTION,
+    name: 'Dawn Quest',
+    description: 'The demo game: a quest at first light.',
+  });
+  for (const currency of [
+    { id: 'gold', name: 'Gold', symbol: 'GOLD', decimals: 2, maxSupply: '1000000' },
+    { id: 'gems', name: 'Gems', symbol: 'GEM', decimals: 0 },
+  ]) {
+    await ledger.assets.createCurrency(actor('studio'), {
+      ...currency,
+      collection: DEMO_COLLECTION,
+      description: `${currency.name}, the currency of Dawn Quest.`,
+      metadata: { image: image(currency.id), attributes: [], creator: 'Dawn Quest Studio' },
+    });
+  }
+  await ledger.assets.mint(actor('studio'), 'gold', { to: wallet('alice'), amount: '1500' });
+  await ledger.assets.mint(actor('studio'), 'gold', { to: wallet('bob'), amount: '250.50' });
+  await ledger.assets.mint(actor('studio'), 'gems', { to: wallet('alice'), amount: '40' });
+
+  const items = [
+    { name: 'Sword of Dawn', art: 'sword', owner: 'alice', rarity: 'legendary', power: 87 },
+    { name: 'Shield of Dusk', art: 'shield', owner: 'alice', rarity: 'rare', power: 54 },
+    { name: 'Dragon Egg', art: 'egg', owner: 'alice', rarity: 'mythic', power: 1 },
+    { name: 'Hunter Bow', art: 'bow', owner: 'bob', rarity: 'common', power: 31 },
+  ];
+  const nftIds: string[] = [];
+  for (const item of items) {
+    // NFTs are minted by the studio into its own wallet and handed to the players, as a game does.
+    const { body: nft } = await ledger.assets.createNft(actor('studio'), {
+      name: item.name,
+      description: `${item.name} from Dawn Quest.`,
+      collection: DEMO_COLLECTION,
+      metadata: {
+        image: image(item.art),
+        attributes: [
+          { trait_type: 'rarity', value: item.rarity },
+          { trait_type: 'power', value: item.power },
+        ],
+        creator: 'Dawn Quest Studio',
+      },
+    });
+    nftIds.push(nft.id);
+    await ledger.transfers.create(actor('studio'), {
+      assetId: nft.id,
+      from: wallet('studio'),
+      to: wallet(item.owner),
+      amount: '1',
+    });
+  }
+  await ledger.transfers.create(actor('alice'), {
+    assetId: 'gold',
+    from: wallet('alice'),
+    to: wallet('bob'),
+    amount: '25',
+  });
+
+  // A day of prices, every 30 minutes, so the charts have something to show.
+  const now = Date.now();
+  const series: { assetId: string; base: number }[] = [
+    { assetId: 'gold', base: 0.0125 },
+    { assetId: 'gems', base: 0.4 },
+    { assetId: nftIds[0], base: 120 },
+  ];
+  for (const { assetId, base } of series) {
+    for (let step = 48; step >= 0; step--) {
+      const wave = Math.sin(step / 5) * 0.08 + Math.cos(step / 11) * 0.04;
+      await ledger.prices.post(actor('oracle'), assetId, {
+        price: (base * (1 + wave)).toFixed(6),
+        currency: 'USD',
+        source: 'demo-oracle',
+        observedAt: new Date(now - step * 30 * 60_000).toISOString(),
+      });
+    }
+  }
+  logger.info({ accounts: DEMO_ACCOUNTS.map((account) => account.username) }, 'demo data seeded');
+}

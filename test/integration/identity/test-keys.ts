@@ -1,0 +1,56 @@
+// Keys that play other parties in identity tests: a did:key whose private key the test holds, able
+// to sign VC-JOSE credentials and presentations, Data Integrity presentations, and to pose as
+// someone else's key.
+import { generateKeyPairSync } from 'node:crypto';
+import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
+import { CompactSign, importJWK, type JWK } from 'jose';
+import { didKeyFromEd25519, ed25519Multikey } from '../../../src/domain/identity/did-key.ts';
+
+export interface TestKey {
+  did: string;
+  publicKeyMultibase: string;
+  methodId: string;
+  privateJwk: JWK;
+  /** 64 bytes: seed then public key (what did-jwt's EdDSASigner takes). */
+  secretKey: Uint8Array;
+  /** Signs `payload` as a compact JWS with the given header fields (alg EdDSA unless given). */
+  signJws(payload: unknown, header?: Record<string, unknown>): Promise<string>;
+  /** The key pair as Data Integrity signers take it, named `methodId` (or another id). */
+  multikey(id?: string, controller?: string): Promise<Ed25519Multikey.Ed25519KeyPair>;
+}
+
+export async function newTestKey(): Promise<TestKey> {
+  const { privateKey } = generateKeyPairSync('ed25519');
+  const privateJwk = privateKey.export({ format: 'jwk' }) as JWK;
+  const publicKey = new Uint8Array(Buffer.from(privateJwk.x as string, 'base64url'));
+  const did = didKeyFromEd25519(publicKey);
+  const publicKeyMultibase = ed25519Multikey(publicKey);
+  const methodId = `${did}#${publicKeyMultibase}`;
+  const signingKey = await importJWK({ ...privateJwk, alg: 'EdDSA' }, 'EdDSA');
+  return {
+    did,
+    publicKeyMultibase,
+    methodId,
+    privateJwk,
+    secretKey: Uint8Array.from([...Buffer.from(privateJwk.d as string, 'base64url'), ...publicKey]),
+    signJws(payload, header = {}) {
+      return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+        .setProtectedHeader({ alg: 'EdDSA', ...header })
+        .sign(signingKey);
+    },
+    multikey(id = methodId, controller = did) {
+      return Ed25519Multikey.fromJwk({
+        jwk: privateJwk as Record<string, unknown>,
+        secretKey: true,
+        id,
+        controller,
+      });
+    },
+  };
+}
+
+/** A JWS with `alg: none` and a dummy signature (an empty one is not even a well-formed request). */
+export function unsecuredJws(payload: unknown, header: Record<string, unknown> = {}): string {
+  const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  return `${encode({ alg: 'none', ...header })}.${encode(payload)}.AAAA`;
+}
