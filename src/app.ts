@@ -182,7 +182,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
 /** Answers 503 when a request outlives the limit, so a stuck dependency never hangs a client. */
 function requestTimeout(ms: number) {
-  return async function limitTime(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  return async function limitTime(_ctx: Koa.Context, next: Koa.Next): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(

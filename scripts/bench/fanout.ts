@@ -1,7 +1,8 @@
 // WebSocket fan-out: N clients on /ws subscribed to every event; a producer (an oracle) commits price
 // posts (POST /api/v1/price/{id}) at a steady rate; each client's receipt of each priceUpdate is
-// timed. Clients and producer share this process; the service is its own process. The Koa hello
-// baseline gets the same clients and producer (POST /publish, broadcast with no database).
+// timed. The clients live in this process, the producer in a worker thread of it; the service is its
+// own process. The Koa hello baseline gets the same clients and producer (POST /publish, broadcast
+// with no database).
 // Reported per target: delivered events (all clients) and per second, commit-to-delivery latency
 // (receipt time minus the event's occurredAt, which the service stamps inside the committing
 // transaction; same host, same clock), request-to-delivery latency (from the moment the producer
@@ -9,13 +10,15 @@
 // this load generator and of the target.
 // Target (issue 5): p99 under 100 ms at 1,000 clients and 200 events/s.
 
+import { Worker } from 'node:worker_threads';
 import { createCollection, createCurrency, createUser, type Session } from './lib/api.ts';
 import type { Child } from './lib/children.ts';
 import { startHello } from './lib/hello.ts';
 import { Histogram } from './lib/histogram.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { cpuSeconds } from './lib/proc.ts';
-import { produceSteadily } from './lib/producer.ts';
+import type { ProducerResult } from './lib/producer.ts';
+import type { ProducerJob } from './lib/producer-worker.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { type Service, startService } from './lib/service.ts';
 import { openClients } from './lib/ws-clients.ts';
@@ -30,8 +33,8 @@ interface Target {
   child: Child;
   /** Credentials for the WebSocket handshake. */
   headers: Record<string, string>;
-  /** Commits event `sequence`; resolves true on a 2xx. */
-  publish(sequence: number): Promise<boolean>;
+  /** Where and how the producer commits an event. */
+  producer: Pick<ProducerJob, 'url' | 'headers' | 'extraBody'>;
 }
 
 interface CaseResult {
@@ -117,7 +120,7 @@ function helloTarget(hello: Child): Target {
     name: 'Koa hello',
     child: hello,
     headers: {},
-    publish: (sequence) => post(`${hello.baseUrl}/publish`, {}, { assetId: ASSET, ...priceBody(sequence) }),
+    producer: { url: `${hello.baseUrl}/publish`, headers: {}, extraBody: { assetId: ASSET } },
   };
 }
 
@@ -132,24 +135,18 @@ async function serviceTarget(service: Service): Promise<Target> {
     name: `service (${service.kind})`,
     child: service,
     headers: listener.headers,
-    publish: (sequence) =>
-      post(`${service.baseUrl}/api/v1/price/${ASSET}`, oracle.headers, priceBody(sequence)),
+    producer: { url: `${service.baseUrl}/api/v1/price/${ASSET}`, headers: oracle.headers, extraBody: {} },
   };
 }
 
-/** Each event's `source` carries its sequence number, which the clients read back. */
-function priceBody(sequence: number) {
-  return { price: `${sequence + 1}.25`, currency: 'USD', source: `bench-${sequence}` };
-}
-
-async function post(url: string, headers: Record<string, string>, body: unknown): Promise<boolean> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
+/** Runs the producer in a worker thread (see producer-worker.ts) and waits for its result. */
+function produceInWorker(job: ProducerJob): Promise<ProducerResult> {
+  const worker = new Worker(new URL('./lib/producer-worker.ts', import.meta.url), { workerData: job });
+  return new Promise((resolve, reject) => {
+    worker.once('message', (result: ProducerResult) => resolve(result));
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`the producer worker exited with code ${code}`)));
   });
-  await response.arrayBuffer();
-  return response.ok;
 }
 
 /** Epoch milliseconds with sub-millisecond precision, comparable with the server's occurredAt. */
@@ -159,7 +156,15 @@ function now(): number {
 
 async function runCase(target: Target, clients: number, rate: number, seconds: number): Promise<CaseResult> {
   const total = Math.round(rate * seconds);
-  const sentAt = new Float64Array(total);
+  const sentAtBuffer = new SharedArrayBuffer(total * Float64Array.BYTES_PER_ELEMENT);
+  const sentAt = new Float64Array(sentAtBuffer);
+  const job = (firstSequence: number, jobSeconds: number): ProducerJob => ({
+    ...target.producer,
+    rate,
+    seconds: jobSeconds,
+    firstSequence,
+    sentAt: sentAtBuffer,
+  });
   const commitToDelivery = new Histogram();
   const requestToDelivery = new Histogram();
   let delivered = 0;
@@ -188,16 +193,13 @@ async function runCase(target: Target, clients: number, rate: number, seconds: n
     await fleet.subscribeAll();
     // Warm-up events (JIT, pools, buffers) at the same rate, not counted; their sequence numbers run
     // past the measured ones so that a late one cannot be mistaken for a measured one.
-    await produceSteadily(rate, WARM_UP_SECONDS, (sequence) => target.publish(total + sequence));
+    await produceInWorker(job(total, WARM_UP_SECONDS));
     await new Promise((resolve) => setTimeout(resolve, 500));
     measuring = true;
     const cpuBefore = process.cpuUsage();
     const targetCpuBefore = cpuSeconds(target.child.pid);
     const windowStart = now();
-    const produced = await produceSteadily(rate, seconds, (sequence) => {
-      sentAt[sequence] = now();
-      return target.publish(sequence);
-    });
+    const produced = await produceInWorker(job(0, seconds));
     windowEnd = now();
     const expected = produced.succeeded * clients;
     const drainUntil = Date.now() + DRAIN_MS;
@@ -211,7 +213,7 @@ async function runCase(target: Target, clients: number, rate: number, seconds: n
       deliveredPerSecond: deliveredInWindow / ((windowEnd - windowStart) / 1000),
       commitToDelivery,
       requestToDelivery,
-      producerLatency: produced.latency,
+      producerLatency: Histogram.of(produced.latencies),
       committed: produced.succeeded,
       producerFailures: produced.failed,
       skipped: produced.skipped,

@@ -9,7 +9,8 @@ export type TestDatabaseKind = 'sqlite' | 'postgres';
 
 /**
  * The databases the integration tests run on: `TEST_DB=sqlite` or `TEST_DB=postgres` picks one;
- * unset, both when PostgreSQL answers at TEST_POSTGRES_URL (default the local server), else SQLite.
+ * `TEST_DB=both` (CI) requires both; unset, both when PostgreSQL answers at TEST_POSTGRES_URL
+ * (default the local server), else SQLite.
  */
 export const DB_KINDS: TestDatabaseKind[] = await resolveKinds(process.env.TEST_DB);
 
@@ -17,8 +18,14 @@ async function resolveKinds(requested: string | undefined): Promise<TestDatabase
   if (requested === 'sqlite' || requested === 'postgres') {
     return [requested];
   }
+  if (requested === 'both') {
+    if (!(await postgresAnswers(postgresServerUrl()))) {
+      throw new Error(`TEST_DB=both but PostgreSQL does not answer at ${postgresServerUrl()}`);
+    }
+    return ['sqlite', 'postgres'];
+  }
   if (requested) {
-    throw new Error(`TEST_DB must be "sqlite" or "postgres", not "${requested}"`);
+    throw new Error(`TEST_DB must be "sqlite", "postgres" or "both", not "${requested}"`);
   }
   return (await postgresAnswers(postgresServerUrl())) ? ['sqlite', 'postgres'] : ['sqlite'];
 }

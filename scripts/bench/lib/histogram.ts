@@ -7,6 +7,12 @@ export class Histogram {
   count = 0;
   private sum = 0;
 
+  static of(samples: readonly number[]): Histogram {
+    const histogram = new Histogram();
+    for (const sample of samples) histogram.record(sample);
+    return histogram;
+  }
+
   /** Records a latency in milliseconds; negatives (clock granularity) count as 0, beyond 60 s as 60 s. */
   record(ms: number): void {
     const clamped = Math.max(0, ms);

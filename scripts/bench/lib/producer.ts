@@ -1,7 +1,5 @@
 // A producer at a steady rate: every few milliseconds it starts the requests that are due, so the rate
 // holds even when single requests are slow (up to a cap on requests in flight).
-import { Histogram } from './histogram.ts';
-
 const TICK_MS = 5;
 /** An oracle with this many posts unanswered stops sending more until some are answered. */
 const MAX_IN_FLIGHT = 64;
@@ -12,8 +10,8 @@ export interface ProducerResult {
   failed: number;
   /** Requests not started because MAX_IN_FLIGHT were still waiting (the target could not keep up). */
   skipped: number;
-  /** Latency of the producing requests (for the service: the commit). */
-  latency: Histogram;
+  /** Latency of each producing request in milliseconds (for the service: the commit). */
+  latencies: number[];
   seconds: number;
 }
 
@@ -28,7 +26,7 @@ export async function produceSteadily(
     succeeded: 0,
     failed: 0,
     skipped: 0,
-    latency: new Histogram(),
+    latencies: [],
     seconds,
   };
   const inFlight = new Set<Promise<void>>();
@@ -48,7 +46,7 @@ export async function produceSteadily(
       const request = send(sequence)
         .catch(() => false)
         .then((ok) => {
-          result.latency.record(performance.now() - sentAt);
+          result.latencies.push(performance.now() - sentAt);
           if (ok) result.succeeded++;
           else result.failed++;
           inFlight.delete(request);
