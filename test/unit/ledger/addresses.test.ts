@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatAddress, isValidAddress, parseAddress } from '../../../src/domain/ledger/addresses.ts';
 
-const vectorsDir = '/work/shared/conformance/eip55';
+const vectorsDir = new URL('../../../../shared/conformance/eip55', import.meta.url).pathname;
 const vectors = JSON.parse(readFileSync(`${vectorsDir}/eip55-vectors.json`, 'utf8'));
 const derived = JSON.parse(readFileSync(`${vectorsDir}/eip55-derived-invalid.json`, 'utf8')) as {
   invalid: string[];
