@@ -16,6 +16,7 @@ import type { PlatformStatements } from '../src/db/dual-platform-migration.ts';
 import { closeDatabase, migrate, openDatabase } from '../src/db/orm.ts';
 import type { DatabaseKind } from '../src/db/platform.ts';
 import { createScratchDatabase } from '../src/db/scratch-database.ts';
+import { biomeCli } from './gen/paths.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const MIGRATIONS_DIR = join(ROOT, 'src/db/migrations');
@@ -40,7 +41,7 @@ async function main(): Promise<void> {
   await writeFile(files[0], renderMigration(className, statements));
   await writeFile(files[1], renderIndex(await listMigrations()));
   // The project's formatter has the last word on layout, so generated files pass `npm run lint`.
-  execFileSync(join(ROOT, 'node_modules/.bin/biome'), ['check', '--write', ...files], { stdio: 'inherit' });
+  execFileSync(biomeCli, ['check', '--write', ...files], { stdio: 'inherit' });
   console.log(`Wrote src/db/migrations/${className}.ts`);
 }
 

@@ -6,12 +6,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { asyncApiRoot, biomeCli, openApiRoot, redoclyCli, redoclyConfig, repoRoot } from './gen/paths.ts';
-import { runNode } from './gen/run-node.ts';
+import { runCommand, runNode } from './gen/run-node.ts';
 
 interface Step {
   name: string;
+  /** A Node script, or with `native`, an executable. */
   script: string;
   args: string[];
+  native?: boolean;
 }
 
 const codeDirs = ['src', 'scripts', 'test', 'explorer'].filter((dir) => existsSync(join(repoRoot, dir)));
@@ -22,12 +24,18 @@ const steps: Step[] = [
     script: redoclyCli,
     args: ['lint', openApiRoot, asyncApiRoot, '--config', redoclyConfig, '--format', 'stylish'],
   },
-  { name: `Biome check (${codeDirs.join(', ')})`, script: biomeCli, args: ['check', ...codeDirs] },
+  {
+    name: `Biome check (${codeDirs.join(', ')})`,
+    script: biomeCli,
+    args: ['check', ...codeDirs],
+    native: true,
+  },
 ];
 
 let failed = false;
 for (const step of steps) {
-  const { code, output } = await runNode(step.script, step.args, { cwd: repoRoot });
+  const run = step.native ? runCommand : runNode;
+  const { code, output } = await run(step.script, step.args, { cwd: repoRoot });
   console.log(`${code === 0 ? 'ok' : 'FAILED'}: ${step.name}`);
   if (code !== 0 || /\d+ warnings?\b/.test(output)) process.stdout.write(output);
   failed ||= code !== 0;

@@ -13,8 +13,17 @@ export interface RunResult {
 
 /** Resolves with the exit code and the interleaved stdout/stderr; never rejects on a non-zero exit. */
 export function runNode(script: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
+  return runCommand(process.execPath, [script, ...args], options);
+}
+
+/** Runs an executable (a native binary such as Biome's) the same way. */
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: RunOptions,
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], {
+    const child = spawn(command, [...args], {
       cwd: options.cwd,
       env: { ...process.env, ...quietToolsEnv, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],

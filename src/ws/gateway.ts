@@ -27,6 +27,7 @@ export const CLOSE = {
   goingAway: 1001,
   policyViolation: 1008,
   messageTooBig: 1009,
+  internalError: 1011,
   credentialsExpired: 4001,
   slowConsumer: 4008,
   tooManyConnections: 4029,
@@ -62,6 +63,10 @@ interface Connection {
   ws: WebSocket;
   channel: Channel;
   auth: AuthContext;
+  /** The API key (or user) the connection counts against. */
+  key: string;
+  /** Client messages are handled one at a time, in arrival order (see `receive`). */
+  queue: Promise<void>;
   subscriptions: Map<string, Subscription>;
   /** While > 0, live events wait in `held` so the connection sees replay before live. */
   replaying: number;
@@ -142,7 +147,7 @@ export class Gateway {
   close(): void {
     clearInterval(this.heartbeat);
     this.unsubscribeTail();
-    for (const connection of this.connections) connection.ws.close(CLOSE.goingAway, 'server shutting down');
+    for (const connection of this.connections) this.end(connection, CLOSE.goingAway, 'server shutting down');
     this.wss.close();
   }
 
@@ -151,6 +156,8 @@ export class Gateway {
       ws,
       channel,
       auth,
+      key,
+      queue: Promise.resolve(),
       subscriptions: new Map(),
       replaying: 0,
       held: [],
@@ -166,7 +173,7 @@ export class Gateway {
     ws.on('pong', () => {
       connection.alive = true;
     });
-    ws.on('message', (data, isBinary) => void this.receive(connection, data as Buffer, isBinary));
+    ws.on('message', (data, isBinary) => this.receive(connection, data as Buffer, isBinary));
     ws.on('close', () => {
       connection.closed = true;
       this.connections.delete(connection);
@@ -178,18 +185,26 @@ export class Gateway {
     ws.on('error', (error) => this.deps.logger.debug({ err: error }, 'websocket error'));
   }
 
-  private async receive(connection: Connection, data: Buffer, isBinary: boolean): Promise<void> {
+  private receive(connection: Connection, data: Buffer, isBinary: boolean): void {
     if (data.length > this.deps.config.ws.maxMessageBytes) {
       this.error(
         connection,
         'message_too_large',
-        `Messages are limited to ${this.deps.config.ws.maxMessageBytes} bytes.`,
+        `Messages are limited to ${this.deps.config.ws.maxMessageBytes} bytes; this one has ${data.length}.`,
         null,
       );
-      connection.ws.close(CLOSE.messageTooBig, 'message too large');
+      this.end(connection, CLOSE.messageTooBig, 'message too large');
       return;
     }
     if (!this.takeToken(connection)) return;
+    // One message at a time: answers keep the order of the requests, and the checks of a subscribe
+    // (subscription limit, resume point), which wait on the database, cannot interleave with
+    // another subscribe's. A replay runs on its own, so it never holds up later messages.
+    connection.queue = connection.queue.then(() => this.process(connection, data, isBinary));
+  }
+
+  private async process(connection: Connection, data: Buffer, isBinary: boolean): Promise<void> {
+    if (connection.closed) return;
     try {
       if (isBinary) throw new ProtocolError('invalid_message', 'Messages are JSON text frames.');
       const message = this.deps.parser.parse(connection.channel, data.toString('utf8'));
@@ -218,7 +233,7 @@ export class Gateway {
     }
     connection.rejected += 1;
     if (connection.rejected > MESSAGE_BURST * 2) {
-      connection.ws.close(CLOSE.policyViolation, 'message rate limit exceeded');
+      this.end(connection, CLOSE.policyViolation, 'message rate limit exceeded');
     } else {
       this.error(
         connection,
@@ -287,7 +302,7 @@ export class Gateway {
       collection: message.collection,
     };
     const subscription: Subscription = {
-      id: newId('sub').slice(0, 16),
+      id: `sub_${newId('sub').slice(-12)}`,
       filter,
       lastSentId: this.deps.tail.lastId,
     };
@@ -334,7 +349,7 @@ export class Gateway {
         replayFrom: message.lastEventId ?? null,
       }),
     );
-    if (resumeFrom !== null) await this.replay(connection, subscription);
+    if (resumeFrom !== null) void this.replay(connection, subscription);
   }
 
   private async replay(connection: Connection, subscription: Subscription): Promise<void> {
@@ -365,6 +380,12 @@ export class Gateway {
           count,
         }),
       );
+    } catch (error) {
+      // A replay stopped half-way would leave a gap before the live events: end the connection
+      // instead, so that the client resumes from the last event it received.
+      this.deps.logger.error({ err: error }, 'event replay failed');
+      connection.subscriptions.delete(subscription.id);
+      this.end(connection, CLOSE.internalError, 'event replay failed: resume with lastEventId');
     } finally {
       connection.replaying -= 1;
       if (connection.replaying === 0 && connection.held.length > 0) {
@@ -381,7 +402,7 @@ export class Gateway {
       if (connection.replaying > 0) {
         connection.held.push(...events);
         if (connection.held.length > MAX_HELD_EVENTS)
-          connection.ws.close(CLOSE.slowConsumer, 'too far behind');
+          this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
         continue;
       }
       this.deliver(connection, events);
@@ -409,8 +430,7 @@ export class Gateway {
   private send(connection: Connection, frame: string): void {
     if (connection.closed) return;
     if (connection.ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes) {
-      connection.closed = true;
-      connection.ws.close(CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
+      this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
       return;
     }
     connection.ws.send(frame);
@@ -420,8 +440,19 @@ export class Gateway {
     this.send(connection, JSON.stringify({ type: 'error', requestId, code, message }));
   }
 
+  /** Stops sending on the connection (nothing after the close frame) and closes it. */
+  private end(connection: Connection, code: number, reason: string): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    connection.held = [];
+    connection.ws.close(code, reason);
+  }
+
   private async beat(): Promise<void> {
     const now = Date.now() / 1000;
+    // One check per API key and beat, however many connections the key holds.
+    const checks = new Map<string, Promise<boolean>>();
+    const verdicts: Promise<void>[] = [];
     for (const connection of this.connections) {
       if (!connection.alive) {
         connection.ws.terminate();
@@ -430,12 +461,22 @@ export class Gateway {
       connection.alive = false;
       connection.ws.ping();
       if (connection.auth.expiresAt <= now) {
-        connection.ws.close(CLOSE.credentialsExpired, 'access token expired');
+        this.end(connection, CLOSE.credentialsExpired, 'access token expired');
         continue;
       }
-      const valid = await this.deps.stillValid(connection.auth).catch(() => true);
-      if (!valid) connection.ws.close(CLOSE.credentialsExpired, 'credentials revoked');
+      let check = checks.get(connection.key);
+      if (!check) {
+        // A failed check (database down) keeps the connection: the next beat asks again.
+        check = this.deps.stillValid(connection.auth).catch(() => true);
+        checks.set(connection.key, check);
+      }
+      verdicts.push(
+        check.then((valid) => {
+          if (!valid) this.end(connection, CLOSE.credentialsExpired, 'credentials revoked');
+        }),
+      );
     }
+    await Promise.all(verdicts);
   }
 }
 
