@@ -5,6 +5,7 @@ import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
+import { idsMayCommitOutOfOrder, waitForOutboxWriters } from './outbox-lock.ts';
 import { EventStore } from './store.ts';
 import { OutboxTail } from './tail.ts';
 import { memoryTickets, redisTickets, type TicketStore } from './tickets.ts';
@@ -29,7 +30,12 @@ export async function createEvents(deps: {
 }): Promise<EventsModule> {
   const { orm, config, logger, metrics } = deps;
   const store = new EventStore(orm);
-  const tail = new OutboxTail(store, { pollMs: POLL_MS, logger, metrics });
+  const tail = new OutboxTail(store, {
+    pollMs: POLL_MS,
+    logger,
+    metrics,
+    settleGaps: idsMayCommitOutOfOrder(orm) ? () => waitForOutboxWriters(orm) : undefined,
+  });
   const bus = config.redisUrl ? await redisBus(config.redisUrl, logger) : inProcessBus();
   const tickets = config.redisUrl ? redisTickets(config.redisUrl) : memoryTickets();
   await tail.start();

@@ -2,6 +2,8 @@
 // order, to this instance's listeners (the WebSocket gateway). The table is the source of truth:
 // a nudge (a local commit, or a Redis message from another instance) only says "read now", and a
 // periodic poll catches anything a lost nudge missed (a crash between commit and publish included).
+
+import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { PublishedEvent } from './filter.ts';
@@ -22,8 +24,15 @@ export class OutboxTail {
   private readonly logger: Logger;
   private readonly metrics: Metrics;
 
-  constructor(store: EventStore, options: { pollMs: number; logger: Logger; metrics: Metrics }) {
+  /** Waits until no event writer is in flight (PostgreSQL); absent where ids commit in order. */
+  private readonly settleGaps: (() => Promise<void>) | undefined;
+
+  constructor(
+    store: EventStore,
+    options: { pollMs: number; logger: Logger; metrics: Metrics; settleGaps?: () => Promise<void> },
+  ) {
     this.store = store;
+    this.settleGaps = options.settleGaps;
     this.pollMs = options.pollMs;
     this.logger = options.logger;
     this.metrics = options.metrics;
@@ -68,6 +77,20 @@ export class OutboxTail {
     while (this.reading) await this.reading;
   }
 
+  private publish(rows: readonly OutboxEvent[]): void {
+    if (rows.length === 0) return;
+    const events = rows.map(toPublished);
+    this.position = events[events.length - 1].id;
+    for (const event of events) this.metrics.eventsPublished.inc({ type: event.type });
+    for (const listener of this.listeners) {
+      try {
+        listener(events);
+      } catch (error) {
+        this.logger.error({ err: error }, 'event listener failed');
+      }
+    }
+  }
+
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
@@ -76,18 +99,18 @@ export class OutboxTail {
   private async drain(): Promise<void> {
     try {
       for (;;) {
-        const rows = await this.store.after(this.position, BATCH);
+        let rows = await this.store.after(this.position, BATCH);
         if (rows.length === 0) return;
-        const events = rows.map(toPublished);
-        this.position = events[events.length - 1].id;
-        for (const event of events) this.metrics.eventsPublished.inc({ type: event.type });
-        for (const listener of this.listeners) {
-          try {
-            listener(events);
-          } catch (error) {
-            this.logger.error({ err: error }, 'event listener failed');
-          }
+        const contiguous = contiguousPrefix(this.position, rows);
+        if (contiguous < rows.length && this.settleGaps) {
+          // A missing id may belong to a transaction still in flight: deliver what precedes the
+          // gap, wait for the writers in flight, then everything up to the largest id seen is final.
+          this.publish(rows.slice(0, contiguous));
+          const seen = Number(rows[rows.length - 1].id);
+          await this.settleGaps();
+          rows = (await this.store.after(this.position, BATCH)).filter((row) => Number(row.id) <= seen);
         }
+        this.publish(rows);
         if (rows.length < BATCH) return;
       }
     } catch (error) {
@@ -95,4 +118,14 @@ export class OutboxTail {
       this.logger.warn({ err: error }, 'outbox read failed');
     }
   }
+}
+
+/** How many rows, from the first, follow `position` without a missing id. */
+function contiguousPrefix(position: number, rows: readonly OutboxEvent[]): number {
+  let expected = position + 1;
+  for (let index = 0; index < rows.length; index++) {
+    if (Number(rows[index].id) !== expected) return index;
+    expected += 1;
+  }
+  return rows.length;
 }

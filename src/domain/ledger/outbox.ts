@@ -2,25 +2,12 @@
 // in the same transaction as the change, so an event exists exactly when its change committed.
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
-import { databaseKindOf } from '../../db/platform.ts';
+import { holdOutboxWriterLock } from '../../events/outbox-lock.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
 
-/**
- * Event ids are autoincrement values taken at INSERT, but readers resume from "every id after N", so
- * ids must become visible in increasing order. On PostgreSQL this transaction-scoped advisory lock
- * serializes event writers from their insert to their commit (it is released at COMMIT/ROLLBACK);
- * SQLite already has a single writer. Take it as the last step before committing.
- */
-const OUTBOX_LOCK_KEY = 4_242_001;
-
-async function serializeEventWriters(em: EntityManager): Promise<void> {
-  if (databaseKindOf(em.getPlatform()) === 'postgresql') {
-    await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_LOCK_KEY]);
-  }
-}
-
 async function append(em: EntityManager, event: Omit<OutboxEvent, 'id'>): Promise<void> {
-  await serializeEventWriters(em);
+  // Ids must become visible in commit order for readers that resume "after id N": see outbox-lock.ts.
+  await holdOutboxWriterLock(em);
   await em.insert(OutboxEvent, event);
 }
 

@@ -1,0 +1,91 @@
+// On PostgreSQL, event ids are drawn at insert but become visible at commit, in any order. The relay
+// must never hand out id N+1 while N may still commit: it waits for the writers in flight.
+import type { EntityManager } from '@mikro-orm/sql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
+import type { PublishedEvent } from '../../src/events/filter.ts';
+import { holdOutboxWriterLock } from '../../src/events/outbox-lock.ts';
+import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
+
+const kinds = DB_KINDS.filter((kind) => kind === 'postgres');
+
+function priceEvent(assetId: string) {
+  return {
+    type: 'priceUpdate' as const,
+    occurredAt: new Date(),
+    data: { assetId, price: '1', currency: 'USD', source: 'test', observedAt: new Date().toISOString() },
+    assetId,
+    collectionId: null,
+    wallets: [],
+    fromWallet: null,
+    toWallet: null,
+  };
+}
+
+describe.skipIf(kinds.length === 0).each(kinds)('outbox relay order on %s', (kind) => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp(kind);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('holds a later id until an earlier one in flight commits, then delivers both in order', async () => {
+    const delivered: PublishedEvent[] = [];
+    const stop = t.app.events.tail.onEvents((events) => delivered.push(...events));
+    let releaseFirst!: () => void;
+    const firstMayCommit = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    let firstInserted!: () => void;
+    const firstHasId = new Promise<void>((resolve) => {
+      firstInserted = resolve;
+    });
+
+    // Writer A draws the lower id and keeps its transaction open.
+    const writerA = t.app.orm.em.fork().transactional(async (em) => {
+      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('slow-writer'));
+      firstInserted();
+      await firstMayCommit;
+    });
+    await firstHasId;
+    // Writer B draws the next id and commits at once.
+    await t.app.orm.em.fork().transactional(async (em) => {
+      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('fast-writer'));
+    });
+
+    t.app.events.tail.nudge();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(delivered.map((event) => event.assetId)).toEqual([]);
+
+    releaseFirst();
+    await writerA;
+    await t.app.events.tail.flush();
+    expect(delivered.map((event) => event.assetId)).toEqual(['slow-writer', 'fast-writer']);
+    expect(delivered[1].id).toBe(delivered[0].id + 1);
+    stop();
+  });
+
+  it('skips an id whose transaction rolled back, after making sure it is final', async () => {
+    const delivered: PublishedEvent[] = [];
+    const stop = t.app.events.tail.onEvents((events) => delivered.push(...events));
+    await t.app.orm.em
+      .fork()
+      .transactional(async (em) => {
+        await holdOutboxWriterLock(em as unknown as EntityManager);
+        await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('rolled-back'));
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    await t.app.orm.em.fork().transactional(async (em) => {
+      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('after-gap'));
+    });
+    await t.app.events.tail.flush();
+    expect(delivered.map((event) => event.assetId)).toEqual(['after-gap']);
+    stop();
+  });
+});
