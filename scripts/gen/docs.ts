@@ -1,7 +1,8 @@
 /** The HTML references: Redoc for OpenAPI, the AsyncAPI HTML template for AsyncAPI. Both offline. */
 import { execFileSync } from 'node:child_process';
+import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { withHtmlHeader } from './files.ts';
 import { redoclyCli, redoclyConfig, repoRoot } from './paths.ts';
 import { runNodeOrThrow } from './run-node.ts';
@@ -32,10 +33,18 @@ export async function asyncApiHtml(asyncApiJson: string, outDir: string): Promis
 
 let globalRoot: string | undefined;
 
+/**
+ * The node_modules folder that holds the npm package running us: the generator `require`s npm.
+ * Found from npm's own path, not `npm root -g`, which answers relative to whichever node runs npm
+ * (the Node 24 of node_modules/.bin under CI, whose prefix has no npm).
+ */
 function globalNodeModules(): string {
-  globalRoot ??= execFileSync('npm', ['root', '-g'], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).trim();
+  if (globalRoot) return globalRoot;
+  const cli =
+    process.env.npm_execpath ||
+    realpathSync(execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim());
+  let dir = dirname(realpathSync(cli));
+  while (basename(dir) !== 'npm' && dirname(dir) !== dir) dir = dirname(dir);
+  globalRoot = dirname(dir);
   return globalRoot;
 }
