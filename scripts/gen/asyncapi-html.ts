@@ -17,8 +17,10 @@ if (input === undefined || outDir === undefined) {
 const Generator = createRequire(import.meta.url)('@asyncapi/generator') as GeneratorClass;
 const generator = new Generator('@asyncapi/html-template', outDir, {
   forceWrite: true,
-  // The template ships its transpiled React sources; transpiling them again takes most of the time.
-  compile: false,
+  // The template's shipped transpiled sources point at its publisher's build paths (they only work
+  // once a local transpile has overwritten them), so transpile on every run: slower, but works on a
+  // fresh `npm ci`.
+  compile: true,
   // One file with scripts and styles inlined: the page works offline and from any path.
   templateParams: { singleFile: 'true', outFilename: 'index.html' },
 });
