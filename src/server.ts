@@ -1,7 +1,7 @@
 // Starts the service: configuration from the environment, the app, the HTTP server, graceful shutdown.
-import { createServer } from 'node:http';
 import { buildApp } from './app.ts';
 import { ConfigError, loadConfig } from './config/index.ts';
+import { createHttpServer } from './http/server-limits.ts';
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -15,13 +15,9 @@ async function main(): Promise<void> {
     throw error;
   }
   const app = await buildApp(config);
-  const server = createServer(app.koa.callback());
+  // Slow-client and header-size protection: see src/http/server-limits.ts.
+  const server = createHttpServer(app.koa.callback());
   app.attach(server);
-  // Slow-client protection: a client must send its headers and body within these limits.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.keepAliveTimeout = 5_000;
-  server.maxHeadersCount = 100;
 
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();

@@ -1,6 +1,7 @@
 // oidc-provider's storage on MikroORM: every model (sessions, interactions, grants, codes, refresh
 // tokens, ...) is a row of OidcPayload, so a restart or another instance can finish any flow.
 // Clients are the exception: they are read from the Application table (see applications.ts).
+import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/core';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import { OidcPayload } from '../db/entities/OidcPayload.ts';
@@ -16,8 +17,24 @@ const GRANT_BOUND = new Set([
   'Grant',
 ]);
 
+/**
+ * Models whose id is itself the credential a client presents (an opaque refresh token, an
+ * authorization code). Their rows are keyed by the id's SHA-256 digest and stored without the `jti`,
+ * so someone who reads the database (a backup, an injection) finds no usable token.
+ */
+const SECRET_IDS = new Set([
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
+  'ClientCredentials',
+]);
+
 function rowId(model: string, id: string): string {
-  return `${model}:${id}`;
+  return SECRET_IDS.has(model)
+    ? `${model}:${createHash('sha256').update(id).digest('hex')}`
+    : `${model}:${id}`;
 }
 
 class OidcPayloadAdapter implements Adapter {
@@ -30,10 +47,11 @@ class OidcPayloadAdapter implements Adapter {
   }
 
   async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
+    const { jti: _secret, ...withoutId } = payload;
     const data = {
       id: rowId(this.#model, id),
       model: this.#model,
-      payload: payload as Record<string, unknown>,
+      payload: (SECRET_IDS.has(this.#model) ? withoutId : payload) as Record<string, unknown>,
       grantId: payload.grantId ?? null,
       accountId: payload.accountId ?? null,
       userCode: payload.userCode ?? null,
@@ -45,7 +63,8 @@ class OidcPayloadAdapter implements Adapter {
   }
 
   async find(id: string): Promise<AdapterPayload | undefined> {
-    return this.#read({ id: rowId(this.#model, id) });
+    const payload = await this.#read({ id: rowId(this.#model, id) });
+    return payload && SECRET_IDS.has(this.#model) ? { ...payload, jti: id } : payload;
   }
 
   async findByUid(uid: string): Promise<AdapterPayload | undefined> {

@@ -4,7 +4,7 @@
 import type { EntityManager } from '@mikro-orm/core';
 import { Application, type ApplicationType } from '../db/entities/Application.ts';
 import { User } from '../db/entities/User.ts';
-import { NotFoundError, ValidationError } from '../domain/errors.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 
@@ -70,6 +70,23 @@ export async function createApplication(
   });
   await em.flush();
   return { application, clientSecret };
+}
+
+/**
+ * Applications and API keys are managed with a token of a first-party client or of one of the
+ * caller's own applications. A token the user gave to another user's application is refused (403):
+ * a third-party application must never create, list or revoke the user's credentials.
+ */
+export async function assertMayManageAccount(
+  em: EntityManager,
+  userId: string,
+  clientId: string,
+): Promise<void> {
+  const app = await em.findOne(Application, { clientId, deletedAt: null });
+  if (app && (app.firstParty || app.owner?.id === userId)) return;
+  throw new ForbiddenError(
+    "This token was issued to another user's application, which may not manage your applications or API keys.",
+  );
 }
 
 export async function listApplications(em: EntityManager, ownerId: string): Promise<Application[]> {

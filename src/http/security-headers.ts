@@ -35,7 +35,13 @@ export function securityHeaders(corsOrigins: string[]) {
   };
 }
 
-/** Pages that render HTML (docs, login) need a looser policy than the JSON API. */
+/**
+ * Pages that render HTML (docs, login) need a looser policy than the JSON API. Framing stays
+ * forbidden whatever the page's policy says: `frame-ancestors` does not fall back to `default-src`.
+ */
 export function allowHtmlPage(ctx: Context, policy: string): void {
-  ctx.set('Content-Security-Policy', policy);
+  ctx.set(
+    'Content-Security-Policy',
+    policy.includes('frame-ancestors') ? policy : `${policy}; frame-ancestors 'none'`,
+  );
 }

@@ -1,13 +1,14 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, type LoggerOptions, pino } from 'pino';
 
 export type { Logger };
 
 /**
  * Structured JSON logs on stdout. Credentials never reach a log line: the request logger records the
  * path without its query string and these redaction paths cover anything that slips into an object.
+ * `destination` (stdout by default) lets tests read what would be logged.
  */
-export function createLogger(level: string): Logger {
-  return pino({
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
     level,
     base: { service: 'game-asset-tracking' },
     timestamp: pino.stdTimeFunctions.isoTime,
@@ -25,5 +26,6 @@ export function createLogger(level: string): Logger {
       ],
       censor: '[redacted]',
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

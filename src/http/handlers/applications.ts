@@ -4,6 +4,7 @@
 import type { ApiKeyService } from '../../auth/api-keys.ts';
 import {
   applicationView,
+  assertMayManageAccount,
   createApplication,
   deleteApplication,
   listApplications,
@@ -11,7 +12,7 @@ import {
 import type { ApplicationType } from '../../db/entities/Application.ts';
 import type { Orm } from '../../db/orm.ts';
 import { inTransaction } from '../../domain/ledger/transactions.ts';
-import { caller, type HandlerMap } from '../handler.ts';
+import { caller, type HandlerMap, type OperationHandler } from '../handler.ts';
 
 export interface ApplicationHandlerDeps {
   orm: Orm;
@@ -20,7 +21,7 @@ export interface ApplicationHandlerDeps {
 
 export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
   const { orm, apiKeys } = deps;
-  return {
+  const handlers: HandlerMap = {
     async createApplication(request, ctx) {
       const body = request.body as { name: string; redirectUris: string[]; type?: ApplicationType };
       const { application, clientSecret } = await createApplication(
@@ -75,4 +76,13 @@ export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
       ctx.status = 204;
     },
   };
+  // Every one of these operations is account management: refused to third-party applications' tokens.
+  const guard =
+    (handler: OperationHandler): OperationHandler =>
+    async (request, ctx) => {
+      const auth = caller(request);
+      await assertMayManageAccount(orm.em.fork(), auth.userId, auth.clientId);
+      await handler(request, ctx);
+    };
+  return Object.fromEntries(Object.entries(handlers).map(([id, handler]) => [id, guard(handler)]));
 }

@@ -12,6 +12,7 @@ import {
   credentials,
   csrfFrom,
   interactionPath,
+  login,
   newSession,
   PASSWORD,
   register,
@@ -115,14 +116,17 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
     });
     expect(String(access.scope).split(' ').sort()).toEqual(['assets:read', 'transfers:write']);
 
-    const key = await createApiKey(t, tokens.access_token, 'companion');
+    // The application is another user's: its token may call the API with the user's key, but may
+    // not manage the user's keys (the user creates the key through the first-party login).
+    const refused = await t.http('POST', '/api/v1/api-keys', {
+      body: { name: 'companion' },
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+    });
+    expect([refused.status, refused.body.type]).toEqual([403, '/problems/forbidden']);
+    const key = await createApiKey(t, (await login(t, user.username)).access_token, 'companion');
     const me = await t.http('GET', '/api/v1/me', { headers: credentials(tokens.access_token, key.key) });
     expect(me.status).toBe(200);
     expect(me.body.id).toBe(user.id);
-    const keys = await t.http('GET', '/api/v1/api-keys', {
-      headers: { authorization: `Bearer ${tokens.access_token}` },
-    });
-    expect(keys.body.data[0]).toMatchObject({ id: key.id, clientId });
   });
 
   it('escapes what it shows: the application name is rendered as text', async () => {

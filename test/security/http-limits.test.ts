@@ -1,0 +1,154 @@
+// OWASP API4 (unrestricted resource consumption) at the HTTP edge: the server limits of
+// src/http/server-limits.ts (slow clients, header size), the request time-out (REQUEST_TIMEOUT_MS)
+// and the body size limit, each against the real app on a server built as src/server.ts builds it.
+import type { Context, Next } from 'koa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpServer, DEFAULT_SERVER_LIMITS } from '../../src/http/server-limits.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+import { DB_KINDS } from '../helpers/db.ts';
+import { rawExchange, type SecurityApp, startSecurityApp } from './security-app.ts';
+
+const kind = DB_KINDS[0];
+
+describe('server limits in production', () => {
+  it('gives slow clients 10 s for the head and 30 s for the whole request, checked every second', () => {
+    const server = createHttpServer(() => {});
+    expect(server.headersTimeout).toBe(10_000);
+    expect(server.requestTimeout).toBe(30_000);
+    expect(server.keepAliveTimeout).toBe(5_000);
+    expect(server.maxHeadersCount).toBe(100);
+    expect(DEFAULT_SERVER_LIMITS.maxHeaderSize).toBe(16 * 1024);
+    expect(DEFAULT_SERVER_LIMITS.connectionsCheckingIntervalMs).toBeLessThanOrEqual(1_000);
+  });
+});
+
+describe(`slow and oversized clients on ${kind}`, () => {
+  let s: SecurityApp;
+  beforeAll(async () => {
+    s = await startSecurityApp(kind, {
+      limits: {
+        ...DEFAULT_SERVER_LIMITS,
+        headersTimeoutMs: 500,
+        requestTimeoutMs: 1_000,
+        connectionsCheckingIntervalMs: 100,
+      },
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('answers 408 and disconnects a client that trickles its headers (slowloris)', async () => {
+    const trickle = ['GET /healthz HTTP/1.1\r\nHost: localhost\r\n'];
+    for (let i = 0; i < 40; i++) trickle.push(`X-Slow-${i}: x\r\n`);
+    const { response, closed, ms } = await rawExchange(s.port, trickle, { gapMs: 100 });
+    expect(response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(closed).toBe(true);
+    // Well before the 4 s the trickle would have lasted.
+    expect(ms).toBeLessThan(2_500);
+  });
+
+  it('answers 408 and disconnects a client that trickles its body', async () => {
+    const head =
+      'POST /api/v1/auth/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n';
+    const body = Array.from({ length: 40 }, () => ' ');
+    const { response, closed, ms } = await rawExchange(s.port, [head, '{', ...body], { gapMs: 100 });
+    expect(response).toMatch(/^HTTP\/1\.1 408 /);
+    expect(closed).toBe(true);
+    expect(ms).toBeLessThan(3_000);
+  });
+
+  it('answers 431 to a request head larger than 16 KiB, without reaching the app', async () => {
+    const { response } = await rawExchange(s.port, [
+      `GET /healthz HTTP/1.1\r\nHost: localhost\r\nX-Padding: ${'a'.repeat(20 * 1024)}\r\n\r\n`,
+    ]);
+    expect(response).toMatch(/^HTTP\/1\.1 431 /);
+    const fine = await fetch(`${s.baseUrl}/healthz`, { headers: { 'X-Padding': 'a'.repeat(8 * 1024) } });
+    expect(fine.status).toBe(200);
+  });
+
+  it('answers 413 to a JSON body over BODY_LIMIT_BYTES, also on protected operations before any credential check', async () => {
+    for (const url of ['/api/v1/auth/register', '/api/v1/nft/create']) {
+      const response = await fetch(s.baseUrl + url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'x'.repeat(200 * 1024) }),
+      });
+      expect(response.status, url).toBe(413);
+      expect(await response.json()).toMatchObject({ type: '/problems/payload-too-large', status: 413 });
+    }
+  });
+
+  it('refuses an oversized form on the OAuth token endpoint and the sign-in form', async () => {
+    const big = `grant_type=refresh_token&refresh_token=${'a'.repeat(200 * 1024)}`;
+    const token = await fetch(`${s.baseUrl}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: big,
+    });
+    expect(token.status).toBeGreaterThanOrEqual(400);
+    expect(token.status).toBeLessThan(500);
+    const login = await fetch(`${s.baseUrl}/interaction/abc/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: big,
+    });
+    expect(login.status).toBeGreaterThanOrEqual(400);
+    expect(login.status).toBeLessThan(500);
+  });
+});
+
+describe(`request time-out and masked failures on ${kind}`, () => {
+  let s: SecurityApp;
+  let logged = '';
+  beforeAll(async () => {
+    s = await startSecurityApp(kind, {
+      env: { REQUEST_TIMEOUT_MS: '300' },
+      // Stand-ins for a handler stuck on a dependency and one failing with an internal message.
+      async beforeRouter(ctx: Context, next: Next) {
+        if (ctx.get('x-test') === 'hang') await new Promise((resolve) => setTimeout(resolve, 5_000));
+        if (ctx.get('x-test') === 'fail') {
+          throw new Error('connect ECONNREFUSED postgres://gats:hunter2@db.internal:5432/gats');
+        }
+        await next();
+      },
+      logger: createLogger('error', {
+        write: (line: string) => {
+          logged += line;
+        },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  it('answers 503 problem+json with Retry-After when a request outlives REQUEST_TIMEOUT_MS', async () => {
+    const started = Date.now();
+    const response = await fetch(`${s.baseUrl}/healthz`, { headers: { 'x-test': 'hang' } });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(await response.json()).toMatchObject({ type: '/problems/timeout', status: 503 });
+  });
+
+  it('answers an unexpected failure with a 500 that reveals nothing, and logs the cause server-side', async () => {
+    const response = await fetch(`${s.baseUrl}/healthz`, { headers: { 'x-test': 'fail' } });
+    expect(response.status).toBe(500);
+    const text = await response.text();
+    const body = JSON.parse(text);
+    expect(Object.keys(body).sort()).toEqual(['detail', 'instance', 'requestId', 'status', 'title', 'type']);
+    expect(body).toMatchObject({
+      type: '/problems/internal',
+      title: 'Internal server error',
+      detail: 'An unexpected error occurred.',
+    });
+    for (const secret of ['hunter2', 'ECONNREFUSED', 'db.internal', 'postgres', 'at ', '.ts']) {
+      expect(text, secret).not.toContain(secret);
+    }
+    expect(logged).toContain('ECONNREFUSED');
+    expect(logged).toContain(body.requestId);
+  });
+});
