@@ -5,6 +5,7 @@ import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import type { MikroORM } from '@mikro-orm/core';
 import Koa from 'koa';
+import { apiKeyIsActive } from './auth/api-keys.ts';
 import { type AuthModule, createAuthModule, type UserRegisteredHook } from './auth/index.ts';
 import type { Config } from './config/index.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
@@ -24,7 +25,7 @@ import { ledgerHandlers } from './http/handlers/ledger.ts';
 import { operationsHandlers } from './http/handlers/operations.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
 import { requestContext } from './http/request-context.ts';
-import type { Authenticator } from './http/security.ts';
+import type { AuthContext, Authenticator } from './http/security.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics } from './observability/metrics.ts';
@@ -120,6 +121,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
     koa.use(router.middleware);
 
+    // Whether credentials checked earlier still hold: the API key may have been revoked since.
+    const keyStillActive = async (auth: AuthContext) =>
+      auth.apiKeyId === null || apiKeyIsActive(orm, auth.apiKeyId);
     const gateway = new Gateway({
       config,
       logger,
@@ -131,9 +135,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         const ticket = url.searchParams.get('ticket');
         if (ticket !== null) {
           const auth = await events.tickets.redeem(ticket);
-          if (!auth)
+          // The ticket stands for credentials checked when it was issued; they may have lapsed since.
+          if (!auth || auth.expiresAt <= Date.now() / 1000 || !(await keyStillActive(auth)))
             throw new UnauthorizedError(
-              'The WebSocket ticket is unknown, used or expired.',
+              'The WebSocket ticket is unknown, used or expired, or its credentials no longer hold.',
               'Bearer',
               '/problems/invalid-ticket',
             );
@@ -143,7 +148,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         const ctx = koa.createContext(request, new ServerResponse(request));
         return authenticator.authenticate(ctx, WS_GUARD);
       },
-      stillValid: async () => true,
+      // A revoked API key ends its connections at the next heartbeat (close 4001).
+      stillValid: keyStillActive,
     });
 
     let drained = false;

@@ -156,3 +156,15 @@ export function createApiKeyService(orm: Orm): ApiKeyService {
     },
   };
 }
+
+/**
+ * Whether the key is still usable (not revoked, its application not deleted), read from the
+ * database: long-lived connections (WebSockets) ask this periodically, so a revocation made on any
+ * instance reaches them. One indexed lookup.
+ */
+export async function apiKeyIsActive(orm: Orm, keyId: string): Promise<boolean> {
+  const active = await orm.em
+    .fork()
+    .count(ApiKey, { id: keyId, revokedAt: null, application: { deletedAt: null } });
+  return active > 0;
+}

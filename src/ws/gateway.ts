@@ -85,6 +85,7 @@ export class Gateway {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly deps: GatewayDeps;
   private readonly unsubscribeTail: () => void;
+  private closing = false;
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
@@ -102,6 +103,16 @@ export class Gateway {
 
   /** Handles an HTTP upgrade on the server; answers plain HTTP errors for refused handshakes. */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    if (this.closing) {
+      refuse(
+        socket,
+        new AppError(503, '/problems/shutting-down', 'Service unavailable', {
+          detail: 'This instance is shutting down; connect again (to another instance) and resume.',
+          headers: { 'Retry-After': '1' },
+        }),
+      );
+      return;
+    }
     const url = new URL(request.url ?? '/', 'http://localhost');
     const channel = url.pathname as Channel;
     if (channel !== '/ws' && channel !== '/assets/subscribe') {
@@ -145,6 +156,7 @@ export class Gateway {
 
   /** Graceful shutdown: tell every client to reconnect elsewhere (1001) and resume. */
   close(): void {
+    this.closing = true;
     clearInterval(this.heartbeat);
     this.unsubscribeTail();
     for (const connection of this.connections) this.end(connection, CLOSE.goingAway, 'server shutting down');
@@ -363,7 +375,15 @@ export class Gateway {
         for (const row of rows) {
           const event = toPublished(row);
           if (event.id <= subscription.lastSentId) continue;
-          this.sendEvent(connection, event, [subscription.id]);
+          const frame = eventFrame(event, [subscription.id]);
+          // History goes at the client's pace (a page can be megabytes): past half the buffer
+          // limit, wait until what was sent has been taken before sending more.
+          if (connection.ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes / 2) {
+            await this.sendWhenTaken(connection, frame);
+          } else {
+            this.send(connection, frame);
+          }
+          if (connection.closed || !connection.subscriptions.has(subscription.id)) return;
           subscription.lastSentId = event.id;
           lastReplayed = event.id;
           count += 1;
@@ -417,14 +437,27 @@ export class Gateway {
         subscription.lastSentId = event.id;
         matched.push(subscription.id);
       }
-      if (matched.length > 0) this.sendEvent(connection, event, matched);
+      if (matched.length > 0) this.send(connection, eventFrame(event, matched));
       if (connection.closed) return;
     }
   }
 
-  private sendEvent(connection: Connection, event: PublishedEvent, subscriptionIds: string[]): void {
-    // The envelope is serialized once per event; only the subscription ids differ per connection.
-    this.send(connection, `{"subscriptionIds":${JSON.stringify(subscriptionIds)},${event.json.slice(1)}`);
+  /**
+   * Sends a frame and resolves once it has been handed to the network. A client that takes nothing
+   * for a heartbeat interval is a slow consumer.
+   */
+  private sendWhenTaken(connection: Connection, frame: string): Promise<void> {
+    if (connection.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
+        resolve();
+      }, this.deps.config.ws.heartbeatMs);
+      connection.ws.send(frame, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   private send(connection: Connection, frame: string): void {
@@ -454,6 +487,8 @@ export class Gateway {
     const checks = new Map<string, Promise<boolean>>();
     const verdicts: Promise<void>[] = [];
     for (const connection of this.connections) {
+      // A connection being closed gets no ping; ws ends its close handshake (or times it out).
+      if (connection.closed) continue;
       if (!connection.alive) {
         connection.ws.terminate();
         continue;
@@ -478,6 +513,11 @@ export class Gateway {
     }
     await Promise.all(verdicts);
   }
+}
+
+/** The envelope is serialized once per event; only the subscription ids differ per connection. */
+function eventFrame(event: PublishedEvent, subscriptionIds: string[]): string {
+  return `{"subscriptionIds":${JSON.stringify(subscriptionIds)},${event.json.slice(1)}`;
 }
 
 function refuse(socket: Duplex, error: AppError): void {

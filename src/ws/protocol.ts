@@ -80,7 +80,7 @@ export function asyncApiValidators(titles: Iterable<string>): Map<string, Valida
 
 export class MessageParser {
   private readonly validators = asyncApiValidators(
-    new Set(Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types))),
+    new Set([...Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types)), 'RequestId']),
   );
 
   /** Parses one text frame; throws ProtocolError naming what is wrong. */
@@ -95,7 +95,10 @@ export class MessageParser {
       throw new ProtocolError('invalid_message', 'A message is a JSON object with a "type".');
     }
     const record = message as Json;
-    const requestId = typeof record.requestId === 'string' ? record.requestId : null;
+    // Echoed only when valid: an answer must not carry a requestId the contract forbids.
+    const requestId = (this.validators.get('RequestId') as ValidateFunction)(record.requestId)
+      ? (record.requestId as string)
+      : null;
     if (typeof record.type !== 'string')
       throw new ProtocolError('invalid_message', 'The message has no "type".', requestId);
     const title = CHANNEL_MESSAGES[channel][record.type];

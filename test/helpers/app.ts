@@ -43,8 +43,19 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function startTestApp(kind: DbKind, env: Record<string, string> = {}): Promise<TestApp> {
-  const database = await freshDatabase(kind);
+export interface StartOptions {
+  /** Run on this existing PostgreSQL database (another instance's) and leave it in place on close. */
+  databaseUrl?: string;
+}
+
+export async function startTestApp(
+  kind: DbKind,
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<TestApp> {
+  const database = options.databaseUrl
+    ? { databaseUrl: options.databaseUrl, sqlitePath: '', drop: async () => {} }
+    : await freshDatabase(kind);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gats-test-'));
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
