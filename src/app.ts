@@ -46,8 +46,11 @@ export interface AppInstance {
   gateway: Gateway;
   /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
   attach(server: Server): void;
-  /** Closes WebSockets with 1001 (clients resume elsewhere) and stops the relay. */
-  drain(): void;
+  /**
+   * Graceful shutdown of the real-time side: hands every committed event to the sockets (bounded
+   * wait), then closes them with 1001 (clients resume elsewhere) and stops the relay.
+   */
+  drain(): Promise<void>;
   /** Releases every resource (database, timers, connections). */
   close(): Promise<void>;
 }
@@ -55,6 +58,9 @@ export interface AppInstance {
 export interface BuildOptions {
   logger?: Logger;
 }
+
+/** How long shutdown waits for the relay to hand committed events to sockets before closing them. */
+const RELAY_FLUSH_LIMIT_MS = 2_000;
 
 /** What a WebSocket handshake needs: the same as reading events over REST. */
 const WS_GUARD = {
@@ -152,12 +158,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       stillValid: keyStillActive,
     });
 
-    let drained = false;
+    let draining: Promise<void> | null = null;
     const drain = () => {
-      if (drained) return;
-      drained = true;
-      gateway.close();
-      events.tail.stop();
+      draining ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const limit = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, RELAY_FLUSH_LIMIT_MS);
+        });
+        await Promise.race([events.tail.flush().catch(() => undefined), limit]);
+        clearTimeout(timer);
+        gateway.close();
+        events.tail.stop();
+      })();
+      return draining;
     };
     return {
       koa,
@@ -174,7 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       drain,
       async close() {
-        drain();
+        await drain();
         await auth.close();
         await events.close();
         await closeDatabase(orm);

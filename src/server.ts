@@ -37,7 +37,7 @@ async function main(): Promise<void> {
       server.closeAllConnections();
     }, config.shutdownGraceMs);
     forced.unref();
-    app.drain(); // WebSockets closed with 1001: clients resume on another instance
+    await app.drain(); // committed events delivered, then WebSockets closed with 1001: clients resume elsewhere
     server.closeIdleConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await app.close();

@@ -124,7 +124,7 @@ export async function startTestApp(
     server,
     http,
     async close() {
-      app.drain();
+      await app.drain();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();
