@@ -43,6 +43,7 @@ export {
 /** Operations of the contract served by `middleware` (oidc-provider and the pages), not by the contract router. */
 export const MIDDLEWARE_OPERATIONS = [
   'authorize',
+  'resumeAuthorization',
   'token',
   'revokeToken',
   'getJwks',

@@ -98,8 +98,7 @@ export class Browser {
     const response = await this.#t.http(method, pathname + search, {
       form: options.form,
       headers: cookie ? { cookie } : {},
-      // `/authorize/{uid}` (oidc-provider's resume step) is not an operation of the contract.
-      unchecked: options.unchecked ?? /^\/authorize\/[^/]+$/.test(pathname),
+      unchecked: options.unchecked ?? false,
     });
     for (const line of response.headers.getSetCookie()) {
       const [pair, ...attributes] = line.split(';');
