@@ -1,7 +1,9 @@
 // Local verification of access tokens: signature with the public keys held in memory (no database
 // access per request), EdDSA only, issuer, audience, expiry, not-before and `typ: at+jwt` (RFC 9068).
 // A token signed by a key this instance does not know yet (another instance just rotated) triggers
-// one throttled reload of the published keys.
+// one throttled reload of the published keys. A verified token's claims are remembered (bounded, until
+// the token expires), so a client that sends the same token on every request pays for one signature
+// check, not one per request; a change of keys forgets them all.
 import { createLocalJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose';
 import type { Role } from '../http/security.ts';
 
@@ -9,6 +11,8 @@ export const ACCESS_TOKEN_ALGORITHMS = ['EdDSA'];
 const ROLES = new Set<string>(['player', 'studio', 'oracle', 'admin']);
 const RELOAD_INTERVAL_MS = 10_000;
 const CLOCK_TOLERANCE_SECONDS = 5;
+/** Tokens whose verified claims are kept; the least recently used goes first. */
+const VERIFIED_CACHE_LIMIT = 10_000;
 
 export interface AccessTokenClaims {
   userId: string;
@@ -38,8 +42,27 @@ export function createTokenVerifier(options: {
 }): TokenVerifier {
   let keySet = createLocalJWKSet({ keys: [] });
   let reloadedAt = 0;
+  const verified = new Map<string, AccessTokenClaims>();
+
+  /** The claims of a token verified earlier, while it is still within its lifetime. */
+  function remembered(token: string): AccessTokenClaims | undefined {
+    const claims = verified.get(token);
+    if (!claims) return undefined;
+    verified.delete(token);
+    // The same bound jose applies: expired once now - tolerance reaches exp.
+    if (Math.floor(Date.now() / 1000) - CLOCK_TOLERANCE_SECONDS >= claims.exp) return undefined;
+    verified.set(token, claims);
+    return claims;
+  }
+
+  function remember(token: string, claims: AccessTokenClaims): void {
+    if (verified.size >= VERIFIED_CACHE_LIMIT) verified.delete(verified.keys().next().value as string);
+    verified.set(token, claims);
+  }
 
   function setKeys(publicJwks: JWK[]): void {
+    // A retired or replaced key must stop vouching for the tokens it signed.
+    verified.clear();
     // Only access-token keys: an ID token (RS256) is never accepted as an access token.
     keySet = createLocalJWKSet({
       keys: publicJwks.filter((jwk) => ACCESS_TOKEN_ALGORITHMS.includes(jwk.alg ?? '')),
@@ -70,6 +93,8 @@ export function createTokenVerifier(options: {
   return {
     setKeys,
     async verify(token) {
+      const known = remembered(token);
+      if (known) return { ...known, scope: new Set(known.scope) };
       let payload: JWTPayload;
       try {
         payload = await verifySignature(token);
@@ -92,7 +117,7 @@ export function createTokenVerifier(options: {
       if (typeof clientId !== 'string') throw new InvalidTokenError('The access token has no client.');
       if (scope !== undefined && typeof scope !== 'string')
         throw new InvalidTokenError('The access token scope is malformed.');
-      return {
+      const claims: AccessTokenClaims = {
         userId,
         role: role as Role,
         clientId,
@@ -100,6 +125,8 @@ export function createTokenVerifier(options: {
         jti: jti as string,
         exp: exp as number,
       };
+      remember(token, claims);
+      return { ...claims, scope: new Set(claims.scope) };
     },
   };
 }

@@ -32,9 +32,17 @@ export interface DatabaseOptions {
  * Per-connection SQLite settings. WAL lets readers run beside the writer (and a second process, such
  * as the migration script, share the file); busy_timeout makes a writer wait for a lock instead of
  * failing at once. MikroORM already turns foreign keys on, repeated here so the list is complete.
+ *
+ * synchronous = NORMAL: in WAL mode a commit is then an append to the WAL without an fsync (the WAL
+ * is synced at checkpoints). The database stays consistent after a crash or power loss; what a power
+ * loss (not a process crash) can undo is the last transactions before it, each all or nothing. That
+ * is SQLite's recommended setting for WAL, and it takes the fsync out of every write request; FULL
+ * (the default) would make each commit wait for the disk. Deployments that cannot lose the last
+ * second of commits on a power cut run PostgreSQL.
  */
 const SQLITE_PRAGMAS = [
   'pragma journal_mode = wal',
+  'pragma synchronous = normal',
   'pragma foreign_keys = on',
   'pragma busy_timeout = 5000',
 ];

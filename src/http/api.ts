@@ -8,6 +8,7 @@ import { type Context as BackendContext, OpenAPIBackend, type Request } from 'op
 import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { type OperationGuard, operationGuards } from './contract.ts';
 import type { HandlerMap, OperationRequest } from './handler.ts';
+import { precompileRouter } from './operation-matcher.ts';
 import type { Authenticator } from './security.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -150,6 +151,7 @@ export async function createContractRouter(
     });
   }
   await api.init();
+  precompileRouter(api.router);
 
   return {
     guards,

@@ -6,6 +6,7 @@ import { Asset } from '../../db/entities/Asset.ts';
 import { Holding } from '../../db/entities/Holding.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
+import { databaseKindOf } from '../../db/platform.ts';
 import { nextSequenceValue } from '../../db/sequences.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -16,7 +17,6 @@ import { requireCollection } from './collections.ts';
 import { credit, lockHoldings } from './holdings.ts';
 import type { Idempotency, StoredResponse, WriteResult } from './idempotency.ts';
 import { recordNewNft, recordNewTransfer } from './outbox.ts';
-import { forUpdate } from './transactions.ts';
 import {
   type AssetMetadataView,
   type AssetView,
@@ -205,7 +205,14 @@ async function mintInTransaction(
   to: StoredAddress,
   amount: bigint,
 ): Promise<StoredResponse<TransferView>> {
-  const currency = await em.findOneOrFail(Asset, { id: currencyId }, { ...forUpdate(em), refresh: true });
+  // FOR NO KEY UPDATE, not FOR UPDATE: the supply is no key, and FOR UPDATE would also block the
+  // foreign-key checks (FOR KEY SHARE) of every transfer, holding and price row inserted for this
+  // currency meanwhile. Transfers holding the transfer counter then waited for the mint while the
+  // mint waited for their holdings: deadlocks and 15 s lock convoys (found by `npm run chaos`).
+  if (databaseKindOf(em.getPlatform()) === 'postgresql') {
+    await em.execute('select 1 from asset where id = ? for no key update', [currencyId]);
+  }
+  const currency = await em.findOneOrFail(Asset, { id: currencyId }, { refresh: true });
   const decimals = currency.decimals ?? 0;
   const supply = (currency.totalSupply as bigint) + amount;
   if (currency.maxSupply != null && supply > currency.maxSupply) {

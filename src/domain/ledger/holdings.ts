@@ -25,7 +25,8 @@ async function ensureHolding(
 /**
  * Locks the holdings of `wallets` for `assetId` in address order and returns them by address.
  * `create` lists the wallets whose row is created first when missing (receivers); a sender without a
- * row is simply absent from the result.
+ * row is simply absent from the result. One locking read covers the rows that exist (PostgreSQL
+ * locks them in the sort order); a missing receiver row is then created and locked.
  */
 export async function lockHoldings(
   em: EntityManager,
@@ -33,16 +34,21 @@ export async function lockHoldings(
   wallets: StoredAddress[],
   create: StoredAddress[],
 ): Promise<Map<StoredAddress, Holding>> {
-  const now = new Date();
-  for (const wallet of create) await ensureHolding(em, wallet, assetId, now);
-  const locked = new Map<StoredAddress, Holding>();
-  for (const wallet of [...new Set(wallets)].sort()) {
-    const holding = await em.findOne(
+  const lock = async (addresses: StoredAddress[]) => {
+    const rows = await em.find(
       Holding,
-      { wallet, asset: assetId },
-      { ...forUpdate(em), refresh: true },
+      { wallet: { $in: addresses }, asset: assetId },
+      { ...forUpdate(em), orderBy: { wallet: 'asc' }, refresh: true },
     );
-    if (holding) locked.set(wallet, holding);
+    for (const row of rows) locked.set(row.wallet as StoredAddress, row);
+  };
+  const locked = new Map<StoredAddress, Holding>();
+  await lock([...new Set(wallets)].sort());
+  const missing = create.filter((wallet) => !locked.has(wallet));
+  if (missing.length > 0) {
+    const now = new Date();
+    for (const wallet of missing) await ensureHolding(em, wallet, assetId, now);
+    await lock(missing);
   }
   return locked;
 }

@@ -57,12 +57,14 @@ export class IdempotencyKeyReusedError extends UnprocessableError {
 }
 
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
+  /** The stored answer for `id`; `expired` when only an expired record holds the key. */
   async function replay<T>(
     id: string,
     requestHash: string,
-  ): Promise<(StoredResponse<T> & { replayed: true }) | null> {
+  ): Promise<(StoredResponse<T> & { replayed: true }) | 'expired' | null> {
     const record = await orm.em.fork().findOne(IdempotencyRecord, { id });
-    if (!record || record.expiresAt.getTime() <= Date.now()) return null;
+    if (!record) return null;
+    if (record.expiresAt.getTime() <= Date.now()) return 'expired';
     if (record.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
     return {
       status: record.status,
@@ -78,12 +80,14 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
       const id = `${scope.userId}:${scope.operation}:${scope.key}`;
       const requestHash = createHash('sha256').update(canonicalJson(scope.request)).digest('base64url');
       const earlier = await replay<never>(id, requestHash);
-      if (earlier) return earlier;
+      if (earlier && earlier !== 'expired') return earlier;
       try {
         const result = await inTransaction(orm, async (em) => {
           const now = new Date();
-          // An expired record no longer protects anything; make room for the new one.
-          await em.nativeDelete(IdempotencyRecord, { id, expiresAt: { $lte: now } });
+          // An expired record no longer protects anything; make room for the new one. (A record
+          // written since the read above makes the insert fail, as a concurrent first try does.)
+          if (earlier === 'expired')
+            await em.nativeDelete(IdempotencyRecord, { id, expiresAt: { $lte: now } });
           await em.insert(IdempotencyRecord, {
             id,
             requestHash,
@@ -107,7 +111,7 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
           // Either a concurrent request with this key committed first (replay it), or the change
           // itself hit a unique constraint (the caller maps that).
           const winner = await replay(id, requestHash);
-          if (winner) return winner as never;
+          if (winner && winner !== 'expired') return winner as never;
         }
         throw error;
       }

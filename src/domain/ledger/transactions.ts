@@ -8,10 +8,17 @@ import { databaseKindOf } from '../../db/platform.ts';
 
 const MAX_ATTEMPTS = 5;
 
+/**
+ * PostgreSQL SQLSTATEs of a transaction that failed without changing anything: serialization
+ * failure, deadlock victim, lock not available. Errors of raw statements (query builder,
+ * `em.execute`) reach us unconverted, so the codes are checked as well as MikroORM's classes.
+ */
+const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
+
 function isTransient(error: unknown): boolean {
   if (error instanceof DeadlockException || error instanceof LockWaitTimeoutException) return true;
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+  return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || TRANSIENT_SQLSTATES.has(code));
 }
 
 /** Runs `work` in a fresh transaction (its own identity map), retrying deadlocks and busy errors. */

@@ -107,8 +107,8 @@ export function createTransferService(
     // the NFT away and back since, so the ORM's change detection against that snapshot can't be trusted.
     if (asset.kind === 'nft') await em.nativeUpdate(Asset, { id: asset.id }, { owner: input.to });
 
-    // The balances are written first: the transfer counter taken next serializes writers from there
-    // to commit (see db/sequences.ts), so that stretch must hold as few statements as possible.
+    // The balances are written before the transfer takes its number: on SQLite that number comes
+    // from a counter row held to commit (see db/sequences.ts), a stretch kept as short as possible.
     await em.flush();
     const transfer = em.create(Transfer, {
       id: newId('tr'),

@@ -68,7 +68,23 @@ export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {
   return asset.kind === 'nft' ? 0 : (asset.decimals ?? 0);
 }
 
-export function assetView(asset: Asset): AssetView {
+/** What an asset's view is made of: an entity, or a row read without the ORM's entities (listings). */
+export type AssetFields = Pick<
+  Asset,
+  | 'id'
+  | 'kind'
+  | 'name'
+  | 'description'
+  | 'metadata'
+  | 'owner'
+  | 'symbol'
+  | 'decimals'
+  | 'totalSupply'
+  | 'maxSupply'
+  | 'createdAt'
+> & { collection: { id: string } };
+
+export function assetView(asset: AssetFields): AssetView {
   const decimals = decimalsOf(asset);
   return {
     id: asset.id,
