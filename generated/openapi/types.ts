@@ -11,7 +11,7 @@ export interface paths {
          * Liveness
          * @description Answers 200 as long as the process can serve HTTP. It checks no dependency (see `/readyz`), so an orchestrator restarting on failure here only restarts truly stuck processes. Public, not rate limited.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getHealth"];
         put?: never;
@@ -33,7 +33,7 @@ export interface paths {
          * Readiness
          * @description Checks the dependencies this instance needs to serve requests (the database, with a short time-out) and answers 200 when all pass, 503 with the same body shape when any fails. During graceful shutdown it answers 503 so load balancers stop routing here before connections drain. Public, not rate limited.
          *
-         *     Errors: 503 when a dependency check failed (the body says which); 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 503 when a dependency check failed (the body says which); 500 on an unexpected failure.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -55,7 +55,7 @@ export interface paths {
          * Prometheus metrics
          * @description The instance's metrics in the Prometheus text exposition format 0.0.4 (`text/plain; version=0.0.4; charset=utf-8`): process and Node.js runtime metrics, HTTP request counts and latency histograms by operationId and status, WebSocket connections, and event relay lag. Labels never carry user data or ids. Public (restrict it at the network edge in production), not rate limited.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -77,7 +77,7 @@ export interface paths {
          * This OpenAPI document
          * @description The bundled, single-file OpenAPI 3.1 document of this API (every `$ref` resolved locally), as committed in `generated/openapi/openapi.json`. Use it to generate clients or run a Prism mock. Public, not rate limited.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getOpenApiDocument"];
         put?: never;
@@ -99,7 +99,7 @@ export interface paths {
          * The AsyncAPI document
          * @description The bundled, single-file AsyncAPI 3.0 document of the WebSocket interface (`/ws` and `/assets/subscribe`: subscribe messages, acknowledgements, errors, heartbeats and event payloads), as committed in `generated/asyncapi/asyncapi.json`. Public, not rate limited.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getAsyncApiDocument"];
         put?: never;
@@ -121,7 +121,7 @@ export interface paths {
          * Documentation index
          * @description An HTML page linking the human-readable references generated from the contracts: `/docs/openapi` (REST) and `/docs/asyncapi` (WebSocket), and the machine-readable `/openapi.json` and `/asyncapi.json`. The pages are static files generated at build time; they load no remote scripts. Public, not rate limited.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getDocsIndex"];
         put?: never;
@@ -273,7 +273,7 @@ export interface paths {
          * The current user
          * @description The user the bearer token was issued to (its `sub`), with the current role and every wallet the user controls (custodial first, then linked wallets). The role shown is the current one, which may differ from the `role` claim of an older token.
          *
-         *     Errors: 401 when the bearer token or API key is missing, malformed, expired or revoked, or the user no longer exists; 403 when the credentials are valid but do not allow the call; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token or API key is missing, malformed, expired or revoked, or the user no longer exists; 403 when the credentials are valid but do not allow the call; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["getCurrentUser"];
         put?: never;
@@ -323,7 +323,7 @@ export interface paths {
          * List my applications
          * @description The OAuth clients the caller owns, oldest first. Client secrets are never listed. Needs a bearer token only (no API key), so a new user can manage applications and keys before having a key. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
          */
         get: operations["listApplications"];
         put?: never;
@@ -379,7 +379,7 @@ export interface paths {
          * List my API keys
          * @description Every API key of the caller, across their applications (`clientId` says which), newest first. Revoked keys stay listed with `revokedAt`. Secrets are never listed; `prefix` identifies a key. Needs a bearer token only. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
          */
         get: operations["listApiKeys"];
         put?: never;
@@ -435,7 +435,7 @@ export interface paths {
          * List the caller's wallets
          * @description Lists the wallets the caller controls: the custodial wallet created with the account (first), then the external wallets linked with Sign-In with Ethereum, in the order they were linked. These are the wallets the caller may move assets out of. The list is short, so it is not paginated.
          *
-         *     Errors: 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["listMyWallets"];
         put?: never;
@@ -963,7 +963,7 @@ export interface paths {
          * This service's DID document (did:web)
          * @description The DID document of `did:web:<host>` (a port percent-encoded, e.g. `did:web:localhost%3A3000`), the issuer of every credential and status list of this service. It lists every credential-signing key as a `Multikey`: the current one first, retired ones kept in `assertionMethod` so credentials signed before a key rotation keep verifying. The host comes from the service's configured public URL. Public, no credentials needed.
          *
-         *     Errors: 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
          */
         get: operations["getServiceDidDocument"];
         put?: never;
@@ -3341,27 +3341,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description An unexpected failure. The body never reveals internals; quote `requestId` to support. */
-        InternalError: {
-            headers: {
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "type": "/problems/internal",
-                 *       "title": "Internal server error",
-                 *       "status": 500,
-                 *       "detail": "An unexpected error occurred.",
-                 *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
-                 *     }
-                 */
-                "application/problem+json": components["schemas"]["Problem"];
-            };
-        };
-        /** @description The request is malformed or a field is invalid; `errors` lists each invalid field. Nothing was changed. */
+        /** @description The request is malformed or a field is invalid (no string field accepts the NUL character, U+0000); `errors` lists each invalid field. Nothing was changed. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3382,6 +3362,26 @@ export interface components {
                  *           "detail": "must match pattern \"^(0|[1-9][0-9]{0,59})(\\.[0-9]{1,36})?$\""
                  *         }
                  *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description An unexpected failure. The body never reveals internals; quote `requestId` to support. */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/internal",
+                 *       "title": "Internal server error",
+                 *       "status": 500,
+                 *       "detail": "An unexpected error occurred.",
+                 *       "instance": "/api/v1/transfer",
+                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3784,6 +3784,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthStatus"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3814,6 +3815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadinessStatus"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
             /** @description A dependency failed its check, or the instance is shutting down. */
             503: {
@@ -3865,6 +3867,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3913,6 +3916,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3954,6 +3958,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -3977,6 +3982,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -4317,6 +4323,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -4454,6 +4461,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApplicationList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4587,6 +4595,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKeyList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4730,6 +4739,7 @@ export interface operations {
                     "application/json": components["schemas"]["WalletList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
@@ -6687,6 +6697,7 @@ export interface operations {
                     "application/did+json": components["schemas"]["DidDocument"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -147,6 +147,12 @@ export async function createContractRouter(
         headers: c.request.headers as Record<string, string | string[] | undefined>,
         auth: ctx.state.auth ?? null,
       };
+      const nul = findNul(request.body, '/body');
+      if (nul !== undefined) {
+        throw new ValidationError('The request body has 1 invalid field.', [
+          { pointer: nul, detail: 'must not contain the NUL character (U+0000)' },
+        ]);
+      }
       return handler(request, ctx);
     });
   }
@@ -164,9 +170,42 @@ export async function createContractRouter(
         headers: ctx.headers as Request['headers'],
         body: ctx.request.body,
       };
-      await api.handleRequest(request, ctx);
+      try {
+        await api.handleRequest(request, ctx);
+      } catch (error) {
+        // The router decodes path parameters: a malformed percent-encoding (`%`, `%zz`, invalid
+        // UTF-8) is the client's mistake, not a server error.
+        if (error instanceof URIError) {
+          throw new ValidationError('The request path is not valid percent-encoded UTF-8.', [
+            { pointer: '/path', detail: 'has a malformed percent-encoding' },
+          ]);
+        }
+        throw error;
+      }
     },
   };
+}
+
+/**
+ * Where a string (value or key) holds U+0000, as a JSON pointer. PostgreSQL text cannot store it
+ * and SQLite ends a statement at it, so no field accepts one (the contract's 400 says so).
+ */
+function findNul(body: unknown, root: string): string | undefined {
+  // Iterative: a body may nest deeper than the call stack (free-form JSON-LD is allowed).
+  const pending: [unknown, string][] = [[body, root]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [value, pointer] = next;
+    if (typeof value === 'string') {
+      if (value.includes('\u0000')) return pointer;
+    } else if (value && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        const at = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
+        if (key.includes('\u0000')) return at;
+        pending.push([item, at]);
+      }
+    }
+  }
+  return undefined;
 }
 
 function hasBody(ctx: Context): boolean {

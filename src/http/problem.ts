@@ -5,6 +5,20 @@ import { AppError } from '../domain/errors.ts';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/**
+ * The request path as a valid URI reference (the contract's `instance` format): a stray `%` or a
+ * character a URI cannot hold, as a client may send, is percent-encoded.
+ */
+export function asUriReference(path: string): string {
+  return path
+    .replace(/%(?![0-9A-Fa-f]{2})/g, '%25')
+    .replace(/[^A-Za-z0-9\-._~!$&'()*+,;=:@/%]/g, (char) =>
+      [...Buffer.from(char, 'utf8')]
+        .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+        .join(''),
+    );
+}
+
 export function sendProblem(ctx: Context, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
   ctx.status = error.status;
@@ -15,7 +29,7 @@ export function sendProblem(ctx: Context, error: AppError): void {
     title: error.title,
     status: error.status,
     ...(error.detail !== undefined ? { detail: error.detail } : {}),
-    instance: ctx.path,
+    instance: asUriReference(ctx.path),
     requestId: ctx.state.requestId,
     ...(error.errors ? { errors: error.errors } : {}),
   };
