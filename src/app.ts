@@ -95,7 +95,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       ...auth.handlers,
       ...ledgerHandlers(ledger),
       ...identityHandlers(identity),
-      ...eventsHandlers({ store: events.store, tickets: events.tickets, publicUrl: config.publicUrl }),
+      ...eventsHandlers({
+        store: events.store,
+        tail: events.tail,
+        tickets: events.tickets,
+        publicUrl: config.publicUrl,
+      }),
       ...operationsHandlers({
         metrics,
         pingDatabase: async () => {

@@ -41,9 +41,14 @@ export class EventStore {
     return this.orm.em.fork() as unknown as EntityManager;
   }
 
-  /** Events with id > `after`, ascending, at most `limit`, matching `filter` (all when absent). */
-  async after(after: number, limit: number, filter?: EventFilter): Promise<OutboxEvent[]> {
-    const where = { ...(filter ? filterCondition(filter) : {}), id: { $gt: after } };
+  /**
+   * Events with id > `after` (and <= `upTo` when given), ascending, at most `limit`, matching
+   * `filter` (all when absent). Readers that hand events to clients pass the relay's position as
+   * `upTo`: ids above it may still have earlier ids committing (PostgreSQL).
+   */
+  async after(after: number, limit: number, filter?: EventFilter, upTo?: number): Promise<OutboxEvent[]> {
+    const id = upTo === undefined ? { $gt: after } : { $gt: after, $lte: upTo };
+    const where = { ...(filter ? filterCondition(filter) : {}), id };
     return (await this.em().find(OutboxEvent, where as never, {
       orderBy: { id: 'asc' },
       limit,

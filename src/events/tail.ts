@@ -38,14 +38,21 @@ export class OutboxTail {
     this.metrics = options.metrics;
   }
 
-  /** The id of the last event handed to listeners: live subscribers start after it. */
+  /**
+   * The id of the last event handed to listeners: live subscribers start after it, and every id at
+   * or below it is final (committed or never to be), so readers of the outbox stop there.
+   */
   get lastId(): number {
     return this.position;
   }
 
-  /** Starts after the newest committed event: history is served by replay, not re-published. */
+  /**
+   * Starts after the newest committed event: history is served by replay, not re-published. Every
+   * id at or below the position is final (readers cap at it), so writers in flight are waited for.
+   */
   async start(): Promise<void> {
     const { newest } = await this.store.range();
+    await this.settleGaps?.();
     this.position = newest ?? 0;
     this.timer = setInterval(() => this.nudge(), this.pollMs);
     this.timer.unref();

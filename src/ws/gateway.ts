@@ -370,7 +370,15 @@ export class Gateway {
     try {
       let after = subscription.lastSentId;
       for (;;) {
-        const rows = await this.deps.store.after(after, REPLAY_PAGE, subscription.filter);
+        // Only ids the relay has already settled: on PostgreSQL a later id can be visible while an
+        // earlier one still commits; sending the later one here would make the earlier one look
+        // "already sent" when it arrives live. Everything past the relay's position comes live.
+        const rows = await this.deps.store.after(
+          after,
+          REPLAY_PAGE,
+          subscription.filter,
+          this.deps.tail.lastId,
+        );
         if (connection.closed || !connection.subscriptions.has(subscription.id)) return;
         for (const row of rows) {
           const event = toPublished(row);

@@ -6,6 +6,8 @@ import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
 import type { PublishedEvent } from '../../src/events/filter.ts';
 import { holdOutboxWriterLock } from '../../src/events/outbox-lock.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { httpUser } from '../helpers/ledger-fixtures.ts';
+import { connect } from '../helpers/ws.ts';
 
 const kinds = DB_KINDS.filter((kind) => kind === 'postgres');
 
@@ -19,6 +21,35 @@ function priceEvent(assetId: string) {
     wallets: [],
     fromWallet: null,
     toWallet: null,
+  };
+}
+
+/** Writer A draws an id and keeps its transaction open; writer B draws the next id and commits. */
+async function outOfOrderCommit(t: TestApp, slow: string, fast: string) {
+  let release!: () => void;
+  const mayCommit = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let inserted!: () => void;
+  const hasId = new Promise<void>((resolve) => {
+    inserted = resolve;
+  });
+  const writerA = t.app.orm.em.fork().transactional(async (em) => {
+    await holdOutboxWriterLock(em as unknown as EntityManager);
+    await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent(slow));
+    inserted();
+    await mayCommit;
+  });
+  await hasId;
+  await t.app.orm.em.fork().transactional(async (em) => {
+    await holdOutboxWriterLock(em as unknown as EntityManager);
+    await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent(fast));
+  });
+  return {
+    async commitA() {
+      release();
+      await writerA;
+    },
   };
 }
 
@@ -87,5 +118,36 @@ describe.skipIf(kinds.length === 0).each(kinds)('outbox relay order on %s', (kin
     await t.app.events.tail.flush();
     expect(delivered.map((event) => event.assetId)).toEqual(['after-gap']);
     stop();
+  });
+
+  it('never replays a later id over an earlier one still committing (resume over WebSocket)', async () => {
+    const user = await httpUser(t);
+    await t.app.events.tail.flush();
+    const resumeFrom = t.app.events.tail.lastId;
+    const { commitA } = await outOfOrderCommit(t, 'replay-slow', 'replay-fast');
+    const socket = await connect(`${t.baseUrl.replace('http', 'ws')}/ws`, user.headers);
+    socket.send({ type: 'subscribe', events: ['priceUpdate'], lastEventId: String(resumeFrom) });
+    await socket.next((message) => message.type === 'subscribed');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await commitA();
+    const events = await socket.collect(2, (message) => message.type === 'priceUpdate');
+    expect(events.map((event) => event.data.assetId)).toEqual(['replay-slow', 'replay-fast']);
+    socket.close();
+  });
+
+  it('never serves a later id over REST while an earlier one is still committing', async () => {
+    const user = await httpUser(t);
+    await t.app.events.tail.flush();
+    const after = t.app.events.tail.lastId;
+    const { commitA } = await outOfOrderCommit(t, 'rest-slow', 'rest-fast');
+    const page = t.http('GET', `/api/v1/events?after=${after}&types=priceUpdate`, { headers: user.headers });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await commitA();
+    const response = await page;
+    expect(response.status).toBe(200);
+    expect(response.body.data.map((event: { data: { assetId: string } }) => event.data.assetId)).toEqual([
+      'rest-slow',
+      'rest-fast',
+    ]);
   });
 });

@@ -4,11 +4,13 @@ import { GoneError } from '../../domain/errors.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import { ALL_EVENT_TYPES, type EventFilter } from '../../events/filter.ts';
 import { type EventStore, toEnvelope } from '../../events/store.ts';
+import type { OutboxTail } from '../../events/tail.ts';
 import type { TicketStore } from '../../events/tickets.ts';
 import { caller, type HandlerMap } from '../handler.ts';
 
 export interface EventsHandlerDeps {
   store: EventStore;
+  tail: OutboxTail;
   tickets: TicketStore;
   publicUrl: string;
 }
@@ -43,7 +45,10 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
           { oldestEventId },
         );
       }
-      const rows = await deps.store.after(after, limit, filter);
+      // Up to what the relay has settled: past it, an earlier id may still be committing
+      // (PostgreSQL), and a client continuing from a later id would never see it.
+      await deps.tail.flush();
+      const rows = await deps.store.after(after, limit, filter, deps.tail.lastId);
       ctx.body = {
         data: rows.map(toEnvelope),
         next_cursor: rows.length === limit ? String(rows[rows.length - 1].id) : null,
