@@ -1,0 +1,90 @@
+// The service as a child process that can be killed with SIGKILL and started again on the same
+// database, port, SECRET_KEY and DATA_DIR: what a crash and a supervisor's restart look like to
+// clients. Built from the benchmark helpers (fresh database, child process start).
+import { randomBytes } from 'node:crypto';
+import type { Child } from '../../bench/lib/children.ts';
+import { freePort, startNodeChild } from '../../bench/lib/children.ts';
+import { createDatabase, type DbKind } from '../../bench/lib/database.ts';
+import type { Service } from '../../bench/lib/service.ts';
+
+export interface CrashableService extends Service {
+  /** Resolves when the service answers (at once while it runs, after the restart while it is down). */
+  whenUp(): Promise<void>;
+  /** SIGKILL: no drain, no flush, connections reset. */
+  kill9(): Promise<void>;
+  /** Starts the process again with the same environment; returns how long it took to answer. */
+  restart(): Promise<number>;
+  /** How many times the process was started (1 + restarts). */
+  starts: number;
+}
+
+export async function startCrashableService(
+  kind: DbKind,
+  extraEnv: Record<string, string> = {},
+): Promise<CrashableService> {
+  const database = await createDatabase(kind);
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: Record<string, string> = {
+    ...database.env,
+    ...extraEnv,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PUBLIC_URL: baseUrl,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    LOG_LEVEL: 'warn',
+    SEED_DEMO: 'never',
+    // Limits that would otherwise throttle the load (the same values as the benchmarks).
+    RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_WINDOW_SECONDS: '1',
+    LOGIN_RATE_LIMIT_REQUESTS: '100000',
+    ACCESS_TOKEN_TTL_SECONDS: '3600',
+    WS_MAX_CONNECTIONS_PER_KEY: '100000',
+  };
+  const launch = () =>
+    startNodeChild({ name: `service (${kind})`, script: 'src/server.ts', port, env, readyPath: '/healthz' });
+
+  let child: Child;
+  try {
+    child = await launch();
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  let up: Promise<void> = Promise.resolve();
+  let markUp = () => {};
+
+  const service: CrashableService = {
+    name: `service (${kind})`,
+    kind,
+    env,
+    baseUrl,
+    starts: 1,
+    get pid() {
+      return child.pid;
+    },
+    setRole: (userId, role) => database.setRole(userId, role),
+    whenUp: () => up,
+    async kill9() {
+      up = new Promise<void>((resolve) => {
+        markUp = resolve;
+      });
+      process.kill(child.pid, 'SIGKILL');
+      // `stop` of a killed child only waits for its exit (and unregisters its cleanup step).
+      await child.stop();
+    },
+    async restart() {
+      const started = Date.now();
+      child = await launch();
+      service.starts++;
+      markUp();
+      return Date.now() - started;
+    },
+    stopProcess: () => child.stop(),
+    async stop() {
+      await child.stop();
+      await database.drop();
+    },
+  };
+  return service;
+}

@@ -1,0 +1,24 @@
+// The crash test, short: two SIGKILLs and restarts under concurrent writes and resuming subscribers,
+// on each database the suite runs on (`npm run chaos` is the long version: 5 kills in 60 s).
+import { describe, expect, it } from 'vitest';
+import { printCrashReport } from '../../scripts/chaos/lib/crash-report.ts';
+import { runCrashTest } from '../../scripts/chaos/lib/crash-run.ts';
+import { DB_KINDS } from '../helpers/db.ts';
+
+describe.each(DB_KINDS)('crash test on %s', (db) => {
+  it('loses, doubles and breaks nothing across two kill -9 and restarts', async () => {
+    const report = await runCrashTest({
+      db,
+      kills: 2,
+      durationSeconds: 16,
+      clients: 8,
+      players: 6,
+      log: () => {},
+    });
+    printCrashReport(report);
+    expect(report.failures).toEqual([]);
+    expect(report.restartMs).toHaveLength(2);
+    expect(report.requests.ok).toBeGreaterThan(0);
+    expect(report.findings.transfers.found).toBe(report.findings.transfers.acknowledged);
+  }, 180_000);
+});
