@@ -8,6 +8,7 @@ import { SqliteDriver } from '@mikro-orm/sqlite';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
+import { closeReadStatements } from './read-statements.ts';
 
 /**
  * The ORM as the rest of the service sees it: SQL-capable (query builder, `execute`, row locks).
@@ -135,6 +136,7 @@ function names(migrations: { name: string }[]): string[] {
 }
 
 export async function closeDatabase(orm: Orm): Promise<void> {
+  closeReadStatements(orm);
   await orm.close(true);
 }
 

@@ -9,7 +9,9 @@ import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { httpUser } from '../helpers/ledger-fixtures.ts';
 import { connect } from '../helpers/ws.ts';
 
-const kinds = DB_KINDS.filter((kind) => kind === 'postgres');
+/** Only PostgreSQL commits ids out of order; on SQLite (one writer) there is nothing to hold. */
+const onPostgres = DB_KINDS.includes('postgres');
+const kind = 'postgres';
 
 function priceEvent(assetId: string) {
   return {
@@ -53,7 +55,7 @@ async function outOfOrderCommit(t: TestApp, slow: string, fast: string) {
   };
 }
 
-describe.skipIf(kinds.length === 0).each(kinds)('outbox relay order on %s', (kind) => {
+describe.runIf(onPostgres)('outbox relay order on postgres', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await startTestApp(kind);

@@ -1,7 +1,7 @@
 // EVM addresses: accepted in any valid case, stored lowercase, returned in EIP-55 checksum form.
 // All-lower or all-upper hex needs no checksum; mixed case must carry the right EIP-55 checksum
-// (checked with viem's isAddress), else the caller most likely mistyped a character.
-import { getAddress, isAddress } from 'viem';
+// (the address's checksum form, cached), else the caller most likely mistyped a character.
+import { getAddress } from 'viem';
 import { ValidationError } from '../errors.ts';
 
 /** A lowercase `0x` + 40 hex address: the form the ledger stores and compares. */
@@ -43,8 +43,10 @@ export function parseAddress(input: string, pointer: string): StoredAddress {
  */
 function hasValidCase(candidate: string): boolean {
   const hex = candidate.slice(2);
-  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
-  return isAddress(candidate, { strict: true });
+  const lower = hex.toLowerCase();
+  if (hex === lower || hex === hex.toUpperCase()) return true;
+  // Exactly the checksum form, computed once per address (see formatAddress's cache).
+  return formatAddress(`0x${lower}`) === candidate;
 }
 
 /** Whether a string is an address in any valid case (used where a failure is not the caller's). */

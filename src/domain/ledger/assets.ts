@@ -7,14 +7,16 @@ import { Holding } from '../../db/entities/Holding.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { databaseKindOf } from '../../db/platform.ts';
+import { readStatements } from '../../db/read-statements.ts';
 import { nextSequenceValue } from '../../db/sequences.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
+import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
 import { requireCollection } from './collections.ts';
-import { credit, lockHoldings } from './holdings.ts';
+import type { Holdings, LockedHolding } from './holdings.ts';
 import type { Idempotency, StoredResponse, WriteResult } from './idempotency.ts';
 import { recordNewNft, recordNewTransfer } from './outbox.ts';
 import {
@@ -83,12 +85,19 @@ export function assetNotFound(id: string): NotFoundError {
   return new NotFoundError(`No asset with id ${id}.`);
 }
 
-export function createAssetService(orm: Orm, wallets: WalletService, idempotency: Idempotency): AssetService {
+export function createAssetService(
+  orm: Orm,
+  wallets: WalletService,
+  idempotency: Idempotency,
+  balances: Holdings,
+): AssetService {
+  const statements = readStatements(orm);
   return {
+    // A hot read: one prepared statement, the view built from the row (no entity).
     async get(id) {
-      const asset = await orm.em.fork().findOne(Asset, { id });
-      if (!asset) throw assetNotFound(id);
-      return assetView(asset);
+      const [row] = await statements.all(`select ${ASSET_COLUMNS} from asset a where a.id = ?`, [id]);
+      if (!row) throw assetNotFound(id);
+      return assetView(assetFieldsOf(row, statements));
     },
 
     async createNft(actor, input, idempotencyKey) {
@@ -191,7 +200,7 @@ export function createAssetService(orm: Orm, wallets: WalletService, idempotency
           key: idempotencyKey,
           request: { currencyId, ...input },
         },
-        (em) => mintInTransaction(em, actor, currencyId, input.to, amount),
+        (em) => mintInTransaction(em, balances, actor, currencyId, input.to, amount),
       );
     },
   };
@@ -200,6 +209,7 @@ export function createAssetService(orm: Orm, wallets: WalletService, idempotency
 /** Locks the currency (its supply is read-modify-write), credits `to`, records the mint and its event. */
 async function mintInTransaction(
   em: EntityManager,
+  balances: Holdings,
   actor: Actor,
   currencyId: string,
   to: StoredAddress,
@@ -222,9 +232,9 @@ async function mintInTransaction(
   }
   const now = new Date();
   currency.totalSupply = supply;
-  const holdings = await lockHoldings(em, currencyId, [to], [to]);
-  credit(holdings.get(to) as Holding, amount, now);
-  await em.flush(); // before the transfer counter, which serializes writers until commit
+  const holdings = await balances.lock(em, currencyId, [to], [to]);
+  await balances.credit(em, holdings.get(to) as LockedHolding, amount, now);
+  await em.flush(); // the supply, before the transfer counter, which serializes writers until commit
   const transfer = em.create(Transfer, {
     id: newId('tr'),
     seq: await nextSequenceValue(em, 'transfer'),

@@ -1,19 +1,20 @@
 // Read side of the ledger: what a wallet holds, who holds an asset, everything in a user's wallets.
 // Holdings are public ledger data (like a chain explorer). Zero rows are kept by the write side and
 // filtered out here. Pages are keyed on immutable values: asset id, wallet address.
-// The wallet listings are the hottest reads: they select the columns their views need in one joined
-// query and build the views from the rows, without entities (no hydration, no identity map).
-import type { EntityManager } from '@mikro-orm/sql';
+// The wallet listings are the hottest reads: one prepared statement each (../../db/read-statements.ts)
+// selecting the columns their views need, views built from the rows (no entities, no query builder).
 import { Asset } from '../../db/entities/Asset.ts';
 import { Holding } from '../../db/entities/Holding.ts';
 import type { Orm } from '../../db/orm.ts';
+import { readStatements } from '../../db/read-statements.ts';
+import { Uint256Type } from '../../db/types/uint256.ts';
 import type { StoredAddress } from './addresses.ts';
 import { formatAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
+import { ASSET_COLUMNS, amountOf, assetFieldsOf } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
 import { decodeCursor, isString, isStringPair, type Page, page } from './cursor.ts';
 import { type AssetFields, type AssetView, assetView, decimalsOf } from './views.ts';
-import type { WalletService } from './wallets.ts';
 
 export interface HoldingFilters {
   kind?: 'nft' | 'fungible';
@@ -39,14 +40,6 @@ export interface HoldingLists {
   ): Promise<Page<{ wallet: string; asset: AssetView; balance: string }>>;
 }
 
-/** Conditions on the joined asset (alias `a`). */
-function assetFilter(filters: HoldingFilters): Record<string, unknown> {
-  return {
-    ...(filters.kind ? { 'a.kind': filters.kind } : {}),
-    ...(filters.collection ? { 'a.collection': filters.collection } : {}),
-  };
-}
-
 /** One holding with its asset, as the listings read it. */
 interface HoldingRow {
   wallet: StoredAddress;
@@ -54,86 +47,59 @@ interface HoldingRow {
   asset: AssetFields;
 }
 
-const HOLDING_COLUMNS = [
-  'h.wallet',
-  'h.balance',
-  'a.id',
-  'a.kind',
-  'a.name',
-  'a.description',
-  'a.metadata',
-  'a.collection',
-  'a.owner',
-  'a.symbol',
-  'a.decimals',
-  'a.totalSupply',
-  'a.maxSupply',
-  'a.createdAt',
-];
-
-/** Amount columns come back as digits (zero-padded text on SQLite, numeric on PostgreSQL). */
-function amountOrNull(value: unknown): bigint | null {
-  return value == null ? null : BigInt(String(value));
+/**
+ * The listings' one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
+ * (SQL with `?` placeholders, bound to `parameters`) in `order`. Each combination of filters is its
+ * own SQL text, hence its own prepared statement: a handful per listing.
+ */
+function holdingsSql(conditions: string[], order: string): string {
+  return (
+    `select h.wallet, h.balance, ${ASSET_COLUMNS} from holding h join asset a on a.id = h.asset_id ` +
+    `where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
+  );
 }
 
-/**
- * Positive holdings matching `where` (holding `h`, asset `a`), in `orderBy` order. Raw rows are
- * converted as the ORM would: dates through the platform's parser, JSON parsed when the driver
- * returns text (SQLite).
- */
-async function readHoldings(
-  em: EntityManager,
-  where: Record<string, unknown>,
-  orderBy: Record<string, 'asc'>[],
-  limit: number,
-): Promise<HoldingRow[]> {
-  const platform = em.getPlatform();
-  // Alias paths (`a.kind`) are valid here but beyond the builder's static types: hence `never`.
-  const rows = await em
-    .createQueryBuilder(Holding, 'h')
-    .select(HOLDING_COLUMNS as never)
-    .join('h.asset', 'a')
-    .where({ $and: [{ balance: { $gt: 0n } }, where] } as never)
-    .orderBy(orderBy as never)
-    .limit(limit)
-    .execute<Record<string, unknown>[]>('all', false);
-  return rows.map((row) => ({
-    wallet: row.wallet as StoredAddress,
-    balance: BigInt(String(row.balance)),
-    asset: {
-      id: row.id as string,
-      kind: row.kind as AssetFields['kind'],
-      name: row.name as string,
-      description: (row.description as string | null) ?? null,
-      metadata: (typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata) as Record<
-        string,
-        unknown
-      >,
-      collection: { id: row.collection_id as string },
-      owner: (row.owner as string | null) ?? null,
-      symbol: (row.symbol as string | null) ?? null,
-      decimals: (row.decimals as number | null) ?? null,
-      totalSupply: amountOrNull(row.total_supply),
-      maxSupply: amountOrNull(row.max_supply),
-      createdAt: platform.parseDate(row.created_at as string) as Date,
-    },
-  }));
+/** The kind and collection filters, on the joined asset. */
+function assetFilter(filters: HoldingFilters, conditions: string[], parameters: unknown[]): void {
+  if (filters.kind) {
+    conditions.push('a.kind = ?');
+    parameters.push(filters.kind);
+  }
+  if (filters.collection) {
+    conditions.push('a.collection_id = ?');
+    parameters.push(filters.collection);
+  }
 }
 
 function holdingView(row: HoldingRow): { asset: AssetView; balance: string } {
   return { asset: assetView(row.asset), balance: formatAmount(row.balance, decimalsOf(row.asset)) };
 }
 
-export function createHoldingLists(orm: Orm, wallets: WalletService): HoldingLists {
+export function createHoldingLists(orm: Orm): HoldingLists {
+  const statements = readStatements(orm);
+  // A zero balance as the column stores it (zero-padded text on SQLite).
+  const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
+  async function readHoldings(sql: string, parameters: unknown[]): Promise<HoldingRow[]> {
+    const rows = await statements.all(sql, [zero, ...parameters]);
+    return rows.map((row) => ({
+      wallet: row.wallet as StoredAddress,
+      balance: amountOf(row.balance),
+      asset: assetFieldsOf(row, statements),
+    }));
+  }
+
   return {
     async walletAssets(wallet, filters) {
       const after = decodeCursor(filters.cursor, 'wallet-assets', isString);
-      const rows = await readHoldings(
-        orm.em.fork(),
-        { wallet, ...assetFilter(filters), ...(after === undefined ? {} : { 'a.id': { $gt: after } }) },
-        [{ 'a.id': 'asc' }],
-        filters.limit + 1,
-      );
+      const conditions = ['h.wallet = ?'];
+      const parameters: unknown[] = [wallet];
+      assetFilter(filters, conditions, parameters);
+      if (after !== undefined) {
+        conditions.push('a.id > ?');
+        parameters.push(after);
+      }
+      parameters.push(filters.limit + 1);
+      const rows = await readHoldings(holdingsSql(conditions, 'a.id'), parameters);
       const result = page(rows, filters.limit, 'wallet-assets', (row) => row.asset.id);
       return {
         wallet: formatAddress(wallet),
@@ -166,19 +132,16 @@ export function createHoldingLists(orm: Orm, wallets: WalletService): HoldingLis
 
     async userAssets(userId, filters) {
       const after = decodeCursor(filters.cursor, 'my-assets', isStringPair);
-      const em = orm.em.fork();
-      const mine = await wallets.controlledAddresses(em, userId);
-      if (mine.length === 0) return { data: [], next_cursor: null };
-      const position =
-        after === undefined
-          ? {}
-          : { $or: [{ wallet: { $gt: after[0] } }, { wallet: after[0], 'a.id': { $gt: after[1] } }] };
-      const rows = await readHoldings(
-        em,
-        { $and: [{ wallet: { $in: mine }, ...assetFilter(filters) }, position] },
-        [{ 'h.wallet': 'asc' }, { 'a.id': 'asc' }],
-        filters.limit + 1,
-      );
+      // The wallets the user controls (custodial and linked), in the same statement.
+      const conditions = ['h.wallet in (select address from wallet where user_id = ?)'];
+      const parameters: unknown[] = [userId];
+      assetFilter(filters, conditions, parameters);
+      if (after !== undefined) {
+        conditions.push('(h.wallet > ? or (h.wallet = ? and a.id > ?))');
+        parameters.push(after[0], after[0], after[1]);
+      }
+      parameters.push(filters.limit + 1);
+      const rows = await readHoldings(holdingsSql(conditions, 'h.wallet, a.id'), parameters);
       const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.asset.id]);
       return {
         data: result.data.map((row) => ({ wallet: formatAddress(row.wallet), ...holdingView(row) })),

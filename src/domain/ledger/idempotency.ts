@@ -6,8 +6,9 @@
 import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import { IdempotencyRecord } from '../../db/entities/IdempotencyRecord.ts';
 import type { Orm } from '../../db/orm.ts';
+import { readStatements } from '../../db/read-statements.ts';
+import { writeStatements } from '../../db/write-statements.ts';
 import { UnprocessableError } from '../errors.ts';
 import { inTransaction } from './transactions.ts';
 
@@ -56,20 +57,43 @@ export class IdempotencyKeyReusedError extends UnprocessableError {
   }
 }
 
+/**
+ * A duplicate key: MikroORM's exception, or the driver's error from a raw statement (PostgreSQL
+ * SQLSTATE 23505; better-sqlite3's SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE).
+ */
+function isUniqueViolation(error: unknown): boolean {
+  if (error instanceof UniqueConstraintViolationException) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+// Every idempotent write reads and writes its record: raw statements, no entities.
+const READ_RECORD =
+  'select request_hash, status, response_body, response_headers, expires_at from idempotency_record where id = ?';
+const INSERT_RECORD =
+  'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
+  "values (?, ?, 0, '{}', null, ?, ?)";
+const DELETE_EXPIRED = 'delete from idempotency_record where id = ? and expires_at <= ?';
+const STORE_RESPONSE =
+  'update idempotency_record set status = ?, response_body = ?, response_headers = ? where id = ?';
+
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
+  const reads = readStatements(orm);
+  const writes = writeStatements(orm);
+
   /** The stored answer for `id`; `expired` when only an expired record holds the key. */
   async function replay<T>(
     id: string,
     requestHash: string,
   ): Promise<(StoredResponse<T> & { replayed: true }) | 'expired' | null> {
-    const record = await orm.em.fork().findOne(IdempotencyRecord, { id });
+    const [record] = await reads.all(READ_RECORD, [id]);
     if (!record) return null;
-    if (record.expiresAt.getTime() <= Date.now()) return 'expired';
-    if (record.requestHash !== requestHash) throw new IdempotencyKeyReusedError();
+    if (reads.date(record.expires_at).getTime() <= Date.now()) return 'expired';
+    if (record.request_hash !== requestHash) throw new IdempotencyKeyReusedError();
     return {
-      status: record.status,
-      body: record.responseBody as T,
-      headers: record.responseHeaders ?? {},
+      status: Number(record.status),
+      body: reads.json(record.response_body) as T,
+      headers: (reads.json(record.response_headers) as Record<string, string> | null) ?? {},
       replayed: true,
     };
   }
@@ -86,28 +110,25 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
           const now = new Date();
           // An expired record no longer protects anything; make room for the new one. (A record
           // written since the read above makes the insert fail, as a concurrent first try does.)
-          if (earlier === 'expired')
-            await em.nativeDelete(IdempotencyRecord, { id, expiresAt: { $lte: now } });
-          await em.insert(IdempotencyRecord, {
+          if (earlier === 'expired') await writes.run(em, DELETE_EXPIRED, [id, now]);
+          await writes.run(em, INSERT_RECORD, [
             id,
             requestHash,
-            status: 0,
-            responseBody: {},
-            responseHeaders: null,
-            createdAt: now,
-            expiresAt: new Date(now.getTime() + ttlSeconds * 1000),
-          });
+            now,
+            new Date(now.getTime() + ttlSeconds * 1000),
+          ]);
           const response = await work(em);
-          await em.nativeUpdate(
-            IdempotencyRecord,
-            { id },
-            { status: response.status, responseBody: response.body, responseHeaders: response.headers },
-          );
+          await writes.run(em, STORE_RESPONSE, [
+            response.status,
+            JSON.stringify(response.body),
+            JSON.stringify(response.headers),
+            id,
+          ]);
           return response;
         });
         return { ...result, replayed: false };
       } catch (error) {
-        if (error instanceof UniqueConstraintViolationException) {
+        if (isUniqueViolation(error)) {
           // Either a concurrent request with this key committed first (replay it), or the change
           // itself hit a unique constraint (the caller maps that).
           const winner = await replay(id, requestHash);

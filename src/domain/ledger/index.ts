@@ -6,6 +6,7 @@ import type { Orm } from '../../db/orm.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
+import { createHoldings } from './holdings.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
 import { createTransferService, type TransferService } from './transfers.ts';
@@ -38,6 +39,7 @@ export function createLedger({
 }: LedgerDependencies): Ledger {
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
+  const balances = createHoldings(orm);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, {
@@ -45,9 +47,9 @@ export function createLedger({
       challengeTtlSeconds: walletLinkTtlSeconds,
     }),
     collections: createCollectionService(orm),
-    assets: createAssetService(orm, wallets, idempotency),
-    holdings: createHoldingLists(orm, wallets),
-    transfers: createTransferService(orm, wallets, idempotency),
+    assets: createAssetService(orm, wallets, idempotency, balances),
+    holdings: createHoldingLists(orm),
+    transfers: createTransferService(orm, idempotency, balances),
     prices: createPriceService(orm, idempotency),
   };
 }

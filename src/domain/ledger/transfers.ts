@@ -3,10 +3,11 @@
 // control, balance) is answered with a problem and leaves no row: every stored transfer completed.
 import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import { Asset } from '../../db/entities/Asset.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { nextSequenceValue } from '../../db/sequences.ts';
+import { Uint256Type } from '../../db/types/uint256.ts';
+import { writeStatements } from '../../db/write-statements.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -14,11 +15,11 @@ import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts'
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { assetNotFound } from './assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
-import { credit, debit, lockHoldings } from './holdings.ts';
+import type { Holdings, LockedHolding } from './holdings.ts';
 import type { Idempotency, StoredResponse, WriteResult } from './idempotency.ts';
 import { recordNewTransfer } from './outbox.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
-import type { WalletService } from './wallets.ts';
+import { WalletNotControlledError } from './wallets.ts';
 
 export interface TransferInput {
   assetId: string;
@@ -40,6 +41,9 @@ export interface TransferService {
   list(filters: TransferFilters): Promise<Page<TransferView>>;
 }
 
+/** More assets than any deployment has; past it the cache starts over (it only saves a read). */
+const ASSET_FACTS_LIMIT = 100_000;
+
 class InsufficientBalanceError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/insufficient-balance', 'Insufficient balance');
@@ -60,7 +64,15 @@ function checkEndpoints(input: TransferInput): void {
   }
 }
 
-function amountOf(asset: Asset, text: string): bigint {
+/** What a transfer needs of its asset; none of it ever changes once the asset exists. */
+interface AssetFacts {
+  id: string;
+  kind: 'nft' | 'fungible';
+  decimals: number;
+  collectionId: string;
+}
+
+function amountOf(asset: AssetFacts, text: string): bigint {
   if (asset.kind === 'nft') {
     const amount = parseAmount(text, 0, { pointer: '/body/amount', positive: true });
     if (amount !== 1n)
@@ -71,28 +83,58 @@ function amountOf(asset: Asset, text: string): bigint {
       );
     return amount;
   }
-  return parseAmount(text, decimalsOf(asset), { pointer: '/body/amount', positive: true });
+  return parseAmount(text, asset.decimals, { pointer: '/body/amount', positive: true });
 }
 
 export function createTransferService(
   orm: Orm,
-  wallets: WalletService,
   idempotency: Idempotency,
+  balances: Holdings,
 ): TransferService {
+  const statements = writeStatements(orm);
+  const amounts = new Uint256Type();
+  const platform = orm.em.getPlatform();
+  // Kept for the life of the process: an asset's kind, decimals and collection are immutable.
+  const assetFacts = new Map<string, AssetFacts>();
+
+  async function factsOf(em: EntityManager, assetId: string): Promise<AssetFacts> {
+    let facts = assetFacts.get(assetId);
+    if (!facts) {
+      const [row] = await statements.all(em, 'select kind, decimals, collection_id from asset where id = ?', [
+        assetId,
+      ]);
+      if (!row) throw assetNotFound(assetId);
+      const kind = row.kind as AssetFacts['kind'];
+      facts = {
+        id: assetId,
+        kind,
+        decimals: decimalsOf({ kind, decimals: row.decimals as number | null }),
+        collectionId: row.collection_id as string,
+      };
+      if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
+      assetFacts.set(assetId, facts);
+    }
+    return facts;
+  }
+
   async function apply(
     em: EntityManager,
     actor: Actor,
     input: TransferInput,
   ): Promise<StoredResponse<TransferView>> {
-    await wallets.assertControls(em, actor.userId, input.from);
-    const asset = await em.findOne(Asset, { id: input.assetId });
-    if (!asset) throw assetNotFound(input.assetId);
+    const [controlled] = await statements.all(
+      em,
+      'select 1 as yes from wallet where address = ? and user_id = ?',
+      [input.from, actor.userId],
+    );
+    if (!controlled) throw new WalletNotControlledError(input.from);
+    const asset = await factsOf(em, input.assetId);
     const amount = amountOf(asset, input.amount);
-    const decimals = decimalsOf(asset);
+    const decimals = asset.decimals;
 
-    const holdings = await lockHoldings(em, asset.id, [input.from, input.to], [input.to]);
+    const holdings = await balances.lock(em, asset.id, [input.from, input.to], [input.to]);
     const source = holdings.get(input.from);
-    const held = (source?.balance as bigint | undefined) ?? 0n;
+    const held = source?.balance ?? 0n;
     if (!source || held < amount) {
       throw new InsufficientBalanceError(
         asset.kind === 'nft'
@@ -101,31 +143,44 @@ export function createTransferService(
       );
     }
     const now = new Date();
-    debit(source, amount, now);
-    credit(holdings.get(input.to) as NonNullable<typeof source>, amount, now);
-    // Written explicitly: `asset` was read before the locks, and a concurrent transfer may have moved
-    // the NFT away and back since, so the ORM's change detection against that snapshot can't be trusted.
-    if (asset.kind === 'nft') await em.nativeUpdate(Asset, { id: asset.id }, { owner: input.to });
+    await balances.debit(em, source, amount, now);
+    await balances.credit(em, holdings.get(input.to) as LockedHolding, amount, now);
+    if (asset.kind === 'nft')
+      await statements.run(em, 'update asset set owner = ? where id = ?', [input.to, asset.id]);
 
     // The balances are written before the transfer takes its number: on SQLite that number comes
     // from a counter row held to commit (see db/sequences.ts), a stretch kept as short as possible.
-    await em.flush();
-    const transfer = em.create(Transfer, {
+    const transfer = {
       id: newId('tr'),
-      seq: await nextSequenceValue(em, 'transfer'),
-      asset,
+      asset: { id: asset.id },
       fromAddress: input.from,
       toAddress: input.to,
       amount,
-      status: 'completed',
+      status: 'completed' as const,
       failureReason: null,
-      requestedBy: actor.userId,
       createdAt: now,
       completedAt: now,
-    });
-    await em.flush();
+    };
+    await statements.run(
+      em,
+      'insert into transfer (id, seq, asset_id, from_address, to_address, amount, status, failure_reason, ' +
+        'requested_by_id, created_at, completed_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [
+        transfer.id,
+        await nextSequenceValue(em, 'transfer'),
+        asset.id,
+        input.from,
+        input.to,
+        amounts.convertToDatabaseValue(amount, platform),
+        transfer.status,
+        null,
+        actor.userId,
+        now,
+        now,
+      ],
+    );
     const view = transferView(transfer, decimals);
-    await recordNewTransfer(em, view, asset.collection.id, now);
+    await recordNewTransfer(em, view, asset.collectionId, now);
     return { status: 201, body: view, headers: { Location: `/api/v1/transfers/${transfer.id}` } };
   }
 

@@ -102,7 +102,13 @@ export function assetView(asset: AssetFields): AssetView {
   };
 }
 
-export function transferView(transfer: Transfer, decimals: number): TransferView {
+/** What a transfer's view is made of: an entity, or the values a transfer was just written with. */
+export type TransferFields = Pick<
+  Transfer,
+  'id' | 'fromAddress' | 'toAddress' | 'amount' | 'status' | 'createdAt' | 'completedAt' | 'failureReason'
+> & { asset: { id: string } };
+
+export function transferView(transfer: TransferFields, decimals: number): TransferView {
   return {
     id: transfer.id,
     assetId: transfer.asset.id,

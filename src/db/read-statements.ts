@@ -1,0 +1,101 @@
+// Prepared, parameterized read statements for the hottest reads (listings, asset reads, key lookups).
+// MikroORM rebuilds the SQL of every query and Kysely prepares it again on every call; here a
+// statement's text is fixed, prepared once per connection and reused:
+//
+// - SQLite: a second, read-only connection on the same file (`node:sqlite`), with one prepared
+//   statement per SQL text. In WAL mode it reads the last committed state without waiting for the
+//   writer, and never sees the writes of a transaction in flight on the ORM's connection (reading
+//   through that connection would: SQLite has one connection and no isolation between its users).
+// - PostgreSQL: a named prepared statement per SQL text on the ORM's own `pg` pool (pg prepares it
+//   once per pooled connection, then only binds and executes). Outside any transaction, as before.
+//
+// Statements are written once with `?` placeholders, unquoted lowercase identifiers, and nothing
+// that differs between the two databases except what the caller branches on.
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+import type { Orm } from './orm.ts';
+import { databaseKindOf } from './platform.ts';
+
+/** A row as the driver returns it: column name to value. */
+export type Row = Record<string, unknown>;
+
+export interface ReadStatements {
+  /** Runs a read-only statement (SQL with `?` placeholders) and returns every row. */
+  all(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  /** Turns a date column's value into a Date (drivers return text or Date depending on the type). */
+  date(value: unknown): Date;
+  /** Turns a JSON column's value into its value (text on SQLite, parsed by the driver on PostgreSQL). */
+  json(value: unknown): unknown;
+  close(): void;
+}
+
+/** The members of a `pg` Pool used here (pg ships no types; MikroORM hands the pool back untyped). */
+interface PgPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+}
+
+const opened = new WeakMap<Orm, ReadStatements>();
+
+/**
+ * The read statements of `orm`'s database, opened on first use (after migrations: the SQLite file
+ * is then in WAL mode). `closeDatabase` closes them.
+ */
+export function readStatements(orm: Orm): ReadStatements {
+  let statements = opened.get(orm);
+  if (!statements) {
+    statements = openReadStatements(orm);
+    opened.set(orm, statements);
+  }
+  return statements;
+}
+
+export function closeReadStatements(orm: Orm): void {
+  opened.get(orm)?.close();
+  opened.delete(orm);
+}
+
+function openReadStatements(orm: Orm): ReadStatements {
+  const platform = orm.em.getPlatform();
+  const date = (value: unknown) =>
+    value instanceof Date ? value : (platform.parseDate(value as string) as Date);
+  if (databaseKindOf(platform) === 'postgresql') {
+    const connection = orm.em.getConnection();
+    let pool: PgPool | undefined;
+    const named = new Map<string, { name: string; text: string }>();
+    return {
+      async all(sql, parameters) {
+        pool ??= (await connection.getNativeClient()) as PgPool;
+        let statement = named.get(sql);
+        if (!statement) {
+          let index = 0;
+          statement = { name: `gats_read_${named.size + 1}`, text: sql.replace(/\?/g, () => `$${++index}`) };
+          named.set(sql, statement);
+        }
+        return (await pool.query({ ...statement, values: [...parameters] })).rows;
+      },
+      date,
+      json: (value) => value,
+      // Named statements live and die with the pool's connections, which the ORM closes.
+      close() {},
+    };
+  }
+  let database: DatabaseSync | undefined;
+  const prepared = new Map<string, StatementSync>();
+  return {
+    async all(sql, parameters) {
+      database ??= new DatabaseSync(orm.config.get('dbName') as string, { readOnly: true, timeout: 5000 });
+      let statement = prepared.get(sql);
+      if (!statement) {
+        statement = database.prepare(sql);
+        prepared.set(sql, statement);
+      }
+      return statement.all(...(parameters as SQLInputValue[])) as Row[];
+    },
+    date,
+    json: (value) => (value == null ? value : JSON.parse(value as string)),
+    close() {
+      database?.close();
+      database = undefined;
+      prepared.clear();
+    },
+  };
+}

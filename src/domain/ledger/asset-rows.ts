@@ -1,0 +1,35 @@
+// Asset columns read as raw rows (through ../../db/read-statements.ts) and turned into the fields an
+// asset's view is made of, exactly as the ORM would hydrate them.
+import type { ReadStatements, Row } from '../../db/read-statements.ts';
+import type { AssetFields } from './views.ts';
+
+/** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
+export const ASSET_COLUMNS =
+  'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.owner, a.symbol, a.decimals, ' +
+  'a.total_supply, a.max_supply, a.created_at';
+
+/** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
+export function amountOf(value: unknown): bigint {
+  return BigInt(String(value));
+}
+
+function amountOrNull(value: unknown): bigint | null {
+  return value == null ? null : amountOf(value);
+}
+
+export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields {
+  return {
+    id: row.id as string,
+    kind: row.kind as AssetFields['kind'],
+    name: row.name as string,
+    description: (row.description as string | null) ?? null,
+    metadata: statements.json(row.metadata) as Record<string, unknown>,
+    collection: { id: row.collection_id as string },
+    owner: (row.owner as string | null) ?? null,
+    symbol: (row.symbol as string | null) ?? null,
+    decimals: row.decimals == null ? null : Number(row.decimals),
+    totalSupply: amountOrNull(row.total_supply),
+    maxSupply: amountOrNull(row.max_supply),
+    createdAt: statements.date(row.created_at),
+  };
+}
