@@ -368,6 +368,8 @@ export class Gateway {
     let count = 0;
     let lastReplayed: number | null = null;
     try {
+      // Everything committed before the subscribe is settled first, so it comes before `replayed`.
+      await this.deps.tail.flush();
       let after = subscription.lastSentId;
       for (;;) {
         // Only ids the relay has already settled: on PostgreSQL a later id can be visible while an
