@@ -1,5 +1,6 @@
 // The operations of the bundled OpenAPI document, in the shape the fuzzer needs: where each
 // parameter goes, what the body is, and which credentials the operation asks for.
+import { MIDDLEWARE_OPERATIONS } from '../../../src/auth/index.ts';
 import { openapiDocument } from '../../../test/helpers/contract.ts';
 
 export type Json = Record<string, unknown>;
@@ -11,19 +12,7 @@ export const document: Json = openapiDocument;
  * Served by oidc-provider (or its interaction pages): they speak OAuth errors and HTML, not the
  * API's problem documents, so the fuzzer sends them input but only requires that they never 5xx.
  */
-export const OAUTH_OPERATIONS: ReadonlySet<string> = new Set([
-  'authorize',
-  'resumeAuthorization',
-  'token',
-  'revokeToken',
-  'getJwks',
-  'getOpenIdConfiguration',
-  'getOAuthServerMetadata',
-  'getInteraction',
-  'submitInteractionLogin',
-  'submitInteractionConsent',
-  'abortInteraction',
-]);
+export const OAUTH_OPERATIONS: ReadonlySet<string> = new Set(MIDDLEWARE_OPERATIONS);
 
 export interface Parameter {
   name: string;
