@@ -13,15 +13,16 @@ export interface Service extends Child {
   stopProcess(): Promise<void>;
 }
 
-export async function startService(kind: DbKind): Promise<Service> {
-  const database: BenchDatabase = await createDatabase(kind);
-  const port = await freePort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {
-    ...database.env,
+/**
+ * The environment of a service under load: its database, a fixed port and secret, quiet logs, and
+ * limits raised out of the load's reach. Shared by the benchmarks and the crash test.
+ */
+export function serviceEnv(databaseEnv: Record<string, string>, port: number): Record<string, string> {
+  return {
+    ...databaseEnv,
     PORT: String(port),
     HOST: '127.0.0.1',
-    PUBLIC_URL: baseUrl,
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     SECRET_KEY: randomBytes(32).toString('hex'),
     LOG_LEVEL: 'warn',
     SEED_DEMO: 'never',
@@ -35,6 +36,12 @@ export async function startService(kind: DbKind): Promise<Service> {
     // All fan-out clients share one API key.
     WS_MAX_CONNECTIONS_PER_KEY: '100000',
   };
+}
+
+export async function startService(kind: DbKind): Promise<Service> {
+  const database: BenchDatabase = await createDatabase(kind);
+  const port = await freePort();
+  const env = serviceEnv(database.env, port);
   let child: Child;
   try {
     child = await startNodeChild({

@@ -1,11 +1,10 @@
 // The service as a child process that can be killed with SIGKILL and started again on the same
 // database, port, SECRET_KEY and DATA_DIR: what a crash and a supervisor's restart look like to
 // clients. Built from the benchmark helpers (fresh database, child process start).
-import { randomBytes } from 'node:crypto';
 import type { Child } from '../../bench/lib/children.ts';
 import { freePort, startNodeChild } from '../../bench/lib/children.ts';
 import { createDatabase, type DbKind } from '../../bench/lib/database.ts';
-import type { Service } from '../../bench/lib/service.ts';
+import { type Service, serviceEnv } from '../../bench/lib/service.ts';
 
 export interface CrashableService extends Service {
   /** Resolves when the service answers (at once while it runs, after the restart while it is down). */
@@ -25,22 +24,7 @@ export async function startCrashableService(
   const database = await createDatabase(kind);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env: Record<string, string> = {
-    ...database.env,
-    ...extraEnv,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    PUBLIC_URL: baseUrl,
-    SECRET_KEY: randomBytes(32).toString('hex'),
-    LOG_LEVEL: 'warn',
-    SEED_DEMO: 'never',
-    // Limits that would otherwise throttle the load (the same values as the benchmarks).
-    RATE_LIMIT_REQUESTS: '1000000',
-    RATE_LIMIT_WINDOW_SECONDS: '1',
-    LOGIN_RATE_LIMIT_REQUESTS: '100000',
-    ACCESS_TOKEN_TTL_SECONDS: '3600',
-    WS_MAX_CONNECTIONS_PER_KEY: '100000',
-  };
+  const env = { ...serviceEnv(database.env, port), ...extraEnv };
   const launch = () =>
     startNodeChild({ name: `service (${kind})`, script: 'src/server.ts', port, env, readyPath: '/healthz' });
 
