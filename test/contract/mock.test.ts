@@ -1,12 +1,11 @@
 // QA and partners run `npm run mock` (Prism) against the bundled contract: every GET must answer
 // with its documented success and example, so the mock is believable without the service.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PrismProcess, startPrismMock } from '../../scripts/proxy/lib/prism.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 type JsonObject = Record<string, unknown>;
@@ -139,59 +138,12 @@ function getCases(): GetCase[] {
   });
 }
 
-async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (isObject(address) ? resolve(Number(address.port)) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** Prism 5.16 needs Node >= 24.18: the Node shipped in node_modules, else the one running us. */
-const nodeBinary = existsSync(repoPath('node_modules/.bin/node'))
-  ? repoPath('node_modules/.bin/node')
-  : process.execPath;
-
-let prism: ChildProcess | undefined;
+let prism: PrismProcess | undefined;
 let baseUrl = '';
 
 async function startPrism(): Promise<void> {
-  const port = await freePort();
-  const child = spawn(
-    nodeBinary,
-    [
-      repoPath('node_modules/@stoplight/prism-cli/dist/index.js'),
-      'mock',
-      contractPath,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  prism = child;
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start within 20 s:\n${log}`)), 20_000);
-    const onData = (chunk: Buffer): void => {
-      log += chunk.toString();
-      if (log.includes('Prism is listening')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`Prism exited with ${code}:\n${log}`));
-    });
-  });
-  baseUrl = `http://127.0.0.1:${port}`;
+  prism = await startPrismMock();
+  baseUrl = prism.baseUrl;
 }
 
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false, logger: false }));
@@ -201,10 +153,7 @@ describe('Prism mock of the bundled OpenAPI document', () => {
   beforeAll(startPrism, 25_000);
 
   afterAll(async () => {
-    if (prism === undefined || prism.exitCode !== null) return;
-    const exited = new Promise((resolve) => prism?.once('exit', resolve));
-    prism.kill('SIGTERM');
-    await exited;
+    await prism?.close();
   });
 
   const cases = getCases();

@@ -5,14 +5,14 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProxyClient } from '../../scripts/proxy/lib/client.ts';
 import { runFlow } from '../../scripts/proxy/lib/flow.ts';
-import { type PrismProxy, startPrismProxy } from '../../scripts/proxy/lib/prism.ts';
+import { type PrismProcess, startPrismProxy } from '../../scripts/proxy/lib/prism.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 describe('prism proxy --errors', () => {
   let liar: Server;
-  let liarProxy: PrismProxy;
+  let liarProxy: PrismProcess;
   let t: TestApp;
-  let proxy: PrismProxy;
+  let proxy: PrismProcess;
 
   beforeAll(async () => {
     // Answers /healthz with a body of the wrong shape and everything else with an undeclared status.

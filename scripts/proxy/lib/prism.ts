@@ -1,5 +1,6 @@
-// Prism in proxy mode in front of the service: every request and response is checked against the
-// bundled contract; with --errors a departing response becomes a 500 listing the violations.
+// Prism on the bundled contract, as a child process: in proxy mode in front of the service (every
+// request and response is checked; with --errors a departing response becomes a 500 listing the
+// violations), or in mock mode serving the contract's examples (test/contract/mock.test.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,7 +14,7 @@ const nodeBinary = existsSync(repoPath('node_modules/.bin/node'))
   ? repoPath('node_modules/.bin/node')
   : process.execPath;
 
-export interface PrismProxy {
+export interface PrismProcess {
   baseUrl: string;
   /** Everything Prism printed (its own log of violations included). */
   log(): string;
@@ -33,16 +34,21 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPrismProxy(upstream: string): Promise<PrismProxy> {
+export function startPrismProxy(upstream: string): Promise<PrismProcess> {
+  return startPrism(['proxy', CONTRACT_PATH, upstream, '--errors']);
+}
+
+export function startPrismMock(): Promise<PrismProcess> {
+  return startPrism(['mock', CONTRACT_PATH]);
+}
+
+async function startPrism(args: string[]): Promise<PrismProcess> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     nodeBinary,
     [
       repoPath('node_modules/@stoplight/prism-cli/dist/index.js'),
-      'proxy',
-      CONTRACT_PATH,
-      upstream,
-      '--errors',
+      ...args,
       '--host',
       '127.0.0.1',
       '--port',
