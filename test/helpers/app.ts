@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AppInstance, buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/index.ts';
+import { type Config, loadConfig } from '../../src/config/index.ts';
 import { assertMatchesContract } from './contract.ts';
 import { DB_KINDS, freshDatabase } from './db.ts';
 
@@ -48,6 +48,26 @@ export interface StartOptions {
   databaseUrl?: string;
 }
 
+/** The configuration of an app under test: loopback port, its own data dir and database, quiet logs. */
+export function testConfig(
+  port: number,
+  dataDir: string,
+  database: { databaseUrl?: string; sqlitePath: string },
+  env: Record<string, string> = {},
+): Config {
+  return loadConfig({
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    DATA_DIR: dataDir,
+    SQLITE_PATH: database.sqlitePath,
+    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
+    SECRET_KEY: TEST_SECRET_KEY,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    SEED_DEMO: 'never',
+    ...env,
+  });
+}
+
 export async function startTestApp(
   kind: DbKind,
   env: Record<string, string> = {},
@@ -61,17 +81,7 @@ export async function startTestApp(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: dataDir,
-    SQLITE_PATH: database.sqlitePath,
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-    SECRET_KEY: TEST_SECRET_KEY,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-    SEED_DEMO: 'never',
-    ...env,
-  });
+  const config = testConfig(port, dataDir, database, env);
   let app: AppInstance;
   try {
     app = await buildApp(config);

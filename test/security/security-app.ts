@@ -8,10 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Middleware } from 'koa';
 import { type AppInstance, buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/index.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/server-limits.ts';
 import type { Logger } from '../../src/observability/logger.ts';
-import { TEST_SECRET_KEY } from '../helpers/app.ts';
+import { testConfig } from '../helpers/app.ts';
 import { freshDatabase, type TestDatabaseKind } from '../helpers/db.ts';
 
 export interface SecurityAppOptions {
@@ -44,17 +43,7 @@ export async function startSecurityApp(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const config = loadConfig({
-    PORT: String(port),
-    PUBLIC_URL: baseUrl,
-    DATA_DIR: dataDir,
-    SQLITE_PATH: database.sqlitePath,
-    ...(database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}),
-    SECRET_KEY: TEST_SECRET_KEY,
-    LOG_LEVEL: 'silent',
-    SEED_DEMO: 'never',
-    ...options.env,
-  });
+  const config = testConfig(port, dataDir, database, { LOG_LEVEL: 'silent', ...options.env });
   const app = await buildApp(config, { logger: options.logger });
   if (options.beforeRouter) {
     // The contract router is the last middleware of the stack.
