@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/global-setup.ts'],
     // Each test file boots its own app on its own database, so files can run side by side.
     pool: 'forks',
     maxWorkers: 2,

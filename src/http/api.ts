@@ -1,14 +1,17 @@
-// openapi-backend <-> Koa: routing and request validation from the bundled contract, then the guard
+// The contract at the edge: routing and request validation from the bundled contract, then the guard
 // (credentials, scopes, roles), then the operation's handler. Everything that fails becomes a problem.
 
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import type { Context } from 'koa';
-import { type Context as BackendContext, OpenAPIBackend, type Request } from 'openapi-backend';
+import { OpenAPIBackend, type Operation, type Request } from 'openapi-backend';
+import { parse as parseQueryString } from 'qs';
+import { parse as parseCookies } from 'cookie';
 import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { type OperationGuard, operationGuards } from './contract.ts';
-import type { HandlerMap, OperationRequest } from './handler.ts';
-import { precompileRouter } from './operation-matcher.ts';
+import type { HandlerMap, OperationHandler, OperationRequest } from './handler.ts';
+import { OperationMatcher } from './operation-matcher.ts';
 import type { Authenticator } from './security.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -57,6 +60,33 @@ export interface ContractRouter {
   implemented: Set<string>;
 }
 
+/** What a request is checked and parsed with, per operation, prepared once. */
+interface PreparedOperation {
+  operation: Operation;
+  guard: OperationGuard;
+  handler: OperationHandler | undefined;
+  /** Alternatives of schemes, each all required (the contract's `security`). */
+  security: string[][];
+  /** openapi-backend's compiled Ajv validators: request body, then parameters (coercing). */
+  validators: ValidateFunction[];
+  /** Query parameters declared as arrays: a single value becomes a one-item array. */
+  arrayQuery: Set<string>;
+  /** Query parameters that need openapi-backend's style handling (JSON content, explode: false). */
+  styledQuery: boolean;
+  /** Whether the operation declares cookie parameters (else cookies are not parsed). */
+  cookies: boolean;
+  /** Whether the only request media type is JSON (a string body must then parse). */
+  jsonOnly: boolean;
+}
+
+interface ParameterLike {
+  name: string;
+  in: string;
+  schema?: { type?: unknown };
+  content?: Record<string, unknown>;
+  explode?: boolean;
+}
+
 export async function createContractRouter(
   document: Record<string, unknown>,
   handlers: HandlerMap,
@@ -67,6 +97,10 @@ export async function createContractRouter(
     if (!guards.has(operationId)) throw new Error(`handler registered for unknown operation ${operationId}`);
   }
 
+  // openapi-backend dereferences the document and compiles every request validator once (Ajv 2020
+  // with formats, all errors, coercion of path and query parameters only: they arrive as strings;
+  // bodies are validated as sent). Requests are then routed, parsed and checked here, with the same
+  // outcomes as its handleRequest, minus the work it repeats per request.
   const api = new OpenApi31Backend({
     definition: structuredClone(document) as never,
     strict: true,
@@ -78,103 +112,180 @@ export async function createContractRouter(
           ...options,
           allErrors: true,
           strict: false,
-          // openapi-backend asks for coercion of path and query parameters only (they arrive as
-          // strings); request bodies are validated as sent.
           validateSchema: false,
         }),
       ) as never,
-    handlers: {
-      notFound: (_c: BackendContext, ctx: Context) => {
-        throw new NotFoundError(
-          `No route for ${ctx.method} ${ctx.path}.`,
-          '/problems/route-not-found',
-          'Route not found',
-        );
-      },
-      methodNotAllowed: (c: BackendContext, ctx: Context) => {
-        const allowed = allowedMethods(api, c.request.path);
-        throw new AppError(405, '/problems/method-not-allowed', 'Method not allowed', {
-          detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allowed.join(', ')}.`,
-          headers: { Allow: allowed.join(', ') },
-        });
-      },
-      postRoutingHandler: async (c: BackendContext, ctx: Context) => {
-        if (!c.operation) return;
-        const guard = guards.get(c.operation.operationId as string) as OperationGuard;
-        ctx.state.operationId = guard.operationId;
-        if (!guard.public) ctx.state.auth = await authenticator.authenticate(ctx, guard);
-        if (
-          guard.bodyTypes.length > 0 &&
-          hasBody(ctx) &&
-          !guard.bodyTypes.some((type) => ctx.request.is(type))
-        ) {
-          throw new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
-            detail: `The request body must be ${guard.bodyTypes.join(' or ')}.`,
-          });
-        }
-      },
-      validationFail: (c: BackendContext) => {
-        const errors = toFieldErrors((c.validation.errors ?? []) as AjvErrorLike[]);
-        throw new ValidationError(
-          `The request has ${errors.length} invalid field${errors.length === 1 ? '' : 's'}.`,
-          errors,
-        );
-      },
-      notImplemented: (c: BackendContext) => {
-        throw new AppError(501, '/problems/not-implemented', 'Not implemented', {
-          detail: `Operation ${c.operation?.operationId} is in the contract but not served by this version.`,
-        });
-      },
-    },
-    // The guard above already authenticated; these only tell openapi-backend the outcome.
-    securityHandlers: {
-      oauth2: (_c: BackendContext, ctx: Context) => Boolean(ctx.state.auth),
-      apiKey: (_c: BackendContext, ctx: Context) => Boolean(ctx.state.auth?.apiKeyId),
-    },
   });
-  api.register('unauthorizedHandler', () => {
-    throw new AppError(401, '/problems/unauthorized', 'Authentication required', {
-      detail: 'Credentials are required.',
-    });
-  });
-  for (const [operationId, handler] of Object.entries(handlers)) {
-    api.register(operationId, (c: BackendContext, ctx: Context) => {
-      const request: OperationRequest = {
-        operationId,
-        params: c.request.params as Record<string, string>,
-        query: c.request.query as Record<string, unknown>,
-        body: c.request.requestBody,
-        headers: c.request.headers as Record<string, string | string[] | undefined>,
-        auth: ctx.state.auth ?? null,
-      };
-      const nul = findNul(request.body, '/body');
-      if (nul !== undefined) {
-        throw new ValidationError('The request body has 1 invalid field.', [
-          { pointer: nul, detail: 'must not contain the NUL character (U+0000)' },
-        ]);
-      }
-      return handler(request, ctx);
+  await api.init();
+  if (api.router.apiRoot !== '/') throw new Error('the contract router supports only the API root /');
+
+  const operations = api.router.getOperations();
+  const matcher = new OperationMatcher(operations);
+  const prepared = new Map<Operation, PreparedOperation>();
+  for (const operation of operations) {
+    const operationId = operation.operationId as string;
+    const parameters = (operation.parameters ?? []) as ParameterLike[];
+    const query = parameters.filter((parameter) => parameter.in === 'query');
+    const mediaTypes = Object.keys(
+      ((operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content ?? {}) as object,
+    );
+    prepared.set(operation, {
+      operation,
+      guard: guards.get(operationId) as OperationGuard,
+      handler: handlers[operationId],
+      security: (operation.security ?? []).map((requirement) => Object.keys(requirement)),
+      validators: api.validator.getRequestValidatorsForOperation(operationId) ?? [],
+      arrayQuery: new Set(query.filter((parameter) => parameter.schema?.type === 'array').map((p) => p.name)),
+      styledQuery: query.some(
+        (parameter) => parameter.content?.['application/json'] !== undefined || parameter.explode === false,
+      ),
+      cookies: parameters.some((parameter) => parameter.in === 'cookie'),
+      jsonOnly: mediaTypes.length === 1 && mediaTypes[0] === 'application/json',
     });
   }
-  await api.init();
-  precompileRouter(api.router);
+
+  async function dispatch(ctx: Context): Promise<void> {
+    const method = ctx.method.toLowerCase();
+    const path = api.router.normalizePath(ctx.path);
+    const match = matcher.match(method, path);
+    if (match.kind === 'notFound') {
+      throw new NotFoundError(
+        `No route for ${ctx.method} ${ctx.path}.`,
+        '/problems/route-not-found',
+        'Route not found',
+      );
+    }
+    if (match.kind === 'methodNotAllowed') {
+      throw new AppError(405, '/problems/method-not-allowed', 'Method not allowed', {
+        detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${match.allowed.join(', ')}.`,
+        headers: { Allow: match.allowed.join(', ') },
+      });
+    }
+    const operation = prepared.get(match.operation) as PreparedOperation;
+    const { guard } = operation;
+    ctx.state.operationId = guard.operationId;
+
+    // Credentials, scopes and roles; then the media type of a body.
+    if (!guard.public) ctx.state.auth = await authenticator.authenticate(ctx, guard);
+    if (guard.bodyTypes.length > 0 && hasBody(ctx) && !guard.bodyTypes.some((type) => ctx.request.is(type))) {
+      throw new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
+        detail: `The request body must be ${guard.bodyTypes.join(' or ')}.`,
+      });
+    }
+    if (
+      operation.security.length > 0 &&
+      !operation.security.some((schemes) => schemes.every((scheme) => satisfied(ctx, scheme)))
+    ) {
+      throw new AppError(401, '/problems/unauthorized', 'Authentication required', {
+        detail: 'Credentials are required.',
+      });
+    }
+
+    // Parameters and body against the contract (query and path values coerced to their types).
+    const parsed = parseParameters(ctx, operation, match.params);
+    const errors = validate(ctx, operation, parsed);
+    if (errors.length > 0) {
+      const fields = toFieldErrors(errors);
+      throw new ValidationError(
+        `The request has ${fields.length} invalid field${fields.length === 1 ? '' : 's'}.`,
+        fields,
+      );
+    }
+    if (!operation.handler) {
+      throw new AppError(501, '/problems/not-implemented', 'Not implemented', {
+        detail: `Operation ${guard.operationId} is in the contract but not served by this version.`,
+      });
+    }
+    const request: OperationRequest = {
+      operationId: guard.operationId,
+      params: match.params,
+      query: parsed.query,
+      body: parsed.body,
+      headers: ctx.headers as Record<string, string | string[] | undefined>,
+      auth: ctx.state.auth ?? null,
+    };
+    const nul = findNul(request.body, '/body');
+    if (nul !== undefined) {
+      throw new ValidationError('The request body has 1 invalid field.', [
+        { pointer: nul, detail: 'must not contain the NUL character (U+0000)' },
+      ]);
+    }
+    await operation.handler(request, ctx);
+  }
+
+  /** The request as openapi-backend's parseRequest would give it for this operation. */
+  function parseParameters(ctx: Context, operation: PreparedOperation, params: Record<string, string>) {
+    const raw = ctx.request.body as unknown;
+    let body = raw;
+    if (raw && typeof raw !== 'object') {
+      try {
+        body = JSON.parse(String(raw));
+      } catch {
+        // reported by validate() when the operation takes JSON only
+      }
+    }
+    let query: Record<string, unknown>;
+    if (operation.styledQuery) {
+      query = api.router.parseRequest(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          query: ctx.querystring,
+          headers: ctx.headers as Request['headers'],
+        },
+        operation.operation,
+      ).query as Record<string, unknown>;
+    } else {
+      query = ctx.querystring === '' ? {} : (parseQueryString(ctx.querystring) as Record<string, unknown>);
+    }
+    for (const name of operation.arrayQuery) {
+      if (typeof query[name] === 'string') query[name] = [query[name]];
+    }
+    const cookies = operation.cookies ? parseCookies(ctx.get('Cookie')) : {};
+    return { raw, body, query, params, cookies };
+  }
+
+  /** Runs the operation's validators; coerced query values replace the parsed ones. */
+  function validate(
+    ctx: Context,
+    operation: PreparedOperation,
+    parsed: ReturnType<typeof parseParameters>,
+  ): AjvErrorLike[] {
+    const errors: AjvErrorLike[] = [];
+    if (typeof parsed.raw !== 'object' && parsed.raw !== undefined && operation.jsonOnly) {
+      try {
+        JSON.parse(String(parsed.raw));
+      } catch (error) {
+        errors.push({ keyword: 'parse', instancePath: '', params: {}, message: (error as Error).message });
+      }
+    }
+    const parameters: Record<string, unknown> = {
+      // A copy: the validators coerce in place, and handlers get path values as sent.
+      path: { ...parsed.params },
+      query: parsed.query,
+      header: ctx.headers,
+      cookie: parsed.cookies,
+    };
+    const contentType = (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase();
+    if (typeof parsed.body === 'object' || contentType === 'application/json')
+      parameters.requestBody = parsed.body;
+    for (const validator of operation.validators) {
+      validator(parameters);
+      if (validator.errors) errors.push(...(validator.errors as AjvErrorLike[]));
+    }
+    parsed.query = parameters.query as Record<string, unknown>;
+    return errors;
+  }
 
   return {
     guards,
     implemented: new Set(Object.keys(handlers)),
     middleware: async (ctx: Context) => {
-      const request: Request = {
-        method: ctx.method,
-        path: ctx.path,
-        query: ctx.querystring,
-        headers: ctx.headers as Request['headers'],
-        body: ctx.request.body,
-      };
       try {
-        await api.handleRequest(request, ctx);
+        await dispatch(ctx);
       } catch (error) {
-        // The router decodes path parameters: a malformed percent-encoding (`%`, `%zz`, invalid
-        // UTF-8) is the client's mistake, not a server error.
+        // Path parameters are percent-decoded: a malformed encoding (`%`, `%zz`, invalid UTF-8) is
+        // the client's mistake, not a server error.
         if (error instanceof URIError) {
           throw new ValidationError('The request path is not valid percent-encoded UTF-8.', [
             { pointer: '/path', detail: 'has a malformed percent-encoding' },
@@ -184,6 +295,13 @@ export async function createContractRouter(
       }
     },
   };
+}
+
+/** Whether the authenticated caller satisfies one security scheme of the contract. */
+function satisfied(ctx: Context, scheme: string): boolean {
+  if (scheme === 'oauth2') return Boolean(ctx.state.auth);
+  if (scheme === 'apiKey') return Boolean(ctx.state.auth?.apiKeyId);
+  return false;
 }
 
 /**
@@ -210,14 +328,4 @@ function findNul(body: unknown, root: string): string | undefined {
 
 function hasBody(ctx: Context): boolean {
   return Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
-}
-
-function allowedMethods(api: OpenAPIBackend, path: string): string[] {
-  const methods = new Set<string>();
-  for (const operation of api.router.getOperations()) {
-    if (api.router.matchOperation({ method: operation.method, path, headers: {} } as Request)) {
-      methods.add(operation.method.toUpperCase());
-    }
-  }
-  return [...methods].sort();
 }

@@ -42,6 +42,8 @@ export async function startService(kind: DbKind): Promise<Service> {
   const database: BenchDatabase = await createDatabase(kind);
   const port = await freePort();
   const env = serviceEnv(database.env, port);
+  // To profile the service under a benchmark: BENCH_SERVICE_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/p'.
+  if (process.env.BENCH_SERVICE_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVICE_NODE_OPTIONS;
   let child: Child;
   try {
     child = await startNodeChild({
