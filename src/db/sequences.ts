@@ -1,8 +1,13 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { databaseKindOf } from './platform.ts';
+import type { SqliteWriter } from './write-statements.ts';
 
 /** The counters in use; each backs the `seq` column of one table. */
 export type SequenceName = 'asset' | 'transfer';
+
+const NEXT_COUNTER_VALUE = `insert into sequence_counter (name, value) values (?, 1)
+     on conflict (name) do update set value = sequence_counter.value + 1
+     returning value`;
 
 /**
  * Takes the next value of a named counter (1, 2, 3, ...) inside the caller's transaction.
@@ -27,11 +32,12 @@ export async function nextSequenceValue(em: EntityManager, name: SequenceName): 
     const rows = await em.execute<{ value: number | string }[]>(`select nextval('transfer_seq') as value`);
     return Number(rows[0].value);
   }
-  const rows = await em.execute<{ value: number | string }[]>(
-    `insert into sequence_counter (name, value) values (?, 1)
-     on conflict (name) do update set value = sequence_counter.value + 1
-     returning value`,
-    [name],
-  );
+  const rows = await em.execute<{ value: number | string }[]>(NEXT_COUNTER_VALUE, [name]);
   return Number(rows[0].value);
+}
+
+/** `nextSequenceValue` on SQLite inside a synchronous transaction of `writer` (the counter row). */
+export function sqliteSequence(writer: SqliteWriter): (name: SequenceName) => number {
+  const next = writer.statement(NEXT_COUNTER_VALUE);
+  return (name) => Number((next.get(name) as { value: number | string }).value);
 }

@@ -6,6 +6,7 @@
 //   SQL text is prepared once and reused. Dates are bound as the ORM stores them (epoch ms).
 // - PostgreSQL: through the transaction's own connection (`em.execute`), which the pool hands to
 //   nobody else until it commits.
+import { EventType } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from './orm.ts';
 import { databaseKindOf } from './platform.ts';
@@ -18,13 +19,135 @@ export interface WriteStatements {
   run(em: EntityManager, sql: string, parameters: readonly unknown[]): Promise<void>;
 }
 
+/** A statement prepared once on the ORM's SQLite connection. */
+export interface SqliteStatement {
+  all(...parameters: unknown[]): Row[];
+  get(...parameters: unknown[]): Row | undefined;
+  run(...parameters: unknown[]): { changes: number };
+}
+
 /** The members of a better-sqlite3 Database used here (the package is the ORM's, untyped here). */
 interface SqliteDatabase {
-  prepare(sql: string): { all(...parameters: unknown[]): Row[]; run(...parameters: unknown[]): unknown };
+  prepare(sql: string): SqliteStatement;
+  readonly inTransaction: boolean;
 }
 
 function sqliteValue(value: unknown): unknown {
   return value instanceof Date ? value.getTime() : value;
+}
+
+/**
+ * Tells the ORM's subscribers that a transaction committed, for writes that commit without the ORM
+ * (the events module reads the outbox at once instead of at its next poll).
+ */
+export function announceCommit(orm: Orm): void {
+  void orm.em.getEventManager().dispatchEvent(EventType.afterTransactionCommit, { em: orm.em as never });
+}
+
+/**
+ * SQLite: whole transactions run synchronously on the ORM's own better-sqlite3 connection.
+ *
+ * The ORM's queries share that one connection; its transactions hold it across `await`s. A
+ * transaction whose statements all run in one synchronous stretch (BEGIN IMMEDIATE, statements,
+ * COMMIT, no `await` in between) cannot interleave with anything else in the process: nothing else
+ * runs until it returns. So it needs neither the ORM's connection mutex nor its per-call `prepare` of
+ * BEGIN/COMMIT, and a writer never waits for another writer's round of the event loop. The one case
+ * it must avoid is starting while an ORM transaction is open on the connection (it would become part
+ * of it): then it queues behind that transaction through the ORM, and runs inside a transaction of
+ * its own there.
+ */
+export interface SqliteWriter {
+  /** `sql` prepared once on the ORM's connection. */
+  statement(sql: string): SqliteStatement;
+  /**
+   * Runs `work` (synchronous: it must not await) in one transaction, committed when it returns and
+   * rolled back when it throws. Busy errors (another process holding the file) are retried.
+   */
+  transaction<T>(work: () => T): Promise<T>;
+  /** Dates and booleans as the ORM stores them on SQLite. */
+  value(value: unknown): unknown;
+}
+
+const SQLITE_ATTEMPTS = 5;
+
+export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
+  if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') throw new Error('sqliteWriter needs SQLite');
+  const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
+  const prepared = new Map<string, SqliteStatement>();
+  const statement = (sql: string) => {
+    let found = prepared.get(sql);
+    if (!found) {
+      found = database.prepare(sql);
+      prepared.set(sql, found);
+    }
+    return found;
+  };
+  const begin = statement('begin immediate');
+  const commit = statement('commit');
+  const rollback = statement('rollback');
+
+  function runNow<T>(work: () => T): T {
+    begin.run();
+    let result: T;
+    try {
+      result = work();
+    } catch (error) {
+      if (database.inTransaction) rollback.run();
+      throw error;
+    }
+    commit.run();
+    return result;
+  }
+
+  return {
+    statement,
+    value: sqliteValue,
+    async transaction(work) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          if (database.inTransaction) {
+            // An ORM transaction is open: wait for the connection through the ORM (it announces).
+            return await orm.em.fork().transactional(async () => work());
+          }
+          const result = runNow(work);
+          announceCommit(orm);
+          return result;
+        } catch (error) {
+          const code = (error as { code?: unknown } | null)?.code;
+          if (attempt >= SQLITE_ATTEMPTS || typeof code !== 'string' || !code.startsWith('SQLITE_BUSY'))
+            throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+        }
+      }
+    },
+  };
+}
+
+/** The members of a `pg` Pool used here (pg ships no types; MikroORM hands the pool back untyped). */
+interface PgPool {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
+}
+
+/**
+ * PostgreSQL: one statement in its own implicit transaction (autocommit) on the ORM's `pg` pool, as a
+ * named prepared statement (parsed and planned once per pooled connection). For writes that are a
+ * single call of a database function: one round trip, no BEGIN/COMMIT.
+ */
+export interface PgStatements {
+  /** Runs `sql` (with `$1`.. placeholders) and returns its rows. */
+  all(name: string, sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+}
+
+export function pgStatements(orm: Orm): PgStatements {
+  if (databaseKindOf(orm.em.getPlatform()) !== 'postgresql') throw new Error('pgStatements needs PostgreSQL');
+  const connection = orm.em.getConnection();
+  let pool: PgPool | undefined;
+  return {
+    async all(name, sql, parameters) {
+      pool ??= (await connection.getNativeClient()) as PgPool;
+      return (await pool.query({ name: `gats_write_${name}`, text: sql, values: [...parameters] })).rows;
+    },
+  };
 }
 
 export function writeStatements(orm: Orm): WriteStatements {

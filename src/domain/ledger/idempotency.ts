@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
-import { writeStatements } from '../../db/write-statements.ts';
+import { type Row, readStatements } from '../../db/read-statements.ts';
+import { type SqliteWriter, writeStatements } from '../../db/write-statements.ts';
 import { UnprocessableError } from '../errors.ts';
 import { inTransaction } from './transactions.ts';
 
@@ -31,12 +31,31 @@ export interface IdempotencyScope {
   request: unknown;
 }
 
+/** The record a keyed request reads and writes: its id, the hash of its request, its expiry. */
+export interface IdempotencyKey {
+  id: string;
+  requestHash: string;
+  expiresAt(now: Date): Date;
+}
+
 export interface Idempotency {
   /** Runs `work` in a transaction once per key; a retry gets the first answer, `replayed` set. */
   run<T>(
     scope: IdempotencyScope,
     work: (em: EntityManager) => Promise<StoredResponse<T>>,
   ): Promise<WriteResult<T>>;
+  /**
+   * For writes that handle their record themselves (transfers, in one statement or one synchronous
+   * transaction): the record of a keyed request, undefined without a key. Same rules as `run`.
+   */
+  keyOf(scope: IdempotencyScope): IdempotencyKey | undefined;
+  /**
+   * The stored answer of an unexpired `record` (columns as READ_RECORD selects them) for `key`'s
+   * request; IdempotencyKeyReusedError when it answered another request.
+   */
+  replay<T>(record: Row, key: IdempotencyKey): StoredResponse<T> & { replayed: true };
+  /** An unexpired record of `key`, read outside any transaction (undefined when there is none). */
+  find(key: IdempotencyKey): Promise<Row | undefined>;
 }
 
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` are the same request. */
@@ -77,18 +96,62 @@ const DELETE_EXPIRED = 'delete from idempotency_record where id = ? and expires_
 const STORE_RESPONSE =
   'update idempotency_record set status = ?, response_body = ?, response_headers = ? where id = ?';
 
+/** Statements for records inside a synchronous SQLite transaction (../../db/write-statements.ts). */
+export interface SqliteRecords {
+  /** The unexpired record of `key`; an expired one is deleted (it protects nothing any more). */
+  find(key: IdempotencyKey, now: Date): Row | undefined;
+  /** Stores the answer given to `key`'s request. */
+  insert(key: IdempotencyKey, response: StoredResponse<unknown>, now: Date): void;
+}
+
+/** A SQLite date column as epoch ms (how the ORM and ../../db/write-statements.ts store dates). */
+function epochMs(value: unknown): number {
+  return typeof value === 'number' ? value : new Date(String(value)).getTime();
+}
+
+export function sqliteRecords(writer: SqliteWriter): SqliteRecords {
+  const read = writer.statement(READ_RECORD);
+  const deleteExpired = writer.statement(DELETE_EXPIRED);
+  const insert = writer.statement(
+    'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
+      'values (?, ?, ?, ?, ?, ?, ?)',
+  );
+  return {
+    find(key, now) {
+      const record = read.get(key.id);
+      if (!record) return undefined;
+      if (epochMs(record.expires_at) > now.getTime()) return record;
+      deleteExpired.run(key.id, now.getTime());
+      return undefined;
+    },
+    insert(key, response, now) {
+      insert.run(
+        key.id,
+        key.requestHash,
+        response.status,
+        JSON.stringify(response.body),
+        JSON.stringify(response.headers),
+        now.getTime(),
+        key.expiresAt(now).getTime(),
+      );
+    },
+  };
+}
+
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
   const reads = readStatements(orm);
   const writes = writeStatements(orm);
 
-  /** The stored answer for `id`; `expired` when only an expired record holds the key. */
-  async function replay<T>(
-    id: string,
-    requestHash: string,
-  ): Promise<(StoredResponse<T> & { replayed: true }) | 'expired' | null> {
-    const [record] = await reads.all(READ_RECORD, [id]);
-    if (!record) return null;
-    if (reads.date(record.expires_at).getTime() <= Date.now()) return 'expired';
+  function keyOf(scope: IdempotencyScope): IdempotencyKey | undefined {
+    if (scope.key === undefined) return undefined;
+    return {
+      id: `${scope.userId}:${scope.operation}:${scope.key}`,
+      requestHash: createHash('sha256').update(canonicalJson(scope.request)).digest('base64url'),
+      expiresAt: (now) => new Date(now.getTime() + ttlSeconds * 1000),
+    };
+  }
+
+  function replayOf<T>(record: Row, requestHash: string): StoredResponse<T> & { replayed: true } {
     if (record.request_hash !== requestHash) throw new IdempotencyKeyReusedError();
     return {
       status: Number(record.status),
@@ -98,7 +161,25 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
     };
   }
 
+  /** The stored answer for `id`; `expired` when only an expired record holds the key. */
+  async function replay<T>(
+    id: string,
+    requestHash: string,
+  ): Promise<(StoredResponse<T> & { replayed: true }) | 'expired' | null> {
+    const [record] = await reads.all(READ_RECORD, [id]);
+    if (!record) return null;
+    if (reads.date(record.expires_at).getTime() <= Date.now()) return 'expired';
+    return replayOf<T>(record, requestHash);
+  }
+
   return {
+    keyOf,
+    replay: (record, key) => replayOf(record, key.requestHash),
+    async find(key) {
+      const [record] = await reads.all(READ_RECORD, [key.id]);
+      if (!record || reads.date(record.expires_at).getTime() <= Date.now()) return undefined;
+      return record;
+    },
     async run(scope, work) {
       if (scope.key === undefined) return { ...(await inTransaction(orm, work)), replayed: false };
       const id = `${scope.userId}:${scope.operation}:${scope.key}`;

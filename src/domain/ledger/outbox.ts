@@ -2,6 +2,7 @@
 // in the same transaction as the change, so an event exists exactly when its change committed.
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
+import type { SqliteWriter } from '../../db/write-statements.ts';
 import { holdOutboxWriterLock } from '../../events/outbox-lock.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
 
@@ -26,16 +27,15 @@ export function recordNewNft(em: EntityManager, asset: AssetView, occurredAt: Da
   });
 }
 
-/** `newTransfer`, for transfers and currency mints (whose `from` is the zero address). */
-export function recordNewTransfer(
-  em: EntityManager,
+/** The `newTransfer` row of `transfer`, for transfers and currency mints (`from` the zero address). */
+export function newTransferEvent(
   transfer: TransferView,
   collectionId: string,
   occurredAt: Date,
-): Promise<void> {
+): Omit<OutboxEvent, 'id'> & { type: 'newTransfer'; fromWallet: string; toWallet: string } {
   const from = transfer.from.toLowerCase();
   const to = transfer.to.toLowerCase();
-  return append(em, {
+  return {
     type: 'newTransfer',
     occurredAt,
     data: { ...transfer },
@@ -44,7 +44,47 @@ export function recordNewTransfer(
     wallets: [from, to],
     fromWallet: from,
     toWallet: to,
-  });
+  };
+}
+
+/** `newTransfer`, for transfers and currency mints (whose `from` is the zero address). */
+export function recordNewTransfer(
+  em: EntityManager,
+  transfer: TransferView,
+  collectionId: string,
+  occurredAt: Date,
+): Promise<void> {
+  return append(em, newTransferEvent(transfer, collectionId, occurredAt));
+}
+
+/**
+ * The key of the outbox writers' advisory lock on PostgreSQL, for writers that take it inside a
+ * database function (gats_apply_transfer). Must equal OUTBOX_LOCK_KEY in ../../events/outbox-lock.ts
+ * (test/integration/ledger/transfer-statements.test.ts checks that they exclude each other).
+ */
+export const OUTBOX_WRITER_LOCK_KEY = 4_242_001;
+
+/**
+ * Appends an event inside a synchronous SQLite transaction (SqliteWriter). SQLite has one writer, so
+ * ids are visible in commit order and no lock is taken (../../events/outbox-lock.ts).
+ */
+export function sqliteOutbox(writer: SqliteWriter): (event: Omit<OutboxEvent, 'id'>) => void {
+  const insert = writer.statement(
+    'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet) ' +
+      'values (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  return (event) => {
+    insert.run(
+      event.type,
+      event.occurredAt.getTime(),
+      JSON.stringify(event.data),
+      event.assetId,
+      event.collectionId ?? null,
+      JSON.stringify(event.wallets),
+      event.fromWallet ?? null,
+      event.toWallet ?? null,
+    );
+  };
 }
 
 /** `priceUpdate`: concerns an asset, no wallet. */

@@ -15,7 +15,7 @@ const MAX_ATTEMPTS = 5;
  */
 const TRANSIENT_SQLSTATES = new Set(['40001', '40P01', '55P03']);
 
-function isTransient(error: unknown): boolean {
+export function isTransient(error: unknown): boolean {
   if (error instanceof DeadlockException || error instanceof LockWaitTimeoutException) return true;
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && (code.startsWith('SQLITE_BUSY') || TRANSIENT_SQLSTATES.has(code));
