@@ -10,6 +10,7 @@ import { type AuthModule, createAuthModule, type UserRegisteredHook } from './au
 import type { Config } from './config/index.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { closeDatabase, migrate, openDatabase } from './db/orm.ts';
+import { readStatements } from './db/read-statements.ts';
 import { AppError, UnauthorizedError } from './domain/errors.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
@@ -24,6 +25,7 @@ import { identityHandlers } from './http/handlers/identity.ts';
 import { ledgerHandlers } from './http/handlers/ledger.ts';
 import { operationsHandlers } from './http/handlers/operations.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
+import { ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
 import type { AuthContext, Authenticator } from './http/security.ts';
 import { securityHeaders } from './http/security-headers.ts';
@@ -44,6 +46,8 @@ export interface AppInstance {
   auth: AuthModule;
   events: EventsModule;
   gateway: Gateway;
+  /** Serialized answers of the hottest reads (src/http/read-cache.ts). */
+  readCache: ReadCache;
   /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
   attach(server: Server): void;
   /**
@@ -58,6 +62,8 @@ export interface AppInstance {
 export interface BuildOptions {
   logger?: Logger;
 }
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** How long shutdown waits for the relay to hand committed events to sockets before closing them. */
 const RELAY_FLUSH_LIMIT_MS = 2_000;
@@ -91,9 +97,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
     }
     const identity = await createIdentityService({ orm, secretBox, publicUrl: config.publicUrl });
+    // Cached reads follow the ledger's version: SQLite's change counter, this instance's writes
+    // (bumped below, before their answers leave) and events relayed from every instance.
+    const reads = readStatements(orm);
+    const version = ledgerVersion(() => reads.dataVersion());
+    events.tail.onEvents(() => version.bump());
+    const readCache = new ReadCache(version, {
+      maxEntries: config.readCache.maxEntries,
+      maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
+    });
     const handlers: HandlerMap = {
       ...auth.handlers,
-      ...ledgerHandlers(ledger),
+      ...ledgerHandlers(ledger, readCache),
       ...identityHandlers(identity),
       ...eventsHandlers({
         store: events.store,
@@ -130,6 +145,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         },
       }),
     );
+    koa.use(async function changeMarksVersion(ctx, next) {
+      try {
+        await next();
+      } finally {
+        // Any state-changing request may have committed: later reads must not be served from before.
+        if (!SAFE_METHODS.has(ctx.method)) version.bump();
+      }
+    });
     koa.use(router.middleware);
 
     // Whether credentials checked earlier still hold: the API key may have been revoked since.
@@ -187,6 +210,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       auth,
       events,
       gateway,
+      readCache,
       attach(server) {
         server.on('upgrade', (request, socket, head) => void gateway.handleUpgrade(request, socket, head));
       },

@@ -149,6 +149,8 @@ export interface paths {
          * Get an asset
          * @description Returns one asset: an NFT (`nft_...`, with its current `owner`) or a game currency (`gold`, with its `symbol`, `decimals`, `totalSupply` and `maxSupply`). Assets are public ledger data: any authenticated caller may read any asset.
          *
+         *     Freshness: see "Freshness of asset reads" in the API description (`Cache-Control: no-cache` reads the database).
+         *
          *     Errors: 400 `/problems/validation-failed` when `asset_id` is neither an NFT id nor a currency slug; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["getAsset"];
@@ -177,6 +179,8 @@ export interface paths {
          * List the wallets holding an asset
          * @description Lists the wallets holding a non-zero balance of the asset, with their balances, ordered by address (case-insensitive hexadecimal order) and paginated with `limit` and `cursor`. An NFT has exactly one owner, with balance `"1"`. Holdings are public ledger data: any authenticated caller may list the owners of any asset.
          *
+         *     Freshness: see "Freshness of asset reads" in the API description (`Cache-Control: no-cache` reads the database).
+         *
          *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["listAssetOwners"];
@@ -204,6 +208,8 @@ export interface paths {
         /**
          * List the assets a wallet holds
          * @description Lists the NFTs and currencies held by a wallet, each with the wallet's balance, ordered by asset id and paginated with `limit` and `cursor`; `kind` and `collection` narrow the list. Holdings are public ledger data, like a chain explorer: any authenticated caller may list any wallet. The wallet may be given in any valid case and is returned in EIP-55 form. An address the service has never seen is valid and answers 200 with an empty `data`.
+         *
+         *     Freshness: see "Freshness of asset reads" in the API description (`Cache-Control: no-cache` reads the database).
          *
          *     Errors: 400 `/problems/invalid-address-checksum` when `wallet_id` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` when `wallet_id` is not `0x` + 40 hex digits, or for an unknown `kind`, a malformed `collection`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -600,6 +606,8 @@ export interface paths {
         /**
          * List the caller's assets
          * @description Lists everything held by the wallets the caller controls (the custodial wallet and every linked wallet), one entry per wallet and asset with the balance, ordered by wallet address then asset id and paginated with `limit` and `cursor`; `kind` and `collection` narrow the list. A caller with no holdings gets an empty `data`.
+         *
+         *     Freshness: see "Freshness of asset reads" in the API description (`Cache-Control: no-cache` reads the database).
          *
          *     Errors: 400 `/problems/validation-failed` for an unknown `kind`, a malformed `collection`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */

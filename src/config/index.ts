@@ -36,6 +36,8 @@ export interface Config {
   rateLimit: { requestsPerWindow: number; windowSeconds: number; loginPerWindow: number };
   idempotencyTtlSeconds: number;
   eventRetentionDays: number;
+  /** Serialized answers of the hottest reads kept per instance (see src/http/read-cache.ts); 0 = off. */
+  readCache: { maxEntries: number; maxMegabytes: number };
   ws: {
     heartbeatMs: number;
     maxSubscriptionsPerConnection: number;
@@ -130,6 +132,10 @@ export function loadConfig(env: Env = process.env): Config {
     },
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
     eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
+    readCache: {
+      maxEntries: integer(env, 'READ_CACHE_ENTRIES', 10_000, 0, 1_000_000),
+      maxMegabytes: integer(env, 'READ_CACHE_MB', 64, 1, 4096),
+    },
     ws: {
       heartbeatMs: integer(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),
       maxSubscriptionsPerConnection: integer(env, 'WS_MAX_SUBSCRIPTIONS', 20, 1, 1000),

@@ -1,13 +1,13 @@
 // The contract at the edge: routing and request validation from the bundled contract, then the guard
 // (credentials, scopes, roles), then the operation's handler. Everything that fails becomes a problem.
 
+import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { ValidateFunction } from 'ajv';
+import { parse as parseCookies } from 'cookie';
 import type { Context } from 'koa';
 import { OpenAPIBackend, type Operation, type Request } from 'openapi-backend';
 import { parse as parseQueryString } from 'qs';
-import { parse as parseCookies } from 'cookie';
 import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { type OperationGuard, operationGuards } from './contract.ts';
 import type { HandlerMap, OperationHandler, OperationRequest } from './handler.ts';

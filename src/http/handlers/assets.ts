@@ -1,10 +1,13 @@
 // Asset operations: reading assets and holdings, collections, minting NFTs and currencies.
+
+import type { Context } from 'koa';
 import type { components } from '../../../generated/openapi/types.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
 import type { AssetMetadataView } from '../../domain/ledger/views.ts';
 import type { HandlerMap, OperationRequest } from '../handler.ts';
+import { bypassesCache, type ReadCache } from '../read-cache.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
 type Schemas = components['schemas'];
@@ -18,26 +21,54 @@ function holdingFilters(request: OperationRequest): HoldingFilters {
   };
 }
 
-export function assetHandlers(ledger: Ledger): HandlerMap {
+export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
+  /** Answers with the JSON of `compute()`, cached under the operation and `key` (../read-cache.ts). */
+  async function sendCached(
+    ctx: Context,
+    request: OperationRequest,
+    key: unknown[],
+    compute: () => Promise<unknown>,
+  ): Promise<void> {
+    const bypass = bypassesCache(request.headers['cache-control']);
+    const body = await cache.json(JSON.stringify([request.operationId, ...key]), compute, bypass);
+    ctx.type = 'application/json';
+    ctx.body = body;
+  }
+
   return {
     async getAsset(request, ctx) {
-      ctx.body = await ledger.assets.get(request.params.asset_id);
+      const id = request.params.asset_id;
+      await sendCached(ctx, request, [id], () => ledger.assets.get(id));
     },
 
     async listAssetOwners(request, ctx) {
-      ctx.body = await ledger.holdings.assetOwners(request.params.asset_id, {
-        limit: limitOf(request),
-        cursor: cursorOf(request),
-      });
+      const id = request.params.asset_id;
+      const options = { limit: limitOf(request), cursor: cursorOf(request) };
+      await sendCached(ctx, request, [id, options.limit, options.cursor], () =>
+        ledger.holdings.assetOwners(id, options),
+      );
     },
 
     async listWalletAssets(request, ctx) {
       const wallet = parseAddress(request.params.wallet_id, '/path/wallet_id');
-      ctx.body = await ledger.holdings.walletAssets(wallet, holdingFilters(request));
+      const filters = holdingFilters(request);
+      await sendCached(
+        ctx,
+        request,
+        [wallet, filters.kind, filters.collection, filters.limit, filters.cursor],
+        () => ledger.holdings.walletAssets(wallet, filters),
+      );
     },
 
     async listMyAssets(request, ctx) {
-      ctx.body = await ledger.holdings.userAssets(actorOf(request).userId, holdingFilters(request));
+      const { userId } = actorOf(request);
+      const filters = holdingFilters(request);
+      await sendCached(
+        ctx,
+        request,
+        [userId, filters.kind, filters.collection, filters.limit, filters.cursor],
+        () => ledger.holdings.userAssets(userId, filters),
+      );
     },
 
     async createCollection(request, ctx) {

@@ -1,15 +1,16 @@
 // Every ledger operation of the contract, keyed by operationId.
 import type { Ledger } from '../../domain/ledger/index.ts';
 import type { HandlerMap } from '../handler.ts';
+import type { ReadCache } from '../read-cache.ts';
 import { assetHandlers } from './assets.ts';
 import { priceHandlers } from './prices.ts';
 import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
 
-export function ledgerHandlers(ledger: Ledger): HandlerMap {
+export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   return {
     ...walletHandlers(ledger),
-    ...assetHandlers(ledger),
+    ...assetHandlers(ledger, cache),
     ...transferHandlers(ledger),
     ...priceHandlers(ledger),
   };

@@ -1,0 +1,177 @@
+// Cached reads (src/http/read-cache.ts) never show a state older than one a client was told is
+// committed: after transfers, mints and new NFTs the listings change at once, on both databases; on
+// SQLite even a write behind the API's back shows at once; `Cache-Control: no-cache` reads the source.
+// With two instances on PostgreSQL, a write through one reaches the other's cached reads through the
+// relay (the documented, bounded delay).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../src/db/entities/Asset.ts';
+import type { Orm } from '../../src/db/orm.ts';
+import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { checkInvariants, type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
+
+const metadata = { image: 'https://cdn.example.com/coin.png', attributes: [], creator: 'Example Studio' };
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const TEST_ENV = { RATE_LIMIT_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' };
+
+interface Holding {
+  asset: { id: string; name: string; totalSupply: string | null; owner: string | null };
+  balance: string;
+}
+
+async function holdings(t: TestApp, user: HttpUser, wallet: string, headers: Record<string, string> = {}) {
+  const response = await t.http<{ data: Holding[] }>('GET', `/wallets/${wallet}/assets`, {
+    headers: { ...user.headers, ...headers },
+  });
+  expect(response.status, response.text).toBe(200);
+  return new Map(response.body.data.map((holding) => [holding.asset.id, holding]));
+}
+
+async function setUp(t: TestApp, prefix: string) {
+  const [studio, player] = await Promise.all([httpUser(t, 'studio'), httpUser(t, 'player')]);
+  const call = (method: string, path: string, body?: unknown) =>
+    t.http(method, path, { body, headers: studio.headers });
+  expect((await call('POST', '/api/v1/collections', { id: `${prefix}-c`, name: 'Cache' })).status).toBe(201);
+  const currency = await call('POST', '/api/v1/currencies', {
+    id: `${prefix}-gold`,
+    name: 'Gold',
+    symbol: 'GOLD',
+    decimals: 2,
+    collection: `${prefix}-c`,
+    metadata,
+  });
+  expect(currency.status, currency.text).toBe(201);
+  const minted = await call('POST', `/api/v1/currencies/${prefix}-gold/mint`, {
+    to: player.wallet,
+    amount: '100',
+  });
+  expect(minted.status, minted.text).toBe(201);
+  return { studio, player, gold: `${prefix}-gold`, collection: `${prefix}-c` };
+}
+
+describe.each(DB_KINDS)('cached reads on %s', (kind) => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp(kind, TEST_ENV);
+  });
+
+  afterAll(async () => {
+    if (t) {
+      expect(await checkInvariants(t.app.orm as unknown as Orm)).toEqual([]);
+      await t.close();
+    }
+  });
+
+  it('shows every committed change at once, and serves repeated reads from the cache', async () => {
+    const { studio, player, gold, collection } = await setUp(t, 'one');
+    expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('100');
+    const hits = t.app.readCache.hits;
+    expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('100');
+    expect(t.app.readCache.hits).toBe(hits + 1);
+
+    // A transfer: both wallets, at once.
+    const sent = await t.http('POST', '/api/v1/transfer', {
+      body: { assetId: gold, from: player.wallet, to: studio.wallet, amount: '12.5' },
+      headers: player.headers,
+    });
+    expect(sent.status, sent.text).toBe(201);
+    expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('87.5');
+    expect((await holdings(t, player, studio.wallet)).get(gold)?.balance).toBe('12.5');
+
+    // A mint elsewhere changes the total supply every holder's listing shows.
+    const minted = await t.http('POST', `/api/v1/currencies/${gold}/mint`, {
+      body: { to: studio.wallet, amount: '50' },
+      headers: studio.headers,
+    });
+    expect(minted.status, minted.text).toBe(201);
+    expect((await holdings(t, player, player.wallet)).get(gold)?.asset.totalSupply).toBe('150');
+
+    // A new NFT appears in its owner's listing, and its transfer moves it.
+    const nft = await t.http<{ id: string }>('POST', '/api/v1/nft/create', {
+      body: { name: 'Sword', collection, metadata },
+      headers: player.headers,
+    });
+    expect(nft.status, nft.text).toBe(201);
+    expect((await holdings(t, player, player.wallet)).has(nft.body.id)).toBe(true);
+    const moved = await t.http('POST', '/api/v1/transfer', {
+      body: { assetId: nft.body.id, from: player.wallet, to: studio.wallet, amount: '1' },
+      headers: player.headers,
+    });
+    expect(moved.status, moved.text).toBe(201);
+    expect((await holdings(t, player, player.wallet)).has(nft.body.id)).toBe(false);
+    const asset = await t.http<{ owner: string }>('GET', `/assets/${nft.body.id}`, {
+      headers: player.headers,
+    });
+    expect(asset.body.owner.toLowerCase()).toBe(studio.wallet.toLowerCase());
+  });
+
+  it('reads the source when asked, and (SQLite) sees writes made behind the API', async () => {
+    const { player, gold } = await setUp(t, 'two');
+    expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold');
+    await (t.app.orm as unknown as Orm).em.fork().nativeUpdate(Asset, { id: gold }, { name: 'Renamed Gold' });
+    const fresh = await holdings(t, player, player.wallet, { 'cache-control': 'no-cache' });
+    expect(fresh.get(gold)?.asset.name).toBe('Renamed Gold');
+    if (kind === 'sqlite') {
+      await (t.app.orm as unknown as Orm).em.fork().nativeUpdate(Asset, { id: gold }, { name: 'Gold again' });
+      expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold again');
+    }
+  });
+
+  it('rejects bad input before the cache is consulted', async () => {
+    const { player } = await setUp(t, 'three');
+    const bad = await t.http('GET', `/wallets/${player.wallet}/assets?limit=0`, { headers: player.headers });
+    expect(bad.status).toBe(400);
+    const anonymous = await t.http('GET', `/wallets/${player.wallet}/assets`);
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe.runIf(DB_KINDS.includes('postgres'))('cached reads across two instances on postgres', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await startTestApp('postgres', { ...TEST_ENV, REDIS_URL });
+    b = await startTestApp('postgres', { ...TEST_ENV, REDIS_URL }, { databaseUrl: a.app.config.databaseUrl });
+  });
+
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  it('a transfer through one instance reaches the cached reads of the other through the relay', async () => {
+    const { studio, player, gold } = await setUp(a, 'cluster');
+    // Each instance in these tests is its own token issuer: B's reader signs in on B.
+    const reader = await httpUser(b);
+    // Instance B has the listing cached.
+    const before = Date.now();
+    for (;;) {
+      if ((await holdings(b, reader, player.wallet)).get(gold)?.balance === '100') break;
+      if (Date.now() - before > 5_000) throw new Error('instance B never saw the mint');
+    }
+    await holdings(b, reader, player.wallet);
+    const sent = await a.http('POST', '/api/v1/transfer', {
+      body: { assetId: gold, from: player.wallet, to: studio.wallet, amount: '40' },
+      headers: player.headers,
+    });
+    expect(sent.status, sent.text).toBe(201);
+    // B's cache follows within the relay delay.
+    const sentAt = Date.now();
+    let seen: string | undefined;
+    while (Date.now() - sentAt < 5_000) {
+      seen = (await holdings(b, reader, player.wallet)).get(gold)?.balance;
+      if (seen === '60') break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(seen).toBe('60');
+    // Asked to read the source, B answers from the database.
+    const moreSent = await a.http('POST', '/api/v1/transfer', {
+      body: { assetId: gold, from: player.wallet, to: studio.wallet, amount: '10' },
+      headers: player.headers,
+    });
+    expect(moreSent.status, moreSent.text).toBe(201);
+    const fresh = await holdings(b, reader, player.wallet, { 'cache-control': 'no-cache' });
+    expect(fresh.get(gold)?.balance).toBe('50');
+  });
+});
