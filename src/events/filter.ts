@@ -21,6 +21,8 @@ export interface PublishedEvent {
   wallets: readonly string[];
   /** The envelope `{ id, type, occurredAt, data }` serialized once for every recipient. */
   json: string;
+  /** The gateway's messages of this event, built once each, by matched subscription ids. */
+  frames?: Map<string, Buffer>;
 }
 
 export function matches(event: PublishedEvent, filter: EventFilter): boolean {

@@ -10,6 +10,13 @@ import type { PublishedEvent } from './filter.ts';
 import { type EventStore, toPublished } from './store.ts';
 
 const BATCH = 500;
+/**
+ * How long a gap in the ids may stay open before the relay waits for every writer in flight (which
+ * also holds up new writers for that moment). A missing id almost always belongs to a transaction
+ * that commits within milliseconds, and its commit nudges the relay; only a rolled-back insert (or
+ * a transaction slower than this) leaves a gap open that long.
+ */
+const GAP_PATIENCE_MS = 50;
 
 export type EventListener = (events: readonly PublishedEvent[]) => void;
 
@@ -17,6 +24,11 @@ export class OutboxTail {
   private position = 0;
   private reading: Promise<void> | null = null;
   private again = false;
+  /** A read asked for by `flush`: settle any gap at once instead of waiting for it to close. */
+  private settleNow = false;
+  /** When the relay first saw the gap it is waiting on (null: no gap open). */
+  private gapSince: number | null = null;
+  private gapTimer: NodeJS.Timeout | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly listeners = new Set<EventListener>();
   private readonly store: EventStore;
@@ -80,6 +92,9 @@ export class OutboxTail {
 
   /** Resolves once everything committed before the call has been handed to listeners. */
   async flush(): Promise<void> {
+    // A read already under way may have started before the commits this call must cover.
+    while (this.reading) await this.reading;
+    this.settleNow = true;
     this.nudge();
     while (this.reading) await this.reading;
   }
@@ -100,29 +115,54 @@ export class OutboxTail {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
+    if (this.gapTimer) clearTimeout(this.gapTimer);
     this.timer = null;
+    this.gapTimer = null;
   }
 
   private async drain(): Promise<void> {
+    const settleNow = this.settleNow;
+    this.settleNow = false;
     try {
       for (;;) {
         let rows = await this.store.after(this.position, BATCH);
-        if (rows.length === 0) return;
+        if (rows.length === 0) {
+          this.gapSince = null;
+          return;
+        }
         const contiguous = contiguousPrefix(this.position, rows);
         if (contiguous < rows.length && this.settleGaps) {
-          // A missing id may belong to a transaction still in flight: deliver what precedes the
-          // gap, wait for the writers in flight, then everything up to the largest id seen is final.
+          // A missing id may belong to a transaction still in flight: deliver what precedes the gap.
           this.publish(rows.slice(0, contiguous));
+          const now = Date.now();
+          this.gapSince ??= now;
+          if (!settleNow && now - this.gapSince < GAP_PATIENCE_MS) {
+            // Its commit will nudge the relay; if none comes in time, look again then.
+            if (!this.gapTimer) {
+              this.gapTimer = setTimeout(
+                () => {
+                  this.gapTimer = null;
+                  this.nudge();
+                },
+                GAP_PATIENCE_MS - (now - this.gapSince),
+              );
+              this.gapTimer.unref();
+            }
+            return;
+          }
+          // Wait for the writers in flight: then everything up to the largest id seen is final.
           const seen = Number(rows[rows.length - 1].id);
           await this.settleGaps();
           rows = (await this.store.after(this.position, BATCH)).filter((row) => Number(row.id) <= seen);
         }
+        this.gapSince = null;
         this.publish(rows);
         if (rows.length < BATCH) return;
       }
     } catch (error) {
       // The next nudge or poll retries from the same position: nothing is skipped.
       this.logger.warn({ err: error }, 'outbox read failed');
+      if (settleNow) this.settleNow = true;
     }
   }
 }

@@ -7,7 +7,6 @@ import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config/index.ts';
 import { AppError } from '../domain/errors.ts';
-import { newId } from '../domain/ids.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
 import { ALL_EVENT_TYPES, type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
 import { type EventStore, toPublished } from '../events/store.ts';
@@ -61,6 +60,10 @@ interface Subscription {
 
 interface Connection {
   ws: WebSocket;
+  /** The connection's TCP socket: live events are written to it as ready-made frames (see `deliver`). */
+  socket: Duplex;
+  /** Numbers this connection's subscription ids (`sub_000000000001`, ...): unique within it. */
+  subscriptionsMade: number;
   channel: Channel;
   auth: AuthContext;
   /** The API key (or user) the connection counts against. */
@@ -151,7 +154,7 @@ export class Gateway {
       );
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, channel, auth, key));
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, channel, auth, key));
   }
 
   /** Graceful shutdown: tell every client to reconnect elsewhere (1001) and resume. */
@@ -163,9 +166,11 @@ export class Gateway {
     this.wss.close();
   }
 
-  private accept(ws: WebSocket, channel: Channel, auth: AuthContext, key: string): void {
+  private accept(ws: WebSocket, socket: Duplex, channel: Channel, auth: AuthContext, key: string): void {
     const connection: Connection = {
       ws,
+      socket,
+      subscriptionsMade: 0,
       channel,
       auth,
       key,
@@ -314,7 +319,10 @@ export class Gateway {
       collection: message.collection,
     };
     const subscription: Subscription = {
-      id: `sub_${newId('sub').slice(-12)}`,
+      // Ids only need to be unique within the connection (contract): numbering them makes the
+      // frames of an event identical for every connection with one subscription, so the frame is
+      // built once per event and the same bytes go to all of them.
+      id: subscriptionId(++connection.subscriptionsMade),
       filter,
       lastSentId: this.deps.tail.lastId,
     };
@@ -385,7 +393,7 @@ export class Gateway {
         for (const row of rows) {
           const event = toPublished(row);
           if (event.id <= subscription.lastSentId) continue;
-          const frame = eventFrame(event, [subscription.id]);
+          const frame = eventMessage(event, subscription.id);
           // History goes at the client's pace (a page can be megabytes): past half the buffer
           // limit, wait until what was sent has been taken before sending more.
           if (connection.ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes / 2) {
@@ -430,7 +438,7 @@ export class Gateway {
     for (const connection of this.connections) {
       if (connection.closed || connection.subscriptions.size === 0) continue;
       if (connection.replaying > 0) {
-        connection.held.push(...events);
+        for (const event of events) connection.held.push(event);
         if (connection.held.length > MAX_HELD_EVENTS)
           this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
         continue;
@@ -439,17 +447,45 @@ export class Gateway {
     }
   }
 
+  /**
+   * Sends the connection the events its subscriptions match, one WebSocket message per event, in id
+   * order. Each message is a complete frame built once per event (the same bytes for every
+   * connection whose matching subscription ids are the same), and a batch goes out in one write.
+   * Frames are written to the connection's socket directly: ws writes its own frames (answers,
+   * pings, replays, close) synchronously to the same socket (no compression is negotiated), so the
+   * order of everything sent on a connection is the order of the calls.
+   */
   private deliver(connection: Connection, events: readonly PublishedEvent[]): void {
+    const { ws, socket } = connection;
+    if (connection.closed || ws.readyState !== ws.OPEN) return;
+    let first: Buffer | null = null;
+    let batch: Buffer[] | null = null;
     for (const event of events) {
-      const matched: string[] = [];
+      // The matching subscription ids as the inside of a JSON array (ids need no escaping).
+      let ids: string | null = null;
       for (const subscription of connection.subscriptions.values()) {
         if (event.id <= subscription.lastSentId || !matches(event, subscription.filter)) continue;
         subscription.lastSentId = event.id;
-        matched.push(subscription.id);
+        ids = ids === null ? subscription.id : `${ids}","${subscription.id}`;
       }
-      if (matched.length > 0) this.send(connection, eventFrame(event, matched));
-      if (connection.closed) return;
+      if (ids === null) continue;
+      const frame = eventFrame(event, ids);
+      if (first === null) first = frame;
+      else if (batch === null) batch = [first, frame];
+      else batch.push(frame);
     }
+    if (first === null) return;
+    if (ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes) {
+      this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
+      return;
+    }
+    if (batch === null) {
+      socket.write(first);
+      return;
+    }
+    socket.cork();
+    for (const frame of batch) socket.write(frame);
+    socket.uncork();
   }
 
   /**
@@ -525,9 +561,53 @@ export class Gateway {
   }
 }
 
-/** The envelope is serialized once per event; only the subscription ids differ per connection. */
-function eventFrame(event: PublishedEvent, subscriptionIds: string[]): string {
-  return `{"subscriptionIds":${JSON.stringify(subscriptionIds)},${event.json.slice(1)}`;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** `sub_` and the number in 12 Crockford base32 digits (the contract's SubscriptionId). */
+function subscriptionId(sequence: number): string {
+  let digits = '';
+  for (let rest = sequence; digits.length < 12; rest = Math.floor(rest / 32)) {
+    digits = CROCKFORD[rest % 32] + digits;
+  }
+  return `sub_${digits}`;
+}
+
+/** The message of an event for a connection whose matching subscriptions are `ids` (the inside of the JSON array). */
+function eventMessage(event: PublishedEvent, ids: string): string {
+  return `{"subscriptionIds":["${ids}"],${event.json.slice(1)}`;
+}
+
+/**
+ * The message as a complete WebSocket frame (RFC 6455 §5.2: FIN, text, unmasked as from a
+ * server), built once per event and distinct `ids`: the envelope is serialized once (by the relay),
+ * and every connection the same ids apply to is sent the same Buffer.
+ */
+function eventFrame(event: PublishedEvent, ids: string): Buffer {
+  let frames = event.frames;
+  if (!frames) {
+    frames = new Map();
+    event.frames = frames;
+  }
+  let frame = frames.get(ids);
+  if (!frame) {
+    const text = eventMessage(event, ids);
+    const length = Buffer.byteLength(text);
+    const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+    frame = Buffer.allocUnsafe(header + length);
+    frame[0] = 0x81;
+    if (length < 126) {
+      frame[1] = length;
+    } else if (length < 65_536) {
+      frame[1] = 126;
+      frame.writeUInt16BE(length, 2);
+    } else {
+      frame[1] = 127;
+      frame.writeBigUInt64BE(BigInt(length), 2);
+    }
+    frame.write(text, header, 'utf8');
+    frames.set(ids, frame);
+  }
+  return frame;
 }
 
 function refuse(socket: Duplex, error: AppError): void {

@@ -2,6 +2,7 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import type { Orm } from '../../db/orm.ts';
+import { selectHoldingOutboxWriterLock } from '../../events/outbox-lock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
@@ -156,10 +157,15 @@ export function createPriceService(orm: Orm, idempotency: Idempotency): PriceSer
       return idempotency.run(
         { userId: actor.userId, operation: 'postPrice', key: idempotencyKey, request: { assetId, ...input } },
         async (em) => {
-          const asset = await em.findOne(Asset, { id: assetId });
-          if (!asset) throw assetNotFound(assetId);
+          // The asset's collection, and on PostgreSQL the outbox writer lock in the same round trip.
+          const [found] = await selectHoldingOutboxWriterLock<{ collection_id: string }>(
+            em,
+            'select collection_id from asset where id = ?',
+            [assetId],
+          );
+          if (!found) throw assetNotFound(assetId);
           const observation = em.create(PriceObservation, {
-            asset,
+            asset: em.getReference(Asset, assetId),
             price: formatAmount(scaled, PRICE_DECIMALS),
             priceScaled: scaled,
             currency: input.currency,
@@ -170,7 +176,8 @@ export function createPriceService(orm: Orm, idempotency: Idempotency): PriceSer
           });
           await em.flush();
           const view = priceView(observation);
-          await recordPriceUpdate(em, view, asset.collection.id, now);
+          // occurredAt: when the event is written, the change's last statement before its commit.
+          await recordPriceUpdate(em, view, found.collection_id, new Date());
           return { status: 201, body: view, headers: {} };
         },
       );
