@@ -36,12 +36,21 @@ function sqliteValue(value: unknown): unknown {
   return value instanceof Date ? value.getTime() : value;
 }
 
+const announcing = new WeakSet<Orm>();
+
 /**
  * Tells the ORM's subscribers that a transaction committed, for writes that commit without the ORM
- * (the events module reads the outbox at once instead of at its next poll).
+ * (the events module then reads the outbox at once instead of at its next poll). Commits of one turn
+ * of the event loop share one announcement, right after that turn's I/O: under load a turn handles
+ * many requests, and each announcement costs the relay a read of the outbox.
  */
 export function announceCommit(orm: Orm): void {
-  void orm.em.getEventManager().dispatchEvent(EventType.afterTransactionCommit, { em: orm.em as never });
+  if (announcing.has(orm)) return;
+  announcing.add(orm);
+  setImmediate(() => {
+    announcing.delete(orm);
+    void orm.em.getEventManager().dispatchEvent(EventType.afterTransactionCommit, { em: orm.em as never });
+  });
 }
 
 /**
