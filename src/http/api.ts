@@ -7,11 +7,11 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from 'koa';
 import { OpenAPIBackend, type Operation, type Request } from 'openapi-backend';
-import { parse as parseQueryString } from 'qs';
 import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { type OperationGuard, operationGuards } from './contract.ts';
 import type { HandlerMap, OperationHandler, OperationRequest } from './handler.ts';
 import { OperationMatcher } from './operation-matcher.ts';
+import { parseQuery } from './query-string.ts';
 import type { Authenticator } from './security.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
@@ -236,7 +236,7 @@ export async function createContractRouter(
         operation.operation,
       ).query as Record<string, unknown>;
     } else {
-      query = ctx.querystring === '' ? {} : (parseQueryString(ctx.querystring) as Record<string, unknown>);
+      query = ctx.querystring === '' ? {} : parseQuery(ctx.querystring);
     }
     for (const name of operation.arrayQuery) {
       if (typeof query[name] === 'string') query[name] = [query[name]];

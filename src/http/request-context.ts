@@ -13,8 +13,13 @@ export function requestContext(logger: Logger, metrics: Metrics) {
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     // The query string can carry a WebSocket ticket or an OAuth code: log the path only.
-    const log = logger.child({ requestId });
-    ctx.state.log = log;
+    // The request's child logger is made on first use: most requests log nothing at `warn`.
+    let log: Logger | undefined;
+    const requestLog = () => {
+      log ??= logger.child({ requestId });
+      return log;
+    };
+    Object.defineProperty(ctx.state, 'log', { get: requestLog, configurable: true, enumerable: true });
     const started = process.hrtime.bigint();
     try {
       await next();
@@ -24,16 +29,17 @@ export function requestContext(logger: Logger, metrics: Metrics) {
       const labels = { method: ctx.method, operation, status: String(ctx.status) };
       metrics.httpRequestDuration.observe(labels, seconds);
       metrics.httpRequestsTotal.inc(labels);
-      log.info(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          status: ctx.status,
-          operation,
-          ms: Math.round(seconds * 1e4) / 10,
-        },
-        'request',
-      );
+      if (logger.isLevelEnabled('info'))
+        requestLog().info(
+          {
+            method: ctx.method,
+            path: ctx.path,
+            status: ctx.status,
+            operation,
+            ms: Math.round(seconds * 1e4) / 10,
+          },
+          'request',
+        );
     }
   };
 }
