@@ -35,6 +35,18 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ctx.body = body;
   }
 
+  /** A holdings listing of `owner` (a wallet or a user), cached under its filters. */
+  function sendHoldings(
+    ctx: Context,
+    request: OperationRequest,
+    owner: string,
+    list: (filters: HoldingFilters) => Promise<unknown>,
+  ): Promise<void> {
+    const filters = holdingFilters(request);
+    const key = [owner, filters.kind, filters.collection, filters.limit, filters.cursor];
+    return sendCached(ctx, request, key, () => list(filters));
+  }
+
   return {
     async getAsset(request, ctx) {
       const id = request.params.asset_id;
@@ -51,24 +63,12 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
 
     async listWalletAssets(request, ctx) {
       const wallet = parseAddress(request.params.wallet_id, '/path/wallet_id');
-      const filters = holdingFilters(request);
-      await sendCached(
-        ctx,
-        request,
-        [wallet, filters.kind, filters.collection, filters.limit, filters.cursor],
-        () => ledger.holdings.walletAssets(wallet, filters),
-      );
+      await sendHoldings(ctx, request, wallet, (filters) => ledger.holdings.walletAssets(wallet, filters));
     },
 
     async listMyAssets(request, ctx) {
       const { userId } = actorOf(request);
-      const filters = holdingFilters(request);
-      await sendCached(
-        ctx,
-        request,
-        [userId, filters.kind, filters.collection, filters.limit, filters.cursor],
-        () => ledger.holdings.userAssets(userId, filters),
-      );
+      await sendHoldings(ctx, request, userId, (filters) => ledger.holdings.userAssets(userId, filters));
     },
 
     async createCollection(request, ctx) {
