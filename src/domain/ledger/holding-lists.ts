@@ -94,12 +94,13 @@ export function createHoldingLists(orm: Orm): HoldingLists {
       const conditions = ['h.wallet = ?'];
       const parameters: unknown[] = [wallet];
       assetFilter(filters, conditions, parameters);
+      // On the holding's (wallet, asset_id) index: no sort, the cursor a range of it.
       if (after !== undefined) {
-        conditions.push('a.id > ?');
+        conditions.push('h.asset_id > ?');
         parameters.push(after);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'a.id'), parameters);
+      const rows = await readHoldings(holdingsSql(conditions, 'h.asset_id'), parameters);
       const result = page(rows, filters.limit, 'wallet-assets', (row) => row.asset.id);
       return {
         wallet: formatAddress(wallet),
@@ -137,11 +138,11 @@ export function createHoldingLists(orm: Orm): HoldingLists {
       const parameters: unknown[] = [userId];
       assetFilter(filters, conditions, parameters);
       if (after !== undefined) {
-        conditions.push('(h.wallet > ? or (h.wallet = ? and a.id > ?))');
+        conditions.push('(h.wallet > ? or (h.wallet = ? and h.asset_id > ?))');
         parameters.push(after[0], after[0], after[1]);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'h.wallet, a.id'), parameters);
+      const rows = await readHoldings(holdingsSql(conditions, 'h.wallet, h.asset_id'), parameters);
       const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.asset.id]);
       return {
         data: result.data.map((row) => ({ wallet: formatAddress(row.wallet), ...holdingView(row) })),
