@@ -5,7 +5,8 @@ import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
-import { idsMayCommitOutOfOrder, waitForOutboxWriters } from './outbox-lock.ts';
+import { idsMayCommitOutOfOrder, waitForOutboxWritersOn } from './outbox-lock.ts';
+import { pgRelayConnection } from './relay-connection.ts';
 import { EventStore } from './store.ts';
 import { OutboxTail } from './tail.ts';
 import { memoryTickets, redisTickets, type TicketStore } from './tickets.ts';
@@ -29,12 +30,14 @@ export async function createEvents(deps: {
   metrics: Metrics;
 }): Promise<EventsModule> {
   const { orm, config, logger, metrics } = deps;
-  const store = new EventStore(orm);
+  // PostgreSQL: the relay reads (and waits for writers) on a connection of its own, not the pool's.
+  const relay = idsMayCommitOutOfOrder(orm) ? await pgRelayConnection(orm, logger) : undefined;
+  const store = new EventStore(orm, relay);
   const tail = new OutboxTail(store, {
     pollMs: POLL_MS,
     logger,
     metrics,
-    settleGaps: idsMayCommitOutOfOrder(orm) ? () => waitForOutboxWriters(orm) : undefined,
+    settleGaps: relay ? () => waitForOutboxWritersOn(relay) : undefined,
   });
   const bus = config.redisUrl ? await redisBus(config.redisUrl, logger) : inProcessBus();
   const tickets = config.redisUrl ? redisTickets(config.redisUrl) : memoryTickets();
@@ -64,6 +67,7 @@ export async function createEvents(deps: {
       tail.stop();
       await tickets.close();
       await bus.close();
+      await relay?.close();
     },
   };
 }

@@ -11,6 +11,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
+import type { RelayConnection } from './relay-connection.ts';
 
 const OUTBOX_LOCK_KEY = 4_242_001;
 
@@ -59,6 +60,11 @@ export async function waitForOutboxWriters(orm: Orm): Promise<void> {
   await orm.em.fork().transactional(async (em) => {
     await em.execute('select pg_advisory_xact_lock(?)', [OUTBOX_LOCK_KEY]);
   });
+}
+
+/** The same wait, on the relay's own connection: one statement, its lock released as it ends. */
+export async function waitForOutboxWritersOn(relay: RelayConnection): Promise<void> {
+  await relay.query('select pg_advisory_xact_lock($1)', [OUTBOX_LOCK_KEY]);
 }
 
 /** Whether ids can appear out of order (then a gap must be settled before it is skipped). */

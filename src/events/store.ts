@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
+import type { RelayConnection } from './relay-connection.ts';
 
 /** Row of sequence_counter that remembers how far retention has deleted. */
 const PRUNED_THROUGH = 'outbox-pruned-through';
@@ -30,11 +31,46 @@ export function toPublished(row: OutboxEvent): PublishedEvent {
   };
 }
 
+/** A row of the relay's own read (PostgreSQL, driver types: int8 as text, jsonb parsed). */
+interface RelayRow {
+  id: string | number;
+  type: OutboxEvent['type'];
+  occurred_at: Date | string;
+  data: Record<string, unknown>;
+  asset_id: string;
+  collection_id: string | null;
+  wallets: string[];
+}
+
+const RELAY_READ =
+  'select id, type, occurred_at, data, asset_id, collection_id, wallets from outbox_event where id > $1 order by id limit $2';
+
 export class EventStore {
   private readonly orm: Orm;
+  private readonly relay: RelayConnection | undefined;
 
-  constructor(orm: Orm) {
+  /** `relay`: the relay's own connection (PostgreSQL), for `next`. */
+  constructor(orm: Orm, relay?: RelayConnection) {
     this.orm = orm;
+    this.relay = relay;
+  }
+
+  /** The relay's read: every event with id > `after`, ascending, at most `limit`. */
+  async next(after: number, limit: number): Promise<OutboxEvent[]> {
+    if (!this.relay) return this.after(after, limit);
+    const rows = await this.relay.query<RelayRow>(RELAY_READ, [after, limit], 'gats_relay_next');
+    return rows.map(
+      (row) =>
+        ({
+          id: Number(row.id),
+          type: row.type,
+          occurredAt: new Date(row.occurred_at),
+          data: row.data,
+          assetId: row.asset_id,
+          collectionId: row.collection_id,
+          wallets: row.wallets,
+        }) as OutboxEvent,
+    );
   }
 
   private em(): EntityManager {

@@ -125,7 +125,7 @@ export class OutboxTail {
     this.settleNow = false;
     try {
       for (;;) {
-        let rows = await this.store.after(this.position, BATCH);
+        let rows = await this.store.next(this.position, BATCH);
         if (rows.length === 0) {
           this.gapSince = null;
           return;
@@ -153,7 +153,7 @@ export class OutboxTail {
           // Wait for the writers in flight: then everything up to the largest id seen is final.
           const seen = Number(rows[rows.length - 1].id);
           await this.settleGaps();
-          rows = (await this.store.after(this.position, BATCH)).filter((row) => Number(row.id) <= seen);
+          rows = (await this.store.next(this.position, BATCH)).filter((row) => Number(row.id) <= seen);
         }
         this.gapSince = null;
         this.publish(rows);
