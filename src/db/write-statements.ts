@@ -54,23 +54,31 @@ export function announceCommit(orm: Orm): void {
 }
 
 /**
- * SQLite: whole transactions run synchronously on the ORM's own better-sqlite3 connection.
+ * SQLite: transactions run synchronously on the ORM's own better-sqlite3 connection, and the ones
+ * asked for during one turn of the event loop commit together (group commit).
  *
- * The ORM's queries share that one connection; its transactions hold it across `await`s. A
- * transaction whose statements all run in one synchronous stretch (BEGIN IMMEDIATE, statements,
- * COMMIT, no `await` in between) cannot interleave with anything else in the process: nothing else
- * runs until it returns. So it needs neither the ORM's connection mutex nor its per-call `prepare` of
- * BEGIN/COMMIT, and a writer never waits for another writer's round of the event loop. The one case
- * it must avoid is starting while an ORM transaction is open on the connection (it would become part
- * of it): then it queues behind that transaction through the ORM, and runs inside a transaction of
- * its own there.
+ * The ORM's queries share that one connection; its transactions hold it across `await`s. Work that
+ * runs in one synchronous stretch (BEGIN IMMEDIATE, statements, COMMIT, no `await` in between) cannot
+ * interleave with anything else in the process: nothing else runs until it returns. So it needs
+ * neither the ORM's connection mutex nor its per-call `prepare` of BEGIN/COMMIT. The one case it must
+ * avoid is starting while an ORM transaction is open on the connection (it would become part of it):
+ * then each piece of work queues behind that transaction through the ORM, in a transaction of its own.
+ *
+ * Group commit: the work queued during one turn runs right after that turn's I/O, in one transaction,
+ * each piece in its own savepoint. A piece that throws rolls back to its savepoint (it changed
+ * nothing) and its caller gets the error; the others commit together, and only after that COMMIT
+ * does any caller get its result. A COMMIT pays for writing every page the transaction changed to
+ * the WAL; transfers of one turn share most of their pages (balances, the counter, the ends of the
+ * tables and indexes), so this writes a fraction of the pages, and one commit instead of many. If the
+ * COMMIT itself fails, nothing of the group was applied and every caller gets the error.
  */
 export interface SqliteWriter {
   /** `sql` prepared once on the ORM's connection. */
   statement(sql: string): SqliteStatement;
   /**
-   * Runs `work` (synchronous: it must not await) in one transaction, committed when it returns and
-   * rolled back when it throws. Busy errors (another process holding the file) are retried.
+   * Runs `work` (synchronous: it must not await) in a transaction, committed before the promise
+   * resolves; when it throws, what it wrote is rolled back and the promise rejects. Busy errors
+   * (another process holding the file past busy_timeout) are retried.
    */
   transaction<T>(work: () => T): Promise<T>;
   /** Dates and booleans as the ORM stores them on SQLite. */
@@ -78,6 +86,18 @@ export interface SqliteWriter {
 }
 
 const SQLITE_ATTEMPTS = 5;
+
+interface QueuedWork {
+  work: () => unknown;
+  resolve(value: unknown): void;
+  reject(error: unknown): void;
+  attempts: number;
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
 
 export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
   if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') throw new Error('sqliteWriter needs SQLite');
@@ -94,40 +114,97 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
   const begin = statement('begin immediate');
   const commit = statement('commit');
   const rollback = statement('rollback');
+  const savepoint = statement('savepoint gats_work');
+  const release = statement('release gats_work');
+  const rollbackToSavepoint = statement('rollback to gats_work');
 
-  function runNow<T>(work: () => T): T {
-    begin.run();
-    let result: T;
+  let queue: QueuedWork[] = [];
+  let scheduled = false;
+
+  function schedule(): void {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(runQueue);
+  }
+
+  function retryOrReject(items: QueuedWork[], error: unknown): void {
+    for (const item of items) {
+      if (isBusy(error) && ++item.attempts < SQLITE_ATTEMPTS) {
+        setTimeout(
+          () => {
+            queue.push(item);
+            schedule();
+          },
+          Math.random() * 5 * item.attempts,
+        );
+      } else {
+        item.reject(error);
+      }
+    }
+  }
+
+  /** An ORM transaction holds the connection: each piece waits for it through the ORM (which announces). */
+  function throughOrm(items: QueuedWork[]): void {
+    for (const item of items) {
+      orm.em
+        .fork()
+        .transactional(async () => item.work())
+        .then(item.resolve, (error: unknown) => retryOrReject([item], error));
+    }
+  }
+
+  function runQueue(): void {
+    scheduled = false;
+    const items = queue;
+    queue = [];
+    if (items.length === 0) return;
+    if (database.inTransaction) {
+      throughOrm(items);
+      return;
+    }
     try {
-      result = work();
+      begin.run();
+    } catch (error) {
+      retryOrReject(items, error);
+      return;
+    }
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    try {
+      for (const item of items) {
+        savepoint.run();
+        try {
+          outcomes.push({ ok: true, value: item.work() });
+          release.run();
+        } catch (error) {
+          // An error that ended the whole transaction (I/O, disk full) leaves no savepoint to go back to.
+          if (!database.inTransaction) throw error;
+          rollbackToSavepoint.run();
+          release.run();
+          outcomes.push({ ok: false, value: error });
+        }
+      }
+      commit.run();
     } catch (error) {
       if (database.inTransaction) rollback.run();
-      throw error;
+      retryOrReject(items, error);
+      return;
     }
-    commit.run();
-    return result;
+    if (outcomes.some((outcome) => outcome.ok)) announceCommit(orm);
+    items.forEach((item, index) => {
+      const outcome = outcomes[index];
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.value);
+    });
   }
 
   return {
     statement,
     value: sqliteValue,
-    async transaction(work) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          if (database.inTransaction) {
-            // An ORM transaction is open: wait for the connection through the ORM (it announces).
-            return await orm.em.fork().transactional(async () => work());
-          }
-          const result = runNow(work);
-          announceCommit(orm);
-          return result;
-        } catch (error) {
-          const code = (error as { code?: unknown } | null)?.code;
-          if (attempt >= SQLITE_ATTEMPTS || typeof code !== 'string' || !code.startsWith('SQLITE_BUSY'))
-            throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-        }
-      }
+    transaction<T>(work: () => T) {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ work, resolve: resolve as (value: unknown) => void, reject, attempts: 0 });
+        schedule();
+      });
     },
   };
 }
