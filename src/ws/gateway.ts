@@ -15,6 +15,11 @@ import type { AuthContext } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import {
+  type ConnectionLimiter,
+  localConnectionLimiter,
+  redisConnectionLimiter,
+} from './connection-limit.ts';
+import {
   type Channel,
   type ClientMessage,
   type ErrorCode,
@@ -84,7 +89,8 @@ interface Connection {
 export class Gateway {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
-  private readonly perKey = new Map<string, number>();
+  /** Connections per API key: on this instance, or across instances through Redis (REDIS_URL). */
+  private readonly limiter: ConnectionLimiter;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly deps: GatewayDeps;
   private readonly unsubscribeTail: () => void;
@@ -92,6 +98,10 @@ export class Gateway {
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
+    const max = deps.config.ws.maxConnectionsPerKey;
+    this.limiter = deps.config.redisUrl
+      ? redisConnectionLimiter(deps.config.redisUrl, max, deps.logger)
+      : localConnectionLimiter(max);
     // Frames up to 4x the limit are read so the client gets a `message_too_large` error first;
     // larger ones are cut off by ws itself with 1009.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.config.ws.maxMessageBytes * 4 });
@@ -107,13 +117,7 @@ export class Gateway {
   /** Handles an HTTP upgrade on the server; answers plain HTTP errors for refused handshakes. */
   async handleUpgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     if (this.closing) {
-      refuse(
-        socket,
-        new AppError(503, '/problems/shutting-down', 'Service unavailable', {
-          detail: 'This instance is shutting down; connect again (to another instance) and resume.',
-          headers: { 'Retry-After': '1' },
-        }),
-      );
+      refuse(socket, shuttingDown());
       return;
     }
     const url = new URL(request.url ?? '/', 'http://localhost');
@@ -144,7 +148,7 @@ export class Gateway {
       return;
     }
     const key = auth.apiKeyId ?? auth.userId;
-    if ((this.perKey.get(key) ?? 0) >= this.deps.config.ws.maxConnectionsPerKey) {
+    if (!(await this.limiter.acquire(key))) {
       refuse(
         socket,
         new AppError(429, '/problems/too-many-connections', 'Too many connections', {
@@ -154,7 +158,23 @@ export class Gateway {
       );
       return;
     }
-    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws, socket, channel, auth, key));
+    if (this.closing || socket.destroyed) {
+      // Shut down, or the client left, while the checks waited.
+      this.limiter.release(key);
+      refuse(socket, shuttingDown());
+      return;
+    }
+    // The reservation is given back when the connection closes, or here if the handshake never completes.
+    let accepted = false;
+    const abandoned = () => {
+      if (!accepted) this.limiter.release(key);
+    };
+    socket.once('close', abandoned);
+    this.wss.handleUpgrade(request, socket, head, (ws) => {
+      accepted = true;
+      socket.off('close', abandoned);
+      this.accept(ws, socket, channel, auth, key);
+    });
   }
 
   /** Graceful shutdown: tell every client to reconnect elsewhere (1001) and resume. */
@@ -164,6 +184,7 @@ export class Gateway {
     this.unsubscribeTail();
     for (const connection of this.connections) this.end(connection, CLOSE.goingAway, 'server shutting down');
     this.wss.close();
+    void this.limiter.close();
   }
 
   private accept(ws: WebSocket, socket: Duplex, channel: Channel, auth: AuthContext, key: string): void {
@@ -185,7 +206,6 @@ export class Gateway {
       rejected: 0,
     };
     this.connections.add(connection);
-    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
     this.deps.metrics.wsConnections.inc();
     ws.on('pong', () => {
       connection.alive = true;
@@ -194,9 +214,7 @@ export class Gateway {
     ws.on('close', () => {
       connection.closed = true;
       this.connections.delete(connection);
-      const count = (this.perKey.get(key) ?? 1) - 1;
-      if (count <= 0) this.perKey.delete(key);
-      else this.perKey.set(key, count);
+      this.limiter.release(key);
       this.deps.metrics.wsConnections.dec();
     });
     ws.on('error', (error) => this.deps.logger.debug({ err: error }, 'websocket error'));
@@ -610,7 +628,15 @@ function eventFrame(event: PublishedEvent, ids: string): Buffer {
   return frame;
 }
 
+function shuttingDown(): AppError {
+  return new AppError(503, '/problems/shutting-down', 'Service unavailable', {
+    detail: 'This instance is shutting down; connect again (to another instance) and resume.',
+    headers: { 'Retry-After': '1' },
+  });
+}
+
 function refuse(socket: Duplex, error: AppError): void {
+  if (socket.destroyed) return;
   const body = JSON.stringify({
     type: error.type,
     title: error.title,
