@@ -30,6 +30,10 @@ const ASSET = 'fan-coin';
 const DRAIN_MS = 5000;
 const WARM_UP_SECONDS = 1;
 const TARGET_P99_MS = 100;
+const PRICE_UPDATE = Buffer.from('"type":"priceUpdate"');
+const OCCURRED_AT = Buffer.from('"occurredAt":"');
+const SOURCE = Buffer.from('"source":"bench-');
+const QUOTE = 0x22;
 
 interface Target {
   name: string;
@@ -178,16 +182,17 @@ async function runCase(target: Target, clients: number, rate: number, seconds: n
   let windowEnd = Number.POSITIVE_INFINITY;
   let measuring = false;
 
-  // Reads only the two fields it needs (no JSON.parse), so that the load generator's own cost, which
-  // adds to every measured latency, stays small.
-  const onMessage = (text: string) => {
-    if (!measuring || !text.includes('"type":"priceUpdate"')) return;
+  // Reads only the two fields it needs, from the received bytes (no decoding, no JSON.parse), so that
+  // the load generator's own cost, which adds to every measured latency, stays small.
+  const onMessage = (data: Buffer) => {
+    if (!measuring) return;
     const receivedAt = now();
-    const occurredAt = text.indexOf('"occurredAt":"') + 14;
-    const source = text.indexOf('"source":"bench-') + 16;
-    const sequence = Number.parseInt(text.slice(source, text.indexOf('"', source)), 10);
+    if (!data.includes(PRICE_UPDATE)) return;
+    const occurredAt = data.indexOf(OCCURRED_AT) + OCCURRED_AT.length;
+    const source = data.indexOf(SOURCE) + SOURCE.length;
+    const sequence = Number.parseInt(data.toString('latin1', source, data.indexOf(QUOTE, source)), 10);
     if (!(sequence < total)) return; // a late warm-up event
-    commitToDelivery.record(receivedAt - Date.parse(text.slice(occurredAt, occurredAt + 24)));
+    commitToDelivery.record(receivedAt - Date.parse(data.toString('latin1', occurredAt, occurredAt + 24)));
     requestToDelivery.record(receivedAt - sentAt[sequence]);
     delivered++;
     if (receivedAt <= windowEnd) deliveredInWindow++;

@@ -17,6 +17,13 @@ const BATCH = 500;
  * a transaction slower than this) leaves a gap open that long.
  */
 const GAP_PATIENCE_MS = 50;
+/**
+ * Pacing: after handing events over, the relay reads again no sooner than the hand-over took (at
+ * most this long). Fanning an event out to many sockets costs a write per socket whether it carries
+ * one event or several, so under load the events committed meanwhile go out together and the
+ * fan-out takes at most about half of the event loop; with few sockets the pause is negligible.
+ */
+const MAX_PACE_MS = 20;
 
 export type EventListener = (events: readonly PublishedEvent[]) => void;
 
@@ -29,6 +36,9 @@ export class OutboxTail {
   /** When the relay first saw the gap it is waiting on (null: no gap open). */
   private gapSince: number | null = null;
   private gapTimer: NodeJS.Timeout | null = null;
+  /** No read before this time (performance.now()), unless a flush asks for one. */
+  private paceUntil = 0;
+  private paceTimer: NodeJS.Timeout | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly listeners = new Set<EventListener>();
   private readonly store: EventStore;
@@ -81,6 +91,16 @@ export class OutboxTail {
       this.again = true;
       return;
     }
+    const wait = this.paceUntil - performance.now();
+    if (wait >= 1 && !this.settleNow) {
+      if (!this.paceTimer) {
+        this.paceTimer = setTimeout(() => {
+          this.paceTimer = null;
+          this.nudge();
+        }, wait);
+      }
+      return;
+    }
     this.reading = this.drain().finally(() => {
       this.reading = null;
       if (this.again) {
@@ -104,6 +124,7 @@ export class OutboxTail {
     const events = rows.map(toPublished);
     this.position = events[events.length - 1].id;
     for (const event of events) this.metrics.eventsPublished.inc({ type: event.type });
+    const started = performance.now();
     for (const listener of this.listeners) {
       try {
         listener(events);
@@ -111,13 +132,17 @@ export class OutboxTail {
         this.logger.error({ err: error }, 'event listener failed');
       }
     }
+    const ended = performance.now();
+    this.paceUntil = ended + Math.min(ended - started, MAX_PACE_MS);
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     if (this.gapTimer) clearTimeout(this.gapTimer);
+    if (this.paceTimer) clearTimeout(this.paceTimer);
     this.timer = null;
     this.gapTimer = null;
+    this.paceTimer = null;
   }
 
   private async drain(): Promise<void> {
