@@ -77,6 +77,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       snapshot: false,
       silent: true,
     },
+    // Database functions are written by hand in migrations (gats_apply_transfer, see
+    // migrations/Migration20261122043000_apply_transfer_function.ts), not declared to the ORM: the
+    // schema diff (tests, db:migration:create) must not offer to drop them.
+    schemaGenerator: { ignoreRoutines: true },
   } satisfies Partial<Options>;
   if (options.databaseUrl) {
     if (!/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
