@@ -86,6 +86,8 @@ export interface SqliteWriter {
 }
 
 const SQLITE_ATTEMPTS = 5;
+/** The most pieces of work one group commit takes (a transfer's work is some tens of µs). */
+const MAX_GROUP = 256;
 
 interface QueuedWork {
   work: () => unknown;
@@ -118,7 +120,7 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
   const release = statement('release gats_work');
   const rollbackToSavepoint = statement('rollback to gats_work');
 
-  let queue: QueuedWork[] = [];
+  const queue: QueuedWork[] = [];
   let scheduled = false;
 
   function schedule(): void {
@@ -155,8 +157,9 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
 
   function runQueue(): void {
     scheduled = false;
-    const items = queue;
-    queue = [];
+    // A bounded group keeps the event loop's pause short; the rest runs right after the next I/O.
+    const items = queue.splice(0, MAX_GROUP);
+    if (queue.length > 0) schedule();
     if (items.length === 0) return;
     if (database.inTransaction) {
       throughOrm(items);

@@ -175,6 +175,60 @@ describe.each(DB_KINDS)('transfer statements on %s', (kind) => {
     expect((await fx.ledger.transfers.create(player, input, 'free-key')).replayed).toBe(false);
   });
 
+  it('commits the transfers asked for together, each applied alone or not at all', async () => {
+    // On SQLite these share one transaction (group commit), each in its own savepoint.
+    const id = await fundedCurrency('10');
+    const before = await fx.orm.em.fork().count(Transfer, { asset: id });
+    const from = player.wallet as StoredAddress;
+    const ok = (amount: string) =>
+      fx.ledger.transfers.create(player, { assetId: id, from, to: STRANGER, amount });
+    const keyed = { assetId: id, from, to: STRANGER, amount: '0.5' };
+    const results = await Promise.allSettled([
+      ok('1'),
+      ok('50'), // more than the balance: rejected alone
+      ok('2'),
+      fx.ledger.transfers.create(player, keyed, 'group-key'),
+      fx.ledger.transfers.create(player, keyed, 'group-key'), // a retry: replayed, not applied again
+      fx.ledger.transfers.create(player, { ...keyed, amount: '0.25' }, 'group-key'), // reused key
+      ok('3'),
+    ]);
+    const outcome = results.map((result) =>
+      result.status === 'fulfilled'
+        ? result.value.replayed
+          ? 'replayed'
+          : 'applied'
+        : (result.reason as { type: string }).type.replace('/problems/', ''),
+    );
+    // Without a key: each on its own. SQLite runs the group in call order, so the first of the three
+    // same-key requests wins there; on PostgreSQL any of them may.
+    expect([outcome[0], outcome[1], outcome[2], outcome[6]]).toEqual([
+      'applied',
+      'insufficient-balance',
+      'applied',
+      'applied',
+    ]);
+    const keyedOutcomes = outcome.slice(3, 6);
+    expect(keyedOutcomes.filter((o) => o === 'applied')).toHaveLength(1);
+    const winner = results[3 + keyedOutcomes.indexOf('applied')] as PromiseFulfilledResult<
+      Awaited<ReturnType<typeof ok>>
+    >;
+    if (kind === 'sqlite') expect(keyedOutcomes).toEqual(['applied', 'replayed', 'idempotency-key-reused']);
+    else
+      expect([...keyedOutcomes].sort()).toEqual(
+        winner.value.body.amount === '0.5'
+          ? ['applied', 'idempotency-key-reused', 'replayed']
+          : ['applied', 'idempotency-key-reused', 'idempotency-key-reused'],
+      );
+    expect(await fx.orm.em.fork().count(Transfer, { asset: id })).toBe(before + 4);
+    expect(await fx.orm.em.fork().count(OutboxEvent, { assetId: id })).toBe(before + 4);
+    const holdings = await fx.ledger.holdings.walletAssets(from, { limit: 100 });
+    const left = 1000n - 600n - (winner.value.body.amount === '0.5' ? 50n : 25n);
+    expect(holdings.data.find((holding) => holding.asset.id === id)?.balance).toBe(
+      `${left / 100n}.${String(left % 100n).padStart(2, '0')}`.replace(/\.?0+$/, ''),
+    );
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
   it.runIf(kind === 'sqlite')('waits for an ORM transaction open on the connection', async () => {
     const id = await fundedCurrency('10');
     const order: string[] = [];
