@@ -37,7 +37,7 @@ export async function createEvents(deps: {
     pollMs: POLL_MS,
     logger,
     metrics,
-    settleGaps: relay ? () => waitForOutboxWritersOn(relay) : undefined,
+    settleGaps: relay ? (wait) => waitForOutboxWritersOn(relay, wait) : undefined,
   });
   const bus = config.redisUrl ? await redisBus(config.redisUrl, logger) : inProcessBus();
   const tickets = config.redisUrl ? redisTickets(config.redisUrl) : memoryTickets();

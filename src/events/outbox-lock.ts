@@ -33,25 +33,18 @@ export async function holdOutboxWriterLock(em: EntityManager): Promise<void> {
 }
 
 /**
- * Runs `select` (one SELECT statement, `?` placeholders) in `em`'s transaction and, on PostgreSQL,
- * takes the writer lock in the same statement: one round trip fewer for a writer that reads
- * something before it writes its event (its event insert then finds the lock held). The lock is
- * held, to the end of the transaction as usual, whenever a row is returned; a writer that finds no
- * row and still writes an event gets the lock from `holdOutboxWriterLock` as usual.
+ * PostgreSQL: a common table expression, `outbox_writer`, that takes the writer lock. A writer that
+ * runs a statement before its event insert can take the lock in it (one round trip fewer): put
+ * this in the statement's WITH, join `outbox_writer` to the rows it reads (so that any row coming
+ * back means the lock is held), and when rows come back call `noteOutboxWriterLockHeld` so that
+ * the event insert does not ask again.
  */
-export async function selectHoldingOutboxWriterLock<R extends object>(
-  em: EntityManager,
-  select: string,
-  parameters: readonly unknown[],
-): Promise<R[]> {
-  if (databaseKindOf(em.getPlatform()) !== 'postgresql') return em.execute<R[]>(select, [...parameters]);
+export const OUTBOX_WRITER_LOCK_CTE = `outbox_writer as materialized (select pg_advisory_xact_lock_shared(${OUTBOX_LOCK_KEY}) as held)`;
+
+/** Records that `em`'s transaction holds the writer lock (taken through OUTBOX_WRITER_LOCK_CTE). */
+export function noteOutboxWriterLockHeld(em: EntityManager): void {
   const transaction = transactionOf(em);
-  const rows = await em.execute<R[]>(
-    `with outbox_writer as materialized (select pg_advisory_xact_lock_shared(?) as held) select found.* from outbox_writer cross join lateral (${select}) as found`,
-    [OUTBOX_LOCK_KEY, ...parameters],
-  );
-  if (transaction && rows.length > 0) holding.add(transaction);
-  return rows;
+  if (transaction) holding.add(transaction);
 }
 
 /** Resolves once every event writer in flight now has committed or rolled back. */
@@ -62,9 +55,19 @@ export async function waitForOutboxWriters(orm: Orm): Promise<void> {
   });
 }
 
-/** The same wait, on the relay's own connection: one statement, its lock released as it ends. */
-export async function waitForOutboxWritersOn(relay: RelayConnection): Promise<void> {
-  await relay.query('select pg_advisory_xact_lock($1)', [OUTBOX_LOCK_KEY]);
+/**
+ * The same on the relay's own connection, in one statement whose lock is released as it ends. With
+ * `wait` false, does not wait (nor hold up new writers): true when no writer is in flight now.
+ */
+export async function waitForOutboxWritersOn(relay: RelayConnection, wait: boolean): Promise<boolean> {
+  if (wait) {
+    await relay.query('select pg_advisory_xact_lock($1)', [OUTBOX_LOCK_KEY]);
+    return true;
+  }
+  const [row] = await relay.query<{ free: boolean }>('select pg_try_advisory_xact_lock($1) as free', [
+    OUTBOX_LOCK_KEY,
+  ]);
+  return row?.free === true;
 }
 
 /** Whether ids can appear out of order (then a gap must be settled before it is skipped). */

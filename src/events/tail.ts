@@ -18,6 +18,12 @@ const BATCH = 500;
  */
 const GAP_PATIENCE_MS = 50;
 /**
+ * Past GAP_PATIENCE_MS the relay checks, without waiting, whether any writer is still in flight
+ * (when none is, the gap is final); it waits for them only once the gap is this old, since that
+ * wait also holds up every new writer until the writers in flight finish.
+ */
+const GAP_MAX_PATIENCE_MS = 1000;
+/**
  * Pacing: after handing events over, the relay reads again no sooner than the hand-over took (at
  * most this long). Fanning an event out to many sockets costs a write per socket whether it carries
  * one event or several, so under load the events committed meanwhile go out together and the
@@ -33,8 +39,8 @@ export class OutboxTail {
   private again = false;
   /** A read asked for by `flush`: settle any gap at once instead of waiting for it to close. */
   private settleNow = false;
-  /** When the relay first saw the gap it is waiting on (null: no gap open). */
-  private gapSince: number | null = null;
+  /** The open gap: the position it follows and when the relay first saw it (null: none). */
+  private gap: { after: number; since: number } | null = null;
   private gapTimer: NodeJS.Timeout | null = null;
   /** No read before this time (performance.now()), unless a flush asks for one. */
   private paceUntil = 0;
@@ -46,12 +52,20 @@ export class OutboxTail {
   private readonly logger: Logger;
   private readonly metrics: Metrics;
 
-  /** Waits until no event writer is in flight (PostgreSQL); absent where ids commit in order. */
-  private readonly settleGaps: (() => Promise<void>) | undefined;
+  /**
+   * PostgreSQL: with `wait`, resolves once no event writer that was in flight at the call still is
+   * (true); without, tells at once whether none is in flight. Absent where ids commit in order.
+   */
+  private readonly settleGaps: ((wait: boolean) => Promise<boolean>) | undefined;
 
   constructor(
     store: EventStore,
-    options: { pollMs: number; logger: Logger; metrics: Metrics; settleGaps?: () => Promise<void> },
+    options: {
+      pollMs: number;
+      logger: Logger;
+      metrics: Metrics;
+      settleGaps?: (wait: boolean) => Promise<boolean>;
+    },
   ) {
     this.store = store;
     this.settleGaps = options.settleGaps;
@@ -74,7 +88,7 @@ export class OutboxTail {
    */
   async start(): Promise<void> {
     const { newest } = await this.store.range();
-    await this.settleGaps?.();
+    await this.settleGaps?.(true);
     this.position = newest ?? 0;
     this.timer = setInterval(() => this.nudge(), this.pollMs);
     this.timer.unref();
@@ -146,13 +160,15 @@ export class OutboxTail {
   }
 
   private async drain(): Promise<void> {
-    const settleNow = this.settleNow;
+    // A flush: everything committed before it has an id at or below the largest the first read sees,
+    // so one settled gap is enough.
+    let settleNow = this.settleNow;
     this.settleNow = false;
     try {
       for (;;) {
         let rows = await this.store.next(this.position, BATCH);
         if (rows.length === 0) {
-          this.gapSince = null;
+          this.gap = null;
           return;
         }
         const contiguous = contiguousPrefix(this.position, rows);
@@ -160,27 +176,36 @@ export class OutboxTail {
           // A missing id may belong to a transaction still in flight: deliver what precedes the gap.
           this.publish(rows.slice(0, contiguous));
           const now = Date.now();
-          this.gapSince ??= now;
-          if (!settleNow && now - this.gapSince < GAP_PATIENCE_MS) {
-            // Its commit will nudge the relay; if none comes in time, look again then.
+          if (this.gap?.after !== this.position) this.gap = { after: this.position, since: now };
+          const age = now - this.gap.since;
+          // Usually its commit comes (and nudges the relay) within moments. Otherwise, every id
+          // below the largest seen is final once no writer is in flight: check that without
+          // waiting, and wait for the writers in flight only when the gap has stayed open long.
+          const seen = Number(rows[rows.length - 1].id);
+          const final =
+            settleNow || age >= GAP_MAX_PATIENCE_MS
+              ? await this.settleGaps(true)
+              : age >= GAP_PATIENCE_MS && (await this.settleGaps(false));
+          if (!final) {
             if (!this.gapTimer) {
               this.gapTimer = setTimeout(
                 () => {
                   this.gapTimer = null;
                   this.nudge();
                 },
-                GAP_PATIENCE_MS - (now - this.gapSince),
+                age < GAP_PATIENCE_MS ? GAP_PATIENCE_MS - age : GAP_PATIENCE_MS,
               );
               this.gapTimer.unref();
             }
             return;
           }
-          // Wait for the writers in flight: then everything up to the largest id seen is final.
-          const seen = Number(rows[rows.length - 1].id);
-          await this.settleGaps();
+          settleNow = false;
           rows = (await this.store.next(this.position, BATCH)).filter((row) => Number(row.id) <= seen);
+          this.gap = null;
+          this.publish(rows);
+          continue; // what came after the largest id seen
         }
-        this.gapSince = null;
+        this.gap = null;
         this.publish(rows);
         if (rows.length < BATCH) return;
       }

@@ -2,7 +2,8 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import type { Orm } from '../../db/orm.ts';
-import { selectHoldingOutboxWriterLock } from '../../events/outbox-lock.ts';
+import { databaseKindOf } from '../../db/platform.ts';
+import { noteOutboxWriterLockHeld, OUTBOX_WRITER_LOCK_CTE } from '../../events/outbox-lock.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
@@ -18,6 +19,21 @@ const MAX_CANDLES = 1000;
 const INTERVAL_MS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
 
 export type PriceInterval = keyof typeof INTERVAL_MS;
+
+/**
+ * A price post on PostgreSQL, in one statement: finds the asset (its collection comes back), takes
+ * the outbox writer lock before the event insert that follows, and inserts the observation; no
+ * row when the asset does not exist (nothing inserted).
+ */
+const POST_PRICE_POSTGRES = `with ${OUTBOX_WRITER_LOCK_CTE},
+found as (select asset.id, asset.collection_id from asset, outbox_writer where asset.id = ?),
+inserted as (
+  insert into price_observation
+    (asset_id, price, price_scaled, currency, source, observed_at, posted_by_id, created_at)
+  select found.id, ?, ?::numeric, ?, ?, ?::timestamptz, ?, ?::timestamptz from found
+  returning asset_id
+)
+select found.collection_id from found join inserted on inserted.asset_id = found.id`;
 
 export interface PostPriceInput {
   price: string;
@@ -157,27 +173,48 @@ export function createPriceService(orm: Orm, idempotency: Idempotency): PriceSer
       return idempotency.run(
         { userId: actor.userId, operation: 'postPrice', key: idempotencyKey, request: { assetId, ...input } },
         async (em) => {
-          // The asset's collection, and on PostgreSQL the outbox writer lock in the same round trip.
-          const [found] = await selectHoldingOutboxWriterLock<{ collection_id: string }>(
-            em,
-            'select collection_id from asset where id = ?',
-            [assetId],
-          );
-          if (!found) throw assetNotFound(assetId);
-          const observation = em.create(PriceObservation, {
-            asset: em.getReference(Asset, assetId),
-            price: formatAmount(scaled, PRICE_DECIMALS),
-            priceScaled: scaled,
+          const price = formatAmount(scaled, PRICE_DECIMALS);
+          let collectionId: string;
+          if (databaseKindOf(em.getPlatform()) === 'postgresql') {
+            // One round trip: the asset's collection, the outbox writer lock and the observation.
+            const [row] = await em.execute<{ collection_id: string }[]>(POST_PRICE_POSTGRES, [
+              assetId,
+              price,
+              scaled.toString(),
+              input.currency,
+              input.source,
+              observedAt,
+              actor.userId,
+              now,
+            ]);
+            if (!row) throw assetNotFound(assetId);
+            noteOutboxWriterLockHeld(em);
+            collectionId = row.collection_id;
+          } else {
+            const asset = await em.findOne(Asset, { id: assetId });
+            if (!asset) throw assetNotFound(assetId);
+            em.create(PriceObservation, {
+              asset,
+              price,
+              priceScaled: scaled,
+              currency: input.currency,
+              source: input.source,
+              observedAt,
+              postedBy: actor.userId,
+              createdAt: now,
+            });
+            await em.flush();
+            collectionId = asset.collection.id;
+          }
+          const view: PriceView = {
+            assetId,
+            price,
             currency: input.currency,
             source: input.source,
-            observedAt,
-            postedBy: actor.userId,
-            createdAt: now,
-          });
-          await em.flush();
-          const view = priceView(observation);
+            observedAt: observedAt.toISOString(),
+          };
           // occurredAt: when the event is written, the change's last statement before its commit.
-          await recordPriceUpdate(em, view, found.collection_id, new Date());
+          await recordPriceUpdate(em, view, collectionId, new Date());
           return { status: 201, body: view, headers: {} };
         },
       );
