@@ -600,7 +600,7 @@ function eventMessage(event: PublishedEvent, ids: string): string {
  * server), built once per event and distinct `ids`: the envelope is serialized once (by the relay),
  * and every connection the same ids apply to is sent the same Buffer.
  */
-function eventFrame(event: PublishedEvent, ids: string): Buffer {
+export function eventFrame(event: PublishedEvent, ids: string): Buffer {
   let frames = event.frames;
   if (!frames) {
     frames = new Map();
