@@ -61,7 +61,8 @@ export async function waitForOutboxWriters(orm: Orm): Promise<void> {
  */
 export async function waitForOutboxWritersOn(relay: RelayConnection, wait: boolean): Promise<boolean> {
   if (wait) {
-    await relay.query('select pg_advisory_xact_lock($1)', [OUTBOX_LOCK_KEY]);
+    // As long as the longest transaction in flight; past that the relay retries on a new connection.
+    await relay.query('select pg_advisory_xact_lock($1)', [OUTBOX_LOCK_KEY], undefined, 120_000);
     return true;
   }
   const [row] = await relay.query<{ free: boolean }>('select pg_try_advisory_xact_lock($1) as free', [

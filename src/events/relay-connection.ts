@@ -20,9 +20,16 @@ interface PgPool {
   options: Record<string, unknown>;
 }
 
+/** How long a statement may take before the connection is presumed dead and replaced. */
+const DEFAULT_TIMEOUT_MS = 15_000;
+
 export interface RelayConnection {
-  /** Runs one statement (`$1` placeholders); `name` prepares it once per connection. */
-  query<R>(text: string, values: readonly unknown[], name?: string): Promise<R[]>;
+  /**
+   * Runs one statement (`$1` placeholders); `name` prepares it once per connection. A statement
+   * that has not answered within `timeoutMs` fails, and the connection is replaced (a connection
+   * that died silently must not stop the relay).
+   */
+  query<R>(text: string, values: readonly unknown[], name?: string, timeoutMs?: number): Promise<R[]>;
   close(): Promise<void>;
 }
 
@@ -50,12 +57,27 @@ export async function pgRelayConnection(orm: Orm, logger: Logger): Promise<Relay
   };
 
   return {
-    async query<R>(text: string, values: readonly unknown[], name?: string): Promise<R[]> {
+    async query<R>(
+      text: string,
+      values: readonly unknown[],
+      name?: string,
+      timeoutMs = DEFAULT_TIMEOUT_MS,
+    ): Promise<R[]> {
       if (closed) throw new Error('the relay connection is closed');
       client ??= open();
       const current = client;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`relay statement unanswered after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
+      });
       try {
-        return (await (await current).query<R>({ name, text, values })).rows;
+        return await Promise.race([
+          current.then((open) => open.query<R>({ name, text, values })),
+          timeout,
+        ]).then((result) => result.rows);
       } catch (error) {
         // A broken connection is replaced; a failed statement leaves a working one as it is.
         if (client === current && !(error instanceof Error && 'severity' in error)) {
@@ -63,6 +85,8 @@ export async function pgRelayConnection(orm: Orm, logger: Logger): Promise<Relay
           void current.then((broken) => broken.end()).catch(() => undefined);
         }
         throw error;
+      } finally {
+        clearTimeout(timer);
       }
     },
     async close() {

@@ -104,7 +104,12 @@ export class Gateway {
       : localConnectionLimiter(max);
     // Frames up to 4x the limit are read so the client gets a `message_too_large` error first;
     // larger ones are cut off by ws itself with 1009.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: deps.config.ws.maxMessageBytes * 4 });
+    // No compression: live events are written as ready-made frames (see `deliver`).
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: deps.config.ws.maxMessageBytes * 4,
+      perMessageDeflate: false,
+    });
     this.unsubscribeTail = deps.tail.onEvents((events) => this.dispatch(events));
     this.heartbeat = setInterval(() => void this.beat(), deps.config.ws.heartbeatMs);
     this.heartbeat.unref();
