@@ -1,9 +1,10 @@
 // The transactional outbox (DESIGN.md §5): every mint, transfer and price change adds its event row
 // in the same transaction as the change, so an event exists exactly when its change committed.
+
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
 import type { SqliteWriter } from '../../db/write-statements.ts';
-import { holdOutboxWriterLock } from '../../events/outbox-lock.ts';
+import { holdOutboxWriterLock, OUTBOX_LOCK_KEY } from '../../events/outbox-lock.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
 
 async function append(em: EntityManager, event: Omit<OutboxEvent, 'id'>): Promise<void> {
@@ -59,10 +60,9 @@ export function recordNewTransfer(
 
 /**
  * The key of the outbox writers' advisory lock on PostgreSQL, for writers that take it inside a
- * database function (gats_apply_transfer). Must equal OUTBOX_LOCK_KEY in ../../events/outbox-lock.ts
- * (test/integration/ledger/transfer-statements.test.ts checks that they exclude each other).
+ * database function (gats_apply_transfer).
  */
-export const OUTBOX_WRITER_LOCK_KEY = 4_242_001;
+export const OUTBOX_WRITER_LOCK_KEY = OUTBOX_LOCK_KEY;
 
 /**
  * Appends an event inside a synchronous SQLite transaction (SqliteWriter). SQLite has one writer, so
