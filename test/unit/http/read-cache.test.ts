@@ -81,9 +81,22 @@ describe('read cache', () => {
     expect(off.size).toBe(0);
   });
 
-  it('moves the version when the database says it changed', () => {
+  it('moves the version when the database says it changed', async () => {
     let database = 7;
-    const version = ledgerVersion(() => database);
+    let reads = 0;
+    const throttled = ledgerVersion(() => {
+      reads++;
+      return database;
+    }, 5);
+    const before = throttled.current();
+    database = 8;
+    for (let index = 0; index < 100; index++) throttled.current();
+    expect(reads).toBeLessThan(3); // read at most every 5 ms, not per call
+    await new Promise((resolve) => setTimeout(resolve, 6));
+    expect(throttled.current()).not.toBe(before);
+
+    database = 7;
+    const version = ledgerVersion(() => database, 0);
     const first = version.current();
     expect(version.current()).toBe(first);
     database = 8;
