@@ -6,6 +6,27 @@ import type { Metrics } from '../observability/metrics.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/** A request's logger (with its request id), made when something first logs. */
+export class RequestLog {
+  private made: Logger | undefined;
+  private readonly logger: Logger;
+  private readonly requestId: string;
+
+  constructor(logger: Logger, requestId: string) {
+    this.logger = logger;
+    this.requestId = requestId;
+  }
+
+  get child(): Logger {
+    this.made ??= this.logger.child({ requestId: this.requestId });
+    return this.made;
+  }
+
+  error(object: object, message: string): void {
+    this.child.error(object, message);
+  }
+}
+
 export function requestContext(logger: Logger, metrics: Metrics) {
   return async function trackRequest(ctx: Context, next: Next): Promise<void> {
     const incoming = ctx.get('X-Request-Id');
@@ -14,23 +35,19 @@ export function requestContext(logger: Logger, metrics: Metrics) {
     ctx.set('X-Request-Id', requestId);
     // The query string can carry a WebSocket ticket or an OAuth code: log the path only.
     // The request's child logger is made on first use: most requests log nothing at `warn`.
-    let log: Logger | undefined;
-    const requestLog = () => {
-      log ??= logger.child({ requestId });
-      return log;
-    };
-    Object.defineProperty(ctx.state, 'log', { get: requestLog, configurable: true, enumerable: true });
-    const started = process.hrtime.bigint();
+    const log = new RequestLog(logger, requestId);
+    ctx.state.log = log;
+    const started = performance.now();
     try {
       await next();
     } finally {
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const seconds = (performance.now() - started) / 1000;
       const operation: string = ctx.state.operationId ?? (ctx.status === 404 ? 'unmatched' : 'other');
       const labels = { method: ctx.method, operation, status: String(ctx.status) };
       metrics.httpRequestDuration.observe(labels, seconds);
       metrics.httpRequestsTotal.inc(labels);
       if (logger.isLevelEnabled('info'))
-        requestLog().info(
+        log.child.info(
           {
             method: ctx.method,
             path: ctx.path,
