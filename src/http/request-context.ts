@@ -43,9 +43,7 @@ export function requestContext(logger: Logger, metrics: Metrics) {
     } finally {
       const seconds = (performance.now() - started) / 1000;
       const operation: string = ctx.state.operationId ?? (ctx.status === 404 ? 'unmatched' : 'other');
-      const labels = { method: ctx.method, operation, status: String(ctx.status) };
-      metrics.httpRequestDuration.observe(labels, seconds);
-      metrics.httpRequestsTotal.inc(labels);
+      metrics.httpRequests.observe(ctx.method, operation, ctx.status, seconds);
       if (logger.isLevelEnabled('info'))
         log.child.info(
           {
