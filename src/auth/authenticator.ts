@@ -3,7 +3,7 @@
 import type { Context } from 'koa';
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { OperationGuard } from '../http/contract.ts';
-import type { AuthContext, Authenticator } from '../http/security.ts';
+import type { AuthContext, Authenticator, Role } from '../http/security.ts';
 import type { ApiKeyService } from './api-keys.ts';
 import { type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
@@ -36,6 +36,17 @@ export function createAuthenticator(options: {
   rateLimit: { requestsPerWindow: number; windowSeconds: number };
 }): Authenticator {
   const { verifier, apiKeys, limiter, rateLimit } = options;
+  // The verifier hands back the same claims object for a token it remembers: the scopes a role
+  // leaves of it are worked out once per token and role.
+  const effective = new WeakMap<AccessTokenClaims, { role: Role; scopes: ReadonlySet<string> }>();
+  function effectiveScopes(claims: AccessTokenClaims, role: Role): ReadonlySet<string> {
+    const known = effective.get(claims);
+    if (known?.role === role) return known.scopes;
+    const allowed = scopesAllowedFor(role);
+    const scopes = new Set([...claims.scope].filter((scope) => allowed.has(scope)));
+    effective.set(claims, { role, scopes });
+    return scopes;
+  }
 
   return {
     async authenticate(ctx: Context, guard: OperationGuard): Promise<AuthContext> {
@@ -76,8 +87,7 @@ export function createAuthenticator(options: {
       }
 
       // Never more than the role allows, even if the token was issued under a more generous role.
-      const allowed = scopesAllowedFor(role);
-      const scopes = new Set([...claims.scope].filter((scope) => allowed.has(scope)));
+      const scopes = effectiveScopes(claims, role);
       const missing = guard.scopes.filter((scope) => !scopes.has(scope));
       if (missing.length > 0) {
         const error = new ForbiddenError(

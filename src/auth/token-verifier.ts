@@ -18,7 +18,7 @@ export interface AccessTokenClaims {
   userId: string;
   role: Role;
   clientId: string;
-  scope: Set<string>;
+  scope: ReadonlySet<string>;
   jti: string;
   exp: number;
 }
@@ -94,7 +94,8 @@ export function createTokenVerifier(options: {
     setKeys,
     async verify(token) {
       const known = remembered(token);
-      if (known) return { ...known, scope: new Set(known.scope) };
+      // The same (read-only) claims object while the token is remembered.
+      if (known) return known;
       let payload: JWTPayload;
       try {
         payload = await verifySignature(token);
@@ -126,7 +127,7 @@ export function createTokenVerifier(options: {
         exp: exp as number,
       };
       remember(token, claims);
-      return { ...claims, scope: new Set(claims.scope) };
+      return claims;
     },
   };
 }
