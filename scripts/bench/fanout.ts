@@ -34,6 +34,7 @@ const PRICE_UPDATE = Buffer.from('"type":"priceUpdate"');
 const OCCURRED_AT = Buffer.from('"occurredAt":"');
 const SOURCE = Buffer.from('"source":"bench-');
 const QUOTE = 0x22;
+const EVENT_ID = Buffer.from(',"id":"');
 
 interface Target {
   name: string;
@@ -159,6 +160,19 @@ function produceInWorker(job: ProducerJob): Promise<ProducerResult> {
   });
 }
 
+/** The event id of an event message (`..."id":"123",...` after the subscription ids), -1 if none. */
+function eventId(data: Buffer, start: number, end: number): number {
+  const at = data.indexOf(EVENT_ID, start);
+  if (at < 0 || at >= end) return -1;
+  let id = 0;
+  for (let index = at + EVENT_ID.length; index < end; index++) {
+    const digit = data[index] - 0x30;
+    if (digit < 0 || digit > 9) return data[index] === QUOTE ? id : -1;
+    id = id * 10 + digit;
+  }
+  return -1;
+}
+
 /** Epoch milliseconds with sub-millisecond precision, comparable with the server's occurredAt. */
 function now(): number {
   return performance.timeOrigin + performance.now();
@@ -182,18 +196,37 @@ async function runCase(target: Target, clients: number, rate: number, seconds: n
   let windowEnd = Number.POSITIVE_INFINITY;
   let measuring = false;
 
-  // Reads only the two fields it needs, from the received bytes (no decoding, no JSON.parse), so that
-  // the load generator's own cost, which adds to every measured latency, stays small.
-  const onMessage = (data: Buffer) => {
+  // Every client receives the same bytes for an event: the fields measured are read from the bytes
+  // once per event, found again by its id (no decoding, no JSON.parse), so that the load generator's
+  // own cost, which adds to every measured latency, stays small.
+  const seen = new Map<number, { occurredAt: number; sequence: number }>();
+  const onMessage = (data: Buffer, start: number, end: number) => {
     if (!measuring) return;
     const receivedAt = now();
-    if (!data.includes(PRICE_UPDATE)) return;
-    const occurredAt = data.indexOf(OCCURRED_AT) + OCCURRED_AT.length;
-    const source = data.indexOf(SOURCE) + SOURCE.length;
-    const sequence = Number.parseInt(data.toString('latin1', source, data.indexOf(QUOTE, source)), 10);
-    if (!(sequence < total)) return; // a late warm-up event
-    commitToDelivery.record(receivedAt - Date.parse(data.toString('latin1', occurredAt, occurredAt + 24)));
-    requestToDelivery.record(receivedAt - sentAt[sequence]);
+    const id = eventId(data, start, end);
+    if (id < 0) return;
+    let event = seen.get(id);
+    if (event === undefined) {
+      event = { occurredAt: 0, sequence: -1 };
+      seen.set(id, event);
+      const payload = data.subarray(start, end);
+      if (payload.includes(PRICE_UPDATE)) {
+        const occurredAt = payload.indexOf(OCCURRED_AT) + OCCURRED_AT.length;
+        const source = payload.indexOf(SOURCE) + SOURCE.length;
+        const sequence = Number.parseInt(
+          payload.toString('latin1', source, payload.indexOf(QUOTE, source)),
+          10,
+        );
+        // A late warm-up event (its sequence runs past the measured ones) is not measured.
+        if (sequence < total) {
+          event.sequence = sequence;
+          event.occurredAt = Date.parse(payload.toString('latin1', occurredAt, occurredAt + 24));
+        }
+      }
+    }
+    if (event.sequence < 0) return;
+    commitToDelivery.record(receivedAt - event.occurredAt);
+    requestToDelivery.record(receivedAt - sentAt[event.sequence]);
     delivered++;
     if (receivedAt <= windowEnd) deliveredInWindow++;
   };

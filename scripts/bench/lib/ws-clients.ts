@@ -1,13 +1,13 @@
 // Many WebSocket clients in this process: opened a bounded number at a time, each subscribed to every
 // event kind, closed together. Unexpected closes are counted by code (4008 = slow consumer).
-import WebSocket from 'ws';
 import { forEachLimit } from './concurrency.ts';
+import { connectLean, type LeanWebSocket } from './lean-ws.ts';
 import { openFilesLimit } from './proc.ts';
 
 const HANDSHAKES_IN_FLIGHT = 100;
 
 export interface ClientFleet {
-  sockets: WebSocket[];
+  sockets: LeanWebSocket[];
   /** Closes that we did not ask for, by close code. */
   unexpectedCloses: Map<number, number>;
   /** Sends `subscribe` (all event kinds, live) on every socket and waits for every `subscribed`. */
@@ -18,15 +18,16 @@ export interface ClientFleet {
 const SUBSCRIBED = Buffer.from('"type":"subscribed"');
 
 /**
- * Opens `count` sockets to `url`; `onMessage` sees every message after the first `subscribed`, as the
- * received bytes (UTF-8 JSON): decoding and validating hundreds of thousands of messages a second
- * would be the load generator's own cost, added to every latency it measures.
+ * Opens `count` sockets to `url` (lean clients, see lean-ws.ts); `onMessage` sees every message after
+ * the first `subscribed`, as the received bytes `data[start..end)` (UTF-8 JSON, valid during the
+ * call only): decoding and validating hundreds of thousands of messages a second would be the load
+ * generator's own cost, added to every latency it measures.
  */
 export async function openClients(
   url: string,
   count: number,
   headers: Record<string, string>,
-  onMessage: (data: Buffer) => void = () => {},
+  onMessage: (data: Buffer, start: number, end: number) => void = () => {},
 ): Promise<ClientFleet> {
   const limit = openFilesLimit();
   if (count + 200 > limit) {
@@ -34,33 +35,30 @@ export async function openClients(
       `${count} sockets need more open files than this process may have (${limit}): raise ulimit -n`,
     );
   }
-  const sockets: WebSocket[] = [];
+  const sockets: LeanWebSocket[] = [];
   const unexpectedCloses = new Map<number, number>();
-  const subscribed = new Set<WebSocket>();
+  const subscribed = new Set<LeanWebSocket>();
   let closing = false;
   let wakeSubscribers = () => {};
 
   await forEachLimit(Array.from({ length: count }), HANDSHAKES_IN_FLIGHT, async () => {
-    // perMessageDeflate off: the load generator should not spend its CPU inflating frames.
-    const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true });
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('unexpected-response', (_request, response) =>
-        reject(new Error(`handshake refused: ${response.statusCode}`)),
-      );
-      ws.once('error', reject);
-    });
-    ws.on('error', () => {}); // a close follows; counted there
-    ws.on('close', (code) => {
-      if (!closing) unexpectedCloses.set(code, (unexpectedCloses.get(code) ?? 0) + 1);
-    });
-    ws.on('message', (data: Buffer) => {
-      if (!subscribed.has(ws) && data.includes(SUBSCRIBED)) {
-        subscribed.add(ws);
-        if (subscribed.size === sockets.length) wakeSubscribers();
-        return;
-      }
-      onMessage(data);
+    // No compression is offered: the load generator should not spend its CPU inflating frames.
+    let ws: LeanWebSocket | null = null;
+    ws = await connectLean(url, headers, {
+      message(data, start, end) {
+        if (ws === null) return; // nothing is sent before the subscription
+        if (!subscribed.has(ws)) {
+          if (data.subarray(start, end).includes(SUBSCRIBED)) {
+            subscribed.add(ws);
+            if (subscribed.size === sockets.length) wakeSubscribers();
+          }
+          return;
+        }
+        onMessage(data, start, end);
+      },
+      close(code) {
+        if (!closing) unexpectedCloses.set(code, (unexpectedCloses.get(code) ?? 0) + 1);
+      },
     });
     sockets.push(ws);
   });
@@ -79,25 +77,13 @@ export async function openClients(
           120_000,
         ).unref();
       });
-      await forEachLimit(sockets, HANDSHAKES_IN_FLIGHT, async (ws) => {
-        await new Promise<void>((resolve, reject) =>
-          ws.send(JSON.stringify({ type: 'subscribe' }), (error) => (error ? reject(error) : resolve())),
-        );
-      });
+      const subscribe = JSON.stringify({ type: 'subscribe' });
+      for (const ws of sockets) ws.send(subscribe);
       await all;
     },
     async closeAll() {
       closing = true;
-      await Promise.all(
-        sockets.map(
-          (ws) =>
-            new Promise<void>((resolve) => {
-              if (ws.readyState === WebSocket.CLOSED) return resolve();
-              ws.once('close', () => resolve());
-              ws.terminate();
-            }),
-        ),
-      );
+      for (const ws of sockets) ws.terminate();
     },
   };
 }
