@@ -6,7 +6,7 @@
 import { createUser } from './lib/api.ts';
 import type { Child } from './lib/children.ts';
 import { startHello } from './lib/hello.ts';
-import type { BenchOptions } from './lib/options.ts';
+import type { BenchOptions, WsClientKind } from './lib/options.ts';
 import { megabytes, rssBytes } from './lib/proc.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
@@ -31,9 +31,10 @@ export async function memory(options: BenchOptions): Promise<void> {
       const listener = await createUser(service);
       heading(`memory on ${kind}: ${clients} idle WebSocket connections`, {
         'settle time': `${SETTLE_MS} ms`,
+        'WebSocket client': options.wsClient,
       });
-      const helloReadings = await hold(hello, clients, {});
-      const serviceReadings = await hold(service, clients, listener.headers);
+      const helloReadings = await hold(hello, clients, {}, options.wsClient);
+      const serviceReadings = await hold(service, clients, listener.headers, options.wsClient);
       const perConnection = (readings: Readings, at: number) =>
         `${fixed((at - readings.before) / clients / 1024, 1)} KB`;
       table(
@@ -70,12 +71,19 @@ export async function memory(options: BenchOptions): Promise<void> {
   }
 }
 
-async function hold(target: Child, clients: number, headers: Record<string, string>): Promise<Readings> {
+async function hold(
+  target: Child,
+  clients: number,
+  headers: Record<string, string>,
+  client: WsClientKind,
+): Promise<Readings> {
   const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
   await settle();
   const before = rssBytes(target.pid);
   const started = performance.now();
-  const fleet = await openClients(`${target.baseUrl.replace(/^http/, 'ws')}/ws`, clients, headers);
+  const fleet = await openClients(`${target.baseUrl.replace(/^http/, 'ws')}/ws`, clients, headers, {
+    client,
+  });
   try {
     const connectSeconds = (performance.now() - started) / 1000;
     await settle();

@@ -1,6 +1,6 @@
 // Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
-//   [--fanout 1000@200,10000@20] [--idle-clients 10000]
+//   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // Docs and the figures of the last run: docs/benchmarks.md.
@@ -25,7 +25,8 @@ const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
-      '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n]\n',
+      '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
+      '[--ws-client lean|ws]\n',
   );
   process.exit(64);
 }
@@ -46,6 +47,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       connections: { type: 'string', default: '10' },
       fanout: { type: 'string', default: '1000@200,10000@20' },
       'idle-clients': { type: 'string', default: '10000' },
+      'ws-client': { type: 'string', default: 'lean' },
     },
   });
   if (positionals.length !== 1) usage('name one benchmark');
@@ -57,6 +59,8 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
     both: ['sqlite', 'postgres'],
   };
   if (!(values.db in dbs)) usage('--db must be sqlite, postgres or both');
+  const wsClient = values['ws-client'];
+  if (wsClient !== 'lean' && wsClient !== 'ws') usage('--ws-client must be lean or ws');
   const fanoutCases = values.fanout.split(',').map((spec) => {
     const match = /^(\d+)@(\d+)$/.exec(spec.trim());
     if (!match) usage(`--fanout cases look like 1000@200 (clients@events per second), not "${spec}"`);
@@ -73,6 +77,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       connections: positiveInteger(values.connections, 'connections', 1000),
       fanout: fanoutCases,
       idleClients: positiveInteger(values['idle-clients'], 'idle-clients', 50_000),
+      wsClient,
     },
   };
 }

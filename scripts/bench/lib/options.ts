@@ -12,4 +12,11 @@ export interface BenchOptions {
   fanout: { clients: number; rate: number }[];
   /** WebSocket connections held open by the memory benchmark. */
   idleClients: number;
+  /**
+   * The WebSocket client of the fan-out and memory load generators: `lean` (lib/lean-ws.ts, the
+   * default) or `ws` (the client library, several times the load generator's CPU per message).
+   */
+  wsClient: WsClientKind;
 }
+
+export type WsClientKind = 'lean' | 'ws';

@@ -1,7 +1,9 @@
 // Many WebSocket clients in this process: opened a bounded number at a time, each subscribed to every
 // event kind, closed together. Unexpected closes are counted by code (4008 = slow consumer).
+import WebSocket from 'ws';
 import { forEachLimit } from './concurrency.ts';
-import { connectLean, type LeanWebSocket } from './lean-ws.ts';
+import { connectLean, type LeanHandlers, type LeanWebSocket } from './lean-ws.ts';
+import type { WsClientKind } from './options.ts';
 import { openFilesLimit } from './proc.ts';
 
 const HANDSHAKES_IN_FLIGHT = 100;
@@ -18,17 +20,53 @@ export interface ClientFleet {
 const SUBSCRIBED = Buffer.from('"type":"subscribed"');
 
 /**
- * Opens `count` sockets to `url` (lean clients, see lean-ws.ts); `onMessage` sees every message after
- * the first `subscribed`, as the received bytes `data[start..end)` (UTF-8 JSON, valid during the
- * call only): decoding and validating hundreds of thousands of messages a second would be the load
- * generator's own cost, added to every latency it measures.
+ * The `ws` client library behind the lean client's interface, to compare the two in one run
+ * (`--ws-client ws`).
+ */
+async function connectWs(
+  url: string,
+  headers: Record<string, string>,
+  handlers: LeanHandlers,
+): Promise<LeanWebSocket> {
+  // perMessageDeflate off: the load generator should not spend its CPU inflating frames.
+  const ws = new WebSocket(url, { headers, perMessageDeflate: false, skipUTF8Validation: true });
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('unexpected-response', (_request, response) =>
+      reject(new Error(`handshake refused: ${response.statusCode}`)),
+    );
+    ws.once('error', reject);
+  });
+  ws.on('error', () => {}); // a close follows
+  ws.on('close', (code) => handlers.close(code));
+  ws.on('message', (data: Buffer) => handlers.message(data, 0, data.length));
+  return {
+    send: (text) => ws.send(text),
+    terminate: () => ws.terminate(),
+    get closed() {
+      return ws.readyState === WebSocket.CLOSED;
+    },
+  };
+}
+
+/**
+ * Opens `count` sockets to `url` (lean clients, see lean-ws.ts, unless `client` is 'ws');
+ * `onMessage` sees every message after the first `subscribed`, as the received bytes
+ * `data[start..end)` (UTF-8 JSON, valid during the call only): decoding and validating hundreds of
+ * thousands of messages a second would be the load generator's own cost, added to every latency it
+ * measures.
  */
 export async function openClients(
   url: string,
   count: number,
   headers: Record<string, string>,
-  onMessage: (data: Buffer, start: number, end: number) => void = () => {},
+  options: {
+    onMessage?: (data: Buffer, start: number, end: number) => void;
+    client?: WsClientKind;
+  } = {},
 ): Promise<ClientFleet> {
+  const { onMessage = () => {}, client = 'lean' } = options;
+  const connect = client === 'ws' ? connectWs : connectLean;
   const limit = openFilesLimit();
   if (count + 200 > limit) {
     throw new Error(
@@ -44,7 +82,7 @@ export async function openClients(
   await forEachLimit(Array.from({ length: count }), HANDSHAKES_IN_FLIGHT, async () => {
     // No compression is offered: the load generator should not spend its CPU inflating frames.
     let ws: LeanWebSocket | null = null;
-    ws = await connectLean(url, headers, {
+    ws = await connect(url, headers, {
       message(data, start, end) {
         if (ws === null) return; // nothing is sent before the subscription
         if (!subscribed.has(ws)) {

@@ -10,8 +10,10 @@ const port = parentPort;
 if (!port) throw new Error('ws-fleet-worker.ts runs as a worker thread');
 
 let deliveries = 0;
-const fleet = await openClients(url, count, headers, () => {
-  deliveries++;
+const fleet = await openClients(url, count, headers, {
+  onMessage: () => {
+    deliveries++;
+  },
 });
 await fleet.subscribeAll();
 port.postMessage({ ready: true });
