@@ -6,15 +6,18 @@ import { parse as parseQueryString } from 'qs';
 /** qs's default parameterLimit: it ignores parameters past it. */
 const MAX_PARAMETERS = 1000;
 const PLAIN_KEY = /^[A-Za-z][A-Za-z0-9_]*$/;
+const ENCODED_CLOSING_BRACKET = /%5d/i;
 
 /**
  * A query string as `qs` parses it (what openapi-backend used): the common case (plain names, each
- * once, well-formed encoding) directly, anything else (brackets, repeats, odd names, malformed
- * percent-encodings) by `qs` itself.
+ * once, well-formed encoding) directly, anything else (brackets, encoded or not, repeats, odd
+ * names, malformed percent-encodings) by `qs` itself.
  */
 export function parseQuery(queryString: string): Record<string, unknown> {
   const parts = queryString.split('&');
-  if (parts.length > MAX_PARAMETERS || queryString.includes(']')) return parseQueryString(queryString);
+  // qs reads `%5D` as `]` before it splits keys from values (`a=%5D=` is the key `a=]`).
+  if (parts.length > MAX_PARAMETERS || queryString.includes(']') || ENCODED_CLOSING_BRACKET.test(queryString))
+    return parseQueryString(queryString);
   const query: Record<string, unknown> = {};
   for (const part of parts) {
     if (part === '') continue;

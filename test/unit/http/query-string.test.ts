@@ -50,6 +50,13 @@ describe('query strings', () => {
     );
   });
 
+  it('leaves an encoded closing bracket to qs, which reads it before splitting keys from values', () => {
+    // Found by the property above (seed 1954532474): qs makes `limit=%5D=` the key `limit=]`.
+    for (const query of ['limit=%5D=', 'limit=%5d=', 'a=1&limit=x%5D=y'])
+      expect(parseQuery(query)).toEqual(parse(query));
+    expect(parseQuery('limit=%5D=')).toEqual({ 'limit=]': '' });
+  });
+
   it('parses the common cases directly', () => {
     expect(parseQuery('limit=20&cursor=abc%2Bdef&kind=nft')).toEqual({
       limit: '20',
