@@ -2,8 +2,8 @@
 // posts (POST /api/v1/price/{id}) at a steady rate; each client's receipt of each priceUpdate is
 // timed. The clients live in this process (lean RFC 6455 clients, lib/lean-ws.ts: a client library
 // would take a whole core here and queue what it receives, adding its wait to every latency), the
-// producer in a worker thread of it; the service is its own process. The Koa hello baseline gets the same clients and producer (POST /publish, broadcast
-// with no database).
+// producer in a worker thread of it; the service is its own process. The Koa hello baseline gets the
+// same clients and producer (POST /publish, broadcast with no database).
 // Reported per target: delivered events (all clients) and per second, commit-to-delivery latency
 // (receipt time minus the event's occurredAt; same host, same clock; a price post stamps it as it
 // writes the event, the last statement of its transaction, so the figure counts that insert, the

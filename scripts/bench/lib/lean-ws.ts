@@ -19,8 +19,9 @@ const OP_BINARY = 0x2;
 const OP_CLOSE = 0x8;
 const OP_PING = 0x9;
 const OP_PONG = 0xa;
-/** A close with no status code in its frame (RFC 6455 §7.1.5), or no close frame at all (§7.1.5: 1006). */
+/** RFC 6455 §7.1.5: a close frame without a status code. */
 const NO_STATUS = 1005;
+/** RFC 6455 §7.1.5: a connection that ended without a close frame. */
 const ABNORMAL = 1006;
 
 export interface LeanHandlers {
@@ -29,7 +30,10 @@ export interface LeanHandlers {
    * buffer is reused by the next read of any client).
    */
   message(data: Buffer, start: number, end: number): void;
-  /** The connection ended; `code` is the close frame's status, 1005 without one, 1006 without a close frame. */
+  /**
+   * The connection ended; `code` is the close frame's status, 1005 if it had none, 1006 if no close
+   * frame came.
+   */
   close(code: number): void;
 }
 
