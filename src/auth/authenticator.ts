@@ -13,6 +13,18 @@ const REALM = 'realm="gats"';
 /** RFC 6750 §2.1 b64token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i;
 
+/**
+ * What follows `Bearer` and its spaces (the scheme in any case), or '' when the header does not start
+ * so: where BEARER matches, the same as its group.
+ */
+function bearerToken(header: string): string {
+  if (header.length < 8 || header.charCodeAt(6) !== 0x20 || header.slice(0, 6).toLowerCase() !== 'bearer')
+    return '';
+  let start = 7;
+  while (header.charCodeAt(start) === 0x20) start++;
+  return header.slice(start);
+}
+
 function quoted(text: string): string {
   return `"${text.replace(/["\\]/g, '')}"`;
 }
@@ -55,14 +67,17 @@ export function createAuthenticator(options: {
         // RFC 6750 §3.1: no error code when the request carried no credentials at all.
         throw new UnauthorizedError('This operation requires a bearer token.', `Bearer ${REALM}`);
       }
-      const match = BEARER.exec(header);
-      if (!match) throw invalidToken('The Authorization header is not a bearer token.');
-      let claims: AccessTokenClaims;
-      try {
-        claims = await verifier.verify(match[1]);
-      } catch (error) {
-        if (error instanceof InvalidTokenError) throw invalidToken(error.message);
-        throw error;
+      // A token verified before matched BEARER then: the header is checked in full only otherwise.
+      let claims = verifier.remembered(bearerToken(header));
+      if (!claims) {
+        const match = BEARER.exec(header);
+        if (!match) throw invalidToken('The Authorization header is not a bearer token.');
+        try {
+          claims = await verifier.verify(match[1]);
+        } catch (error) {
+          if (error instanceof InvalidTokenError) throw invalidToken(error.message);
+          throw error;
+        }
       }
 
       let role = claims.role;

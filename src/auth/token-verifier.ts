@@ -13,6 +13,12 @@ const RELOAD_INTERVAL_MS = 10_000;
 const CLOCK_TOLERANCE_SECONDS = 5;
 /** Tokens whose verified claims are kept; the least recently used goes first. */
 const VERIFIED_CACHE_LIMIT = 10_000;
+/**
+ * Remembered tokens are found by their last characters (part of the signature) and then compared
+ * whole: hashing a whole token, hundreds of characters that arrive as a new string with every request,
+ * cost more than all the rest of the lookup.
+ */
+const LOOKUP_KEY_LENGTH = 32;
 
 export interface AccessTokenClaims {
   userId: string;
@@ -29,6 +35,8 @@ export class InvalidTokenError extends Error {
 
 export interface TokenVerifier {
   verify(token: string): Promise<AccessTokenClaims>;
+  /** The claims of `token` if it was verified before and is still within its lifetime (else undefined). */
+  remembered(token: string): AccessTokenClaims | undefined;
   /** Replaces the keys (after this instance loads or rotates them). */
   setKeys(publicJwks: JWK[]): void;
 }
@@ -42,22 +50,29 @@ export function createTokenVerifier(options: {
 }): TokenVerifier {
   let keySet = createLocalJWKSet({ keys: [] });
   let reloadedAt = 0;
-  const verified = new Map<string, AccessTokenClaims>();
+  /** By lookup key (see LOOKUP_KEY_LENGTH): the whole token and its claims. */
+  const verified = new Map<string, { token: string; claims: AccessTokenClaims }>();
+  const lookupKey = (token: string) =>
+    token.length > LOOKUP_KEY_LENGTH ? token.slice(-LOOKUP_KEY_LENGTH) : token;
 
   /** The claims of a token verified earlier, while it is still within its lifetime. */
   function remembered(token: string): AccessTokenClaims | undefined {
-    const claims = verified.get(token);
-    if (!claims) return undefined;
-    verified.delete(token);
+    const key = lookupKey(token);
+    const entry = verified.get(key);
+    if (entry?.token !== token) return undefined;
+    verified.delete(key);
     // The same bound jose applies: expired once now - tolerance reaches exp.
-    if (Math.floor(Date.now() / 1000) - CLOCK_TOLERANCE_SECONDS >= claims.exp) return undefined;
-    verified.set(token, claims);
-    return claims;
+    if (Math.floor(Date.now() / 1000) - CLOCK_TOLERANCE_SECONDS >= entry.claims.exp) return undefined;
+    verified.set(key, entry);
+    return entry.claims;
   }
 
   function remember(token: string, claims: AccessTokenClaims): void {
+    const key = lookupKey(token);
+    // Another token with the same last characters (never two genuine ones in practice) is replaced.
+    verified.delete(key);
     if (verified.size >= VERIFIED_CACHE_LIMIT) verified.delete(verified.keys().next().value as string);
-    verified.set(token, claims);
+    verified.set(key, { token, claims });
   }
 
   function setKeys(publicJwks: JWK[]): void {
@@ -92,6 +107,7 @@ export function createTokenVerifier(options: {
 
   return {
     setKeys,
+    remembered,
     async verify(token) {
       const known = remembered(token);
       // The same (read-only) claims object while the token is remembered.

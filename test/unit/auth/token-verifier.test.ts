@@ -103,6 +103,33 @@ describe('access token verifier', () => {
     await expect(v.verify(await sign({ claims: { role: 'root' } }))).rejects.toThrow(/role/);
   });
 
+  it('remembers a verified token, and only that exact token, until it expires', async () => {
+    const v = verifier([signer.publicJwk]);
+    const token = await sign();
+    expect(v.remembered(token)).toBeUndefined();
+    const claims = await v.verify(token);
+    expect(v.remembered(token)).toBe(claims);
+    // A forgery that keeps the signature (so the lookup key) but changes the payload is not the token.
+    const [header, , signature] = token.split('.');
+    const forged = `${header}.${Buffer.from(JSON.stringify({ ...claims, role: 'admin' })).toString('base64url')}.${signature}`;
+    expect(v.remembered(forged)).toBeUndefined();
+    await expect(v.verify(forged)).rejects.toThrow(InvalidTokenError);
+    // ... nor does its failure make the genuine token forgotten.
+    expect(v.remembered(token)).toBe(claims);
+    expect(v.remembered(token.slice(0, -1))).toBeUndefined();
+    // A token that is remembered but has expired is no longer.
+    const shortLived = await sign({ exp: Math.floor(Date.now() / 1000) + 6 });
+    await v.verify(shortLived);
+    expect(v.remembered(shortLived)).toBeDefined();
+    const realNow = Date.now;
+    Date.now = () => realNow() + 20_000; // past exp and the 5 s clock tolerance
+    try {
+      expect(v.remembered(shortLived)).toBeUndefined();
+    } finally {
+      Date.now = realNow;
+    }
+  });
+
   it('reloads the published keys once when a token names an unknown kid (another instance rotated)', async () => {
     const rotated = await newKey('k2');
     let reloads = 0;
