@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { compactVerify, exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTokenVerifier, InvalidTokenError } from '../../../src/auth/token-verifier.ts';
 
 const vectors = JSON.parse(
@@ -121,12 +121,12 @@ describe('access token verifier', () => {
     const shortLived = await sign({ exp: Math.floor(Date.now() / 1000) + 6 });
     await v.verify(shortLived);
     expect(v.remembered(shortLived)).toBeDefined();
-    const realNow = Date.now;
-    Date.now = () => realNow() + 20_000; // past exp and the 5 s clock tolerance
+    // Past exp and the 5 s clock tolerance.
+    const later = vi.spyOn(Date, 'now').mockReturnValue(Date.now() + 20_000);
     try {
       expect(v.remembered(shortLived)).toBeUndefined();
     } finally {
-      Date.now = realNow;
+      later.mockRestore();
     }
   });
 
