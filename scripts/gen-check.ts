@@ -1,10 +1,12 @@
 /**
  * `npm run gen:check`: fails (exit 1, listing the files) when generated/ is not exactly what
- * `npm run gen` would write from the current contracts.
+ * `npm run gen` would write from the current contracts, or when the README's configuration table is
+ * not what the configuration schema gives.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { configTableIsCurrent } from './gen/config-docs.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir } from './gen/paths.ts';
 
@@ -42,6 +44,12 @@ try {
     process.exitCode = 1;
   } else {
     console.log('generated/ matches contracts/');
+  }
+  if (!(await configTableIsCurrent())) {
+    console.error('README.md: the configuration table differs from src/config/index.ts (run npm run gen)');
+    process.exitCode = 1;
+  } else {
+    console.log('README.md: the configuration table matches src/config/index.ts');
   }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

@@ -1,9 +1,11 @@
 /**
- * `npm run gen`: regenerates generated/ from contracts/. Writes into a fresh sibling folder and
- * swaps it in, so a failure leaves the previous generated/ untouched and no stale file survives.
+ * `npm run gen`: regenerates generated/ from contracts/, then the README's configuration table from
+ * the configuration schema. generated/ is written into a fresh sibling folder and swapped in, so a
+ * failure leaves the previous one untouched and no stale file survives.
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { writeConfigTable } from './gen/config-docs.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir, repoRoot } from './gen/paths.ts';
 
@@ -13,6 +15,8 @@ try {
   await rm(generatedDir, { recursive: true, force: true });
   await rename(staging, generatedDir);
   console.log('generated/ is up to date with contracts/');
+  if (await writeConfigTable())
+    console.log('README.md: configuration table rewritten from src/config/index.ts');
 } catch (error) {
   await rm(staging, { recursive: true, force: true });
   console.error(error instanceof Error ? error.message : error);

@@ -1,6 +1,7 @@
 /**
- * `npm run lint`: Redocly lints both contracts (rules in redocly.yaml), then Biome checks the
- * TypeScript (rules in biome.json). Both always run so one pass shows every problem; the exit
+ * `npm run lint`: Redocly lints both contracts (rules in redocly.yaml), Spectral's `spectral:oas`
+ * and `spectral:asyncapi` rulesets lint the bundled documents (.spectral.yaml; any result, even a
+ * hint, fails), then Biome checks the TypeScript (rules in biome.json). Both always run so one pass shows every problem; the exit
  * code is non-zero when either reports an error.
  */
 import { existsSync } from 'node:fs';
@@ -23,6 +24,21 @@ const steps: Step[] = [
     name: 'Redocly lint (contracts/openapi, contracts/asyncapi)',
     script: redoclyCli,
     args: ['lint', openApiRoot, asyncApiRoot, '--config', redoclyConfig, '--format', 'stylish'],
+  },
+  {
+    name: 'Spectral lint (generated/openapi/openapi.json, generated/asyncapi/asyncapi.json)',
+    script: join(repoRoot, 'node_modules', '@stoplight', 'spectral-cli', 'dist', 'index.js'),
+    args: [
+      'lint',
+      join(repoRoot, 'generated', 'openapi', 'openapi.json'),
+      join(repoRoot, 'generated', 'asyncapi', 'asyncapi.json'),
+      '--ruleset',
+      join(repoRoot, '.spectral.yaml'),
+      '--format',
+      'text',
+      '--fail-severity',
+      'hint',
+    ],
   },
   {
     name: `Biome check (${codeDirs.join(', ')})`,

@@ -6,12 +6,14 @@ import { bodyParser } from '@koa/bodyparser';
 import type { MikroORM } from '@mikro-orm/core';
 import Koa from 'koa';
 import { apiKeyIsActive } from './auth/api-keys.ts';
+import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
 import { type AuthModule, createAuthModule, type UserRegisteredHook } from './auth/index.ts';
-import type { Config } from './config/index.ts';
+import { type Config, ConfigError } from './config/index.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
-import { closeDatabase, migrate, openDatabase } from './db/orm.ts';
+import { Application } from './db/entities/Application.ts';
+import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
 import { readStatements } from './db/read-statements.ts';
-import { AppError, UnauthorizedError } from './domain/errors.ts';
+import { AppError, OutcomeUnknownError, RETRY_AFTER_SECONDS, UnauthorizedError } from './domain/errors.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
@@ -30,8 +32,9 @@ import { requestContext } from './http/request-context.ts';
 import type { AuthContext, Authenticator } from './http/security.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
-import { createMetrics, type Metrics } from './observability/metrics.ts';
-import { seedDemoIfEmpty } from './seed/demo.ts';
+import { createMetrics, type Metrics, watchDependencies } from './observability/metrics.ts';
+import { createRedisLink } from './redis/link.ts';
+import { activeDemoAccounts, seedDemoIfEmpty } from './seed/demo.ts';
 import { Gateway } from './ws/gateway.ts';
 import { MessageParser } from './ws/protocol.ts';
 
@@ -48,6 +51,13 @@ export interface AppInstance {
   gateway: Gateway;
   /** Serialized answers of the hottest reads (src/http/read-cache.ts). */
   readCache: ReadCache;
+  /**
+   * Demo accounts that still accept their published passwords (usernames); empty on a real
+   * deployment.
+   */
+  demoAccounts: string[];
+  /** The interface to listen on: HOST when set, else loopback while demo accounts exist, else all. */
+  listenHost: string;
   /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
   attach(server: Server): void;
   /**
@@ -65,6 +75,35 @@ export interface BuildOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * 14.6: every instance must be the same issuer. The explorer's client, rewritten at each start from
+ * PUBLIC_URL, records the URL the service was last started with; another one is refused unless the
+ * operator moves the service on purpose (PUBLIC_URL_CHANGE=allow).
+ */
+async function checkPublicUrl(orm: Orm, config: Config): Promise<void> {
+  if (config.publicUrlChange === 'allow') return;
+  const explorer = await orm.em.fork().findOne(Application, { clientId: EXPLORER_CLIENT_ID });
+  const recorded = explorer?.redirectUris[0]?.replace(/\/explorer\/callback$/, '');
+  if (recorded && recorded !== config.publicUrl)
+    throw new ConfigError(
+      `PUBLIC_URL is ${config.publicUrl} but this database's service runs at ${recorded}: every instance must use the same PUBLIC_URL (the OAuth issuer); to move the service, start once with PUBLIC_URL_CHANGE=allow`,
+    );
+}
+
+/** AES-GCM's answer when a sealed value is opened with another key than the one that sealed it. */
+function sealedWithAnotherKey(error: unknown): boolean {
+  return error instanceof Error && /unable to authenticate data/i.test(error.message);
+}
+
+function wrongSecretKey(): ConfigError {
+  return new ConfigError(
+    'SECRET_KEY does not open the keys stored in this database (they were sealed with another SECRET_KEY); start with the SECRET_KEY the other instances use',
+  );
+}
+
+/** How long start-up waits for Redis (REDIS_URL) to answer before failing. */
+const REDIS_STARTUP_TIMEOUT_MS = 5_000;
+
 /** How long shutdown waits for the relay to hand committed events to sockets before closing them. */
 const RELAY_FLUSH_LIMIT_MS = 2_000;
 
@@ -76,27 +115,67 @@ const WS_GUARD = {
   apiKey: true,
   scopes: ['assets:read'],
   roles: null,
+  accountRateLimit: false,
   bodyTypes: [],
 };
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
+  let draining: Promise<void> | null = null;
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+  const orm = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: config.sqlitePath,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+    logger,
+  });
+  const redis = config.redisUrl ? createRedisLink(config.redisUrl, config.redisKeyPrefix, logger) : undefined;
   try {
-    await migrate(orm);
-
-    const events = await createEvents({ orm, config, logger, metrics });
-    const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
-    const secretBox = createSecretBox(secret);
-    const ledger = createLedger({ orm, config, secretBox });
-    const onUserRegistered: UserRegisteredHook = (em, user) =>
-      ledger.wallets.createCustodialWallet(em, user.id);
-    const auth = await createAuthModule({ config, orm, logger, secretBox, secret, onUserRegistered });
-    if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
-      await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
+    // Instances started together take turns through the bootstrap (src/db/orm.ts).
+    const { events, ledger, auth, identity } = await withStartupLock(orm, async () => {
+      await migrate(orm);
+      const events = await createEvents({ orm, config, logger, metrics, redis });
+      const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
+      const secretBox = createSecretBox(secret);
+      const ledger = createLedger({ orm, config, secretBox });
+      const onUserRegistered: UserRegisteredHook = (em, user) =>
+        ledger.wallets.createCustodialWallet(em, user.id);
+      await checkPublicUrl(orm, config);
+      const auth = await createAuthModule({
+        config,
+        orm,
+        logger,
+        secretBox,
+        secret,
+        onUserRegistered,
+        redis,
+        onRedisFallback: () => metrics.redisFallbacks.inc({ use: 'rate limits' }),
+      }).catch((error: unknown) => {
+        throw sealedWithAnotherKey(error) ? wrongSecretKey() : error;
+      });
+      if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
+        await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
+      }
+      const identity = await createIdentityService({
+        orm,
+        secretBox,
+        publicUrl: config.publicUrl,
+        maxValidityDays: config.credentialMaxValidityDays,
+        verifyWorkers: config.verify.workers,
+      });
+      return { events, ledger, auth, identity };
+    });
+    // 15.3: published passwords must not be reachable from the network by default.
+    const demoAccounts = await activeDemoAccounts(orm);
+    const listenHost = config.host ?? (demoAccounts.length > 0 ? '127.0.0.1' : '0.0.0.0');
+    if (demoAccounts.length > 0) {
+      logger.warn(
+        { demoAccounts, host: listenHost },
+        config.host === undefined
+          ? `demo accounts with published passwords exist (${demoAccounts.join(', ')}): listening on loopback only; set HOST to listen elsewhere, after changing their passwords or starting on an empty database with SEED_DEMO=never`
+          : `demo accounts with published passwords exist (${demoAccounts.join(', ')}) and HOST=${config.host} is set: anyone who reaches this address can sign in as them`,
+      );
     }
-    const identity = await createIdentityService({ orm, secretBox, publicUrl: config.publicUrl });
     // Cached reads follow the ledger's version: SQLite's change counter, this instance's writes
     // (bumped below, before their answers leave) and events relayed from every instance.
     const reads = readStatements(orm);
@@ -109,7 +188,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const handlers: HandlerMap = {
       ...auth.handlers,
       ...ledgerHandlers(ledger, readCache),
-      ...identityHandlers(identity),
+      ...identityHandlers(identity, {
+        ...config.verify,
+        // 13.4: one verification uses VERIFY_RATE_COST units of the key's budget (1 at the door).
+        charge: (apiKeyId) =>
+          auth.limiter.hit(
+            `key:${apiKeyId}`,
+            config.rateLimit.requestsPerWindow,
+            config.rateLimit.windowSeconds,
+            config.verify.cost - 1,
+          ),
+      }),
       ...eventsHandlers({
         store: events.store,
         tail: events.tail,
@@ -118,9 +207,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       }),
       ...operationsHandlers({
         metrics,
+        publicUrl: config.publicUrl,
         pingDatabase: async () => {
           await orm.em.getConnection().execute('select 1');
         },
+        redisUsable: redis ? () => redis.usable() : undefined,
+        draining: () => draining !== null,
       }),
     };
     const authenticator: Authenticator = auth.authenticator;
@@ -184,9 +276,21 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       // A revoked API key ends its connections at the next heartbeat (close 4001).
       stillValid: keyStillActive,
+      redis,
     });
+    watchDependencies(metrics, {
+      pool: () => poolStats(orm),
+      redisUsable: redis ? () => redis.usable() : undefined,
+    });
+    if (redis) {
+      // Every Redis client exists now; an unreachable Redis at start-up is a configuration error.
+      await redis.ready(REDIS_STARTUP_TIMEOUT_MS).catch((error: unknown) => {
+        throw new ConfigError(
+          `REDIS_URL: Redis did not answer at start-up (${error instanceof Error ? error.message : String(error)})`,
+        );
+      });
+    }
 
-    let draining: Promise<void> | null = null;
     const drain = () => {
       draining ??= (async () => {
         let timer: NodeJS.Timeout | undefined;
@@ -211,6 +315,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       events,
       gateway,
       readCache,
+      demoAccounts,
+      listenHost,
       attach(server) {
         server.on('upgrade', (request, socket, head) => void gateway.handleUpgrade(request, socket, head));
       },
@@ -218,28 +324,37 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       async close() {
         await drain();
         await auth.close();
+        await identity.close();
         await events.close();
+        await redis?.close();
         await closeDatabase(orm);
       },
     };
   } catch (error) {
+    await redis?.close();
     await closeDatabase(orm);
     throw error;
   }
 }
 
-/** Answers 503 when a request outlives the limit, so a stuck dependency never hangs a client. */
+/**
+ * Answers 503 when a request outlives the limit, so a stuck dependency never hangs a client. A
+ * state-changing request keeps running after its answer and may still commit: its answer says the
+ * outcome is unknown and how to learn it, never "try again later" (issue 14.3).
+ */
 function requestTimeout(ms: number) {
-  return async function limitTime(_ctx: Koa.Context, next: Koa.Next): Promise<void> {
+  return async function limitTime(ctx: Koa.Context, next: Koa.Next): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const expired = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
           reject(
-            new AppError(503, '/problems/timeout', 'Service unavailable', {
-              detail: 'The request took too long; try again later.',
-              headers: { 'Retry-After': '1' },
-            }),
+            SAFE_METHODS.has(ctx.method)
+              ? new AppError(503, '/problems/timeout', 'Service unavailable', {
+                  detail: 'The request took too long; try again later.',
+                  headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+                })
+              : new OutcomeUnknownError('The request ran out of time before its answer was ready.'),
           ),
         ms,
       );

@@ -1,37 +1,110 @@
 // Starts the service: configuration from the environment, the app, the HTTP server, graceful shutdown.
-import { buildApp } from './app.ts';
-import { ConfigError, loadConfig } from './config/index.ts';
+//
+// Exit codes (README "Operating"): 0 stopped cleanly; 78 (EX_CONFIG) a configuration error at
+// start-up, one line naming the setting: a bad variable, a missing SECRET_KEY, a SECRET_KEY that does
+// not open the stored keys, a database that does not exist or does not answer (DATABASE_URL), Redis
+// not answering (REDIS_URL), a PORT in use; 70 (EX_SOFTWARE) a shutdown that passed
+// SHUTDOWN_TIMEOUT_SECONDS; 1 any other failure to start.
+import { readFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type AppInstance, buildApp } from './app.ts';
+import { type Config, ConfigError, loadConfig } from './config/index.ts';
 import { createHttpServer } from './http/server-limits.ts';
 
+const EX_CONFIG = 78;
+const EX_SOFTWARE = 70;
+
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+function configurationError(message: string): never {
+  process.stderr.write(`Configuration error: ${message}\n`);
+  process.exit(EX_CONFIG);
+}
+
 async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`Configuration error: ${error.message}\n`);
-      process.exit(78); // EX_CONFIG
-    }
+    if (error instanceof ConfigError) configurationError(error.message);
     throw error;
   }
-  const app = await buildApp(config);
+  let app: AppInstance;
+  try {
+    app = await buildApp(config);
+  } catch (error) {
+    if (error instanceof ConfigError) configurationError(error.message);
+    throw error;
+  }
+
+  let stopping = false;
+  const handle = app.koa.callback();
   // Slow-client and header-size protection: see src/http/server-limits.ts.
-  const server = createHttpServer(app.koa.callback());
+  const server = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    // While draining, every answer (also to a request that arrived before SIGTERM) tells a
+    // keep-alive client to reconnect, to another instance.
+    const writeHead = response.writeHead;
+    response.writeHead = function closingWriteHead(this: ServerResponse, ...args: unknown[]) {
+      if (stopping) this.setHeader('Connection', 'close');
+      return (writeHead as (...rest: unknown[]) => ServerResponse).apply(this, args);
+    } as typeof response.writeHead;
+    void handle(request, response);
+  });
   app.attach(server);
 
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.port, app.listenHost, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE')
+      configurationError(
+        `PORT ${config.port} is already in use on ${app.listenHost}; set PORT to a free port`,
+      );
+    if (code === 'EACCES')
+      configurationError(
+        `PORT ${config.port} may not be bound by this user on ${app.listenHost}; set PORT above 1023`,
+      );
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  // The one start-up line an operator reads (no secrets: the database kind, not its URL).
   app.logger.info(
-    { port, publicUrl: config.publicUrl, database: config.databaseUrl ? 'postgresql' : config.sqlitePath },
+    {
+      version: VERSION,
+      database: config.databaseUrl ? 'postgresql' : 'sqlite',
+      redis: config.redisUrl ? 'on' : 'off',
+      publicUrl: config.publicUrl,
+      host: app.listenHost,
+      port,
+      listening: `${app.listenHost}:${port}`,
+    },
     'listening',
   );
 
-  let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Whatever is stuck (a dead database, a client that never reads), the process ends.
+    setTimeout(() => {
+      app.logger.error(
+        { shutdownTimeoutSeconds: config.shutdownTimeoutSeconds },
+        'shutdown took longer than SHUTDOWN_TIMEOUT_SECONDS: exiting anyway',
+      );
+      process.exit(EX_SOFTWARE);
+    }, config.shutdownTimeoutSeconds * 1000);
     app.logger.info({ signal }, 'shutting down: draining connections');
+    // No new connections; /readyz answers 503 meanwhile (the app is draining).
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     const forced = setTimeout(() => {
       app.logger.warn('grace period over: closing remaining connections');
       server.closeAllConnections();
@@ -39,7 +112,8 @@ async function main(): Promise<void> {
     forced.unref();
     await app.drain(); // committed events delivered, then WebSockets closed with 1001: clients resume elsewhere
     server.closeIdleConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await closed; // in-flight requests answered (each with Connection: close)
+    clearTimeout(forced);
     await app.close();
     app.logger.info('stopped');
     process.exit(0);

@@ -259,7 +259,7 @@ export interface paths {
          *
          *     The access token is an RFC 9068 JWT (header `typ: at+jwt`, `alg: EdDSA`, `kid` of a key at `/jwks`) with the claims `iss`, `sub` (the user id), `aud` (the API's resource indicator), `exp`, `iat`, `jti`, `client_id`, `scope`, `user_id` and `role`. Lifetimes are configuration. Public; rate limited per client IP address, and each failure counts, so guessing passwords is slow.
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, or an unknown scope name; 401 `/problems/invalid-credentials` when the username or the password is wrong (the answer, and its timing, never tell which); 413 when the body is too large; 415 when it is not JSON; 429 when this address made too many attempts; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, or an unknown scope name; 401 `/problems/invalid-credentials` when the username or the password is wrong (the answer, and its timing, never tell which); 413 when the body is too large; 415 when it is not JSON; 429 `/problems/rate-limited` (with `Retry-After`) when this address made too many attempts, when this username failed 5 times from this address in 15 minutes, or when it failed more than 10 times from all addresses together in 15 minutes and waits out a backoff (2 s after the 11th failure, doubling with each further one, at most 5 minutes); 500 on an unexpected failure.
          */
         post: operations["login"];
         delete?: never;
@@ -306,7 +306,7 @@ export interface paths {
         get?: never;
         /**
          * Change a user's role
-         * @description Sets the user's role (admins only). Idempotent: setting the current role changes nothing. On a change, the user's refresh tokens are revoked, so the next refresh fails with `invalid_grant` and the user logs in again to get scopes matching the new role; access tokens already issued run until they expire (they are short-lived). The last admin cannot be demoted, so the service always keeps one.
+         * @description Sets the user's role (admins only). Idempotent: setting the current role changes nothing. On a change, the user's refresh tokens are revoked, so the next refresh fails with `invalid_grant` and the user logs in again to get scopes matching the new role; access tokens already issued run until they expire (they are short-lived), but every operation that takes an API key uses the new role (and the scopes it allows) at once on the instance that made the change and within 5 seconds on the others. The last admin cannot be demoted, so the service always keeps one.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed `user_id` or a missing, unknown or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `users:admin` or the caller is not an admin; 404 when no user has this id; 409 `/problems/last-admin` when the change would leave no admin; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -329,7 +329,7 @@ export interface paths {
          * List my applications
          * @description The OAuth clients the caller owns, oldest first. Client secrets are never listed. Needs a bearer token only (no API key), so a new user can manage applications and keys before having a key. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["listApplications"];
         put?: never;
@@ -337,7 +337,7 @@ export interface paths {
          * Register an application (OAuth client)
          * @description Registers an OAuth client owned by the caller. It may use the authorization code flow at `/authorize` with PKCE (S256, always required) and refresh tokens; its users consent to the scopes it asks for, and never get more than their role allows. Redirect URIs are compared exactly (no wildcards, no prefix or query matching) and must use `https`, or `http` on `localhost` or `127.0.0.1`. A `public` client (the default) authenticates with PKCE only; a `confidential` one also gets a client secret, returned once in this answer and stored hashed. Then create API keys for it with `POST /api/v1/api-keys` using a token issued to it. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field (a redirect URI that is not https or loopback http, has a fragment, or repeats); 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 413 when the body is too large; 415 when it is not JSON; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field (a redirect URI that is not https or loopback http, has a fragment, or repeats); 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 409 `/problems/quota-exceeded` when the caller already has `MAX_APPLICATIONS_PER_USER` applications (20 by default; delete one first); 413 when the body is too large; 415 when it is not JSON; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createApplication"];
         delete?: never;
@@ -366,7 +366,7 @@ export interface paths {
          * Delete an application
          * @description Deletes one of the caller's applications, with everything issued to it: its API keys are revoked, and its grants, refresh tokens and pending authorization codes are invalidated (access tokens already issued run until they expire). Another user's application, and the first-party client, are reported as not found. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for a malformed `client_id`; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 404 when the caller owns no application with this id; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a malformed `client_id`; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 404 when the caller owns no application with this id; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         delete: operations["deleteApplication"];
         options?: never;
@@ -385,15 +385,15 @@ export interface paths {
          * List my API keys
          * @description Every API key of the caller, across their applications (`clientId` says which), newest first. Revoked keys stay listed with `revokedAt`. Secrets are never listed; `prefix` identifies a key. Needs a bearer token only. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing, malformed, expired or revoked; 403 `/problems/forbidden` when the token was issued to another user's application; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
          * Create an API key
-         * @description Creates an API key for the application named by the bearer token's `client_id` (the first-party client for a token from `POST /api/v1/auth/login`, else the caller's own application the token was issued to), owned by the caller. Send it as `X-API-Key` with a bearer token on every protected call; rate limits are counted per key. The secret (`gak_` + 43 base64url characters) is returned once, here, and stored only as a hash: keep it safe, and revoke it if it leaks. Needs a bearer token only. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
+         * @description Creates an API key for the application named by the bearer token's `client_id` (the first-party client for a token from `POST /api/v1/auth/login`, else the caller's own application the token was issued to), owned by the caller. Send it as `X-API-Key` with a bearer token on every protected call; rate limits are counted per key and per user (all of the user's keys together), so more keys do not raise a user's rate. The secret (`gak_` + 43 base64url characters) is returned once, here, and stored only as a hash: keep it safe, and revoke it if it leaks. Needs a bearer token only. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 413 when the body is too large; 415 when it is not JSON; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 409 `/problems/quota-exceeded` when the caller already has `MAX_API_KEYS_PER_USER` active keys (50 by default; revoke one first); 413 when the body is too large; 415 when it is not JSON; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -422,7 +422,7 @@ export interface paths {
          * Revoke an API key
          * @description Revokes one of the caller's API keys at once: later requests with it get 401. Revocation is permanent and idempotent (revoking a revoked key answers 204 again); the key stays listed with `revokedAt`. Another user's key is reported as not found. Needs a bearer token only. Tokens issued to the first-party client or to one of the caller's own applications are accepted; a token the user gave to another user's application is refused, so third-party applications cannot manage a user's applications or keys.
          *
-         *     Errors: 400 `/problems/validation-failed` for a malformed `key_id`; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 404 when the caller has no key with this id; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a malformed `key_id`; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application; 404 when the caller has no key with this id; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -535,9 +535,9 @@ export interface paths {
         put?: never;
         /**
          * Mint an NFT
-         * @description Mints a new unique asset (an NFT with a generated `nft_...` id) into an existing collection, owned by `to`, a wallet the caller controls (by default the caller's custodial wallet). The NFT, its holding and a `newNFT` event are written in one transaction; `Location` names the new asset (`/assets/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice.
+         * @description Mints a new unique asset (an NFT with a generated `nft_...` id), owned by `to`, a wallet the caller controls (by default the caller's custodial wallet). It goes into `collection`, which must exist and be owned by the caller (an admin may name any collection), or, when `collection` is absent, into the caller's personal collection (`user-` and the lowercase ULID of the caller's user id), created on first use: the original specification's body (`name`, `description`, `metadata`) mints as it is, for any role. The NFT, its holding and a `newNFT` event are written in one transaction; `Location` names the new asset (`/assets/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice.
          *
-         *     Errors: 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field (such as a metadata image that is not an `https:`, `http:` or `ipfs:` URL); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`; 403 `/problems/wallet-not-controlled` when `to` is not a wallet the caller controls; 404 `/problems/not-found` when the collection does not exist; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field (such as a metadata image that is not an `https:`, `http:` or `ipfs:` URL); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or `collection` belongs to another user; 403 `/problems/wallet-not-controlled` when `to` is not a wallet the caller controls; 404 `/problems/not-found` when the collection does not exist; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createNft"];
         delete?: never;
@@ -557,9 +557,9 @@ export interface paths {
         put?: never;
         /**
          * Create a game currency
-         * @description Creates a fungible game currency in an existing collection. Its `id` (a slug such as `gold`) is chosen by the caller, is permanent, and is its `asset_id` everywhere. It starts with a total supply of `"0"`; the creator (or an admin) adds supply with `POST /api/v1/currencies/{asset_id}/mint`, up to `maxSupply` when one is set. Only the `studio` and `admin` roles may create currencies. No event is emitted: the first mint emits `newTransfer`. `Location` names the new asset (`/assets/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result.
+         * @description Creates a fungible game currency in an existing collection the caller owns (an admin: any collection). Its `id` (a slug such as `gold`) is chosen by the caller, is permanent, and is its `asset_id` everywhere. It starts with a total supply of `"0"`; the creator (or an admin) adds supply with `POST /api/v1/currencies/{asset_id}/mint`, up to `maxSupply` when one is set. Only the `studio` and `admin` roles may create currencies. No event is emitted: the first mint emits `newTransfer`. `Location` names the new asset (`/assets/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `maxSupply` has more fractional digits than `decimals` or is zero; 400 `/problems/validation-failed` for a missing, malformed or extra field (such as `decimals` outside 0..18 or a lowercase `symbol`); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller's role is not `studio` or `admin`; 404 `/problems/not-found` when the collection does not exist; 409 `/problems/asset-exists` when an asset with this id already exists; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `maxSupply` has more fractional digits than `decimals` or is zero; 400 `/problems/validation-failed` for a missing, malformed or extra field (such as `decimals` outside 0..18 or a lowercase `symbol`); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller's role is not `studio` or `admin`, or the collection belongs to another user; 404 `/problems/not-found` when the collection does not exist; 409 `/problems/asset-exists` when an asset with this id already exists; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createCurrency"];
         delete?: never;
@@ -809,11 +809,33 @@ export interface paths {
         put?: never;
         /**
          * Create a DID
-         * @description Creates an Ed25519 `did:key` for the caller and returns its DID document, derived exactly as the did:key specification says (Multikey form), so any independent resolver produces the same document. With an empty body the service generates the key pair and holds the private key, encrypted at rest (`keyCustody: service`); with `publicKeyMultibase` it registers a key the caller holds (`keyCustody: caller`). A user may have several DIDs; each can be the subject of credentials from `POST /identity/issue_credential`. `Location` is the DID's resolution URL.
+         * @description Creates an Ed25519 `did:key` for the caller and returns its DID document, derived exactly as the did:key specification says (Multikey form), so any independent resolver produces the same document. With an empty body the service generates the key pair and holds the private key, encrypted at rest (`keyCustody: service`); with `publicKeyMultibase` it registers a key the caller holds (`keyCustody: caller`), once the caller proves it holds the private key: `challenge` from `POST /identity/create/challenge` and `signature` over it. A user may have several DIDs; each can be the subject of credentials from `POST /identity/issue_credential`. `Location` is the DID's resolution URL.
          *
-         *     Errors: 400 `/problems/validation-failed` for a malformed body or a `publicKeyMultibase` that is not an Ed25519 Multikey, and `/problems/invalid-public-key` for one that does not decode to a valid Ed25519 point; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write`; 409 `/problems/did-exists` when this public key's DID is already registered; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a malformed body or a `publicKeyMultibase` that is not an Ed25519 Multikey, and `/problems/invalid-public-key` for one that does not decode to a valid Ed25519 point (a `publicKeyMultibase` without `challenge` and `signature` is a validation failure); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write`, and `/problems/key-possession-not-proven` when the challenge is not this service's, was issued to another user or for another key, has expired, or the signature does not verify with the key; 409 `/problems/did-exists` when this public key's DID is already registered; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/create/challenge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get a challenge to prove a key before registering it
+         * @description First step of registering a DID whose key the caller holds: returns a challenge bound to the caller and `publicKeyMultibase`, valid for 10 minutes. Sign its UTF-8 bytes with the private key (Ed25519) and send `publicKeyMultibase`, `challenge` and `signature` to `POST /identity/create`. Without that proof nobody could stop another user registering your public key first. Asking again issues a new challenge; earlier ones stay valid until they expire.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, and `/problems/invalid-public-key` for a key that is not a valid Ed25519 point; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `identity:write`; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createKeyChallenge"];
         delete?: never;
         options?: never;
         head?: never;
@@ -838,12 +860,14 @@ export interface paths {
          *
          *     - `PlayerRoleCredential`: the caller's current role and the scopes it allows.
          *       `credentialSubject` is `{ id, role, permissions }`; `POST /identity/verify` reports these
-         *       permissions as granted.
+         *       permissions as granted only when the credential comes in a presentation signed by its
+         *       subject for the verifier's challenge (a credential alone grants nothing). A change of the
+         *       user's role revokes it.
          *
          *
-         *     `validFrom` is now; `validUntil` is the requested time or the configured default lifetime. Every credential gets a `BitstringStatusListEntry` (`statusPurpose: revocation`) so it can be revoked later by its requester or an admin. `formats` chooses the securing: `vc+jwt` (VC-JOSE, `jwt`) and/or `data-integrity` (`eddsa-rdfc-2022` proof on `credential`); both by default. Credentials verify with independent libraries; their contexts are the VC 2.0 context and its undefined-terms companion, both shipped by VC libraries (nothing to fetch).
+         *     `validFrom` is now; `validUntil` is the requested time or, by default, the longest lifetime (`CREDENTIAL_MAX_VALIDITY_DAYS`, default 365 days). A credential's own records are listed by `GET /identity/credentials`. Every credential gets a `BitstringStatusListEntry` (`statusPurpose: revocation`) so it can be revoked later by its requester or an admin. `formats` chooses the securing: `vc+jwt` (VC-JOSE, `jwt`) and/or `data-integrity` (`eddsa-rdfc-2022` proof on `credential`); both by default. Credentials verify with independent libraries; their contexts are the VC 2.0 context and its undefined-terms companion, both shipped by VC libraries (nothing to fetch).
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field (`wallet`/`assetId` missing for an ownership credential or present for a role credential); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write`, `subjectDid` is not one of the caller's DIDs, or `wallet` is not one the caller controls; 404 when no asset has this `assetId`; 409 `/problems/ownership-not-held` when the wallet does not hold the asset; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/invalid-validity-period` when `validUntil` is not in the future; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field (`wallet`/`assetId` missing for an ownership credential or present for a role credential); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write`, `subjectDid` is not one of the caller's DIDs, or `wallet` is not one the caller controls; 404 when no asset has this `assetId`; 409 `/problems/ownership-not-held` when the wallet does not hold the asset; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/invalid-validity-period` when `validUntil` is not in the future or is past the longest lifetime; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["issueCredential"];
         delete?: never;
@@ -863,13 +887,35 @@ export interface paths {
         put?: never;
         /**
          * Verify a credential or presentation
-         * @description Verifies a credential or a presentation and reports every check, not just a verdict. Accepted inputs: a VC-JOSE `jwt` (`vc+jwt` or `vp+jwt`; EdDSA, ES256 or ES384, never `none` nor HMAC; a VC Data Model 1.1 JWT-VC with a `vc` claim is accepted too), a JSON-LD `credential` with a Data Integrity proof (`eddsa-rdfc-2022`; a cryptosuite the service does not support fails the `signature` check), or a `presentation` (JSON-LD with a holder proof, or a `vp+jwt`) whose credentials are checked one by one. Checks, in order: `format` (VC Data Model 2.0 rules and JSON-LD expansion in safe mode; only contexts known to the service are used, none is fetched), `signature` (the signer's DID is resolved without network access: `did:key`, `did:jwk` and this service's `did:web`; any other DID fails this check), `issuer` (the key is an `assertionMethod` of the issuer), `validity` (`validFrom` / `validUntil`, and a JWT's `nbf`/`exp`, with 60 s of clock skew), `status` (Bitstring Status List, for this service's lists; another issuer's list or another status type fails it), `holder-binding` (presentations: signed by the holder, who is the subject of every credential, for the given `challenge`, which is required, and `domain` when given) and `permissions` (when `requiredPermissions` is given). Permissions are granted only by valid `PlayerRoleCredential`s issued by this service.
+         * @description Verifies a credential or a presentation and reports every check, not just a verdict. Accepted inputs: a VC-JOSE `jwt` (`vc+jwt` or `vp+jwt`; EdDSA, ES256 or ES384, never `none` nor HMAC; a VC Data Model 1.1 JWT-VC with a `vc` claim is accepted too), a JSON-LD `credential` with a Data Integrity proof (`eddsa-rdfc-2022`; a cryptosuite the service does not support fails the `signature` check), or a `presentation` (JSON-LD with a holder proof, or a `vp+jwt`) whose credentials are checked one by one. Checks, in order: `format` (VC Data Model 2.0 rules and JSON-LD expansion in safe mode; only contexts known to the service are used, none is fetched), `signature` (the signer's DID is resolved without network access: `did:key`, `did:jwk` and this service's `did:web`; any other DID fails this check), `issuer` (the key is an `assertionMethod` of the issuer), `validity` (`validFrom` / `validUntil`, and a JWT's `nbf`/`exp`, with 60 s of clock skew), `status` (Bitstring Status List, for this service's lists; another issuer's list or another status type fails it), `still-owned` (this service's `AssetOwnershipCredential`s: the wallet still holds the asset), `holder-binding` (presentations: signed by the holder, who is the subject of every credential, for the given `challenge`, which is required, and `domain` when given) and `permissions` (when `requiredPermissions` is given). Permissions are granted only by valid `PlayerRoleCredential`s issued by this service, and only inside a presentation that passes `holder-binding`: a credential sent on its own verifies but grants nothing (`permissions` fails with `bare-credential`), since anyone holding a copy could send it. A Data Integrity document may name only known context URLs (no inline or embedded contexts), and its claims are read from its form compacted with them, i.e. from what its proof covers. Each failed check has a stable `reason` code.
          *
          *     A well-formed request always answers 200, with `verified: false` and the failed checks when the credential is invalid, forged, expired, revoked or malformed as a credential.
          *
-         *     Errors: 400 `/problems/validation-failed` when not exactly one of `jwt`, `credential` and `presentation` is given, or a field has the wrong type; 401 when the bearer token or API key is missing or invalid; 403 when the credentials do not allow the call; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` when not exactly one of `jwt`, `credential` and `presentation` is given, or a field has the wrong type; 401 when the bearer token or API key is missing or invalid; 403 when the credentials do not allow the call; 413 when the body is larger than `VERIFY_BODY_LIMIT_BYTES` (default 32 KiB) or the credential or presentation has more than `VERIFY_MAX_JSON_NODES` JSON values (default 2,000): verification costs CPU that grows with the document; 429 when the API key's rate limit is used up (a verification uses `VERIFY_RATE_COST` units of it, default 10, where other operations use 1); 415 when it is not JSON; 500 on an unexpected failure.
          */
         post: operations["verifyCredential"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identity/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List credentials
+         * @description The credentials this service issued that concern a user: those the user requested and those about one of the user's DIDs (e.g. a role credential an admin issued to them), oldest first, paginated with `limit` and `cursor`. Each says whether it is `active`, `revoked` or `expired`, so a user (or an admin) can find and revoke what is still out there. Without `user`, the caller's own; an admin may name any user with `user`; anyone else naming another user gets 403. A role change revokes the user's `PlayerRoleCredential`s by itself.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `user`, a `limit` outside 1..100 or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `identity:write` or a non-admin names another user; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listCredentials"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1057,7 +1103,7 @@ export interface paths {
          *
          *     Errors: 400 (RFC 6749 JSON) `invalid_request` for a missing or repeated parameter or a body that is not form-encoded (oidc-provider answers 400, not 413/415, for bodies), `invalid_grant` for a bad, expired, used or foreign code or refresh token or a wrong `code_verifier` or `redirect_uri`, `unsupported_grant_type`, `invalid_scope`, `unauthorized_client`; 401 `invalid_client` when client authentication fails; 500 `server_error` on an unexpected failure.
          */
-        post: operations["token"];
+        post: operations["requestToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1167,7 +1213,7 @@ export interface paths {
         };
         /**
          * Login or consent page
-         * @description The page of an authorization step, reached by the redirect from `/authorize`. When the user must sign in, a login form (username, password) posting to `/interaction/{uid}/login`; when the user must approve the application, a consent page naming the application and the scopes it asks for (only those the user's role allows), posting to `/interaction/{uid}/confirm`, with a "Cancel" link to `/interaction/{uid}/abort`. Each form carries a `csrf` token bound to the interaction and the browser. The page needs the `_interaction` cookie set by `/authorize`, sends `Cache-Control: no-store`, and forbids framing. Public (the browser is not signed in yet).
+         * @description The page of an authorization step, reached by the redirect from `/authorize`. When the user must sign in, a login form (username, password) posting to `/interaction/{uid}/login`; when the user must approve the application, a consent page naming the application and the scopes it asks for (only those the user's role allows), posting to `/interaction/{uid}/confirm`, with a "Cancel" link to `/interaction/{uid}/abort`. Both pages say whether the application is part of this service or a third-party application, and for a third-party one the username of the user who registered it and its client id. Each form carries a `csrf` token bound to the interaction and the browser. The page needs the `_interaction` cookie set by `/authorize`, sends `Cache-Control: no-store`, and forbids framing. Public (the browser is not signed in yet).
          *
          *     Errors: 400 (HTML) when the interaction is unknown, expired, or not this browser's (missing cookie); 500 (HTML) on an unexpected failure.
          */
@@ -1298,7 +1344,7 @@ export interface components {
          *       "status": 400,
          *       "detail": "The request body has 1 invalid field.",
          *       "instance": "/api/v1/transfer",
-         *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X",
+         *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f",
          *       "errors": [
          *         {
          *           "pointer": "/body/amount",
@@ -1324,7 +1370,7 @@ export interface components {
              * @description The request path that produced the problem.
              */
             instance?: string;
-            /** @description The id of the request (also in the `X-Request-Id` response header), for support. */
+            /** @description The id of the request (also in the `X-Request-Id` response header), for support: the caller's safe `X-Request-Id`, else a random UUID. */
             requestId?: string;
             /** @description For invalid input, one entry per invalid field. */
             errors?: components["schemas"]["ProblemFieldError"][];
@@ -1333,26 +1379,35 @@ export interface components {
         };
         /**
          * ReadinessStatus
-         * @description Whether this instance can serve traffic: `ok` when every dependency check passed, else `unavailable`. A load balancer should route only to instances answering 200.
+         * @description Whether this instance can serve traffic: `ok` when the database answered and the instance is not shutting down, else `unavailable`. A load balancer should route only to instances answering 200. Redis is optional at run time: while it is away the instance stays ready with `redis: degraded` (rate limits, login throttles, WebSocket caps and tickets are then per instance).
          * @example {
          *       "status": "ok",
          *       "checks": {
-         *         "database": "ok"
+         *         "database": "ok",
+         *         "redis": "degraded"
          *       }
          *     }
          */
         ReadinessStatus: {
             /** @enum {string} */
             status: "ok" | "unavailable";
-            /** @description One entry per dependency, `ok` or `failed`. */
+            /** @description One entry per dependency. */
             checks: {
                 /**
-                 * @description A trivial query on the database answered within the time-out.
+                 * @description A trivial query on the database answered within 2 s.
                  * @enum {string}
                  */
                 database: "ok" | "failed";
-            } & {
-                [key: string]: "ok" | "failed";
+                /**
+                 * @description Present when `REDIS_URL` is set: `ok`, or `degraded` while Redis is away (per-instance fallbacks in use; shared counters resume by themselves when it returns).
+                 * @enum {string}
+                 */
+                redis?: "ok" | "degraded";
+                /**
+                 * @description Present (`failed`) while the instance is shutting down after SIGTERM.
+                 * @enum {string}
+                 */
+                shutdown?: "failed";
             };
         };
         /**
@@ -1418,7 +1473,7 @@ export interface components {
         CollectionId: string;
         /**
          * Address
-         * @description An EVM-style wallet address: `0x` followed by 40 hexadecimal digits (20 bytes). Accepted in any valid case (all lower, all upper, or correct EIP-55 mixed case); a mixed-case address whose checksum is wrong is rejected with 400 `/problems/invalid-address-checksum`. Always returned in EIP-55 checksum form.
+         * @description An EVM-style wallet address: `0x` (lower-case x) followed by 40 hexadecimal digits (20 bytes). Accepted in any valid case (all lower, all upper, or correct EIP-55 mixed case); a mixed-case address whose checksum is wrong is rejected with 400 `/problems/invalid-address-checksum`. Always returned in EIP-55 checksum form.
          * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
          */
         Address: string;
@@ -1431,7 +1486,7 @@ export interface components {
         /**
          * Timestamp
          * Format: date-time
-         * @description An instant in RFC 3339 form, always UTC (`Z`), with millisecond precision.
+         * @description An instant in RFC 3339 form, always UTC (`Z`), with millisecond precision. In requests any RFC 3339 offset is accepted, but not a leap second (`23:59:60`): it is answered 400 `/problems/validation-failed`, like any other invalid date-time.
          * @example 2026-11-22T09:30:00.000Z
          */
         Timestamp: string;
@@ -1664,7 +1719,7 @@ export interface components {
         ClientId: string;
         /**
          * ApplicationName
-         * @description A display name, shown to users on the consent page.
+         * @description A display name, shown to users on the consent page (with the username of the user who registered the application). Names of the service and of its own applications are reserved: a name containing the word "GATS" or the words "Game Asset Tracking Service", "GATS Explorer" or "GATS demo client" (compared without case, spaces or punctuation, with look-alike letters from other scripts read as the letters they imitate) is refused with 400 `/problems/validation-failed`.
          * @example Dragon Quest Companion
          */
         ApplicationName: string;
@@ -1986,6 +2041,7 @@ export interface components {
          *     }
          */
         CreateCollectionRequest: {
+            /** @description The new collection's id. Ids starting with `user-` are reserved for personal collections (see `POST /api/v1/nft/create`). */
             id: components["schemas"]["CollectionId"];
             /** @description Display name. */
             name: string;
@@ -1994,7 +2050,7 @@ export interface components {
         };
         /**
          * CreateNftRequest
-         * @description A new NFT, minted into an existing collection and owned by `to`.
+         * @description A new NFT, owned by `to`, in `collection` (one the caller owns) or, without `collection`, in the caller's personal collection. `name`, `description` and `metadata` alone (the original specification's body) are enough.
          * @example {
          *       "name": "Sword of Dawn",
          *       "description": "A legendary blade forged at first light.",
@@ -2019,8 +2075,8 @@ export interface components {
             name: string;
             description?: string;
             metadata: components["schemas"]["AssetMetadata"];
-            /** @description Id of an existing collection. */
-            collection: components["schemas"]["CollectionId"];
+            /** @description Id of an existing collection the caller owns (any collection for an admin). Absent: the caller's personal collection, `user-` followed by the lowercase ULID of the caller's user id, created on first use and owned by the caller. */
+            collection?: components["schemas"]["CollectionId"];
             /** @description The wallet that will own the NFT; it must be one the caller controls. Defaults to the caller's custodial wallet. */
             to?: components["schemas"]["Address"];
         };
@@ -2364,14 +2420,20 @@ export interface components {
         Ed25519Multikey: string;
         /**
          * CreateIdentityRequest
-         * @description An empty object asks the service to generate an Ed25519 key pair and hold the private key (encrypted at rest) for the caller; `publicKeyMultibase` registers a key the caller holds instead (the service then never sees the private key).
+         * @description An empty object asks the service to generate an Ed25519 key pair and hold the private key (encrypted at rest) for the caller; `publicKeyMultibase` registers a key the caller holds instead (the service then never sees the private key). Registering a key needs proof that the caller holds it: `challenge` from `POST /identity/create/challenge` for this key, and `signature`, the Ed25519 signature of the challenge's UTF-8 bytes with that key (base64url).
          * @example {}
          * @example {
-         *       "publicKeyMultibase": "z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+         *       "publicKeyMultibase": "z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
+         *       "challenge": "v1.zY2p3lNp0k0sJm8d.qVQ7Yy3u8y0b1Yw2X0k9b2hQk1c.W1v6n8Q0rVbV1eX6m7i3uQ",
+         *       "signature": "3x1fUd9M0bQ4bZ0sF3l7rQ2Yw8PqkXzK4i9xS6nQy1a8Zt5cV3b2N7mJ4h6G9d1E0f2A5s7D8g9H1j3K4l6P0o"
          *     }
          */
         CreateIdentityRequest: {
             publicKeyMultibase?: components["schemas"]["Ed25519Multikey"];
+            /** @description The challenge from `POST /identity/create/challenge`. */
+            challenge?: string;
+            /** @description Ed25519 signature (64 bytes, base64url without padding) of the challenge's UTF-8 bytes. */
+            signature?: string;
         };
         /**
          * DidKey
@@ -2460,9 +2522,7 @@ export interface components {
          */
         DidDocument: {
             /** @description `https://www.w3.org/ns/did/v1` first, then `https://w3id.org/security/multikey/v1`. */
-            "@context": [
-                "https://www.w3.org/ns/did/v1"
-            ];
+            "@context": string[];
             id: components["schemas"]["Did"];
             controller?: components["schemas"]["Did"] | components["schemas"]["Did"][];
             alsoKnownAs?: string[];
@@ -2527,6 +2587,29 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
         };
         /**
+         * KeyChallengeRequest
+         * @description The public key the caller wants to register as a DID (and so must prove it holds).
+         * @example {
+         *       "publicKeyMultibase": "z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+         *     }
+         */
+        KeyChallengeRequest: {
+            publicKeyMultibase: components["schemas"]["Ed25519Multikey"];
+        };
+        /**
+         * KeyChallenge
+         * @description A challenge to sign with the private key of the public key to register: an Ed25519 signature over the UTF-8 bytes of `challenge`, sent base64url-encoded as `signature` with `challenge` and `publicKeyMultibase` to `POST /identity/create` before `expiresAt`. It is bound to the caller and that key; it is opaque (do not parse it).
+         * @example {
+         *       "challenge": "v1.zY2p3lNp0k0sJm8d.qVQ7Yy3u8y0b1Yw2X0k9b2hQk1c.W1v6n8Q0rVbV1eX6m7i3uQ",
+         *       "expiresAt": "2026-11-22T09:40:00.000Z"
+         *     }
+         */
+        KeyChallenge: {
+            challenge: string;
+            /** Format: date-time */
+            expiresAt: string;
+        };
+        /**
          * CredentialFormat
          * @description How an issued credential is secured. `vc+jwt`: a VC-JOSE compact JWS (`application/vc+jwt`, header `typ: vc+jwt`, `cty: vc`, `alg: EdDSA`, `kid` = the issuer's verification method) whose payload is the credential. `data-integrity`: an embedded `DataIntegrityProof` with the `eddsa-rdfc-2022` cryptosuite.
          * @example vc+jwt
@@ -2570,7 +2653,7 @@ export interface components {
             wallet: components["schemas"]["Address"];
             /** @description The NFT or currency held. */
             assetId: components["schemas"]["AssetId"];
-            /** @description When the credential expires; in the future. Omitted, the configured default lifetime applies. `validFrom` is always the time of issuance. */
+            /** @description When the credential expires: in the future, and at most `CREDENTIAL_MAX_VALIDITY_DAYS` (default 365) days after issuance. Omitted, that longest lifetime applies. `validFrom` is always the time of issuance. */
             validUntil?: components["schemas"]["Timestamp"];
             formats?: components["schemas"]["CredentialFormats"];
         };
@@ -2590,7 +2673,7 @@ export interface components {
             type: "PlayerRoleCredential";
             /** @description The DID the credential is about (`credentialSubject.id`); one of the caller's DIDs from `POST /identity/create`. */
             subjectDid: components["schemas"]["DidKey"];
-            /** @description When the credential expires; in the future. Omitted, the configured default lifetime applies. `validFrom` is always the time of issuance. */
+            /** @description When the credential expires: in the future, and at most `CREDENTIAL_MAX_VALIDITY_DAYS` (default 365) days after issuance. Omitted, that longest lifetime applies. `validFrom` is always the time of issuance. */
             validUntil?: components["schemas"]["Timestamp"];
             formats?: components["schemas"]["CredentialFormats"];
         };
@@ -2731,15 +2814,10 @@ export interface components {
          *     }
          */
         IssuedVerifiableCredential: {
-            "@context": [
-                "https://www.w3.org/ns/credentials/v2"
-            ];
+            "@context": string[];
             id: components["schemas"]["CredentialId"];
             /** @description `VerifiableCredential` and the credential type. */
-            type: [
-                "VerifiableCredential",
-                components["schemas"]["CredentialType"]
-            ];
+            type: ("VerifiableCredential" | components["schemas"]["CredentialType"])[];
             /** @description This service's DID (`did:web`). */
             issuer: components["schemas"]["Did"];
             validFrom: components["schemas"]["Timestamp"];
@@ -2832,8 +2910,58 @@ export interface components {
             status: components["schemas"]["CredentialStatusInfo"];
         };
         /**
+         * VerifyJwtRequest
+         * @description A compact vc+jwt credential or vp+jwt presentation to verify, with optional verifier expectations (one of the forms of `VerifyRequest`).
+         */
+        VerifyJwtRequest: {
+            /** @description A VC-JOSE credential (`typ: vc+jwt`) or presentation (`typ: vp+jwt`) in compact form. */
+            jwt: components["schemas"]["CompactJws"];
+            /** @description The nonce the verifier gave the holder; a presentation's proof must carry it (`challenge` in a Data Integrity proof, `nonce` in a vp+jwt). Ignored for a bare credential. */
+            challenge?: string;
+            /** @description The verifier's domain; a presentation's proof must carry it (`domain`, or `aud` in a vp+jwt). */
+            domain?: string;
+            /** @description Permissions the presented credentials must grant together (the `permissions` check). */
+            requiredPermissions?: components["schemas"]["Permission"][];
+        };
+        /**
+         * VerifyCredentialRequest
+         * @description A JSON-LD credential with a Data Integrity proof to verify, with optional verifier expectations (one of the forms of `VerifyRequest`).
+         */
+        VerifyCredentialRequest: {
+            /** @description A JSON-LD verifiable credential with an embedded Data Integrity proof. */
+            credential: {
+                "@context": unknown;
+            } & {
+                [key: string]: unknown;
+            };
+            /** @description The nonce the verifier gave the holder; a presentation's proof must carry it (`challenge` in a Data Integrity proof, `nonce` in a vp+jwt). Ignored for a bare credential. */
+            challenge?: string;
+            /** @description The verifier's domain; a presentation's proof must carry it (`domain`, or `aud` in a vp+jwt). */
+            domain?: string;
+            /** @description Permissions the presented credentials must grant together (the `permissions` check). */
+            requiredPermissions?: components["schemas"]["Permission"][];
+        };
+        /**
+         * VerifyPresentationRequest
+         * @description A verifiable presentation to verify, with optional verifier expectations (one of the forms of `VerifyRequest`).
+         */
+        VerifyPresentationRequest: {
+            /** @description A verifiable presentation: a JSON-LD object with an embedded proof made by the holder, or a compact `vp+jwt`. Its credentials may be JSON-LD objects or `EnvelopedVerifiableCredential` entries carrying a vc+jwt. */
+            presentation: ({
+                "@context": unknown;
+            } & {
+                [key: string]: unknown;
+            }) | components["schemas"]["CompactJws"];
+            /** @description The nonce the verifier gave the holder; a presentation's proof must carry it (`challenge` in a Data Integrity proof, `nonce` in a vp+jwt). Ignored for a bare credential. */
+            challenge?: string;
+            /** @description The verifier's domain; a presentation's proof must carry it (`domain`, or `aud` in a vp+jwt). */
+            domain?: string;
+            /** @description Permissions the presented credentials must grant together (the `permissions` check). */
+            requiredPermissions?: components["schemas"]["Permission"][];
+        };
+        /**
          * VerifyRequest
-         * @description Exactly one of `jwt`, `credential` or `presentation`, plus optional verifier expectations. Only the envelope is checked at this stage: a credential that breaks the VC Data Model (a missing issuer, a bad date) is answered 200 with the `format` check failed, not 400.
+         * @description Exactly one of `jwt`, `credential` or `presentation`, plus optional verifier expectations. Only the envelope is checked at this stage: a credential that breaks the VC Data Model (a missing issuer, a bad date) is answered 200 with the `format` check failed, not 400. Declared as one object per form so that generated clients refuse a request with none (or two) of them at compile time.
          * @example {
          *       "jwt": "eyJhbGciOiJFZERTQSIsInR5cCI6InZjK2p3dCIsImN0eSI6InZjIiwia2lkIjoiZGlkOndlYjpsb2NhbGhvc3QlM0EzMDAwI2tleS0xIn0.eyJAY29udGV4dCI6WyJodHRwczovL3d3dy53My5vcmcvbnMvY3JlZGVudGlhbHMvdjIiXSwiaWQiOiJ1cm46dXVpZDozZjRiOWEyZS04YzFkLTRlNWYtOWE2Yi03YzhkOWUwZjFhMmIiLCJ0eXBlIjpbIlZlcmlmaWFibGVDcmVkZW50aWFsIiwiQXNzZXRPd25lcnNoaXBDcmVkZW50aWFsIl0sImlzc3VlciI6ImRpZDp3ZWI6bG9jYWxob3N0JTNBMzAwMCIsInZhbGlkRnJvbSI6IjIwMjYtMTEtMjJUMDk6MzA6MDAuMDAwWiIsInZhbGlkVW50aWwiOiIyMDI3LTExLTIyVDA5OjMwOjAwLjAwMFoiLCJjcmVkZW50aWFsU3ViamVjdCI6eyJpZCI6ImRpZDprZXk6ejZNa21yY2llTmJWTVhRZmZXWFQxZVRKQVVXSms5WDhhOUJKWW15cTM0RUtLYjhQIiwid2FsbGV0IjoiMHg1YUFlYjYwNTNGM0U5NEM5YjlBMDlmMzM2Njk0MzVFN0VmMUJlQWVkIiwiYXNzZXRJZCI6Im5mdF8wMUpEM1o2VzhRNU4yTTdLNFI5VDFWMFhZWiJ9LCJjcmVkZW50aWFsU3RhdHVzIjp7ImlkIjoiaHR0cDovL2xvY2FsaG9zdDozMDAwL2lkZW50aXR5L3N0YXR1cy1saXN0cy9zbF8wMUpEM1pBMEIxQzJEM0U0RjVHNkg3SjhLOSM5NDU2NyIsInR5cGUiOiJCaXRzdHJpbmdTdGF0dXNMaXN0RW50cnkiLCJzdGF0dXNQdXJwb3NlIjoicmV2b2NhdGlvbiIsInN0YXR1c0xpc3RJbmRleCI6Ijk0NTY3Iiwic3RhdHVzTGlzdENyZWRlbnRpYWwiOiJodHRwOi8vbG9jYWxob3N0OjMwMDAvaWRlbnRpdHkvc3RhdHVzLWxpc3RzL3NsXzAxSkQzWkEwQjFDMkQzRTRGNUc2SDdKOEs5In19.rIDDsFz-nPb_ekUHA44orsFgeiCehTgpXWzixVX-48RzNPoHSRTG4Kv0zn3iYlf97rbzt6yHbbB18qI2VC4SBg"
          *     }
@@ -2873,47 +3001,32 @@ export interface components {
          *       ]
          *     }
          */
-        VerifyRequest: {
-            /** @description A VC-JOSE credential (`typ: vc+jwt`) or presentation (`typ: vp+jwt`) in compact form. */
-            jwt?: components["schemas"]["CompactJws"];
-            /** @description A JSON-LD verifiable credential with an embedded Data Integrity proof. */
-            credential?: {
-                "@context": unknown;
-            } & {
-                [key: string]: unknown;
-            };
-            /** @description A verifiable presentation: a JSON-LD object with an embedded proof made by the holder, or a compact `vp+jwt`. Its credentials may be JSON-LD objects or `EnvelopedVerifiableCredential` entries carrying a vc+jwt. */
-            presentation?: ({
-                "@context": unknown;
-            } & {
-                [key: string]: unknown;
-            }) | components["schemas"]["CompactJws"];
-            /** @description The nonce the verifier gave the holder; a presentation's proof must carry it (`challenge` in a Data Integrity proof, `nonce` in a vp+jwt). Ignored for a bare credential. */
-            challenge?: string;
-            /** @description The verifier's domain; a presentation's proof must carry it (`domain`, or `aud` in a vp+jwt). */
-            domain?: string;
-            /** @description Permissions the presented credentials must grant together (the `permissions` check). */
-            requiredPermissions?: components["schemas"]["Permission"][];
-        } & (unknown | unknown | unknown);
+        VerifyRequest: components["schemas"]["VerifyJwtRequest"] | components["schemas"]["VerifyCredentialRequest"] | components["schemas"]["VerifyPresentationRequest"];
         /**
          * VerificationCheck
-         * @description The outcome of one verification step. `format`: the input is a well-formed credential or presentation (VC Data Model 2.0 rules, JOSE header `typ`, known contexts only: contexts are never fetched). `signature`: every proof or JWS verifies with the key resolved from its verification method or `kid`. `issuer`: that key is an `assertionMethod` of the issuer's DID. `validity`: now is within `validFrom`..`validUntil`. `status`: the credential's status-list bit is not set. `holder-binding` (presentations): the holder signed the presentation, is the subject of every credential, and the proof carries the expected `challenge` and `domain`. `permissions`: the credentials grant every `requiredPermissions` entry. Checks that do not apply are left out.
+         * @description The outcome of one verification step. `format`: the input is a well-formed credential or presentation (VC Data Model 2.0 rules, JOSE header `typ`, known contexts only: contexts are never fetched). A Data Integrity document's `@context` must be a list of known context URLs (no inline context objects, no `@context` inside the document); its claims are read from the document compacted with those contexts, i.e. from what its proof covers, never from the submitted JSON. A `BitstringStatusListCredential` that also claims another type fails `format`. `signature`: every proof or JWS verifies with the key resolved from its verification method or `kid`. `issuer`: that key is an `assertionMethod` of the issuer's DID. `validity`: now is within `validFrom`..`validUntil`. `status`: the credential's status-list bit is not set. `still-owned` (this service's AssetOwnershipCredentials): the wallet still holds the asset on the ledger now. `holder-binding` (presentations): the holder signed the presentation, is the subject of every credential, and the proof carries the expected `challenge` and `domain`. `permissions`: the credentials grant every `requiredPermissions` entry; only a holder-bound presentation for the verifier's challenge grants anything, so a credential on its own fails it (`bare-credential`). Checks that do not apply are left out.
          * @example {
          *       "name": "status",
          *       "passed": false,
+         *       "reason": "revoked",
          *       "detail": "The credential was revoked (status list sl_01JD3ZA0B1C2D3E4F5G6H7J8K9, index 94567)."
          *     }
          */
         VerificationCheck: {
             /** @enum {string} */
-            name: "format" | "signature" | "issuer" | "validity" | "status" | "holder-binding" | "permissions";
+            name: "format" | "signature" | "issuer" | "validity" | "status" | "still-owned" | "holder-binding" | "permissions";
             passed: boolean;
-            /** @description Why the check failed (or a note on how it passed), in words for a developer. */
+            /**
+             * @description Present exactly when the check failed: why, as a stable code to branch on (the first one when the check failed for several reasons; `detail` lists them all in words). `malformed`: the VC Data Model rules, the JOSE header or the JWS form. `context-not-allowed`: a Data Integrity document names an inline, embedded or unknown context. `invalid-json-ld`: JSON-LD processing failed (`detail` gives the JSON-LD error code). `type-conflict`: a status list credential that claims another type. `no-proof`, `unsupported-proof` (suite, cryptosuite or critical JOSE header this service does not verify), `wrong-proof-purpose`, `proof-unreadable` (a malformed proof), `key-unresolvable` (the signing key or its DID cannot be resolved offline), `algorithm-not-allowed` (`none`, symmetric, or not the key's), `signature-mismatch`. `not-checked` (issuer: no signature verified), `no-issuer`, `key-not-issuers`. `not-yet-valid`, `expired`. `revoked`, `suspended`, `status-flagged` (another purpose), `status-unknown` (not this service's status list), `status-unsupported` (entry type or form). `no-holder`, `holder-not-signer`, `no-challenge`, `challenge-mismatch`, `domain-mismatch`, `holder-not-subject`. `not-granted`, `bare-credential` (permissions: a credential sent on its own grants nothing). `ownership-moved` (still-owned: the wallet no longer holds the asset, or the asset is gone).
+             * @enum {string}
+             */
+            reason?: "malformed" | "context-not-allowed" | "invalid-json-ld" | "type-conflict" | "no-proof" | "unsupported-proof" | "wrong-proof-purpose" | "proof-unreadable" | "key-unresolvable" | "algorithm-not-allowed" | "signature-mismatch" | "not-checked" | "no-issuer" | "key-not-issuers" | "not-yet-valid" | "expired" | "revoked" | "suspended" | "status-flagged" | "status-unknown" | "status-unsupported" | "no-holder" | "holder-not-signer" | "no-challenge" | "challenge-mismatch" | "domain-mismatch" | "holder-not-subject" | "not-granted" | "bare-credential" | "ownership-moved";
+            /** @description Why the check failed (or a note on how it passed), in words for a developer. The words are this service's own (never a library's message) and may change: branch on `reason`. */
             detail?: string;
         };
         /**
          * VerifyResult
-         * @description The verdict and every check behind it. `verified` is true only when every listed check passed. For a presentation, `subject` is the holder, `issuer` is the issuer shared by all presented credentials (null when they differ) and `types` are the credentials' types together. `grantedPermissions` lists the permissions granted by verified `PlayerRoleCredential`s issued by this service (never by another issuer), whether or not any were required.
+         * @description The verdict and every check behind it. `verified` is true only when every listed check passed. For a presentation, `subject` is the holder, `issuer` is the issuer shared by all presented credentials (null when they differ) and `types` are the credentials' types together. `grantedPermissions` lists the permissions granted by verified `PlayerRoleCredential`s issued by this service (never by another issuer), whether or not any were required, and only for a presentation whose holder signed it for the verifier's `challenge` and is the credentials' subject. A credential sent on its own (`jwt` or `credential`) may verify, but grants nothing: anyone holding a copy could send it.
          * @example {
          *       "verified": true,
          *       "kind": "credential",
@@ -2945,14 +3058,7 @@ export interface components {
          *           "passed": true
          *         }
          *       ],
-         *       "grantedPermissions": [
-         *         "openid",
-         *         "offline_access",
-         *         "assets:read",
-         *         "assets:write",
-         *         "transfers:write",
-         *         "identity:write"
-         *       ]
+         *       "grantedPermissions": []
          *     }
          */
         VerifyResult: {
@@ -2966,6 +3072,52 @@ export interface components {
             types: string[];
             checks: components["schemas"]["VerificationCheck"][];
             grantedPermissions: components["schemas"]["Permission"][];
+        };
+        /**
+         * CredentialSummary
+         * @description A credential this service issued, as recorded (the signed credential itself is returned only once, at issuance). `status` is `revoked` once its status-list bit is set, else `expired` after `validUntil`, else `active`.
+         */
+        CredentialSummary: {
+            id: components["schemas"]["CredentialId"];
+            type: components["schemas"]["CredentialType"];
+            subjectDid: components["schemas"]["Did"];
+            requestedBy: components["schemas"]["UserId"];
+            /** Format: date-time */
+            issuedAt: string;
+            /** Format: date-time */
+            validUntil: string | null;
+            /** @enum {string} */
+            status: "active" | "revoked" | "expired";
+            /** Format: date-time */
+            revokedAt: string | null;
+            /** Format: uri */
+            statusListCredential: string;
+            statusListIndex: string;
+        };
+        /**
+         * CredentialSummaryPage
+         * @description A page of issued credentials, oldest first.
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b",
+         *           "type": "PlayerRoleCredential",
+         *           "subjectDid": "did:key:z6MkmrcieNbVMXQffWXT1eTJAUWJk9X8a9BJYmyq34EKKb8P",
+         *           "requestedBy": "usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P",
+         *           "issuedAt": "2026-11-22T09:30:00.000Z",
+         *           "validUntil": "2027-11-22T09:30:00.000Z",
+         *           "status": "revoked",
+         *           "revokedAt": "2026-11-23T10:00:00.000Z",
+         *           "statusListCredential": "http://localhost:3000/identity/status-lists/sl_01JD3ZA0B1C2D3E4F5G6H7J8K9",
+         *           "statusListIndex": "94567"
+         *         }
+         *       ],
+         *       "next_cursor": null
+         *     }
+         */
+        CredentialSummaryPage: {
+            data: components["schemas"]["CredentialSummary"][];
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /**
          * RevokeCredentialRequest
@@ -3019,15 +3171,10 @@ export interface components {
          *     }
          */
         BitstringStatusListCredential: {
-            "@context": [
-                "https://www.w3.org/ns/credentials/v2"
-            ];
+            "@context": string[];
             /** Format: uri */
             id: string;
-            type: [
-                "VerifiableCredential",
-                "BitstringStatusListCredential"
-            ];
+            type: ("VerifiableCredential" | "BitstringStatusListCredential")[];
             issuer: components["schemas"]["Did"];
             validFrom: components["schemas"]["Timestamp"];
             validUntil?: components["schemas"]["Timestamp"];
@@ -3349,7 +3496,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The request is malformed or a field is invalid (no string field accepts the NUL character, U+0000); `errors` lists each invalid field. Nothing was changed. */
+        /** @description The request is malformed or a field is invalid (no string field or property name accepts the NUL character, U+0000, or a lone UTF-16 surrogate such as an unpaired `\ud800` escape; no date-time accepts a leap second, `23:59:60`); `errors` lists each invalid field. Nothing was changed. */
         BadRequest: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3363,7 +3510,7 @@ export interface components {
                  *       "status": 400,
                  *       "detail": "The request body has 1 invalid field.",
                  *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X",
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f",
                  *       "errors": [
                  *         {
                  *           "pointer": "/body/amount",
@@ -3389,7 +3536,7 @@ export interface components {
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred.",
                  *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3411,7 +3558,7 @@ export interface components {
                  *       "status": 401,
                  *       "detail": "The access token has expired.",
                  *       "instance": "/api/v1/assets",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3431,7 +3578,7 @@ export interface components {
                  *       "status": 403,
                  *       "detail": "The token lacks the scope transfers:write.",
                  *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3451,13 +3598,13 @@ export interface components {
                  *       "status": 404,
                  *       "detail": "No asset with id nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
                  *       "instance": "/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The rate limit for this API key (or, on login and registration, this client address) is used up; wait `Retry-After` seconds. */
+        /** @description A rate limit is used up: this API key's, this user's (all of its keys together), this user's account management, or, on login and registration, this client address's or this username's failed logins. `RateLimit` names each policy counted; wait `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
                 "X-Request-Id": components["headers"]["XRequestId"];
@@ -3474,9 +3621,20 @@ export interface components {
                  *       "status": 429,
                  *       "detail": "Rate limit of 600 requests per 60 s exceeded.",
                  *       "instance": "/api/v1/assets",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description A dependency is away or the request ran out of time; retry after `Retry-After` seconds. Problem types: `/problems/database-unavailable` (the database is not answering; nothing was changed), `/problems/timeout` (a read took longer than `REQUEST_TIMEOUT_MS`), and `/problems/outcome-unknown` (a state-changing request lost its database connection or ran out of time after its write may have been sent: it may or may not have taken effect; retry with the same `Idempotency-Key` to get the first result, or read the state before retrying a write sent without one). The body never contains driver text. */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
@@ -3494,7 +3652,7 @@ export interface components {
                  *       "status": 413,
                  *       "detail": "The request body exceeds 102400 bytes.",
                  *       "instance": "/api/v1/nft/create",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3514,7 +3672,7 @@ export interface components {
                  *       "status": 415,
                  *       "detail": "Expected application/json.",
                  *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3534,7 +3692,7 @@ export interface components {
                  *       "status": 422,
                  *       "detail": "This Idempotency-Key was used with a different request body.",
                  *       "instance": "/api/v1/transfer",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3554,7 +3712,7 @@ export interface components {
                  *       "status": 410,
                  *       "detail": "Event 12 is older than the oldest retained event 5000.",
                  *       "instance": "/api/v1/events",
-                 *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -3578,7 +3736,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /** @example <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head> <body><h1>Something went wrong</h1><p>Request id 01JD3Z8C2B7N4Q6R8S0T2V4W6X.</p></body></html> */
+                /** @example <!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head> <body><h1>Something went wrong</h1><p>Request id 0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f.</p></body></html> */
                 "text/html": string;
             };
         };
@@ -3741,11 +3899,11 @@ export interface components {
     };
     requestBodies: never;
     headers: {
-        /** @description The request's id: the caller's `X-Request-Id` if it sent a safe one (1-128 characters of `[A-Za-z0-9._-]`), else a generated ULID. It appears in logs and problem bodies. */
+        /** @description The request's id: the caller's `X-Request-Id` if it sent a safe one (1-128 characters of `[A-Za-z0-9._-]`), else a generated random UUID (version 4). It appears in logs and problem bodies. */
         XRequestId: string;
-        /** @description The remaining quota of the current window, in the IETF RateLimit header fields form (draft-ietf-httpapi-ratelimit-headers): `"default";r=<remaining>;t=<seconds to reset>`. */
+        /** @description The remaining quota of the current window of each policy the request counted against, in the IETF RateLimit header fields form (draft-ietf-httpapi-ratelimit-headers), comma-separated: `"default";r=<remaining>;t=<seconds to reset>` for the API key (or, on login and registration, the client address), `"user"` for the user, `"account"` for the user's account management. */
         RateLimit: string;
-        /** @description The quota policy: `"default";q=<requests>;w=<window seconds>`. */
+        /** @description The quota policies the request counted against, comma-separated, in the same order as `RateLimit`: `"<policy>";q=<requests>;w=<window seconds>`. */
         RateLimitPolicy: string;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
@@ -4027,6 +4185,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAssetOwners: {
@@ -4089,6 +4248,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWalletAssets: {
@@ -4153,6 +4313,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     registerUser: {
@@ -4217,7 +4378,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "The username alice is already registered.",
                      *       "instance": "/api/v1/auth/register",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4227,6 +4388,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     login: {
@@ -4268,7 +4430,9 @@ export interface operations {
                      *       "scope": "openid offline_access assets:read assets:write transfers:write identity:write"
                      *     }
                      */
-                    "application/json": components["schemas"]["TokenResponse"] & unknown;
+                    "application/json": components["schemas"]["TokenResponse"] & {
+                        refresh_token: string;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4286,7 +4450,7 @@ export interface operations {
                      *       "status": 401,
                      *       "detail": "The username or password is incorrect.",
                      *       "instance": "/api/v1/auth/login",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4296,6 +4460,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCurrentUser: {
@@ -4336,6 +4501,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setUserRole: {
@@ -4402,7 +4568,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No user with id usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P.",
                      *       "instance": "/api/v1/users/usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P/role",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4422,7 +4588,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "usr_01JD3Z4A2B3C4D5E6F7G8H9J0K is the only admin; give another user the admin role first.",
                      *       "instance": "/api/v1/users/usr_01JD3Z4A2B3C4D5E6F7G8H9J0K/role",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4432,6 +4598,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApplications: {
@@ -4447,6 +4614,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4472,7 +4641,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApplication: {
@@ -4492,6 +4663,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     /**
                      * @description The application's URL (its `DELETE` target).
                      * @example /api/v1/applications/app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z
@@ -4506,9 +4679,31 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description The caller already has as many applications as one user may have. Nothing was created. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/quota-exceeded",
+                     *       "title": "Quota exceeded",
+                     *       "status": 409,
+                     *       "detail": "You already have 20 applications, the most one user may have; delete one you no longer use first.",
+                     *       "instance": "/api/v1/applications",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteApplication: {
@@ -4530,6 +4725,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4551,13 +4748,15 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No application with client id app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z.",
                      *       "instance": "/api/v1/applications/app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -4573,6 +4772,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4606,7 +4807,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -4631,6 +4834,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     "Cache-Control": components["headers"]["CacheControlNoStore"];
                     /**
                      * @description The key's URL (its `DELETE` target).
@@ -4656,9 +4861,31 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description The caller already has as many active API keys as one user may have. Nothing was created. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/quota-exceeded",
+                     *       "title": "Quota exceeded",
+                     *       "status": 409,
+                     *       "detail": "You already have 50 active API keys, the most one user may have; revoke one you no longer use first.",
+                     *       "instance": "/api/v1/api-keys",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -4680,6 +4907,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4701,13 +4930,15 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No API key with id key_01JD3ZB2C3D4E5F6G7H8J9K0M1.",
                      *       "instance": "/api/v1/api-keys/key_01JD3ZB2C3D4E5F6G7H8J9K0M1",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMyWallets: {
@@ -4752,6 +4983,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWalletLinkChallenge: {
@@ -4807,6 +5039,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     linkWallet: {
@@ -4873,7 +5106,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb is already linked to another account.",
                      *       "instance": "/api/v1/wallets/link",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -4883,6 +5116,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCollections: {
@@ -4943,6 +5177,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCollection: {
@@ -5003,7 +5238,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "A collection with id dawn-quest already exists.",
                      *       "instance": "/api/v1/collections",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5013,6 +5248,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createNft: {
@@ -5114,7 +5350,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks `assets:write`, or `to` is not a wallet the caller controls. */
+            /** @description The token lacks `assets:write`, `collection` belongs to another user, or `to` is not a wallet the caller controls. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -5138,7 +5374,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No collection with id dawn-quest.",
                      *       "instance": "/api/v1/nft/create",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5149,6 +5385,7 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCurrency: {
@@ -5250,7 +5487,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No collection with id dawn-quest.",
                      *       "instance": "/api/v1/currencies",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5270,7 +5507,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "A currency with id gold already exists.",
                      *       "instance": "/api/v1/currencies",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5281,6 +5518,7 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     mintCurrency: {
@@ -5370,7 +5608,7 @@ export interface operations {
                      *       "status": 403,
                      *       "detail": "Only the creator of gold or an admin may mint it.",
                      *       "instance": "/api/v1/currencies/gold/mint",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5390,7 +5628,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No currency with id silver.",
                      *       "instance": "/api/v1/currencies/silver/mint",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5410,7 +5648,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "Minting 500.25 gold would bring the supply to 1000000000.5, past its max supply 1000000000.",
                      *       "instance": "/api/v1/currencies/gold/mint",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5421,6 +5659,7 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listMyAssets: {
@@ -5548,6 +5787,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPrice: {
@@ -5607,6 +5847,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     postPrice: {
@@ -5689,7 +5930,7 @@ export interface operations {
                      *       "status": 403,
                      *       "detail": "Only the oracle and admin roles may post prices.",
                      *       "instance": "/api/v1/price/gold",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5701,6 +5942,7 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPriceHistory: {
@@ -5793,6 +6035,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTransfer: {
@@ -5885,7 +6128,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No asset with id silver.",
                      *       "instance": "/api/v1/transfer",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5905,7 +6148,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
                      *       "instance": "/api/v1/transfer",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -5916,6 +6159,7 @@ export interface operations {
             422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTransfers: {
@@ -6003,6 +6247,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTransfer: {
@@ -6062,7 +6307,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No transfer with id tr_01JD3Z7A1B2C3D4E5F6G7H8J9K.",
                      *       "instance": "/api/v1/transfers/tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6070,6 +6315,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -6142,6 +6388,7 @@ export interface operations {
             410: components["responses"]["Gone"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebSocketTicket: {
@@ -6184,6 +6431,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdentity: {
@@ -6267,12 +6515,53 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "did:key:z6MkmrcieNbVMXQffWXT1eTJAUWJk9X8a9BJYmyq34EKKb8P is already registered.",
                      *       "instance": "/identity/create",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createKeyChallenge: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "publicKeyMultibase": "z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
+                 *     }
+                 */
+                "application/json": components["schemas"]["KeyChallengeRequest"];
+            };
+        };
+        responses: {
+            /** @description A challenge to sign. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyChallenge"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6367,7 +6656,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No asset with id nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
                      *       "instance": "/identity/issue_credential",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6387,7 +6676,7 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "Wallet 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed does not hold nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
                      *       "instance": "/identity/issue_credential",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6409,7 +6698,7 @@ export interface operations {
                      *       "status": 422,
                      *       "detail": "validUntil 2025-01-01T00:00:00.000Z is not in the future.",
                      *       "instance": "/identity/issue_credential",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6417,6 +6706,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     verifyCredential: {
@@ -6449,6 +6739,52 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCredentials: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Whose credentials (admin only, for another user). Default the caller.
+                 * @example usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P
+                 */
+                user?: components["schemas"]["UserId"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of credentials. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialSummaryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -6509,7 +6845,7 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No credential with id urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b.",
                      *       "instance": "/identity/credentials/urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b/revoke",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -6519,6 +6855,7 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     resolveDid: {
@@ -6570,13 +6907,14 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "did:web:example.com is not a DID of this service.",
                      *       "instance": "/identity/dids/did:web:example.com",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getStatusListCredential: {
@@ -6654,13 +6992,14 @@ export interface operations {
                      *       "status": 404,
                      *       "detail": "No status list with id sl_01JD3ZA0B1C2D3E4F5G6H7J8K9.",
                      *       "instance": "/identity/status-lists/sl_01JD3ZA0B1C2D3E4F5G6H7J8K9",
-                     *       "requestId": "01JD3Z8C2B7N4Q6R8S0T2V4W6X"
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getServiceDidDocument: {
@@ -6707,6 +7046,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authorize: {
@@ -6832,7 +7172,7 @@ export interface operations {
             500: components["responses"]["HtmlServerError"];
         };
     };
-    token: {
+    requestToken: {
         parameters: {
             query?: never;
             header?: never;

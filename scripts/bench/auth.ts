@@ -25,6 +25,7 @@ const GUARD: OperationGuard = {
   apiKey: true,
   scopes: ['assets:read'],
   roles: null,
+  accountRateLimit: false,
   bodyTypes: [],
 };
 const IN_PROCESS_CALLS = 20_000;

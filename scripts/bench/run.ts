@@ -1,4 +1,4 @@
-// Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|all
+// Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|replay-flood|verify-flood|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
@@ -12,7 +12,9 @@ import type { DbKind } from './lib/database.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { memory } from './memory.ts';
 import { reads } from './reads.ts';
+import { replayFlood } from './replay-flood.ts';
 import { transfers } from './transfers.ts';
+import { verifyFlood } from './verify-flood.ts';
 
 const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   reads,
@@ -20,6 +22,8 @@ const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   auth,
   fanout,
   memory,
+  'replay-flood': replayFlood,
+  'verify-flood': verifyFlood,
 };
 
 function usage(message: string): never {

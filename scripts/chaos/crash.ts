@@ -1,5 +1,8 @@
 // Crash test: npm run chaos -- [--db postgres|sqlite|both] [--kills 5] [--duration 60] [--clients 32]
 //   [--players 12] [--redis redis://127.0.0.1:6379]
+// Outages: npm run chaos -- --scenario database-outage|redis-outage|outages [--outages 3]
+//   [--outage-seconds 5] [--clients 8]: PostgreSQL or Redis (or both, alternately) made unreachable
+//   through a fault proxy under load; see lib/outage-run.ts.
 // Drives transfers, mints and price posts with Idempotency-Keys from concurrent clients while
 // WebSocket subscribers follow the events, kills the service with SIGKILL at random moments and
 // restarts it on the same database, retries every unanswered request with the same key and body,
@@ -9,6 +12,7 @@ import { cleanupAll, installCleanupHandlers } from '../bench/lib/cleanup.ts';
 import type { DbKind } from '../bench/lib/database.ts';
 import { printCrashReport } from './lib/crash-report.ts';
 import { runCrashTest } from './lib/crash-run.ts';
+import { type OutageKind, printOutageReport, runOutageTest } from './lib/outage-run.ts';
 
 function usage(message: string): never {
   process.stderr.write(
@@ -33,8 +37,44 @@ const { values } = parseArgs({
     clients: { type: 'string', default: '32' },
     players: { type: 'string', default: '12' },
     redis: { type: 'string' },
+    scenario: { type: 'string', default: 'crash' },
+    outages: { type: 'string', default: '3' },
+    'outage-seconds': { type: 'string', default: '5' },
   },
 });
+const scenarios: Record<string, OutageKind[] | null> = {
+  crash: null,
+  'database-outage': ['database'],
+  'redis-outage': ['redis'],
+  outages: ['database', 'redis'],
+};
+if (!(values.scenario in scenarios))
+  usage('--scenario must be crash, database-outage, redis-outage or outages');
+const outageKinds = scenarios[values.scenario];
+if (outageKinds) {
+  installCleanupHandlers();
+  let failed = false;
+  try {
+    const count = integer(values.outages, 'outages', 1, 100);
+    const report = await runOutageTest({
+      outages: Array.from({ length: count }, (_, index) => outageKinds[index % outageKinds.length]),
+      outageMs: integer(values['outage-seconds'], 'outage-seconds', 1, 600) * 1000,
+      clients: integer(values.clients, 'clients', 1, 1000),
+      redisUrl: values.redis,
+      log: (line) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`),
+    });
+    printOutageReport(report);
+    failed = report.failures.length > 0;
+  } catch (error) {
+    process.stderr.write(
+      `outage test failed to run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+    failed = true;
+  } finally {
+    await cleanupAll();
+  }
+  process.exit(failed ? 1 : 0);
+}
 const dbs: Record<string, DbKind[]> = {
   postgres: ['postgres'],
   sqlite: ['sqlite'],

@@ -26,6 +26,7 @@ const seed = values.seed === undefined ? Date.now() % 2 ** 31 : Number(values.se
 // are logged so a 5xx comes with its stack.
 const t = await startTestApp(db, {
   RATE_LIMIT_REQUESTS: '1000000',
+  RATE_LIMIT_USER_REQUESTS: '1000000',
   LOGIN_RATE_LIMIT_REQUESTS: '100000',
   LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
 });

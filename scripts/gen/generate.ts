@@ -11,6 +11,7 @@ import { asyncApiHtml, openApiHtml } from './docs.ts';
 import { assertInternalRefs, toJson, writeText } from './files.ts';
 import { openApiTypes } from './openapi-types.ts';
 import { asyncApiRoot } from './paths.ts';
+import { applyProblemTypesToAsyncApi, applyProblemTypesToOpenApi } from './problems.ts';
 
 const readme = `# generated/
 
@@ -50,6 +51,7 @@ export async function generate(outDir: string): Promise<void> {
 
 async function generateOpenApi(outDir: string): Promise<void> {
   const bundled = await bundleOpenApi();
+  applyProblemTypesToOpenApi(bundled);
   const bundledPath = join(outDir, 'openapi', 'openapi.json');
   await writeText(bundledPath, toJson(bundled));
   const [types, html] = await allSettled([
@@ -64,6 +66,7 @@ async function generateOpenApi(outDir: string): Promise<void> {
 
 async function generateAsyncApi(outDir: string): Promise<void> {
   const bundled = bundleAsyncApi(asyncApiRoot);
+  applyProblemTypesToAsyncApi(bundled);
   assertInternalRefs(bundled, 'the bundled AsyncAPI document');
   await assertValidAsyncApi(bundled, 'the bundled AsyncAPI document');
   const bundledPath = join(outDir, 'asyncapi', 'asyncapi.json');

@@ -4,6 +4,7 @@ import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
 import type { Orm } from '../db/orm.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
+import { revokeRoleCredentials } from '../domain/identity/credentials.ts';
 import { newId } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
 import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
@@ -127,6 +128,7 @@ export async function setUserRole(orm: Orm, userId: string, role: UserRole): Pro
       user.role = role;
       await em.flush();
       await revokeAccountGrants(em, user.id);
+      await revokeRoleCredentials(em, user.id); // 13.3: role credentials do not outlive the role
     }
     return userView(em, user);
   });

@@ -1,7 +1,8 @@
 // Application API keys: `gak_` + 43 base64url characters (256 random bits), shown once, stored as a
 // SHA-256 digest (see client-secrets.ts for why a fast hash is right for them). Every protected
-// request looks its key up, so lookups are cached in memory for a few seconds; revoking a key on
-// this instance evicts it at once (other instances notice within the cache lifetime).
+// request looks its key up, so lookups are cached in memory for a few seconds; revoking a key, or
+// changing its owner's role, on this instance evicts it at once (other instances notice within the
+// cache lifetime, KEY_CACHE_TTL_MS: the documented bound of 13.7).
 import type { EntityManager } from '@mikro-orm/sql';
 import { ApiKey } from '../db/entities/ApiKey.ts';
 import { Application } from '../db/entities/Application.ts';
@@ -10,11 +11,14 @@ import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
+import { inTransaction } from '../domain/ledger/transactions.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
+import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
 
 export const API_KEY_PATTERN = /^gak_[A-Za-z0-9_-]{43}$/;
 const PREFIX_LENGTH = 12;
-const CACHE_TTL_MS = 5_000;
+/** How long another instance may go on using a revoked key or its owner's previous role. */
+export const KEY_CACHE_TTL_MS = 5_000;
 const CACHE_LIMIT = 10_000;
 /** lastUsedAt is a hint for the owner, not an audit log: written at most once a minute per key. */
 const LAST_USED_GRANULARITY_MS = 60_000;
@@ -58,9 +62,11 @@ export interface ApiKeyService {
   revokeForApplication(em: EntityManager, clientId: string): Promise<void>;
   /** The active key for a presented secret, or null (unknown, revoked, or its application deleted). */
   resolve(secret: string): Promise<ActiveApiKey | null>;
+  /** Drops this instance's cached lookups of the user's keys (their role changed). */
+  forgetUser(userId: string): void;
 }
 
-export function createApiKeyService(orm: Orm): ApiKeyService {
+export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUser'>): ApiKeyService {
   interface Cached {
     key: ActiveApiKey | null;
     expiresAt: number;
@@ -70,6 +76,10 @@ export function createApiKeyService(orm: Orm): ApiKeyService {
 
   function evict(keyIds: Set<string>): void {
     for (const [digest, entry] of cache) if (entry.key && keyIds.has(entry.key.id)) cache.delete(digest);
+  }
+
+  function evictUser(userId: string): void {
+    for (const [digest, entry] of cache) if (entry.key?.userId === userId) cache.delete(digest);
   }
 
   async function load(digest: string): Promise<ActiveApiKey | null> {
@@ -99,24 +109,33 @@ export function createApiKeyService(orm: Orm): ApiKeyService {
 
   return {
     async create(userId, clientId, name) {
-      const em = orm.em.fork();
-      const application = await em.findOne(Application, { clientId, deletedAt: null });
-      if (!application)
-        throw new ForbiddenError(`The application ${clientId} of this token has been deleted.`);
-      const secret = `gak_${generateSecret()}`;
-      const key = em.create(ApiKey, {
-        id: newId('key'),
-        application,
-        user: em.getReference(User, userId),
-        name,
-        prefix: secret.slice(0, PREFIX_LENGTH),
-        keyHash: digestSecret(secret),
-        createdAt: new Date(),
-        lastUsedAt: null,
-        revokedAt: null,
+      return inTransaction(orm, async (em) => {
+        const application = await em.findOne(Application, { clientId, deletedAt: null });
+        if (!application)
+          throw new ForbiddenError(`The application ${clientId} of this token has been deleted.`);
+        await lockUser(em, userId);
+        if ((await em.count(ApiKey, { user: userId, revokedAt: null })) >= quotas.apiKeysPerUser) {
+          throw new QuotaExceededError(
+            'active API keys',
+            quotas.apiKeysPerUser,
+            'revoke one you no longer use first.',
+          );
+        }
+        const secret = `gak_${generateSecret()}`;
+        const key = em.create(ApiKey, {
+          id: newId('key'),
+          application,
+          user: em.getReference(User, userId),
+          name,
+          prefix: secret.slice(0, PREFIX_LENGTH),
+          keyHash: digestSecret(secret),
+          createdAt: new Date(),
+          lastUsedAt: null,
+          revokedAt: null,
+        });
+        await em.flush();
+        return { ...view(key), key: secret };
       });
-      await em.flush();
-      return { ...view(key), key: secret };
     },
 
     async list(userId) {
@@ -151,8 +170,12 @@ export function createApiKeyService(orm: Orm): ApiKeyService {
       if (cached && cached.expiresAt > now) return cached.key;
       const key = await load(digest);
       if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value as string);
-      cache.set(digest, { key, expiresAt: now + CACHE_TTL_MS });
+      cache.set(digest, { key, expiresAt: now + KEY_CACHE_TTL_MS });
       return key;
+    },
+
+    forgetUser(userId) {
+      evictUser(userId);
     },
   };
 }

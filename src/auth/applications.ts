@@ -2,11 +2,14 @@
 // client metadata; the first-party client behind POST /api/v1/auth/login and the demo client are
 // seeded rows of the same table, so API keys can reference any client.
 import type { EntityManager } from '@mikro-orm/core';
+import type { EntityManager as SqlEntityManager } from '@mikro-orm/sql';
 import { Application, type ApplicationType } from '../db/entities/Application.ts';
 import { User } from '../db/entities/User.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
+import { reservedNameProblem } from './application-names.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
+import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
 
 export const FIRST_PARTY_CLIENT_ID = 'gats-first-party';
 export const DEMO_CLIENT_ID = 'gats-demo';
@@ -45,16 +48,33 @@ export function redirectUriProblem(value: string): string | null {
   return 'must use https (or http on localhost or 127.0.0.1)';
 }
 
+/** Run inside a transaction: the owner's row is locked while the applications are counted. */
 export async function createApplication(
-  em: EntityManager,
+  em: SqlEntityManager,
   ownerId: string,
   input: { name: string; redirectUris: string[]; type?: ApplicationType },
+  quotas: Pick<Quotas, 'applicationsPerUser'>,
 ): Promise<{ application: Application; clientSecret: string | null }> {
   const errors = input.redirectUris.flatMap((uri, index) => {
     const problem = redirectUriProblem(uri);
     return problem ? [{ pointer: `/body/redirectUris/${index}`, detail: problem }] : [];
   });
-  if (errors.length > 0) throw new ValidationError('A redirect URI is not acceptable.', errors);
+  const nameProblem = reservedNameProblem(input.name);
+  if (nameProblem) errors.unshift({ pointer: '/body/name', detail: nameProblem });
+  if (errors.length > 0) {
+    throw new ValidationError(
+      nameProblem ? 'The name is reserved for the service.' : 'A redirect URI is not acceptable.',
+      errors,
+    );
+  }
+  await lockUser(em, ownerId);
+  if ((await em.count(Application, { owner: ownerId, deletedAt: null })) >= quotas.applicationsPerUser) {
+    throw new QuotaExceededError(
+      'applications',
+      quotas.applicationsPerUser,
+      'delete one you no longer use first.',
+    );
+  }
   const type = input.type ?? 'public';
   const clientSecret = type === 'confidential' ? generateSecret() : null;
   const application = em.create(Application, {

@@ -5,7 +5,7 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { OperationGuard } from '../http/contract.ts';
 import type { AuthContext, Authenticator, Role } from '../http/security.ts';
 import type { ApiKeyService } from './api-keys.ts';
-import { type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
+import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
 
@@ -45,7 +45,12 @@ export function createAuthenticator(options: {
   verifier: TokenVerifier;
   apiKeys: ApiKeyService;
   limiter: RateLimiter;
-  rateLimit: { requestsPerWindow: number; windowSeconds: number };
+  rateLimit: {
+    requestsPerWindow: number;
+    windowSeconds: number;
+    userRequestsPerWindow: number;
+    accountRequestsPerWindow: number;
+  };
 }): Authenticator {
   const { verifier, apiKeys, limiter, rateLimit } = options;
   // The verifier hands back the same claims object for a token it remembers: the scopes a role
@@ -82,6 +87,14 @@ export function createAuthenticator(options: {
 
       let role = claims.role;
       let apiKeyId: string | null = null;
+      // 13.5: every authenticated operation counts against its user as well as its key (a user's
+      // keys no longer multiply its rate), account management against a smaller budget too.
+      const counted: NamedRateLimit[] = [];
+      const charge = async (name: string, key: string, limit: number, what: string) => {
+        const state = await limiter.hit(key, limit, rateLimit.windowSeconds);
+        counted.push([name, state]);
+        if (!state.allowed) throw rateLimitedError(state, what, counted);
+      };
       if (guard.apiKey) {
         const presented = ctx.get('X-API-Key');
         if (!presented) throw invalidApiKey('This operation requires an API key in X-API-Key.');
@@ -89,17 +102,22 @@ export function createAuthenticator(options: {
         if (!key) throw invalidApiKey('The API key is unknown or revoked.');
         if (key.userId !== claims.userId)
           throw invalidApiKey('The API key belongs to another user than the bearer token.');
-        const state = await limiter.hit(
-          `key:${key.id}`,
-          rateLimit.requestsPerWindow,
-          rateLimit.windowSeconds,
-        );
-        if (!state.allowed) throw rateLimitedError(state, 'requests');
-        ctx.set(rateLimitHeaders(state));
+        await charge('default', `key:${key.id}`, rateLimit.requestsPerWindow, 'requests of this API key');
         apiKeyId = key.id;
         // The key lookup (cached briefly) knows the user's current role: a demotion applies at once.
         role = key.role;
       }
+
+      await charge('user', `user:${claims.userId}`, rateLimit.userRequestsPerWindow, 'requests of this user');
+      if (guard.accountRateLimit) {
+        await charge(
+          'account',
+          `account:${claims.userId}`,
+          rateLimit.accountRequestsPerWindow,
+          'account management requests of this user',
+        );
+      }
+      ctx.set(rateLimitHeaders(counted));
 
       // Never more than the role allows, even if the token was issued under a more generous role.
       const scopes = effectiveScopes(claims, role);

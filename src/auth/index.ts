@@ -12,6 +12,7 @@ import { applicationHandlers } from '../http/handlers/applications.ts';
 import { authHandlers } from '../http/handlers/auth.ts';
 import type { Authenticator } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
+import type { RedisLink } from '../redis/link.ts';
 import type { UserRegisteredHook } from './accounts.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
 import { createApiKeyService } from './api-keys.ts';
@@ -22,7 +23,7 @@ import { interactionRoutes } from './interactions.ts';
 import { createLoginThrottle } from './login-throttle.ts';
 import { dummyPasswordHash } from './passwords.ts';
 import { createProvider, PROVIDER_ROUTES } from './provider.ts';
-import { createMemoryRateLimiter, createRedisRateLimiter } from './rate-limit.ts';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import {
   ensureSigningKeys,
   loadSigningKeys,
@@ -44,7 +45,7 @@ export {
 export const MIDDLEWARE_OPERATIONS = [
   'authorize',
   'resumeAuthorization',
-  'token',
+  'requestToken',
   'revokeToken',
   'getJwks',
   'getOpenIdConfiguration',
@@ -73,10 +74,16 @@ export interface AuthModuleOptions {
   /** The service secret (SECRET_KEY or the generated one): cookie and CSRF keys are derived from it. */
   secret: string;
   onUserRegistered?: UserRegisteredHook;
+  /** Shared rate-limit counters (REDIS_URL); per instance without it or while Redis is away. */
+  redis?: RedisLink;
+  /** Called when a count falls back to this instance's memory because Redis is away. */
+  onRedisFallback?: () => void;
 }
 
 export interface AuthModule {
   authenticator: Authenticator;
+  /** The request counters (the verify handler charges its extra cost to the same per-key budget). */
+  limiter: RateLimiter;
   /** Serves oidc-provider's routes and the interaction pages; place it before the body parser. */
   middleware: (ctx: Context, next: Next) => Promise<void>;
   handlers: HandlerMap;
@@ -171,9 +178,11 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
   }, PURGE_INTERVAL_MS);
   purge.unref();
 
-  const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl) : createMemoryRateLimiter();
+  const limiter = options.redis
+    ? createRedisRateLimiter(options.redis, options.onRedisFallback)
+    : createMemoryRateLimiter();
   const throttle = createLoginThrottle(limiter, config.rateLimit);
-  const apiKeys = createApiKeyService(orm);
+  const apiKeys = createApiKeyService(orm, config.quotas);
   const interactions = interactionRoutes({ getProvider: () => provider, em, audience, csrfKey, throttle });
 
   /** Hands the raw request to oidc-provider (its own Koa app, with its own cookie keys). */
@@ -201,12 +210,14 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
 
   return {
     authenticator: createAuthenticator({ verifier, apiKeys, limiter, rateLimit: config.rateLimit }),
+    limiter,
     middleware,
     handlers: {
       ...authHandlers({
         orm,
         throttle,
         onUserRegistered: options.onUserRegistered,
+        onRoleChanged: (userId) => apiKeys.forgetUser(userId),
         issueTokens: (user, scope) =>
           issueFirstPartyTokens(
             provider,
@@ -215,7 +226,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
             scope,
           ),
       }),
-      ...applicationHandlers({ orm, apiKeys }),
+      ...applicationHandlers({ orm, apiKeys, quotas: config.quotas }),
     },
     audience,
     async rotateSigningKey() {

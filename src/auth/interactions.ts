@@ -7,10 +7,12 @@ import type { EntityManager } from '@mikro-orm/sql';
 import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import { errors as oidcErrors } from 'oidc-provider';
+import { Application } from '../db/entities/Application.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { AppError, TooManyRequestsError } from '../domain/errors.ts';
 import { checkCredentials, findUser } from './accounts.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import type { ClientInfo } from './pages/client-origin.ts';
 import { consentPage } from './pages/consent.ts';
 import { renderErrorPage } from './pages/error.ts';
 import { sendPage } from './pages/html.ts';
@@ -80,9 +82,17 @@ export function interactionRoutes(options: InteractionOptions) {
     return interaction;
   }
 
-  async function clientName(interaction: Interaction): Promise<string> {
-    const client = await options.getProvider().Client.find(String(interaction.params.client_id));
-    return client?.clientName ?? String(interaction.params.client_id);
+  /** The client as the pages present it: its name, and whether it is the service's own or whose. */
+  async function clientInfo(interaction: Interaction): Promise<ClientInfo> {
+    const clientId = String(interaction.params.client_id);
+    const app = await em.fork().findOne(Application, { clientId, deletedAt: null }, { populate: ['owner'] });
+    if (!app) return { clientId, name: clientId, firstParty: false, registeredBy: null };
+    return {
+      clientId,
+      name: app.name,
+      firstParty: app.firstParty,
+      registeredBy: app.owner?.getEntity().username ?? null,
+    };
   }
 
   /** The scopes the page asks consent for: requested, and allowed by the user's role. */
@@ -103,7 +113,7 @@ export function interactionRoutes(options: InteractionOptions) {
       'Sign in',
       loginPage({
         uid: interaction.uid,
-        clientName: await clientName(interaction),
+        client: await clientInfo(interaction),
         csrf: csrfToken(interaction),
         ...extra,
       }),
@@ -123,7 +133,7 @@ export function interactionRoutes(options: InteractionOptions) {
       'Authorize',
       consentPage({
         uid: interaction.uid,
-        clientName: await clientName(interaction),
+        client: await clientInfo(interaction),
         csrf: csrfToken(interaction),
         username: user.username,
         scopes: consentScopes(interaction, user.role),

@@ -1,8 +1,10 @@
 // Fixed-window request counters: per API key for the API, per client address (and per username +
 // address for failed logins) for login and registration. In Redis when REDIS_URL is set, so every
-// instance shares the counts; in memory otherwise (one instance).
-import { Redis } from 'ioredis';
+// instance shares the counts; in memory otherwise (one instance). While Redis is away each instance
+// counts in memory (approximate: N instances admit up to N times the limit), and the shared
+// counters take over again when it returns.
 import { TooManyRequestsError } from '../domain/errors.ts';
+import type { RedisLink } from '../redis/link.ts';
 
 export interface RateLimitResult {
   allowed: boolean;
@@ -15,7 +17,7 @@ export interface RateLimitResult {
 
 export interface RateLimiter {
   /** Counts one request against `key` and tells whether it is within `limit` per window. */
-  hit(key: string, limit: number, windowSeconds: number): Promise<RateLimitResult>;
+  hit(key: string, limit: number, windowSeconds: number, weight?: number): Promise<RateLimitResult>;
   /** The current state without counting (e.g. "has this username failed too often?"). */
   peek(key: string, limit: number, windowSeconds: number): Promise<RateLimitResult>;
   close(): Promise<void>;
@@ -49,10 +51,10 @@ export function createMemoryRateLimiter(): RateLimiter {
   }
 
   return {
-    async hit(key, limit, windowSeconds) {
+    async hit(key, limit, windowSeconds, weight = 1) {
       const now = Date.now();
       const entry = current(key, windowSeconds, now);
-      entry.count += 1;
+      entry.count += weight;
       return result(entry.count, limit, windowSeconds, entry.resetAt - now);
     },
     async peek(key, limit, windowSeconds) {
@@ -67,9 +69,9 @@ export function createMemoryRateLimiter(): RateLimiter {
   };
 }
 
-/** INCR and set the window's expiry atomically (a key never outlives its window, even after a crash). */
+/** INCRBY (a request's weight) and set the window's expiry atomically (a key never outlives its window, even after a crash). */
 const HIT_SCRIPT = `
-local count = redis.call('INCR', KEYS[1])
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -77,41 +79,87 @@ if ttl < 0 then
 end
 return {count, ttl}`;
 
-export function createRedisRateLimiter(url: string): RateLimiter {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2, keyPrefix: 'gats:ratelimit:' });
+export function createRedisRateLimiter(link: RedisLink, onFallback?: () => void): RateLimiter {
+  const redis = link.client('rate limits');
+  const fallback = createMemoryRateLimiter();
+  const key = (name: string) => `${link.prefix}ratelimit:${name}`;
+  /** Redis when usable, else (or when the command fails) this instance's own counters. */
+  async function either<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (link.usable()) {
+      try {
+        return await shared();
+      } catch (error) {
+        link.failed(error, 'rate limits');
+      }
+    }
+    onFallback?.();
+    return local();
+  }
   return {
-    async hit(key, limit, windowSeconds) {
-      const [count, ttl] = (await redis.eval(HIT_SCRIPT, 1, key, String(windowSeconds * 1000))) as [
-        number,
-        number,
-      ];
-      return result(count, limit, windowSeconds, ttl);
-    },
-    async peek(key, limit, windowSeconds) {
-      const [[, count], [, ttl]] = (await redis.multi().get(key).pttl(key).exec()) as [
-        [null, string | null],
-        [null, number],
-      ];
-      if (count === null || ttl < 0) return result(0, limit, windowSeconds, windowSeconds * 1000);
-      return result(Number(count), limit, windowSeconds, ttl);
-    },
+    hit: (name, limit, windowSeconds, weight = 1) =>
+      either(
+        async () => {
+          const [count, ttl] = (await redis.eval(
+            HIT_SCRIPT,
+            1,
+            key(name),
+            String(windowSeconds * 1000),
+            String(weight),
+          )) as [number, number];
+          return result(count, limit, windowSeconds, ttl);
+        },
+        () => fallback.hit(name, limit, windowSeconds, weight),
+      ),
+    peek: (name, limit, windowSeconds) =>
+      either(
+        async () => {
+          const [[, count], [, ttl]] = (await redis.multi().get(key(name)).pttl(key(name)).exec()) as [
+            [null, string | null],
+            [null, number],
+          ];
+          if (count === null || ttl < 0) return result(0, limit, windowSeconds, windowSeconds * 1000);
+          return result(Number(count), limit, windowSeconds, ttl);
+        },
+        () => fallback.peek(name, limit, windowSeconds),
+      ),
     async close() {
-      await redis.quit();
+      redis.disconnect();
+      await fallback.close();
     },
   };
 }
 
-/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as the contract shows them. */
-export function rateLimitHeaders(state: RateLimitResult): Record<string, string> {
+/** A counted policy: its name in the headers (`default` is the API key's, or the address's on login). */
+export type NamedRateLimit = [name: string, state: RateLimitResult];
+
+/**
+ * The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), as the contract shows
+ * them: one list member per policy the request was counted against, the API key's (`default`) first.
+ */
+export function rateLimitHeaders(
+  states: RateLimitResult | readonly NamedRateLimit[],
+): Record<string, string> {
+  const named: readonly NamedRateLimit[] = Array.isArray(states)
+    ? states
+    : [['default', states as RateLimitResult]];
   return {
-    RateLimit: `"default";r=${state.remaining};t=${state.resetSeconds}`,
-    'RateLimit-Policy': `"default";q=${state.limit};w=${state.windowSeconds}`,
+    RateLimit: named
+      .map(([name, state]) => `"${name}";r=${state.remaining};t=${state.resetSeconds}`)
+      .join(', '),
+    'RateLimit-Policy': named
+      .map(([name, state]) => `"${name}";q=${state.limit};w=${state.windowSeconds}`)
+      .join(', '),
   };
 }
 
-export function rateLimitedError(state: RateLimitResult, what: string): TooManyRequestsError {
+/** 429 for the exhausted policy (the last of `states` when a list is given), with every policy's headers. */
+export function rateLimitedError(
+  state: RateLimitResult,
+  what: string,
+  states?: readonly NamedRateLimit[],
+): TooManyRequestsError {
   return new TooManyRequestsError(
     `Rate limit of ${state.limit} ${what} per ${state.windowSeconds} s exceeded; retry in ${state.resetSeconds} s.`,
-    { ...rateLimitHeaders(state), 'Retry-After': String(state.resetSeconds) },
+    { ...rateLimitHeaders(states ?? state), 'Retry-After': String(state.resetSeconds) },
   );
 }

@@ -1,21 +1,40 @@
 // One typed configuration, read from the environment once at start-up, validated, then passed down.
 // Nothing else in src/ reads process.env.
+//
+// Every variable is declared once, in `configSchema` below (zod): its type, range, default and the
+// sentence the README's configuration table shows (`npm run gen` writes that table from this schema,
+// `npm run gen:check` fails when it drifts). To add a variable: add it to `configSchema` with a
+// `description` (and `defaultText` when the default is derived), add its field to `Config`, map it in
+// `loadConfig`, then run `npm run gen`.
 import path from 'node:path';
+import { z } from 'zod';
 
 export interface Config {
   /** Port the HTTP and WebSocket server listens on. */
   port: number;
-  /** Interface to bind. */
-  host: string;
+  /**
+   * Interface to bind, when HOST is set. Unset: all interfaces, or loopback only while demo accounts
+   * with their published passwords exist (decided at start-up: `AppInstance.listenHost`).
+   */
+  host: string | undefined;
   /** Public base URL: absolute links, the OAuth issuer and the did:web identity derive from it. */
   publicUrl: string;
+  /** Whether a PUBLIC_URL other than the one the database was set up with may take over. */
+  publicUrlChange: 'refuse' | 'allow';
   /** PostgreSQL URL; when unset the embedded SQLite file at `sqlitePath` is used. */
   databaseUrl: string | undefined;
   sqlitePath: string;
+  /**
+   * PostgreSQL: time allowed to open a connection or get a free pooled one; beyond it the request
+   * is answered 503 and start-up fails.
+   */
+  databaseConnectTimeoutMs: number;
   /** Directory for embedded state (SQLite file, generated secrets). */
   dataDir: string;
   /** Redis URL for multi-instance event fan-out and shared rate-limit counters. */
   redisUrl: string | undefined;
+  /** Starts every Redis key and channel name, so several deployments can share one Redis. */
+  redisKeyPrefix: string;
   /** Seed demo data: 'auto' seeds an empty embedded database, 'always' seeds any empty database, 'never'. */
   seedDemo: 'auto' | 'always' | 'never';
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -25,6 +44,8 @@ export interface Config {
   requestTimeoutMs: number;
   /** Seconds a draining server waits for in-flight requests on SIGTERM before closing anyway. */
   shutdownGraceMs: number;
+  /** Hard limit on a shutdown: past it the process exits non-zero whatever is stuck. */
+  shutdownTimeoutSeconds: number;
   /** Trust X-Forwarded-* headers (behind a load balancer). */
   trustProxy: boolean;
   /** Origins allowed by CORS (exact matches); empty = no cross-origin access. */
@@ -33,17 +54,40 @@ export interface Config {
   secretKey: string | undefined;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
-  rateLimit: { requestsPerWindow: number; windowSeconds: number; loginPerWindow: number };
+  rateLimit: {
+    /** Per API key, every operation that takes one. */
+    requestsPerWindow: number;
+    windowSeconds: number;
+    loginPerWindow: number;
+    /** Per user, every authenticated operation, all of the user's keys and tokens together. */
+    userRequestsPerWindow: number;
+    /** Per user, account management (API keys and applications: `x-rate-limit: account`). */
+    accountRequestsPerWindow: number;
+  };
+  /** What one user may hold at once. */
+  quotas: { apiKeysPerUser: number; applicationsPerUser: number };
   idempotencyTtlSeconds: number;
   eventRetentionDays: number;
+  /** Identity: the longest (and default) lifetime of an issued credential, in days. */
+  credentialMaxValidityDays: number;
+  /** Identity verification limits (13.4): body size, JSON nodes, worker threads, rate cost. */
+  verify: { bodyLimitBytes: number; maxJsonNodes: number; workers: number; cost: number };
   /** Serialized answers of the hottest reads kept per instance (see src/http/read-cache.ts); 0 = off. */
   readCache: { maxEntries: number; maxMegabytes: number };
   ws: {
     heartbeatMs: number;
     maxSubscriptionsPerConnection: number;
     maxConnectionsPerKey: number;
+    maxConnectionsPerUser: number;
     maxMessageBytes: number;
     maxBufferedBytes: number;
+    /** Origins a browser may open a WebSocket from (exact `scheme://host[:port]`); no Origin header: not checked. */
+    allowedOrigins: string[];
+    /** A resume point more than this many event ids behind the newest event answers `resync_required`. */
+    maxReplayEvents: number;
+    /** Replays in flight at once per API key and per user (one per connection); more wait their turn. */
+    maxReplaysPerKey: number;
+    maxReplaysPerUser: number;
   };
 }
 
@@ -51,97 +95,403 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+/**
+ * What the README's table shows besides the schema's own type, range and default: `description`,
+ * `defaultText` (a default derived from other variables, in words), `allowed` (values, in words,
+ * when the schema's type does not say it), `secret` (the value is never repeated in error messages).
+ */
+type VariableMeta = {
+  description: string;
+  defaultText?: string;
+  allowed?: string;
+  secret?: boolean;
+};
+
+const meta = (value: VariableMeta) => value;
+
+/** An integer from `min` to `max`; unset or empty takes `fallback`. */
+const integer = (fallback: number, min: number, max: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T, fallback: T[number]) =>
+  z.enum(values).default(fallback as never);
+
+/** An absolute URL whose scheme is one of `protocols` (e.g. 'https:'); kept as written. */
+const url = (protocols: string[]) =>
+  z.string().refine((raw) => protocols.includes(URL.parse(raw)?.protocol ?? ''), {
+    error: `must be a ${protocols.join(' or ')} URL`,
+  });
+
+/** A comma-separated list, trimmed, empty items dropped. */
+const list = () =>
+  z.string().transform((raw) =>
+    raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
+
+/** A comma-separated list of exact origins (`scheme://host[:port]`), normalized. */
+const origins = () =>
+  list().transform((items, context) =>
+    items.flatMap((origin) => {
+      const parsed = URL.parse(origin);
+      if (
+        !parsed ||
+        !['http:', 'https:'].includes(parsed.protocol) ||
+        parsed.pathname !== '/' ||
+        parsed.search !== '' ||
+        parsed.hash !== '' ||
+        parsed.username !== ''
+      ) {
+        context.addIssue({ code: 'custom', message: `must list origins like https://game.example.com` });
+        return [];
+      }
+      return [parsed.origin];
+    }),
+  );
+
+const KIB = 1024;
+const MIB = 1024 * KIB;
+const DAY_SECONDS = 86_400;
+
+/** Every environment variable the service reads: the one source of validation and documentation. */
+export const configSchema = z.object({
+  PORT: integer(3000, 0, 65535).meta(meta({ description: 'HTTP and WebSocket port' })),
+  HOST: z
+    .string()
+    .optional()
+    .meta(
+      meta({
+        description:
+          'interface to bind. Unset, while demo accounts still accept their published passwords the service listens on loopback only and warns, naming them (see "Demo accounts")',
+        defaultText: '`0.0.0.0`; `127.0.0.1` while demo accounts exist',
+        allowed: 'IP address or host name',
+      }),
+    ),
+  PUBLIC_URL: url(['http:', 'https:'])
+    .optional()
+    .meta(
+      meta({
+        description:
+          'public base URL: OAuth issuer, `did:web` identity, absolute links; the explorer must be opened at this origin',
+        defaultText: '`http://localhost:$PORT`',
+        allowed: '`http:` or `https:` URL',
+      }),
+    ),
+  PUBLIC_URL_CHANGE: oneOf(['refuse', 'allow'] as const, 'refuse').meta(
+    meta({
+      description:
+        "`refuse`: an instance whose `PUBLIC_URL` differs from the one the database was last started with stops at start-up (exit 78): instances with different issuers reject each other's tokens. `allow`: this start moves the service to the new URL (all instances must then use it)",
+    }),
+  ),
+  DATABASE_URL: url(['postgres:', 'postgresql:'])
+    .optional()
+    .meta(
+      meta({
+        description: '`postgres://…` selects PostgreSQL; unset, the embedded SQLite file',
+        allowed: '`postgres:` or `postgresql:` URL',
+        defaultText: 'unset',
+        secret: true,
+      }),
+    ),
+  DATA_DIR: z
+    .string()
+    .default('data')
+    .meta(
+      meta({
+        description: 'embedded state: SQLite file, generated secret',
+        defaultText: '`./data`',
+        allowed: 'directory path',
+      }),
+    ),
+  SQLITE_PATH: z
+    .string()
+    .optional()
+    .meta(
+      meta({ description: 'the SQLite file', defaultText: '`$DATA_DIR/gats.sqlite`', allowed: 'file path' }),
+    ),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(5_000, 100, 120_000).meta(
+    meta({
+      description:
+        'PostgreSQL: time to open a connection or get a free pooled one; past it a request is answered 503 `/problems/database-unavailable` and start-up fails',
+    }),
+  ),
+  REDIS_URL: url(['redis:', 'rediss:'])
+    .optional()
+    .meta(
+      meta({
+        description:
+          '`redis://…`: event fan-out between instances, shared rate-limit counters, WebSocket tickets; must answer at start-up, optional afterwards (see "Operating")',
+        allowed: '`redis:` or `rediss:` URL',
+        defaultText: 'unset',
+        secret: true,
+      }),
+    ),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_.-]{1,64}$/, { error: 'must be 1 to 64 letters, digits or ":_.-"' })
+    .default('gats:')
+    .meta(
+      meta({
+        description: 'starts every Redis key and channel name, so several deployments can share one Redis',
+        allowed: '1 to 64 of `A-Z a-z 0-9 : _ . -`',
+      }),
+    ),
+  SECRET_KEY: z
+    .string()
+    .min(32, { error: 'must be at least 32 characters' })
+    .optional()
+    .meta(
+      meta({
+        description:
+          'encrypts private keys at rest (custodial wallets, DID keys, token signing keys) and derives cookie keys. **Required with `DATABASE_URL`** (all instances share it)',
+        defaultText: 'generated into `$DATA_DIR/secret.key` (embedded only)',
+        secret: true,
+      }),
+    ),
+  SEED_DEMO: oneOf(['auto', 'always', 'never'] as const, 'auto').meta(
+    meta({ description: '`auto`: seed an empty embedded database; `always`: any empty database; `never`' }),
+  ),
+  LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info').meta(
+    meta({ description: 'pino level; JSON logs on stdout with request ids' }),
+  ),
+  BODY_LIMIT_BYTES: integer(100 * KIB, KIB, 10 * MIB).meta(
+    meta({ description: 'largest JSON body (413 above)' }),
+  ),
+  REQUEST_TIMEOUT_MS: integer(15_000, 100, 300_000).meta(
+    meta({ description: 'a request running longer is answered 503' }),
+  ),
+  SHUTDOWN_GRACE_MS: integer(10_000, 0, 120_000).meta(
+    meta({ description: 'drain time on SIGTERM before remaining connections are closed' }),
+  ),
+  SHUTDOWN_TIMEOUT_SECONDS: integer(15, 1, 600).meta(
+    meta({
+      description:
+        'hard limit on a shutdown (SIGTERM/SIGINT): past it the process exits with code 70 whatever is stuck',
+    }),
+  ),
+  TRUST_PROXY: oneOf(['true', 'false'] as const, 'false').meta(
+    meta({ description: 'trust `X-Forwarded-*` (behind a load balancer)' }),
+  ),
+  CORS_ORIGINS: list()
+    .optional()
+    .meta(
+      meta({
+        description: 'comma-separated exact origins allowed by CORS',
+        defaultText: 'empty',
+        allowed: 'origins, comma-separated',
+      }),
+    ),
+  ACCESS_TOKEN_TTL_SECONDS: integer(900, 60, DAY_SECONDS).meta(
+    meta({ description: 'access token lifetime' }),
+  ),
+  REFRESH_TOKEN_TTL_SECONDS: integer(14 * DAY_SECONDS, 300, 90 * DAY_SECONDS).meta(
+    meta({ description: 'refresh token lifetime' }),
+  ),
+  RATE_LIMIT_REQUESTS: integer(600, 1, 1_000_000).meta(
+    meta({ description: 'requests per API key per window' }),
+  ),
+  RATE_LIMIT_WINDOW_SECONDS: integer(60, 1, DAY_SECONDS).meta(meta({ description: 'the rate-limit window' })),
+  LOGIN_RATE_LIMIT_REQUESTS: integer(20, 1, 100_000).meta(
+    meta({ description: 'per client address per window, for login and registration' }),
+  ),
+  RATE_LIMIT_USER_REQUESTS: integer(1200, 1, 1_000_000).meta(
+    meta({
+      description:
+        "requests per user per window, every authenticated operation, all of the user's keys and tokens together",
+    }),
+  ),
+  RATE_LIMIT_ACCOUNT_REQUESTS: integer(60, 1, 1_000_000).meta(
+    meta({
+      description:
+        'requests per user per window to manage API keys and applications (`/api/v1/api-keys`, `/api/v1/applications`)',
+    }),
+  ),
+  MAX_API_KEYS_PER_USER: integer(50, 1, 10_000).meta(
+    meta({ description: 'active API keys one user may hold (one more: 409 `/problems/quota-exceeded`)' }),
+  ),
+  MAX_APPLICATIONS_PER_USER: integer(20, 1, 10_000).meta(
+    meta({ description: 'applications one user may hold (one more: 409 `/problems/quota-exceeded`)' }),
+  ),
+  IDEMPOTENCY_TTL_SECONDS: integer(DAY_SECONDS, 60, 30 * DAY_SECONDS).meta(
+    meta({ description: 'how long an `Idempotency-Key` is remembered' }),
+  ),
+  EVENT_RETENTION_DAYS: integer(30, 1, 3650).meta(
+    meta({
+      description: 'events older than this are pruned; resuming before them answers `resync_required` / 410',
+    }),
+  ),
+  CREDENTIAL_MAX_VALIDITY_DAYS: integer(365, 1, 3650).meta(
+    meta({
+      description: 'longest (and default) lifetime of an issued credential; a later `validUntil` is a 422',
+    }),
+  ),
+  VERIFY_BODY_LIMIT_BYTES: integer(32 * 1024, 1024, 1024 * 1024).meta(
+    meta({ description: 'largest `POST /identity/verify` body (413 above)' }),
+  ),
+  VERIFY_MAX_JSON_NODES: integer(2000, 50, 100_000).meta(
+    meta({
+      description:
+        'most JSON values (objects, arrays, scalars) a verified credential or presentation may have (413 above)',
+    }),
+  ),
+  VERIFY_WORKERS: integer(1, 0, 64).meta(
+    meta({
+      description: 'worker threads for credential canonicalization and proof checks (0: on the main thread)',
+    }),
+  ),
+  VERIFY_RATE_COST: integer(10, 1, 1000).meta(
+    meta({
+      description: "units of the API key's request budget one `POST /identity/verify` uses",
+    }),
+  ),
+  READ_CACHE_ENTRIES: integer(10_000, 0, 1_000_000).meta(
+    meta({
+      description:
+        'cached answers of the asset and holdings reads per instance (0: off); see "Cached reads" below',
+    }),
+  ),
+  READ_CACHE_MB: integer(64, 1, 4096).meta(meta({ description: 'memory bound of those cached answers' })),
+  WS_HEARTBEAT_MS: integer(30_000, 100, 600_000).meta(
+    meta({ description: 'protocol ping interval; a peer that misses one is dropped' }),
+  ),
+  WS_MAX_SUBSCRIPTIONS: integer(20, 1, 1000).meta(meta({ description: 'subscriptions per connection' })),
+  WS_MAX_CONNECTIONS_PER_KEY: integer(100, 1, 100_000).meta(
+    meta({
+      description:
+        "WebSocket connections per API key, across all instances when `REDIS_URL` is set (each instance's count kept in Redis, refreshed every 10 s, expiring after 30 s so a crashed instance's share ages out); per instance otherwise",
+    }),
+  ),
+  WS_MAX_CONNECTIONS_PER_USER: integer(200, 1, 100_000).meta(
+    meta({
+      description:
+        'WebSocket connections per user over all its API keys, counted like the per-key cap (across instances with Redis); 429 at the upgrade past it',
+    }),
+  ),
+  WS_ALLOWED_ORIGINS: origins()
+    .optional()
+    .meta(
+      meta({
+        description:
+          "comma-separated origins (`https://host[:port]`) browsers may open WebSockets from; an upgrade with another `Origin` is refused 403 (clients that send no `Origin` are not checked); the explorer's dev server (`npm run explorer:dev`) needs its own origin listed",
+        defaultText: 'the origin of `PUBLIC_URL` and the `CORS_ORIGINS`',
+        allowed: 'origins, comma-separated',
+      }),
+    ),
+  WS_MAX_REPLAY_EVENTS: integer(10_000, 1, 10_000_000).meta(
+    meta({
+      description:
+        'deepest WebSocket replay, in event ids behind the newest; a `lastEventId` further back answers `resync_required` (`too_far_back`) pointing at `GET /api/v1/events?after=`',
+    }),
+  ),
+  WS_MAX_REPLAYS_PER_KEY: integer(2, 1, 1000).meta(
+    meta({
+      description:
+        'replays running at once per API key on an instance (and always one per connection); further resuming subscribes wait their turn',
+    }),
+  ),
+  WS_MAX_REPLAYS_PER_USER: integer(4, 1, 1000).meta(
+    meta({ description: 'replays running at once per user on an instance, like the per-key count' }),
+  ),
+  WS_MAX_MESSAGE_BYTES: integer(16 * KIB, 256, MIB).meta(meta({ description: 'largest client frame' })),
+  WS_MAX_BUFFERED_BYTES: integer(MIB, 16 * KIB, 64 * MIB).meta(
+    meta({ description: 'outgoing buffer above which a slow consumer is closed with 4008' }),
+  ),
+});
+
+export type ConfigVariable = keyof typeof configSchema.shape;
+
+/** The variables' JSON Schema (type, range, allowed values, default, plus `VariableMeta`). */
+export function configJsonSchema(): {
+  properties: Record<ConfigVariable, Record<string, unknown> & VariableMeta>;
+} {
+  return z.toJSONSchema(configSchema, { io: 'input' }) as never;
+}
+
+/** One line per invalid variable, naming it (and its value, unless secret). */
+function describeIssues(error: z.ZodError, env: Env): string {
+  const properties = configJsonSchema().properties;
+  return error.issues
+    .map((issue) => {
+      const name = String(issue.path[0]) as ConfigVariable;
+      const property = properties[name] ?? {};
+      let rule = issue.message;
+      if (property.type === 'integer')
+        rule = `must be an integer from ${property.minimum} to ${property.maximum}`;
+      else if (Array.isArray(property.enum)) rule = `must be one of ${property.enum.join(', ')}`;
+      return property.secret ? `${name} ${rule}` : `${name} ${rule}; got "${env[name]}"`;
+    })
+    .join('\n');
+}
+
 type Env = Record<string, string | undefined>;
 
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new ConfigError(`${name} must be an integer from ${min} to ${max}; got "${raw}"`);
-  }
-  return value;
-}
-
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}; got "${raw}"`);
-  }
-  return raw as T;
-}
-
-function url(env: Env, name: string, protocols: string[]): string | undefined {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} is not a valid URL`);
-  }
-  if (!protocols.includes(parsed.protocol)) {
-    throw new ConfigError(`${name} must use ${protocols.join(' or ')}; got ${parsed.protocol}`);
-  }
-  return raw;
-}
-
-/** Reads and validates the configuration; throws ConfigError with a message naming the variable. */
+/** Reads and validates the configuration; throws ConfigError with one line per bad variable, naming it. */
 export function loadConfig(env: Env = process.env): Config {
-  const port = integer(env, 'PORT', 3000, 0, 65535);
-  const dataDir = path.resolve(env.DATA_DIR || 'data');
-  const publicUrl = (url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${port}`).replace(
-    /\/$/,
-    '',
+  // An empty variable counts as unset (a `FOO=` line in an env file).
+  const present = Object.fromEntries(
+    Object.entries(env).filter(([, value]) => value !== undefined && value !== ''),
   );
-  const secretKey = env.SECRET_KEY || undefined;
-  if (secretKey !== undefined && secretKey.length < 32) {
-    throw new ConfigError('SECRET_KEY must be at least 32 characters');
-  }
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error, env));
+  const e = parsed.data;
+  const dataDir = path.resolve(e.DATA_DIR);
+  const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  const corsOrigins = e.CORS_ORIGINS ?? [];
   return {
-    port,
-    host: env.HOST || '0.0.0.0',
+    port: e.PORT,
+    host: e.HOST,
     publicUrl,
-    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
-    sqlitePath: path.resolve(env.SQLITE_PATH || path.join(dataDir, 'gats.sqlite')),
+    publicUrlChange: e.PUBLIC_URL_CHANGE,
+    databaseUrl: e.DATABASE_URL,
+    sqlitePath: path.resolve(e.SQLITE_PATH ?? path.join(dataDir, 'gats.sqlite')),
+    databaseConnectTimeoutMs: e.DATABASE_CONNECT_TIMEOUT_MS,
     dataDir,
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
-    seedDemo: oneOf(env, 'SEED_DEMO', ['auto', 'always', 'never'] as const, 'auto'),
-    logLevel: oneOf(
-      env,
-      'LOG_LEVEL',
-      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
-      'info',
-    ),
-    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 100 * 1024, 1024, 10 * 1024 * 1024),
-    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 300_000),
-    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
-    trustProxy: oneOf(env, 'TRUST_PROXY', ['true', 'false'] as const, 'false') === 'true',
-    corsOrigins: (env.CORS_ORIGINS || '')
-      .split(',')
-      .map((origin) => origin.trim())
-      .filter(Boolean),
-    secretKey,
-    accessTokenTtlSeconds: integer(env, 'ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
-    refreshTokenTtlSeconds: integer(env, 'REFRESH_TOKEN_TTL_SECONDS', 14 * 86_400, 300, 90 * 86_400),
+    redisUrl: e.REDIS_URL,
+    redisKeyPrefix: e.REDIS_KEY_PREFIX,
+    seedDemo: e.SEED_DEMO,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    shutdownTimeoutSeconds: e.SHUTDOWN_TIMEOUT_SECONDS,
+    trustProxy: e.TRUST_PROXY === 'true',
+    corsOrigins,
+    secretKey: e.SECRET_KEY,
+    accessTokenTtlSeconds: e.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: e.REFRESH_TOKEN_TTL_SECONDS,
     rateLimit: {
-      requestsPerWindow: integer(env, 'RATE_LIMIT_REQUESTS', 600, 1, 1_000_000),
-      windowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
-      loginPerWindow: integer(env, 'LOGIN_RATE_LIMIT_REQUESTS', 20, 1, 100_000),
+      requestsPerWindow: e.RATE_LIMIT_REQUESTS,
+      windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS,
+      loginPerWindow: e.LOGIN_RATE_LIMIT_REQUESTS,
+      userRequestsPerWindow: e.RATE_LIMIT_USER_REQUESTS,
+      accountRequestsPerWindow: e.RATE_LIMIT_ACCOUNT_REQUESTS,
     },
-    idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86_400, 60, 30 * 86_400),
-    eventRetentionDays: integer(env, 'EVENT_RETENTION_DAYS', 30, 1, 3650),
-    readCache: {
-      maxEntries: integer(env, 'READ_CACHE_ENTRIES', 10_000, 0, 1_000_000),
-      maxMegabytes: integer(env, 'READ_CACHE_MB', 64, 1, 4096),
+    quotas: { apiKeysPerUser: e.MAX_API_KEYS_PER_USER, applicationsPerUser: e.MAX_APPLICATIONS_PER_USER },
+    idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
+    eventRetentionDays: e.EVENT_RETENTION_DAYS,
+    credentialMaxValidityDays: e.CREDENTIAL_MAX_VALIDITY_DAYS,
+    verify: {
+      bodyLimitBytes: e.VERIFY_BODY_LIMIT_BYTES,
+      maxJsonNodes: e.VERIFY_MAX_JSON_NODES,
+      workers: e.VERIFY_WORKERS,
+      cost: e.VERIFY_RATE_COST,
     },
+    readCache: { maxEntries: e.READ_CACHE_ENTRIES, maxMegabytes: e.READ_CACHE_MB },
     ws: {
-      heartbeatMs: integer(env, 'WS_HEARTBEAT_MS', 30_000, 100, 600_000),
-      maxSubscriptionsPerConnection: integer(env, 'WS_MAX_SUBSCRIPTIONS', 20, 1, 1000),
-      maxConnectionsPerKey: integer(env, 'WS_MAX_CONNECTIONS_PER_KEY', 100, 1, 100_000),
-      maxMessageBytes: integer(env, 'WS_MAX_MESSAGE_BYTES', 16 * 1024, 256, 1024 * 1024),
-      maxBufferedBytes: integer(env, 'WS_MAX_BUFFERED_BYTES', 1024 * 1024, 16 * 1024, 64 * 1024 * 1024),
+      heartbeatMs: e.WS_HEARTBEAT_MS,
+      maxSubscriptionsPerConnection: e.WS_MAX_SUBSCRIPTIONS,
+      maxConnectionsPerKey: e.WS_MAX_CONNECTIONS_PER_KEY,
+      maxConnectionsPerUser: e.WS_MAX_CONNECTIONS_PER_USER,
+      maxMessageBytes: e.WS_MAX_MESSAGE_BYTES,
+      maxBufferedBytes: e.WS_MAX_BUFFERED_BYTES,
+      allowedOrigins: e.WS_ALLOWED_ORIGINS ?? [
+        ...new Set([publicUrl, ...corsOrigins].flatMap((origin) => URL.parse(origin)?.origin ?? [])),
+      ],
+      maxReplayEvents: e.WS_MAX_REPLAY_EVENTS,
+      maxReplaysPerKey: e.WS_MAX_REPLAYS_PER_KEY,
+      maxReplaysPerUser: e.WS_MAX_REPLAYS_PER_USER,
     },
   };
 }

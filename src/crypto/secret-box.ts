@@ -1,9 +1,12 @@
 // Encryption at rest for private keys (custodial wallets, service-held DID keys, token signing keys):
 // AES-256-GCM with a key derived by HKDF from SECRET_KEY. On the embedded default without SECRET_KEY,
 // a random secret is generated once into the data directory (mode 0600) so restarts can decrypt.
+
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../config/index.ts';
+import { ensurePrivateDir, restrictToOwner } from './private-files.ts';
 
 const VERSION = 'v1';
 
@@ -49,12 +52,16 @@ export function createSecretBox(secret: string): SecretBox {
 export function resolveSecret(configured: string | undefined, dataDir: string, embedded: boolean): string {
   if (configured) return configured;
   if (!embedded)
-    throw new Error('SECRET_KEY must be set when DATABASE_URL is set (every instance needs the same key)');
+    throw new ConfigError(
+      'SECRET_KEY must be set when DATABASE_URL is set (every instance needs the same key)',
+    );
   const file = path.join(dataDir, 'secret.key');
   try {
-    return readFileSync(file, 'utf8').trim();
+    const secret = readFileSync(file, 'utf8').trim();
+    restrictToOwner(file);
+    return secret;
   } catch {
-    mkdirSync(dataDir, { recursive: true });
+    ensurePrivateDir(dataDir);
     const secret = randomBytes(32).toString('base64url');
     writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
     return secret;

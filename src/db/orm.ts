@@ -1,10 +1,12 @@
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { MikroORM, Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { type AbstractSqlDriver, type SqlEntityManager, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
 import { SqliteDriver } from '@mikro-orm/sqlite';
+import { ConfigError } from '../config/index.ts';
+import { ensurePrivateDir, ensurePrivateFile, restrictToOwner } from '../crypto/private-files.ts';
+import { NOT_CONNECTED } from './availability.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
@@ -27,6 +29,132 @@ export interface DatabaseOptions {
   debug?: boolean;
   /** PostgreSQL pool size (at least 2; default 10). */
   poolMax?: number;
+  /**
+   * PostgreSQL: how long a new connection, or a free pooled one, may take before the attempt fails
+   * (default 5000 ms). Bounds start-up against an unreachable server and turns a dry pool into
+   * prompt 503s instead of requests that wait forever.
+   */
+  connectTimeoutMs?: number;
+  /** Where pool trouble (connections lost in use, exhaustion) is reported. */
+  logger?: PoolLogger;
+  /**
+   * PostgreSQL: create the database named in the URL when it does not exist (`npm run db:migrate --
+   * --create-database`). Otherwise a missing database is a configuration error: a typo in
+   * DATABASE_URL must not start an empty ledger.
+   */
+  createDatabase?: boolean;
+}
+
+/** The logger members used here (pino's). */
+export interface PoolLogger {
+  warn(object: object, message: string): void;
+}
+
+/** What `/metrics` reports about the PostgreSQL pool. */
+export interface PoolStats {
+  max: number;
+  /** Connections open (idle + in use). */
+  total: number;
+  idle: number;
+  /** Requests waiting for a free connection. */
+  waiting: number;
+  /** Waits for a connection that ran out of time (the pool was exhausted or the server away). */
+  acquireTimeouts: number;
+  /** Connections that broke while a request held them, removed from the pool. */
+  lostInUse: number;
+}
+
+const poolStatsOf = new WeakMap<object, () => PoolStats>();
+
+/** The PostgreSQL pool's state, or null on SQLite. */
+export function poolStats(orm: Orm): PoolStats | null {
+  return poolStatsOf.get(orm)?.() ?? null;
+}
+
+/** The members of a `pg` pool and client used by `hardenPool`. */
+interface PgPoolEvents {
+  totalCount: number;
+  idleCount: number;
+  waitingCount: number;
+  connect(
+    callback?: (error: unknown, client?: PgPooledClient, done?: unknown) => void,
+  ): Promise<PgPooledClient>;
+  on(event: 'connect' | 'acquire', listener: (client: PgPooledClient) => void): void;
+  on(event: 'release', listener: (error: unknown, client: PgPooledClient) => void): void;
+}
+interface PgPooledClient {
+  release: (error?: Error) => void;
+  once(event: 'end', listener: () => void): void;
+}
+
+/** How often the same pool trouble is logged at most. */
+const POOL_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Makes the pool recover from connections that die while checked out. Kysely releases a
+ * transaction's connection only after its COMMIT or ROLLBACK succeeds; on a dead connection both
+ * fail, so the connection was never given back and `pg-pool` kept counting it: a few backends
+ * terminated mid-transaction and the pool ran dry for good (issue 14.1). A client that ends while
+ * checked out is now released with an error (which removes it from the pool) and its later release
+ * by its holder, if any, does nothing.
+ */
+function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefined): () => PoolStats {
+  const checkedOut = new Set<PgPooledClient>();
+  let acquireTimeouts = 0;
+  let lostInUse = 0;
+  const lastLogged = { lost: 0, exhausted: 0 };
+  const warn = (kind: keyof typeof lastLogged, object: object, message: string) => {
+    const now = Date.now();
+    if (now - lastLogged[kind] < POOL_LOG_INTERVAL_MS) return;
+    lastLogged[kind] = now;
+    logger?.warn(object, message);
+  };
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_error, client) => checkedOut.delete(client));
+  pool.on('connect', (client) => {
+    client.once('end', () => {
+      if (!checkedOut.has(client)) return;
+      lostInUse++;
+      warn('lost', { lostInUse }, 'database connection lost while in use: removed from the pool');
+      const release = client.release;
+      client.release = () => {};
+      release(new Error('the connection ended while in use'));
+    });
+  });
+  const countTimeout = (error: unknown) => {
+    // Getting a connection failed: nothing was sent (src/db/availability.ts reads the mark).
+    if (error instanceof Error) Object.assign(error, { [NOT_CONNECTED]: true });
+    if (error instanceof Error && /timeout exceeded when trying to connect/i.test(error.message)) {
+      acquireTimeouts++;
+      warn(
+        'exhausted',
+        { acquireTimeouts, total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max },
+        'database pool exhausted or database not answering: no connection within the time-out',
+      );
+    }
+  };
+  // Both forms: Kysely awaits the promise, `pool.query` (src/db/write-statements.ts) passes a callback.
+  const connect = pool.connect.bind(pool);
+  pool.connect = ((callback?: (error: unknown, client?: PgPooledClient, done?: unknown) => void) => {
+    if (callback) {
+      return connect((error: unknown, client?: PgPooledClient, done?: unknown) => {
+        if (error) countTimeout(error);
+        callback(error, client, done);
+      });
+    }
+    return connect().catch((error: unknown) => {
+      countTimeout(error);
+      throw error;
+    });
+  }) as PgPoolEvents['connect'];
+  return () => ({
+    max,
+    total: pool.totalCount,
+    idle: pool.idleCount,
+    waiting: pool.waitingCount,
+    acquireTimeouts,
+    lostInUse,
+  });
 }
 
 /**
@@ -60,6 +188,40 @@ const SQLITE_PRAGMAS = [
 /** Arbitrary, fixed: the advisory lock that serializes migrations across instances on PostgreSQL. */
 const MIGRATION_LOCK_KEY = 7_301_944_120;
 
+/** Arbitrary, fixed: the advisory lock held by an instance through its whole start-up bootstrap. */
+const STARTUP_LOCK_KEY = 7_301_944_121;
+
+/**
+ * Runs an instance's start-up bootstrap (migrations, built-in OAuth clients, signing keys, the demo
+ * seed) while holding a PostgreSQL session lock, so instances started together on an empty database
+ * take turns: the first creates, the others find everything in place (a concurrent twin's insert
+ * used to fail on a duplicate key). The lock lives on a connection of its own, outside the pool the
+ * bootstrap uses. SQLite: one writer at a time already; nothing to hold.
+ */
+export async function withStartupLock<T>(orm: Orm, bootstrap: () => Promise<T>): Promise<T> {
+  if (databaseKind(orm) !== 'postgresql') return bootstrap();
+  const pool = (await orm.em.getConnection().getNativeClient()) as {
+    Client: new (
+      options: unknown,
+    ) => {
+      connect(): Promise<void>;
+      query(text: string, values?: unknown[]): Promise<unknown>;
+      end(): Promise<void>;
+      on(event: 'error', listener: () => void): void;
+    };
+    options: unknown;
+  };
+  const client = new pool.Client(pool.options);
+  client.on('error', () => {}); // a dropped lock connection releases the lock; the bootstrap's own queries report
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [STARTUP_LOCK_KEY]);
+    return await bootstrap();
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 /** What Kysely hands to `onCreateConnection` (its own type is not a dependency of ours). */
 interface KyselyConnection {
   executeQuery(query: { sql: string; parameters: readonly unknown[] }): Promise<unknown>;
@@ -89,15 +251,36 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
     if (options.poolMax !== undefined && options.poolMax < 2) {
       throw new Error('The PostgreSQL pool needs at least 2 connections (see migrate)');
     }
-    return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
+    const max = options.poolMax ?? 10;
+    let stats: (() => PoolStats) | undefined;
+    const orm = await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
       ...common,
       driver: PostgreSqlDriver,
       clientUrl: options.databaseUrl,
-      pool: { max: options.poolMax ?? 10 },
+      // A database named in DATABASE_URL that does not exist is a configuration error, not a
+      // request to create an empty ledger (`npm run db:create` creates it when asked).
+      ensureDatabase: false,
+      pool: { max },
+      driverOptions: {
+        connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+        onPoolCreated: (pool: PgPoolEvents) => {
+          stats = hardenPool(pool, max, options.logger);
+        },
+      },
     });
+    if (!options.createDatabase) await checkPostgresReachable(orm, options);
+    // The pool is made when the first connection is needed, not necessarily during init.
+    poolStatsOf.set(
+      orm,
+      () => stats?.() ?? { max, total: 0, idle: 0, waiting: 0, acquireTimeouts: 0, lostInUse: 0 },
+    );
+    return orm;
   }
   const sqlitePath = resolve(options.sqlitePath);
-  mkdirSync(dirname(sqlitePath), { recursive: true });
+  ensurePrivateDir(dirname(sqlitePath));
+  // SQLite gives the -wal and -shm files the database file's permissions.
+  ensurePrivateFile(sqlitePath);
+  for (const companion of ['-wal', '-shm']) restrictToOwner(sqlitePath + companion);
   return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
     ...common,
     driver: SqliteDriver,
@@ -108,6 +291,31 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       }
     },
   });
+}
+
+/**
+ * Start-up fails fast and says which setting to fix: the database named in DATABASE_URL must exist
+ * and answer within DATABASE_CONNECT_TIMEOUT_MS.
+ */
+async function checkPostgresReachable(orm: Orm, options: DatabaseOptions): Promise<void> {
+  const url = new URL(options.databaseUrl as string);
+  const where = `${url.hostname}:${url.port || 5432}`;
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  try {
+    await orm.em.getConnection().execute('select 1');
+  } catch (error) {
+    await orm.close(true).catch(() => undefined);
+    const { code, message } = error as { code?: string; message?: string };
+    if (code === '3D000')
+      throw new ConfigError(
+        `DATABASE_URL names the database "${name}", which does not exist on ${where}. Fix the name, or create it: npm run db:migrate -- --create-database`,
+      );
+    if (code === '28P01' || code === '28000')
+      throw new ConfigError(`DATABASE_URL: ${where} refused the user or password (${code})`);
+    throw new ConfigError(
+      `DATABASE_URL: the database server at ${where} did not answer within DATABASE_CONNECT_TIMEOUT_MS (${options.connectTimeoutMs ?? 5_000} ms): ${code ?? message ?? 'no answer'}`,
+    );
+  }
 }
 
 /**

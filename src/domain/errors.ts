@@ -97,3 +97,31 @@ export class TooManyRequestsError extends AppError {
     super(429, '/problems/rate-limited', 'Too many requests', { detail, headers });
   }
 }
+
+/** Seconds a client is asked to wait before retrying after a 503. */
+export const RETRY_AFTER_SECONDS = 2;
+
+/** The database did not answer (no connection): nothing was changed, a retry may succeed. */
+export class DatabaseUnavailableError extends AppError {
+  constructor() {
+    super(503, '/problems/database-unavailable', 'Database unavailable', {
+      detail: 'The database is not answering; nothing was changed. Retry later.',
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    });
+  }
+}
+
+/**
+ * A state-changing request failed after its write may have reached the database (the connection
+ * broke, or the request ran out of time): it may or may not have taken effect.
+ */
+export class OutcomeUnknownError extends AppError {
+  constructor(why: string) {
+    super(503, '/problems/outcome-unknown', 'Outcome unknown', {
+      detail:
+        `${why} The request may or may not have taken effect. Retry it with the same ` +
+        'Idempotency-Key to get its outcome (without one, read the current state before retrying).',
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    });
+  }
+}

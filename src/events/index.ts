@@ -4,6 +4,7 @@ import type { Config } from '../config/index.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import type { RedisLink } from '../redis/link.ts';
 import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
 import { idsMayCommitOutOfOrder, waitForOutboxWritersOn } from './outbox-lock.ts';
 import { pgRelayConnection } from './relay-connection.ts';
@@ -28,8 +29,10 @@ export async function createEvents(deps: {
   config: Config;
   logger: Logger;
   metrics: Metrics;
+  /** Redis (REDIS_URL): commit announcements between instances and shared tickets. */
+  redis?: RedisLink;
 }): Promise<EventsModule> {
-  const { orm, config, logger, metrics } = deps;
+  const { orm, config, logger, metrics, redis } = deps;
   // PostgreSQL: the relay reads (and waits for writers) on a connection of its own, not the pool's.
   const relay = idsMayCommitOutOfOrder(orm) ? await pgRelayConnection(orm, logger) : undefined;
   const store = new EventStore(orm, relay);
@@ -39,8 +42,10 @@ export async function createEvents(deps: {
     metrics,
     settleGaps: relay ? (wait) => waitForOutboxWritersOn(relay, wait) : undefined,
   });
-  const bus = config.redisUrl ? await redisBus(config.redisUrl, logger) : inProcessBus();
-  const tickets = config.redisUrl ? redisTickets(config.redisUrl) : memoryTickets();
+  const bus = redis ? redisBus(redis, logger) : inProcessBus();
+  const tickets = redis
+    ? redisTickets(redis, () => metrics.redisFallbacks.inc({ use: 'websocket tickets' }))
+    : memoryTickets();
   await tail.start();
   bus.onCommit(() => tail.nudge());
   // Every committed transaction might have written events: announce it (cheap, coalesced).

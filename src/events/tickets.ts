@@ -1,9 +1,11 @@
 // Single-use tickets that let a browser open a WebSocket without putting its token or API key in
 // the URL: the ticket is random, lives 30 s, and is consumed on first use. Kept in Redis when
 // several instances share the load (any instance may receive the connection), else in memory.
+// While Redis is away a ticket is kept in the issuing instance's memory: it opens a connection to
+// that instance only (a load balancer may send the connection elsewhere; the client asks again).
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { AuthContext } from '../http/security.ts';
+import type { RedisLink } from '../redis/link.ts';
 
 export const TICKET_TTL_SECONDS = 30;
 
@@ -44,18 +46,34 @@ export function memoryTickets(): TicketStore {
   };
 }
 
-export function redisTickets(url: string): TicketStore {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
-  const key = (ticket: string) => `gats:ws-ticket:${ticket}`;
+export function redisTickets(link: RedisLink, onFallback?: () => void): TicketStore {
+  const redis = link.client('websocket tickets');
+  const local = memoryTickets();
+  const key = (ticket: string) => `${link.prefix}ws-ticket:${ticket}`;
   return {
     async issue(auth) {
-      const ticket = newTicket();
-      await redis.set(key(ticket), serialize(auth), 'EX', TICKET_TTL_SECONDS);
-      return { ticket, expiresAt: new Date(Date.now() + TICKET_TTL_SECONDS * 1000) };
+      if (link.usable()) {
+        try {
+          const ticket = newTicket();
+          await redis.set(key(ticket), serialize(auth), 'EX', TICKET_TTL_SECONDS);
+          return { ticket, expiresAt: new Date(Date.now() + TICKET_TTL_SECONDS * 1000) };
+        } catch (error) {
+          link.failed(error, 'websocket tickets');
+        }
+      }
+      onFallback?.();
+      return local.issue(auth);
     },
     async redeem(ticket) {
-      const stored = await redis.getdel(key(ticket));
-      return stored === null ? null : deserialize(stored);
+      const issuedHere = await local.redeem(ticket);
+      if (issuedHere || !link.usable()) return issuedHere;
+      try {
+        const stored = await redis.getdel(key(ticket));
+        return stored === null ? null : deserialize(stored);
+      } catch (error) {
+        link.failed(error, 'websocket tickets');
+        return null;
+      }
     },
     async close() {
       redis.disconnect();

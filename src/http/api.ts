@@ -107,13 +107,15 @@ export async function createContractRouter(
     validate: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) =>
-      addFormats(
-        new Ajv2020({
-          ...options,
-          allErrors: true,
-          strict: false,
-          validateSchema: false,
-        }),
+      storableDateTimes(
+        addFormats(
+          new Ajv2020({
+            ...options,
+            allErrors: true,
+            strict: false,
+            validateSchema: false,
+          }),
+        ),
       ) as never,
   });
   await api.init();
@@ -204,11 +206,9 @@ export async function createContractRouter(
       headers: ctx.headers as Record<string, string | string[] | undefined>,
       auth: ctx.state.auth ?? null,
     };
-    const nul = findNul(request.body, '/body');
-    if (nul !== undefined) {
-      throw new ValidationError('The request body has 1 invalid field.', [
-        { pointer: nul, detail: 'must not contain the NUL character (U+0000)' },
-      ]);
+    const unstorable = findUnstorableString(request.body, '/body');
+    if (unstorable !== undefined) {
+      throw new ValidationError('The request body has 1 invalid field.', [unstorable]);
     }
     await operation.handler(request, ctx);
   }
@@ -305,20 +305,46 @@ function satisfied(ctx: Context, scheme: string): boolean {
 }
 
 /**
- * Where a string (value or key) holds U+0000, as a JSON pointer. PostgreSQL text cannot store it
- * and SQLite ends a statement at it, so no field accepts one (the contract's 400 says so).
+ * RFC 3339 date-times JavaScript cannot hold are refused by the format itself (13.9): a leap second
+ * (`23:59:60`) passes ajv-formats' check but is an Invalid Date, which handlers then failed on with a
+ * 500. One check here covers every date-time of every operation.
  */
-function findNul(body: unknown, root: string): string | undefined {
+function storableDateTimes(ajv: Ajv2020): Ajv2020 {
+  const rfc3339 = ajv.formats['date-time'] as { validate: (value: string) => boolean } | undefined;
+  if (!rfc3339?.validate) throw new Error('ajv-formats did not register date-time');
+  ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => rfc3339.validate(value) && !Number.isNaN(Date.parse(value)),
+  });
+  return ajv;
+}
+
+/** Why a string cannot be stored, for the problem's `errors`. */
+function unstorable(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  if (!value.isWellFormed()) return 'must not contain a lone UTF-16 surrogate (U+D800 to U+DFFF)';
+  return undefined;
+}
+
+/**
+ * The first string (value or key) no database can hold, as a field error. PostgreSQL text cannot
+ * store U+0000 and SQLite ends a statement at it; a lone surrogate is not Unicode text: PostgreSQL
+ * refuses it (a 500 before 13.9) and SQLite stored it, to be sent on as invalid JSON in events. So no
+ * field accepts either (the contract's 400 says so).
+ */
+function findUnstorableString(body: unknown, root: string): FieldError | undefined {
   // Iterative: a body may nest deeper than the call stack (free-form JSON-LD is allowed).
   const pending: [unknown, string][] = [[body, root]];
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [value, pointer] = next;
     if (typeof value === 'string') {
-      if (value.includes('\u0000')) return pointer;
+      const detail = unstorable(value);
+      if (detail) return { pointer, detail };
     } else if (value && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) {
         const at = `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`;
-        if (key.includes('\u0000')) return at;
+        const detail = unstorable(key);
+        if (detail) return { pointer: at, detail };
         pending.push([item, at]);
       }
     }

@@ -19,6 +19,8 @@ export interface OperationGuard {
   scopes: string[];
   /** When set, the user's role must be one of these. */
   roles: string[] | null;
+  /** `x-rate-limit: account`: also counted against the user's smaller account-management budget. */
+  accountRateLimit: boolean;
   /** Content types the request body may have (empty: no body). */
   bodyTypes: string[];
 }
@@ -55,6 +57,7 @@ export function operationGuards(document: JsonObject): Map<string, OperationGuar
         apiKey: 'apiKey' in requirement,
         scopes: requirement.oauth2 ?? [],
         roles: (operation['x-roles'] as string[] | undefined) ?? null,
+        accountRateLimit: operation['x-rate-limit'] === 'account',
         bodyTypes: Object.keys((requestBody?.content as JsonObject | undefined) ?? {}),
       });
     }

@@ -1,7 +1,22 @@
 // The one error middleware: every failure below it becomes an RFC 9457 problem+json response.
 // Unexpected errors are logged in full and answered with a body that reveals nothing.
 import type { Context, Next } from 'koa';
-import { AppError } from '../domain/errors.ts';
+import { databaseFailure } from '../db/availability.ts';
+import { AppError, DatabaseUnavailableError, OutcomeUnknownError } from '../domain/errors.ts';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A database that is away is a 503 with its own type, never a 500 with driver text. A connection
+ * that broke under a state-changing request may have carried its COMMIT: the outcome is unknown.
+ */
+function databaseProblem(ctx: Context, error: unknown): AppError | null {
+  const failure = databaseFailure(error);
+  if (failure === null) return null;
+  if (failure === 'connection-lost' && !SAFE_METHODS.has(ctx.method))
+    return new OutcomeUnknownError('The database connection broke while the request was being applied.');
+  return new DatabaseUnavailableError();
+}
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
@@ -77,6 +92,8 @@ export function errorMiddleware() {
         problem = caught;
       } else if (typeof error?.status === 'number' && error.status >= 400 && error.status < 500) {
         problem = fromHttpError(caught as { status: number; message: string });
+      } else if (databaseProblem(ctx, caught)) {
+        problem = databaseProblem(ctx, caught) as AppError;
       } else {
         problem = new AppError(500, '/problems/internal', 'Internal server error', {
           detail: 'An unexpected error occurred.',

@@ -107,6 +107,77 @@ export interface Metrics {
   httpRequests: HttpRequestMetrics;
   wsConnections: Gauge;
   eventsPublished: Counter<'type'>;
+  /** Uses of a per-instance fallback because Redis was away, by what fell back. */
+  redisFallbacks: Counter<'use'>;
+}
+
+/** What the dependency gauges read when scraped. */
+export interface DependencyProbes {
+  /** The PostgreSQL pool (null on SQLite). */
+  pool(): {
+    max: number;
+    total: number;
+    idle: number;
+    waiting: number;
+    acquireTimeouts: number;
+    lostInUse: number;
+  } | null;
+  /** Whether Redis is usable now (absent without REDIS_URL). */
+  redisUsable?: () => boolean;
+}
+
+/**
+ * Pool exhaustion and Redis degradation as Prometheus series (issue 14.1, 14.2): read from the
+ * pool and the Redis link when scraped.
+ */
+export function watchDependencies(metrics: Metrics, probes: DependencyProbes): void {
+  const registers = [metrics.registry];
+  const gauge = (name: string, help: string, read: () => number | null, labelNames: string[] = []) =>
+    new Gauge({
+      name,
+      help,
+      labelNames,
+      registers,
+      collect() {
+        const value = read();
+        if (value !== null) this.set(value);
+      },
+    });
+  if (probes.pool() !== null) {
+    const stat =
+      <K extends keyof NonNullable<ReturnType<DependencyProbes['pool']>>>(key: K) =>
+      () =>
+        probes.pool()?.[key] ?? null;
+    gauge('db_pool_max_connections', 'Largest number of pooled PostgreSQL connections', stat('max'));
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Pooled PostgreSQL connections by state (idle, in_use)',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const pool = probes.pool();
+        if (!pool) return;
+        this.set({ state: 'idle' }, pool.idle);
+        this.set({ state: 'in_use' }, pool.total - pool.idle);
+      },
+    });
+    gauge('db_pool_waiting_requests', 'Requests waiting for a free pooled connection', stat('waiting'));
+    gauge(
+      'db_pool_acquire_timeouts_total',
+      'Waits for a pooled connection that ran out of time (pool exhausted or database away)',
+      stat('acquireTimeouts'),
+    );
+    gauge(
+      'db_connections_lost_total',
+      'Pooled connections that broke while in use and were removed from the pool',
+      stat('lostInUse'),
+    );
+  }
+  const { redisUsable } = probes;
+  if (redisUsable)
+    gauge('redis_up', '1 when Redis is usable, 0 while it is away (per-instance fallbacks in use)', () =>
+      redisUsable() ? 1 : 0,
+    );
 }
 
 export function createMetrics(): Metrics {
@@ -124,6 +195,12 @@ export function createMetrics(): Metrics {
       name: 'events_published_total',
       help: 'Events published by the outbox relay',
       labelNames: ['type'],
+      registers: [registry],
+    }),
+    redisFallbacks: new Counter({
+      name: 'redis_fallbacks_total',
+      help: 'Uses of a per-instance fallback because Redis was away, by what fell back',
+      labelNames: ['use'],
       registers: [registry],
     }),
   };

@@ -5,6 +5,7 @@
 
 import { registerUser, setUserRole, type UserRegisteredHook } from '../auth/accounts.ts';
 import { ensureDemoClient } from '../auth/index.ts';
+import { verifyPassword } from '../auth/passwords.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
@@ -29,6 +30,24 @@ export interface SeedDeps {
   publicUrl: string;
   logger: Logger;
   onUserRegistered: UserRegisteredHook;
+}
+
+/**
+ * The demo accounts that exist and still accept their published password (so anyone who can reach
+ * the service can sign in as them, an admin among them). One query, and a password check only for
+ * the demo usernames found: a real deployment without them pays no hashing at start-up.
+ */
+export async function activeDemoAccounts(orm: Orm): Promise<string[]> {
+  const users = await orm.em.fork().find(User, {
+    usernameNormalized: { $in: DEMO_ACCOUNTS.map((account) => account.username) },
+  });
+  const active = await Promise.all(
+    DEMO_ACCOUNTS.map(async (account) => {
+      const user = users.find((candidate) => candidate.usernameNormalized === account.username);
+      return user && (await verifyPassword(account.password, user.passwordHash)) ? account.username : [];
+    }),
+  );
+  return active.flat();
 }
 
 /** Seeds when the database has no user yet; returns whether it did. */

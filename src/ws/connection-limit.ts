@@ -1,22 +1,23 @@
-// The cap on WebSocket connections per API key (WS_MAX_CONNECTIONS_PER_KEY). One instance: a count
-// in memory. Several (REDIS_URL): the cap holds across all of them, through Redis.
+// The caps on WebSocket connections per API key and per user (WS_MAX_CONNECTIONS_PER_KEY,
+// WS_MAX_CONNECTIONS_PER_USER): every count goes through here, keyed `key:<id>` or `user:<id>`.
+// One instance: a count in memory. Several (REDIS_URL): the caps hold across all of them, through Redis.
 //
-// In Redis, each instance keeps one counter per API key, `gats:ws-conns:{key}:<instance>`, always
+// In Redis, each instance keeps one counter per counted key, `gats:ws-conns:{key}:<instance>`, always
 // set to that instance's own count (it is the only writer of its counter, over one connection, so
 // the last value it sent is its count), and the set `gats:ws-conns:{key}` names the instances that
 // have one. A counter expires unless refreshed: every instance rewrites its counters every
 // `refreshMs`, so the connections of an instance that crashed stop counting `ttlSeconds` later.
 // A handshake is admitted by a script that sums the other instances' live counters and this
 // instance's count including the new connection, atomically with setting this instance's counter.
-// If Redis cannot be reached, an instance falls back to the cap on its own connections (a limit,
-// not a security boundary: refusing every connection while Redis is down would be worse).
+// If Redis cannot be reached (src/redis/link.ts), an instance falls back to the cap on its own
+// connections (a limit, not a security boundary: refusing every connection while Redis is down
+// would be worse).
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import type { Logger } from '../observability/logger.ts';
+import type { RedisLink } from '../redis/link.ts';
 
 export interface ConnectionLimiter {
-  /** Reserves a connection for `key`; false when the key already has its maximum. */
-  acquire(key: string): Promise<boolean>;
+  /** Reserves a connection for `key`; false when the key already has `max`. */
+  acquire(key: string, max: number): Promise<boolean>;
   /** Gives back a reservation (the connection closed, or its handshake did not complete). */
   release(key: string): void;
   close(): Promise<void>;
@@ -39,10 +40,10 @@ class LocalCounts {
   }
 }
 
-export function localConnectionLimiter(max: number): ConnectionLimiter {
+export function localConnectionLimiter(): ConnectionLimiter {
   const counts = new LocalCounts();
   return {
-    async acquire(key) {
+    async acquire(key, max) {
       if (counts.get(key) >= max) return false;
       counts.add(key, 1);
       return true;
@@ -81,22 +82,20 @@ export interface RedisLimiterOptions {
 }
 
 export function redisConnectionLimiter(
-  url: string,
-  max: number,
-  logger: Logger,
+  link: RedisLink,
   options: RedisLimiterOptions = {},
 ): ConnectionLimiter {
   const refreshMs = options.refreshMs ?? 10_000;
   const ttlSeconds = options.ttlSeconds ?? 30;
   const instance = randomUUID();
-  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
-  redis.on('error', (error) => logger.warn({ err: error }, 'redis connection error (connection limits)'));
+  const redis = link.client('websocket connection caps');
   const counts = new LocalCounts();
-  const members = (key: string) => `gats:ws-conns:{${key}}`;
+  const members = (key: string) => `${link.prefix}ws-conns:{${key}}`;
   const prefix = (key: string) => `${members(key)}:`;
 
   /** Sends this instance's current count for `key` (every write of it goes through here or ACQUIRE). */
   const store = (key: string) => {
+    if (!link.usable()) return Promise.resolve();
     const count = counts.get(key);
     const pipeline = redis.pipeline();
     if (count === 0) pipeline.del(prefix(key) + instance);
@@ -105,9 +104,7 @@ export function redisConnectionLimiter(
       pipeline.sadd(members(key), instance);
       pipeline.expire(members(key), ttlSeconds);
     }
-    return pipeline.exec().catch((error: unknown) => {
-      logger.warn({ err: error }, 'connection count not stored in redis');
-    });
+    return pipeline.exec().catch((error: unknown) => link.failed(error, 'websocket connection caps'));
   };
 
   let closed = false;
@@ -117,8 +114,13 @@ export function redisConnectionLimiter(
   refresher.unref();
 
   return {
-    async acquire(key) {
+    async acquire(key, max) {
       const count = counts.add(key, 1);
+      if (!link.usable()) {
+        if (count <= max) return true;
+        counts.add(key, -1);
+        return false;
+      }
       try {
         const admitted = await redis.eval(
           ACQUIRE,
@@ -132,7 +134,7 @@ export function redisConnectionLimiter(
         );
         if (admitted === 1) return true;
       } catch (error) {
-        logger.warn({ err: error }, 'redis unavailable: connections per key capped on this instance only');
+        link.failed(error, 'websocket connection caps');
         if (counts.get(key) <= max) return true;
       }
       counts.add(key, -1);

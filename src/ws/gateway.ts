@@ -6,19 +6,16 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
 import type { Config } from '../config/index.ts';
-import { AppError } from '../domain/errors.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
 import { ALL_EVENT_TYPES, type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
-import { type EventStore, toPublished } from '../events/store.ts';
+import type { EventStore } from '../events/store.ts';
 import type { OutboxTail } from '../events/tail.ts';
 import type { AuthContext } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
-import {
-  type ConnectionLimiter,
-  localConnectionLimiter,
-  redisConnectionLimiter,
-} from './connection-limit.ts';
+import type { RedisLink } from '../redis/link.ts';
+import { eventFrame } from './frames.ts';
+import { type Admission, Handshake, refuse, shuttingDown } from './handshake.ts';
 import {
   type Channel,
   type ClientMessage,
@@ -26,6 +23,7 @@ import {
   type MessageParser,
   ProtocolError,
 } from './protocol.ts';
+import { Replayer, type ReplaySink, type ReplaySubscription } from './replay.ts';
 
 export const CLOSE = {
   goingAway: 1001,
@@ -37,7 +35,8 @@ export const CLOSE = {
   tooManyConnections: 4029,
 } as const;
 
-const REPLAY_PAGE = 500;
+/** Suggested wait before retrying a subscribe that met an unavailable database (`retryAfterMs`). */
+const RETRY_AFTER_MS = 2000;
 /** Live events held for a connection while one of its subscriptions replays. */
 const MAX_HELD_EVENTS = 10_000;
 /** Client messages: 10 per second with bursts of 20; flooding past twice that closes with 1008. */
@@ -55,13 +54,11 @@ export interface GatewayDeps {
   authenticate(request: IncomingMessage, url: URL): Promise<AuthContext>;
   /** Whether the credentials still hold (API key not revoked); checked at every heartbeat. */
   stillValid(auth: AuthContext): Promise<boolean>;
+  /** Redis (REDIS_URL), for the connection cap across instances. */
+  redis?: RedisLink;
 }
 
-interface Subscription {
-  id: string;
-  filter: EventFilter;
-  lastSentId: number;
-}
+type Subscription = ReplaySubscription;
 
 interface Connection {
   ws: WebSocket;
@@ -71,8 +68,11 @@ interface Connection {
   subscriptionsMade: number;
   channel: Channel;
   auth: AuthContext;
-  /** The API key (or user) the connection counts against. */
+  /** The API key (or user, without one) the connection counts against, and its user. */
   key: string;
+  user: string;
+  /** Numbers connections on this instance (replay slots are per connection). */
+  serial: number;
   /** Client messages are handled one at a time, in arrival order (see `receive`). */
   queue: Promise<void>;
   subscriptions: Map<string, Subscription>;
@@ -89,8 +89,9 @@ interface Connection {
 export class Gateway {
   private readonly wss: WebSocketServer;
   private readonly connections = new Set<Connection>();
-  /** Connections per API key: on this instance, or across instances through Redis (REDIS_URL). */
-  private readonly limiter: ConnectionLimiter;
+  private readonly handshake: Handshake;
+  private readonly replayer: Replayer;
+  private connectionsMade = 0;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly deps: GatewayDeps;
   private readonly unsubscribeTail: () => void;
@@ -98,10 +99,8 @@ export class Gateway {
 
   constructor(deps: GatewayDeps) {
     this.deps = deps;
-    const max = deps.config.ws.maxConnectionsPerKey;
-    this.limiter = deps.config.redisUrl
-      ? redisConnectionLimiter(deps.config.redisUrl, max, deps.logger)
-      : localConnectionLimiter(max);
+    this.handshake = new Handshake(deps.config, deps.logger, deps.authenticate, deps.redis);
+    this.replayer = new Replayer(deps.store, deps.tail, deps.config.ws);
     // Frames up to 4x the limit are read so the client gets a `message_too_large` error first;
     // larger ones are cut off by ws itself with 1009.
     // No compression: live events are written as ready-made frames (see `deliver`).
@@ -125,60 +124,24 @@ export class Gateway {
       refuse(socket, shuttingDown());
       return;
     }
-    const url = new URL(request.url ?? '/', 'http://localhost');
-    const channel = url.pathname as Channel;
-    if (channel !== '/ws' && channel !== '/assets/subscribe') {
-      refuse(
-        socket,
-        new AppError(404, '/problems/route-not-found', 'Route not found', {
-          detail: `No WebSocket channel at ${url.pathname}.`,
-        }),
-      );
-      return;
-    }
-    let auth: AuthContext;
-    try {
-      auth = await this.deps.authenticate(request, url);
-    } catch (error) {
-      refuse(
-        socket,
-        error instanceof AppError
-          ? error
-          : new AppError(500, '/problems/internal', 'Internal server error', {
-              detail: 'An unexpected error occurred.',
-            }),
-      );
-      if (!(error instanceof AppError))
-        this.deps.logger.error({ err: error }, 'websocket authentication failed');
-      return;
-    }
-    const key = auth.apiKeyId ?? auth.userId;
-    if (!(await this.limiter.acquire(key))) {
-      refuse(
-        socket,
-        new AppError(429, '/problems/too-many-connections', 'Too many connections', {
-          detail: `At most ${this.deps.config.ws.maxConnectionsPerKey} WebSocket connections per API key.`,
-          headers: { 'Retry-After': '5' },
-        }),
-      );
-      return;
-    }
+    const admission = await this.handshake.admit(request, socket);
+    if (!admission) return;
     if (this.closing || socket.destroyed) {
       // Shut down, or the client left, while the checks waited.
-      this.limiter.release(key);
+      admission.release();
       refuse(socket, shuttingDown());
       return;
     }
     // The reservation is given back when the connection closes, or here if the handshake never completes.
     let accepted = false;
     const abandoned = () => {
-      if (!accepted) this.limiter.release(key);
+      if (!accepted) admission.release();
     };
     socket.once('close', abandoned);
     this.wss.handleUpgrade(request, socket, head, (ws) => {
       accepted = true;
       socket.off('close', abandoned);
-      this.accept(ws, socket, channel, auth, key);
+      this.accept(ws, socket, admission);
     });
   }
 
@@ -189,10 +152,10 @@ export class Gateway {
     this.unsubscribeTail();
     for (const connection of this.connections) this.end(connection, CLOSE.goingAway, 'server shutting down');
     this.wss.close();
-    void this.limiter.close();
+    void this.handshake.close();
   }
 
-  private accept(ws: WebSocket, socket: Duplex, channel: Channel, auth: AuthContext, key: string): void {
+  private accept(ws: WebSocket, socket: Duplex, { channel, auth, key, release }: Admission): void {
     const connection: Connection = {
       ws,
       socket,
@@ -200,6 +163,8 @@ export class Gateway {
       channel,
       auth,
       key,
+      user: auth.userId,
+      serial: ++this.connectionsMade,
       queue: Promise.resolve(),
       subscriptions: new Map(),
       replaying: 0,
@@ -219,7 +184,7 @@ export class Gateway {
     ws.on('close', () => {
       connection.closed = true;
       this.connections.delete(connection);
-      this.limiter.release(key);
+      release();
       this.deps.metrics.wsConnections.dec();
     });
     ws.on('error', (error) => this.deps.logger.debug({ err: error }, 'websocket error'));
@@ -251,7 +216,7 @@ export class Gateway {
       await this.handle(connection, message);
     } catch (error) {
       if (error instanceof ProtocolError) {
-        this.error(connection, error.code, error.message, error.requestId);
+        this.error(connection, error.code, error.message, error.requestId, error.extra);
       } else {
         this.deps.logger.error({ err: error }, 'websocket message failed');
         this.error(connection, 'invalid_message', 'The message could not be processed.', null);
@@ -352,11 +317,14 @@ export class Gateway {
     const resumeFrom = message.lastEventId === undefined ? null : Number(message.lastEventId);
 
     if (resumeFrom !== null) {
-      const [prunedThrough, range] = await Promise.all([
-        this.deps.store.prunedThrough(),
-        this.deps.store.range(),
-      ]);
-      if (resumeFrom < prunedThrough || resumeFrom > Math.max(range.newest ?? 0, this.deps.tail.lastId)) {
+      let resync: Awaited<ReturnType<Replayer['check']>>;
+      try {
+        resync = await this.replayer.check(resumeFrom);
+      } catch (error) {
+        this.deps.logger.warn({ err: error }, 'subscribe: the event store could not be read');
+        throw unavailable('The event store could not be read; no subscription was made.', requestId);
+      }
+      if (resync) {
         this.send(
           connection,
           JSON.stringify({
@@ -364,11 +332,10 @@ export class Gateway {
             requestId,
             subscriptionId: null,
             requestedEventId: message.lastEventId,
-            oldestEventId: range.oldest === null ? null : String(range.oldest),
-            detail:
-              resumeFrom < prunedThrough
-                ? `Events after ${resumeFrom} up to ${prunedThrough} are past the retention window.`
-                : `Event ${resumeFrom} does not exist yet.`,
+            oldestEventId: resync.oldestEventId === null ? null : String(resync.oldestEventId),
+            reason: resync.reason,
+            catchUp: resync.catchUp,
+            detail: resync.detail,
           }),
         );
         return;
@@ -392,46 +359,34 @@ export class Gateway {
         replayFrom: message.lastEventId ?? null,
       }),
     );
-    if (resumeFrom !== null) void this.replay(connection, subscription);
+    if (resumeFrom !== null) void this.replay(connection, subscription, requestId);
   }
 
-  private async replay(connection: Connection, subscription: Subscription): Promise<void> {
-    let count = 0;
-    let lastReplayed: number | null = null;
+  private async replay(
+    connection: Connection,
+    subscription: Subscription,
+    requestId: string | null,
+  ): Promise<void> {
+    const open = () => !connection.closed && connection.subscriptions.get(subscription.id) === subscription;
+    const sink: ReplaySink = {
+      open,
+      write: (frames) => {
+        if (!open() || connection.ws.readyState !== connection.ws.OPEN) return;
+        // Same socket and order rules as live delivery (see `deliver`).
+        const { socket } = connection;
+        socket.cork();
+        for (const frame of frames) socket.write(frame);
+        socket.uncork();
+      },
+      drained: () => this.drained(connection),
+    };
     try {
-      // Everything committed before the subscribe is settled first, so it comes before `replayed`.
-      await this.deps.tail.flush();
-      let after = subscription.lastSentId;
-      for (;;) {
-        // Only ids the relay has already settled: on PostgreSQL a later id can be visible while an
-        // earlier one still commits; sending the later one here would make the earlier one look
-        // "already sent" when it arrives live. Everything past the relay's position comes live.
-        const rows = await this.deps.store.after(
-          after,
-          REPLAY_PAGE,
-          subscription.filter,
-          this.deps.tail.lastId,
-        );
-        if (connection.closed || !connection.subscriptions.has(subscription.id)) return;
-        for (const row of rows) {
-          const event = toPublished(row);
-          if (event.id <= subscription.lastSentId) continue;
-          const frame = eventMessage(event, subscription.id);
-          // History goes at the client's pace (a page can be megabytes): past half the buffer
-          // limit, wait until what was sent has been taken before sending more.
-          if (connection.ws.bufferedAmount > this.deps.config.ws.maxBufferedBytes / 2) {
-            await this.sendWhenTaken(connection, frame);
-          } else {
-            this.send(connection, frame);
-          }
-          if (connection.closed || !connection.subscriptions.has(subscription.id)) return;
-          subscription.lastSentId = event.id;
-          lastReplayed = event.id;
-          count += 1;
-        }
-        if (rows.length < REPLAY_PAGE) break;
-        after = Number(rows[rows.length - 1].id);
-      }
+      const { count, lastReplayed } = await this.replayer.run(sink, subscription, {
+        connection: String(connection.serial),
+        key: connection.key,
+        user: connection.user,
+      });
+      if (!open()) return;
       this.send(
         connection,
         JSON.stringify({
@@ -442,11 +397,19 @@ export class Gateway {
         }),
       );
     } catch (error) {
-      // A replay stopped half-way would leave a gap before the live events: end the connection
-      // instead, so that the client resumes from the last event it received.
-      this.deps.logger.error({ err: error }, 'event replay failed');
-      connection.subscriptions.delete(subscription.id);
-      this.end(connection, CLOSE.internalError, 'event replay failed: resume with lastEventId');
+      // A replay stopped half-way must not be followed by live events (a gap): the subscription
+      // ends here, and the client subscribes again from the last event it received.
+      this.deps.logger.warn({ err: error }, 'event replay failed');
+      if (open()) {
+        connection.subscriptions.delete(subscription.id);
+        const failure = unavailable(
+          `The replay of ${subscription.id} could not read the event store; the subscription has ended. ` +
+            'Subscribe again with lastEventId set to the last event received.',
+          requestId,
+          subscription.id,
+        );
+        this.error(connection, failure.code, failure.message, failure.requestId, failure.extra);
+      }
     } finally {
       connection.replaying -= 1;
       if (connection.replaying === 0 && connection.held.length > 0) {
@@ -512,20 +475,27 @@ export class Gateway {
   }
 
   /**
-   * Sends a frame and resolves once it has been handed to the network. A client that takes nothing
-   * for a heartbeat interval is a slow consumer.
+   * Resolves at once unless the connection's socket holds more than its high-water mark (16 KiB,
+   * below WS_MAX_BUFFERED_BYTES' minimum), else once it drained, or closed. A client that takes
+   * nothing for a heartbeat interval is a slow consumer.
    */
-  private sendWhenTaken(connection: Connection, frame: string): Promise<void> {
-    if (connection.closed) return Promise.resolve();
+  private drained(connection: Connection): Promise<void> {
+    const { socket } = connection;
+    if (connection.closed || !(socket as Duplex & { writableNeedDrain: boolean }).writableNeedDrain)
+      return Promise.resolve();
     return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        socket.off('drain', done);
+        socket.off('close', done);
+        resolve();
+      };
       const timer = setTimeout(() => {
         this.end(connection, CLOSE.slowConsumer, 'slow consumer: resume with lastEventId');
-        resolve();
+        done();
       }, this.deps.config.ws.heartbeatMs);
-      connection.ws.send(frame, () => {
-        clearTimeout(timer);
-        resolve();
-      });
+      socket.once('drain', done);
+      socket.once('close', done);
     });
   }
 
@@ -538,8 +508,14 @@ export class Gateway {
     connection.ws.send(frame);
   }
 
-  private error(connection: Connection, code: ErrorCode, message: string, requestId: string | null): void {
-    this.send(connection, JSON.stringify({ type: 'error', requestId, code, message }));
+  private error(
+    connection: Connection,
+    code: ErrorCode,
+    message: string,
+    requestId: string | null,
+    extra: Record<string, unknown> = {},
+  ): void {
+    this.send(connection, JSON.stringify({ type: 'error', requestId, code, message, ...extra }));
   }
 
   /** Stops sending on the connection (nothing after the close frame) and closes it. */
@@ -595,63 +571,10 @@ function subscriptionId(sequence: number): string {
   return `sub_${digits}`;
 }
 
-/** The message of an event for a connection whose matching subscriptions are `ids` (the inside of the JSON array). */
-function eventMessage(event: PublishedEvent, ids: string): string {
-  return `{"subscriptionIds":["${ids}"],${event.json.slice(1)}`;
-}
-
-/**
- * The message as a complete WebSocket frame (RFC 6455 §5.2: FIN, text, unmasked as from a
- * server), built once per event and distinct `ids`: the envelope is serialized once (by the relay),
- * and every connection the same ids apply to is sent the same Buffer.
- */
-export function eventFrame(event: PublishedEvent, ids: string): Buffer {
-  let frames = event.frames;
-  if (!frames) {
-    frames = new Map();
-    event.frames = frames;
-  }
-  let frame = frames.get(ids);
-  if (!frame) {
-    const text = eventMessage(event, ids);
-    const length = Buffer.byteLength(text);
-    const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
-    frame = Buffer.allocUnsafe(header + length);
-    frame[0] = 0x81;
-    if (length < 126) {
-      frame[1] = length;
-    } else if (length < 65_536) {
-      frame[1] = 126;
-      frame.writeUInt16BE(length, 2);
-    } else {
-      frame[1] = 127;
-      frame.writeBigUInt64BE(BigInt(length), 2);
-    }
-    frame.write(text, header, 'utf8');
-    frames.set(ids, frame);
-  }
-  return frame;
-}
-
-function shuttingDown(): AppError {
-  return new AppError(503, '/problems/shutting-down', 'Service unavailable', {
-    detail: 'This instance is shutting down; connect again (to another instance) and resume.',
-    headers: { 'Retry-After': '1' },
+/** The retryable error of a subscribe or replay that met an unavailable event store. */
+function unavailable(message: string, requestId: string | null, subscriptionId?: string): ProtocolError {
+  return new ProtocolError('unavailable', message, requestId, {
+    retryAfterMs: RETRY_AFTER_MS,
+    ...(subscriptionId === undefined ? {} : { subscriptionId }),
   });
-}
-
-function refuse(socket: Duplex, error: AppError): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify({
-    type: error.type,
-    title: error.title,
-    status: error.status,
-    detail: error.detail,
-  });
-  const headers = Object.entries(error.headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
-  socket.end(
-    `HTTP/1.1 ${error.status} ${error.title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n${headers}\r\n${body}`,
-  );
 }

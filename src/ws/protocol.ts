@@ -30,15 +30,24 @@ export type ErrorCode =
   | 'too_many_subscriptions'
   | 'unknown_subscription'
   | 'message_too_large'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'unavailable';
 
 export class ProtocolError extends Error {
   readonly code: ErrorCode;
   readonly requestId: string | null;
-  constructor(code: ErrorCode, message: string, requestId: string | null = null) {
+  /** Fields the error message carries besides the usual four (`retryAfterMs`, `subscriptionId`). */
+  readonly extra: Record<string, unknown>;
+  constructor(
+    code: ErrorCode,
+    message: string,
+    requestId: string | null = null,
+    extra: Record<string, unknown> = {},
+  ) {
     super(message);
     this.code = code;
     this.requestId = requestId;
+    this.extra = extra;
   }
 }
 

@@ -64,6 +64,8 @@ export function testConfig(
     SECRET_KEY: TEST_SECRET_KEY,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     SEED_DEMO: 'never',
+    // Tests run several instances, each with its own port in PUBLIC_URL, on one database.
+    PUBLIC_URL_CHANGE: 'allow',
     ...env,
   });
 }

@@ -65,6 +65,63 @@ export function findOperation(method: string, path: string): Route | undefined {
 
 const problemRef = 'openapi#/components/schemas/Problem';
 
+interface ProblemType {
+  type: string;
+  title: string;
+  status: number;
+}
+/** The registry of problem types (contracts/problems.yaml, published at the root by `npm run gen`). */
+export const problemTypes = new Map(
+  ((openapiDocument['x-problem-types'] ?? []) as ProblemType[]).map((p) => [p.type, p]),
+);
+const asyncapiDocument = JSON.parse(
+  readFileSync(new URL('../../generated/asyncapi/asyncapi.json', import.meta.url), 'utf8'),
+) as Json;
+
+/**
+ * Throws unless a problem the service sent is in the registry with this status and title, and, when
+ * `documented` is given, among the types the operation or channel lists. Every response and refused
+ * WebSocket handshake of the suite passes through here, so a type the contract does not document
+ * for that operation fails the test that met it.
+ */
+export function assertProblemDocumented(
+  where: string,
+  status: number,
+  body: unknown,
+  documented: readonly string[] | undefined,
+): void {
+  const type = (body as { type?: unknown } | undefined)?.type;
+  if (typeof type !== 'string') throw new Error(`${where}: a problem without a type`);
+  const registered = problemTypes.get(type);
+  if (!registered)
+    throw new Error(`${where}: ${type} is not in the problem-type registry (contracts/problems.yaml)`);
+  if (registered.status !== status)
+    throw new Error(`${where}: ${type} is registered with status ${registered.status}, sent with ${status}`);
+  const title = (body as { title?: unknown }).title;
+  if (title !== registered.title)
+    throw new Error(`${where}: ${type} is registered with title "${registered.title}", sent with "${title}"`);
+  if (documented && !documented.includes(type))
+    throw new Error(
+      `${where}: ${type} is not documented for this operation (x-problem-types: ${documented.join(', ')})`,
+    );
+}
+
+/** The problem types a channel's refused handshake may carry (its `x-problem-types`). */
+export function channelProblemTypes(address: string): string[] | undefined {
+  for (const channel of Object.values(asyncapiDocument.channels as Record<string, Json>)) {
+    if (channel.address !== address) continue;
+    let list = channel['x-problem-types'] as Json | string[];
+    while (!Array.isArray(list) && typeof list?.$ref === 'string') {
+      let target: unknown = asyncapiDocument;
+      for (const part of (list.$ref as string).replace(/^#\//, '').split('/'))
+        target = (target as Json)[part];
+      list = target as Json | string[];
+    }
+    return list as string[];
+  }
+  return undefined;
+}
+
 export interface CheckedResponse {
   status: number;
   contentType: string;
@@ -93,8 +150,10 @@ export function assertMatchesContract(
     if (![404, 405, 501].includes(response.status) && !(route === undefined && response.status < 300)) {
       throw new Error(`${where}: no operation in the contract for this request`);
     }
-    if (response.status >= 400)
+    if (response.status >= 400) {
       checkBody(where, problemRef, response.body, mediaType, 'application/problem+json');
+      assertProblemDocumented(where, response.status, response.body, undefined);
+    }
     return;
   }
   const responses = route.operation.responses as Json;
@@ -128,6 +187,13 @@ export function assertMatchesContract(
       ? `openapi${(responses[key] as Json).$ref as string}/${pointer('content', mediaType, 'schema')}`
       : `openapi#/${pointer('paths', route.template, route.method.toLowerCase(), 'responses', key, 'content', mediaType, 'schema')}`;
   checkBody(where, responseRef, response.body, mediaType, mediaType);
+  if (mediaType === 'application/problem+json')
+    assertProblemDocumented(
+      `${where} (${route.operation.operationId})`,
+      response.status,
+      response.body,
+      (route.operation['x-problem-types'] as string[] | undefined) ?? [],
+    );
 }
 
 function checkBody(where: string, ref: string, body: unknown, mediaType: string, expectedType: string): void {

@@ -2,6 +2,7 @@
 // contract before the test sees it.
 import WebSocket from 'ws';
 import { asyncApiValidators } from '../../src/ws/protocol.ts';
+import { assertProblemDocumented, channelProblemTypes } from './contract.ts';
 
 const SERVER_MESSAGES: Record<string, string> = {
   subscribed: 'SubscribedMessage',
@@ -70,13 +71,27 @@ export async function connect(url: string, headers: Record<string, string> = {})
   });
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
-    ws.once('unexpected-response', (_request, response) =>
-      reject(
-        Object.assign(new Error(`handshake refused: ${response.statusCode}`), {
-          status: response.statusCode,
-        }),
-      ),
-    );
+    // A refused upgrade's problem must be one the channel documents (its `x-problem-types`).
+    ws.once('unexpected-response', (_request, response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const status = response.statusCode ?? 0;
+        const text = Buffer.concat(chunks).toString('utf8');
+        const where = `WebSocket handshake ${new URL(url).pathname} -> ${status}`;
+        let problem: unknown;
+        try {
+          if (!/^application\/problem\+json/.test(response.headers['content-type'] ?? ''))
+            throw new Error(`${where}: not application/problem+json: ${text}`);
+          problem = JSON.parse(text);
+          assertProblemDocumented(where, status, problem, channelProblemTypes(new URL(url).pathname));
+        } catch (violation) {
+          reject(violation);
+          return;
+        }
+        reject(Object.assign(new Error(`handshake refused: ${status}`), { status, problem }));
+      });
+    });
     ws.once('error', reject);
   });
 

@@ -11,7 +11,7 @@ import { checkInvariants, type HttpUser, httpUser } from '../helpers/ledger-fixt
 
 const metadata = { image: 'https://cdn.example.com/coin.png', attributes: [], creator: 'Example Studio' };
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const TEST_ENV = { RATE_LIMIT_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' };
+const TEST_ENV = { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' };
 
 interface Holding {
   asset: { id: string; name: string; totalSupply: string | null; owner: string | null };
@@ -45,7 +45,7 @@ async function setUp(t: TestApp, prefix: string) {
     amount: '100',
   });
   expect(minted.status, minted.text).toBe(201);
-  return { studio, player, gold: `${prefix}-gold`, collection: `${prefix}-c` };
+  return { studio, player, gold: `${prefix}-gold` };
 }
 
 describe.each(DB_KINDS)('cached reads on %s', (kind) => {
@@ -63,7 +63,7 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
   });
 
   it('shows every committed change at once, and serves repeated reads from the cache', async () => {
-    const { studio, player, gold, collection } = await setUp(t, 'one');
+    const { studio, player, gold } = await setUp(t, 'one');
     expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('100');
     const hits = t.app.readCache.hits;
     expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('100');
@@ -88,7 +88,7 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
 
     // A new NFT appears in its owner's listing, and its transfer moves it.
     const nft = await t.http<{ id: string }>('POST', '/api/v1/nft/create', {
-      body: { name: 'Sword', collection, metadata },
+      body: { name: 'Sword', metadata },
       headers: player.headers,
     });
     expect(nft.status, nft.text).toBe(201);

@@ -27,7 +27,7 @@ describe.each(DB_KINDS)('authorization on %s', (kind) => {
     });
     expect(collection.status).toBe(201);
     const nft = await t.http('POST', '/api/v1/nft/create', {
-      body: { name: 'Sword of Dawn', metadata: METADATA, collection: 'dawn-quest' },
+      body: { name: 'Sword of Dawn', metadata: METADATA },
       headers: alice.headers,
     });
     expect(nft.status).toBe(201);

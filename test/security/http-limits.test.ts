@@ -1,8 +1,10 @@
 // OWASP API4 (unrestricted resource consumption) at the HTTP edge: the server limits of
 // src/http/server-limits.ts (slow clients, header size), the request time-out (REQUEST_TIMEOUT_MS)
 // and the body size limit, each against the real app on a server built as src/server.ts builds it.
+import { connect, type Socket } from 'node:net';
 import type { Context, Next } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETRY_AFTER_SECONDS } from '../../src/domain/errors.ts';
 import { createHttpServer, DEFAULT_SERVER_LIMITS } from '../../src/http/server-limits.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { DB_KINDS } from '../helpers/db.ts';
@@ -16,6 +18,8 @@ describe('server limits in production', () => {
     expect(server.headersTimeout).toBe(10_000);
     expect(server.requestTimeout).toBe(30_000);
     expect(server.keepAliveTimeout).toBe(5_000);
+    expect(server.timeout).toBe(30_000);
+    expect(DEFAULT_SERVER_LIMITS.maxUnreadOutputBytes).toBe(4 * 1024 * 1024);
     expect(server.maxHeadersCount).toBe(100);
     expect(DEFAULT_SERVER_LIMITS.maxHeaderSize).toBe(16 * 1024);
     expect(DEFAULT_SERVER_LIMITS.connectionsCheckingIntervalMs).toBeLessThanOrEqual(1_000);
@@ -98,6 +102,74 @@ describe(`slow and oversized clients on ${kind}`, () => {
   });
 });
 
+/**
+ * Opens a raw connection that sends `requests` and never reads a byte; resolves with how long the
+ * server kept its end open (or `null` when it was still open after `waitMs`).
+ */
+function neverReading(s: SecurityApp, requests: string, waitMs: number): Promise<number | null> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    let client: Socket | undefined;
+    const onConnection = (serverSide: Socket) => {
+      if (serverSide.remotePort !== client?.localPort) return;
+      s.server.off('connection', onConnection);
+      serverSide.once('close', () => {
+        clearTimeout(deadline);
+        client?.destroy();
+        resolve(Date.now() - started);
+      });
+    };
+    s.server.on('connection', onConnection);
+    const deadline = setTimeout(() => {
+      s.server.off('connection', onConnection);
+      client?.destroy();
+      resolve(null);
+    }, waitMs);
+    client = connect(s.port, '127.0.0.1', () => {
+      client?.pause();
+      client?.write(requests);
+    });
+  });
+}
+
+describe(`clients that never read their responses on ${kind}`, () => {
+  let s: SecurityApp;
+  let small: SecurityApp;
+  // The bundled contract (about 400 KB), more than the kernel's buffers of a loopback connection take
+  // once the client's receive window is full.
+  const bigGet = 'GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n';
+  beforeAll(async () => {
+    s = await startSecurityApp(kind, {
+      limits: { ...DEFAULT_SERVER_LIMITS, idleTimeoutMs: 1_000 },
+    });
+    small = await startSecurityApp(kind, {
+      limits: { ...DEFAULT_SERVER_LIMITS, idleTimeoutMs: 60_000, maxUnreadOutputBytes: 64 * 1024 },
+    });
+  });
+  afterAll(async () => {
+    await s?.close();
+    await small?.close();
+  });
+
+  it('13.11: closes a connection whose client stops reading, after the idle time-out', async () => {
+    const closedAfter = await neverReading(s, bigGet.repeat(20), 6_000);
+    expect(closedAfter).not.toBeNull();
+    expect(closedAfter).toBeGreaterThanOrEqual(900);
+  });
+
+  it('13.11: closes a connection at once when its unread output passes the cap', async () => {
+    const closedAfter = await neverReading(small, bigGet.repeat(20), 4_000);
+    expect(closedAfter).not.toBeNull();
+    expect(closedAfter).toBeLessThan(2_000);
+  });
+
+  it('13.11: keeps serving a client that reads, however large the response', async () => {
+    const response = await fetch(`${small.baseUrl}/openapi.json`);
+    expect(response.status).toBe(200);
+    expect((await response.arrayBuffer()).byteLength).toBeGreaterThan(64 * 1024);
+  });
+});
+
 describe(`request time-out and masked failures on ${kind}`, () => {
   let s: SecurityApp;
   let logged = '';
@@ -129,7 +201,7 @@ describe(`request time-out and masked failures on ${kind}`, () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(response.headers.get('retry-after')).toBe('1');
+    expect(response.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await response.json()).toMatchObject({ type: '/problems/timeout', status: 503 });
   });

@@ -63,7 +63,6 @@ describe(`no outbound requests on ${kind}`, () => {
       body: {
         name: 'Canary',
         metadata: { image, attributes: [{ trait_type: 'origin', value: `${canaryUrl}/x` }], creator: 'me' },
-        collection: 'dawn-quest',
       },
       headers: player.headers,
     });

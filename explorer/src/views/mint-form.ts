@@ -1,5 +1,6 @@
-// Mint an NFT into one of your wallets (POST /api/v1/nft/create) into a collection chosen from
-// GET /api/v1/collections, with display metadata and attributes.
+// Mint an NFT into one of your wallets (POST /api/v1/nft/create), into your personal collection or
+// one of the collections you own (from GET /api/v1/collections), with display metadata and attributes.
+// Only a collection's owner (or an admin) may mint into it, so other users' collections are not offered.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';
@@ -47,8 +48,8 @@ export function openMintDialog(session: Session, to: string, onMinted: (asset: A
   const guard = new SubmissionGuard();
   const collection = h(
     'select',
-    { id: uid('mint-collection'), name: 'collection', required: true },
-    h('option', { value: '' }, 'Loading collections…'),
+    { id: uid('mint-collection'), name: 'collection' },
+    h('option', { value: '' }, 'Your personal collection'),
   );
   const name = h('input', {
     id: uid('mint-name'),
@@ -132,23 +133,9 @@ export function openMintDialog(session: Session, to: string, onMinted: (asset: A
     .GET('/api/v1/collections', { params: { query: { limit: 100 } } })
     .then(unwrap)
     .then((page) => {
-      if (page.data.length === 0) {
-        replace(collection, h('option', { value: '' }, 'No collection exists yet'));
-        replace(
-          status,
-          problemBox({
-            type: 'about:blank',
-            title: 'No collection to mint into',
-            status: 0,
-            detail: 'A studio must create a collection first.',
-          }),
-        );
-        return;
-      }
-      replace(
-        collection,
-        page.data.map((item) => h('option', { value: item.id }, `${item.name} (${item.id})`)),
-      );
+      const user = session.user;
+      const mine = page.data.filter((item) => user && (user.role === 'admin' || item.owner === user.id));
+      collection.append(...mine.map((item) => h('option', { value: item.id }, `${item.name} (${item.id})`)));
     })
     .catch((error: unknown) => replace(status, problemBox(problemOf(error))));
 
@@ -157,7 +144,6 @@ export function openMintDialog(session: Session, to: string, onMinted: (asset: A
     if (guard.busy) return; // a second click or Enter while the first submission is in flight
     const body: Schemas['CreateNftRequest'] = {
       name: name.value.trim(),
-      collection: collection.value,
       to,
       metadata: {
         image: image.value.trim(),
@@ -170,6 +156,7 @@ export function openMintDialog(session: Session, to: string, onMinted: (asset: A
       },
     };
     if (description.value.trim()) body.description = description.value.trim();
+    if (collection.value) body.collection = collection.value;
     submit.disabled = true;
     form.setAttribute('aria-busy', 'true');
     replace(status, h('p', { class: 'muted' }, 'Minting…'));

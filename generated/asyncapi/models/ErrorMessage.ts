@@ -6,4 +6,6 @@ export interface ErrorMessage {
   'requestId': string | null;
   'code': ErrorCode;
   'message': string;
+  'retryAfterMs'?: number;
+  'subscriptionId'?: string;
 }

@@ -15,6 +15,7 @@ export type { Price } from './Price.ts';
 export type { PriceUpdateEventMessage } from './PriceUpdateEventMessage.ts';
 export type { ReplayedMessage } from './ReplayedMessage.ts';
 export type { ResyncRequiredMessage } from './ResyncRequiredMessage.ts';
+export type { ResyncRequiredMessageReason } from './ResyncRequiredMessageReason.ts';
 export type { SubscribeMessage } from './SubscribeMessage.ts';
 export type { SubscribedMessage } from './SubscribedMessage.ts';
 export type { SubscriptionFilters } from './SubscriptionFilters.ts';

@@ -127,16 +127,24 @@ export async function mint(
   });
 }
 
-/** An NFT minted into the owner's custodial wallet; returns its id. */
+/**
+ * An NFT minted into the owner's custodial wallet, in `collection` (the owner's) or, when undefined,
+ * in the owner's personal collection; returns its id.
+ */
 export async function createNft(
   service: Service,
   owner: Session,
-  collection: string,
+  collection: string | undefined,
   name: string,
 ): Promise<string> {
   const asset = await call<{ id: string }>(service.baseUrl, 'POST', '/api/v1/nft/create', {
     session: owner,
-    body: { name, description: 'A benchmark item.', metadata: NFT_METADATA, collection },
+    body: {
+      name,
+      description: 'A benchmark item.',
+      metadata: NFT_METADATA,
+      ...(collection ? { collection } : {}),
+    },
   });
   return asset.id;
 }

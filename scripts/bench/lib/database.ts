@@ -20,6 +20,8 @@ export interface BenchDatabase {
   /** DATA_DIR, SQLITE_PATH and (PostgreSQL) DATABASE_URL for the service. */
   env: Record<string, string>;
   setRole(userId: string, role: Role): Promise<void>;
+  /** Runs SQL written for this database kind (a bulk insert of test data, say) in one transaction. */
+  execute(sql: string): Promise<void>;
   drop(): Promise<void>;
 }
 
@@ -37,6 +39,14 @@ export async function createDatabase(kind: DbKind): Promise<BenchDatabase> {
         try {
           const { changes } = db.prepare('update users set role = ? where id = ?').run(role, userId);
           if (changes !== 1) throw new Error(`no user ${userId} to make ${role}`);
+        } finally {
+          db.close();
+        }
+      },
+      async execute(sql) {
+        const db = new BetterSqlite3(sqlitePath, { timeout: 5000 });
+        try {
+          db.exec(`begin immediate; ${sql}; commit`);
         } finally {
           db.close();
         }
@@ -62,6 +72,9 @@ export async function createDatabase(kind: DbKind): Promise<BenchDatabase> {
         client.query('update users set role = $1 where id = $2', [role, userId]),
       );
       if (rowCount !== 1) throw new Error(`no user ${userId} to make ${role}`);
+    },
+    async execute(sql) {
+      await withPostgres(databaseUrl.href, (client) => client.query(sql));
     },
     async drop() {
       await dropDatabase();

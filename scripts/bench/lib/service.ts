@@ -9,6 +9,8 @@ export interface Service extends Child {
   /** The environment the service was started with (to build the same app in-process). */
   env: Record<string, string>;
   setRole(userId: string, role: Role): Promise<void>;
+  /** Runs SQL on the service's database behind its back (bulk test data). */
+  execute(sql: string): Promise<void>;
   /** Stops the process but keeps its database (`stop` drops it too). */
   stopProcess(): Promise<void>;
 }
@@ -29,12 +31,14 @@ export function serviceEnv(databaseEnv: Record<string, string>, port: number): R
     // The configuration caps these at 1,000,000 and 100,000: a 1 s window makes that a million
     // requests per second per API key, far above anything this load reaches.
     RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_USER_REQUESTS: '1000000',
     RATE_LIMIT_WINDOW_SECONDS: '1',
     LOGIN_RATE_LIMIT_REQUESTS: '100000',
     // A token must outlive the run: an expired one ends WebSocket connections (close code 4001).
     ACCESS_TOKEN_TTL_SECONDS: '3600',
-    // All fan-out clients share one API key.
+    // All fan-out clients share one API key and one user.
     WS_MAX_CONNECTIONS_PER_KEY: '100000',
+    WS_MAX_CONNECTIONS_PER_USER: '100000',
   };
 }
 
@@ -62,6 +66,7 @@ export async function startService(kind: DbKind): Promise<Service> {
     kind,
     env,
     setRole: (userId, role) => database.setRole(userId, role),
+    execute: (sql) => database.execute(sql),
     stopProcess: child.stop,
     async stop() {
       await child.stop();

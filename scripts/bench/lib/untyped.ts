@@ -59,6 +59,7 @@ export const pg = require('pg') as { Client: new (config: { connectionString: st
 
 export interface SqliteDatabase {
   prepare(sql: string): { run(...parameters: unknown[]): { changes: number } };
+  exec(sql: string): void;
   close(): void;
 }
 

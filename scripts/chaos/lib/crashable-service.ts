@@ -48,6 +48,7 @@ export async function startCrashableService(
       return child.pid;
     },
     setRole: (userId, role) => database.setRole(userId, role),
+    execute: (sql) => database.execute(sql),
     whenUp: () => up,
     async kill9() {
       up = new Promise<void>((resolve) => {

@@ -73,7 +73,8 @@ export async function buildWorld(t: TestApp): Promise<World> {
     const nft = await expectCreated<{ id: string }>(t, owner, '/api/v1/nft/create', {
       name: 'Fuzz Blade',
       metadata: METADATA,
-      collection: COLLECTION,
+      // Only the studio owns the collection; the player mints into its personal one.
+      ...(owner === studio ? { collection: COLLECTION } : {}),
     });
     nfts.push(nft.id);
   }

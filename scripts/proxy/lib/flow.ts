@@ -91,7 +91,7 @@ export async function runFlow(client: ProxyClient): Promise<void> {
   if (replay.headers.get('idempotent-replayed') !== 'true')
     client.failures.push('mint replay: no Idempotent-Replayed: true');
   const nft = await client.call('POST', '/api/v1/nft/create', {
-    body: { name: 'Proxy Blade', metadata: METADATA, collection },
+    body: { name: 'Proxy Blade', metadata: METADATA },
     headers: player.headers,
     expect: 201,
   });

@@ -71,7 +71,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
         await createNft(
           service,
           ledger.players[index % ledger.players.length],
-          ledger.collection,
+          undefined, // players mint into their personal collections (only its studio mints into ledger.collection)
           `Soak item ${index}`,
         ),
       );

@@ -1,3 +1,4 @@
+import { type ClientInfo, clientOrigin } from './client-origin.ts';
 import { escapeHtml } from './html.ts';
 
 const DESCRIPTIONS: Record<string, string> = {
@@ -13,7 +14,7 @@ const DESCRIPTIONS: Record<string, string> = {
 
 export function consentPage(input: {
   uid: string;
-  clientName: string;
+  client: ClientInfo;
   csrf: string;
   username: string;
   scopes: string[];
@@ -22,9 +23,11 @@ export function consentPage(input: {
     (scope) =>
       `<li>${escapeHtml(DESCRIPTIONS[scope] ?? scope)} <span class="muted">(${escapeHtml(scope)})</span></li>`,
   );
-  return `<h1>Authorize ${escapeHtml(input.clientName)}</h1>
+  const name = escapeHtml(input.client.name);
+  return `<h1>Authorize ${name}${input.client.firstParty ? '' : ' (third party)'}</h1>
+${clientOrigin(input.client)}
 <p>Signed in as <strong>${escapeHtml(input.username)}</strong>.</p>
-<p><strong>${escapeHtml(input.clientName)}</strong> asks to:</p>
+<p><strong>${name}</strong> asks to:</p>
 <ul>${items.join('') || '<li>Sign you in</li>'}</ul>
 <form method="post" action="/interaction/${escapeHtml(input.uid)}/confirm">
 <input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">

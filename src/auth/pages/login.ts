@@ -1,14 +1,16 @@
+import { type ClientInfo, clientOrigin } from './client-origin.ts';
 import { escapeHtml } from './html.ts';
 
 export function loginPage(input: {
   uid: string;
-  clientName: string;
+  client: ClientInfo;
   csrf: string;
   username?: string;
   error?: string;
 }): string {
   return `<h1>Sign in</h1>
-<p class="muted">to continue to <strong>${escapeHtml(input.clientName)}</strong></p>
+<p class="muted">to continue to <strong>${escapeHtml(input.client.name)}</strong></p>
+${input.client.firstParty ? '' : clientOrigin(input.client)}
 ${input.error ? `<p class="error" role="alert">${escapeHtml(input.error)}</p>` : ''}
 <form method="post" action="/interaction/${escapeHtml(input.uid)}/login" autocomplete="on">
 <input type="hidden" name="csrf" value="${escapeHtml(input.csrf)}">

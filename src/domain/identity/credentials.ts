@@ -10,6 +10,7 @@ import { Asset, Holding, Identity, IssuedCredential, User, Wallet } from '../../
 import type { Orm } from '../../db/orm.ts';
 import type { Role } from '../../http/security.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
+import { decodeCursor, isStringPair, type Page, page } from '../ledger/cursor.ts';
 import { addDataIntegrityProof } from './data-integrity.ts';
 import { UNDEFINED_TERMS_CONTEXT, VC_V2_CONTEXT } from './data-model.ts';
 import type { ServiceIssuer } from './service-issuer.ts';
@@ -19,8 +20,9 @@ import { signJose } from './vc-jose.ts';
 export type CredentialType = 'AssetOwnershipCredential' | 'PlayerRoleCredential';
 export type CredentialFormat = 'vc+jwt' | 'data-integrity';
 
-/** Lifetime of a credential whose request names no `validUntil`. */
-export const DEFAULT_CREDENTIAL_LIFETIME_MS = 365 * 24 * 3600 * 1000;
+const DAY_MS = 24 * 3600 * 1000;
+/** The longest lifetime a credential may have (CREDENTIAL_MAX_VALIDITY_DAYS), and the default one. */
+export const DEFAULT_MAX_VALIDITY_DAYS = 365;
 
 export interface Caller {
   userId: string;
@@ -50,6 +52,8 @@ export interface CredentialContext {
   publicUrl: string;
   documentLoader: DocumentLoader;
   now: () => Date;
+  /** A credential's validUntil is at most this many days after issuance (and is by default). */
+  maxValidityDays: number;
 }
 
 /** The permissions a PlayerRoleCredential grants: exactly the scopes the role allows. */
@@ -71,6 +75,20 @@ async function authorizeSubject(em: EntityManager, caller: Caller, request: Issu
   return owner;
 }
 
+/** Whether the wallet holds the asset now (owns the NFT, or a positive balance); null: no such asset. */
+export async function walletHolds(
+  em: EntityManager,
+  wallet: string,
+  assetId: string,
+): Promise<boolean | null> {
+  const address = wallet.toLowerCase();
+  const asset = await em.findOne(Asset, { id: assetId });
+  if (!asset) return null;
+  return asset.kind === 'nft'
+    ? asset.owner === address
+    : ((await em.findOne(Holding, { wallet: address, asset: asset.id }))?.balance ?? 0n) > 0n;
+}
+
 /** The ownership claim, checked against the ledger now. */
 async function ownershipSubject(
   em: EntityManager,
@@ -80,12 +98,9 @@ async function ownershipSubject(
   const address = (request.wallet as string).toLowerCase();
   const wallet = await em.findOne(Wallet, { address, user: caller.userId });
   if (!wallet) throw new ForbiddenError(`Wallet ${request.wallet} is not one you control.`);
-  const asset = await em.findOne(Asset, { id: request.assetId as string });
-  if (!asset) throw new NotFoundError(`No asset with id ${request.assetId}.`);
-  const holds =
-    asset.kind === 'nft'
-      ? asset.owner === address
-      : ((await em.findOne(Holding, { wallet: address, asset: asset.id }))?.balance ?? 0n) > 0n;
+  const holds = await walletHolds(em, address, request.assetId as string);
+  if (holds === null) throw new NotFoundError(`No asset with id ${request.assetId}.`);
+  const asset = { id: request.assetId as string };
   if (!holds) {
     throw new ConflictError(
       `Wallet ${request.wallet} does not hold ${asset.id}.`,
@@ -102,12 +117,19 @@ export async function issueCredential(
   request: IssueRequest,
 ): Promise<IssuedCredentialView> {
   const now = context.now();
-  const validUntil = request.validUntil
-    ? new Date(request.validUntil)
-    : new Date(now.getTime() + DEFAULT_CREDENTIAL_LIFETIME_MS);
+  const latest = now.getTime() + context.maxValidityDays * DAY_MS;
+  const validUntil = request.validUntil ? new Date(request.validUntil) : new Date(latest);
   if (validUntil.getTime() <= now.getTime()) {
     throw new UnprocessableError(
       `validUntil ${validUntil.toISOString()} is not in the future.`,
+      '/problems/invalid-validity-period',
+      'Invalid validity period',
+    );
+  }
+  // 13.3: a long-lived credential outlives what it attests; revocation is then the only brake.
+  if (validUntil.getTime() > latest) {
+    throw new UnprocessableError(
+      `validUntil may be at most ${context.maxValidityDays} days after issuance (${new Date(latest).toISOString()}).`,
       '/problems/invalid-validity-period',
       'Invalid validity period',
     );
@@ -195,4 +217,100 @@ export async function revokeCredential(
     }
     return { id: issued.id, status: 'revoked', revokedAt: issued.revokedAt.toISOString() };
   });
+}
+
+/**
+ * Revokes every unrevoked PlayerRoleCredential about one of the user's DIDs (13.3: a role
+ * credential must not outlive the role). Run inside the role change's transaction.
+ */
+export async function revokeRoleCredentials(
+  em: EntityManager,
+  userId: string,
+  now = new Date(),
+): Promise<number> {
+  const dids = (await em.find(Identity, { user: userId }, { fields: ['did'] })).map((row) => row.did);
+  if (dids.length === 0) return 0;
+  const issued = await em.find(IssuedCredential, {
+    type: 'PlayerRoleCredential',
+    subjectDid: { $in: dids },
+    revokedAt: null,
+  });
+  for (const credential of issued) {
+    credential.revokedAt = now;
+    await setStatusBit(em, credential.statusList.id, credential.statusListIndex, now);
+  }
+  await em.flush();
+  return issued.length;
+}
+
+export interface CredentialSummary {
+  id: string;
+  type: CredentialType;
+  subjectDid: string;
+  requestedBy: string;
+  issuedAt: string;
+  validUntil: string | null;
+  status: 'active' | 'revoked' | 'expired';
+  revokedAt: string | null;
+  statusListCredential: string;
+  statusListIndex: string;
+}
+
+export interface CredentialListQuery {
+  /** Whose credentials (an admin may name anyone; others only themselves). Default: the caller. */
+  user?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/**
+ * The credentials of a user: those it requested and those about one of its DIDs, oldest first,
+ * keyed on (issuedAt, id).
+ */
+export async function listCredentials(
+  context: Pick<CredentialContext, 'orm' | 'publicUrl' | 'now'>,
+  caller: Caller,
+  query: CredentialListQuery,
+): Promise<Page<CredentialSummary>> {
+  const userId = query.user ?? caller.userId;
+  if (userId !== caller.userId && caller.role !== 'admin')
+    throw new ForbiddenError("Only an admin may list another user's credentials.");
+  const after = decodeCursor(query.cursor, 'credentials', isStringPair);
+  const em = context.orm.em.fork();
+  const dids = (await em.find(Identity, { user: userId }, { fields: ['did'] })).map((row) => row.did);
+  const whose = { $or: [{ requestedBy: userId }, ...(dids.length ? [{ subjectDid: { $in: dids } }] : [])] };
+  const position = after
+    ? {
+        $or: [
+          { issuedAt: { $gt: new Date(after[0]) } },
+          { issuedAt: new Date(after[0]), id: { $gt: after[1] } },
+        ],
+      }
+    : {};
+  const rows = await em.find(
+    IssuedCredential,
+    { $and: [whose, position] },
+    { orderBy: { issuedAt: 'asc', id: 'asc' }, limit: query.limit + 1 },
+  );
+  const now = context.now().getTime();
+  const result = page(rows, query.limit, 'credentials', (row) => [row.issuedAt.toISOString(), row.id]);
+  return {
+    next_cursor: result.next_cursor,
+    data: result.data.map((row) => ({
+      id: row.id,
+      type: row.type as CredentialType,
+      subjectDid: row.subjectDid,
+      requestedBy: row.requestedBy.id,
+      issuedAt: row.issuedAt.toISOString(),
+      validUntil: row.validUntil?.toISOString() ?? null,
+      status: row.revokedAt
+        ? 'revoked'
+        : row.validUntil && row.validUntil.getTime() < now
+          ? 'expired'
+          : 'active',
+      revokedAt: row.revokedAt?.toISOString() ?? null,
+      statusListCredential: statusListUrl(context.publicUrl, row.statusList.id),
+      statusListIndex: String(row.statusListIndex),
+    })),
+  };
 }

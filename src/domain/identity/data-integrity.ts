@@ -31,13 +31,24 @@ export async function addDataIntegrityProof(
   });
 }
 
+const UNREADABLE =
+  'The proof could not be checked (a malformed proof value, created date or verification method).';
+
 export interface ProofVerification {
   verified: boolean;
   /** The verification methods of the proofs that were checked. */
   verificationMethods: string[];
   proofs: Json[];
-  /** Why it failed, in words. */
+  /** Why it failed, in words (never a library's message). */
   reason?: string;
+  /** A verify.ts FailureReason code. */
+  code?:
+    | 'no-proof'
+    | 'unsupported-proof'
+    | 'wrong-proof-purpose'
+    | 'proof-unreadable'
+    | 'key-unresolvable'
+    | 'signature-mismatch';
 }
 
 function proofsOf(document: Json): Json[] {
@@ -56,22 +67,36 @@ export async function verifyDataIntegrityProofs(
 ): Promise<ProofVerification> {
   const proofs = proofsOf(document);
   const verificationMethods = proofs.map((proof) => String(proof.verificationMethod ?? ''));
-  const fail = (reason: string): ProofVerification => ({
+  const fail = (code: ProofVerification['code'], reason: string): ProofVerification => ({
     verified: false,
     verificationMethods,
     proofs,
     reason,
+    code,
   });
-  if (proofs.length === 0) return fail('The document has no proof.');
+  if (proofs.length === 0) return fail('no-proof', 'The document has no proof.');
   for (const proof of proofs) {
     if (proof.type !== 'DataIntegrityProof' || proof.cryptosuite !== CRYPTOSUITE) {
       return fail(
+        'unsupported-proof',
         `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${CRYPTOSUITE} is verified.`,
       );
     }
     if (proof.proofPurpose !== purpose)
-      return fail(`The proof's purpose is ${String(proof.proofPurpose)}; ${purpose} is required.`);
-    if (typeof proof.verificationMethod !== 'string') return fail('The proof has no verificationMethod.');
+      return fail(
+        'wrong-proof-purpose',
+        `The proof's purpose is ${String(proof.proofPurpose)}; ${purpose} is required.`,
+      );
+    if (typeof proof.verificationMethod !== 'string')
+      return fail('proof-unreadable', 'The proof has no verificationMethod.');
+  }
+  // Resolved first so that an unknown key is reported as such, not as the library's words.
+  for (const methodId of verificationMethods) {
+    try {
+      await documentLoader(methodId);
+    } catch {
+      return fail('key-unresolvable', `The verification method ${methodId} cannot be resolved.`);
+    }
   }
   const suite = new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 });
   let result: Awaited<ReturnType<typeof jsigs.verify>>;
@@ -81,16 +106,16 @@ export async function verifyDataIntegrityProofs(
       purpose: new jsigs.purposes.ProofPurpose({ term: purpose }),
       documentLoader,
     });
-  } catch (error) {
-    return fail(`The proof could not be checked: ${(error as Error).message}`);
+  } catch {
+    return fail('proof-unreadable', UNREADABLE);
   }
   if (result.verified) return { verified: true, verificationMethods, proofs };
+  // The library's messages are not part of the contract: only "Invalid signature." is told apart.
   const errors = result.error?.errors ?? (result.error ? [result.error] : []);
-  const message =
-    errors.map((error) => error.message).join('; ') || 'the signature does not match the document';
-  return fail(
-    message === 'Invalid signature.'
-      ? 'The signature does not match the document (tampered, or signed by another key).'
-      : message,
-  );
+  return errors.length === 0 || errors.every((error) => error.message === 'Invalid signature.')
+    ? fail(
+        'signature-mismatch',
+        'The signature does not match the document (tampered, or signed by another key).',
+      )
+    : fail('proof-unreadable', UNREADABLE);
 }

@@ -5,6 +5,7 @@
 // The answer is every problem found, in words, so a developer can fix them all at once.
 import jsonld from 'jsonld';
 import type { DocumentLoader } from 'jsonld-signatures';
+import { UnknownContextError } from './document-loader.ts';
 
 export const VC_V2_CONTEXT = 'https://www.w3.org/ns/credentials/v2';
 /**
@@ -238,16 +239,23 @@ export async function jsonLdProblems(document: unknown, documentLoader: Document
     await jsonld.expand(unsecured, { documentLoader, safe: true });
     return [];
   } catch (error) {
+    // Only JSON-LD's own error and event codes are reported (stable identifiers from the JSON-LD
+    // API and jsonld.js's safe mode), never the library's sentences.
     const cause = error as {
-      message?: string;
       details?: {
-        event?: { message?: string; details?: { property?: string } };
-        cause?: { message?: string };
+        code?: string;
+        event?: { code?: string; details?: { property?: string } };
+        cause?: unknown;
       };
     };
     const event = cause.details?.event;
-    if (event?.message)
-      return [`JSON-LD: ${event.message}${event.details?.property ? ` (${event.details.property})` : ''}`];
-    return [`JSON-LD: ${cause.details?.cause?.message ?? cause.message ?? 'invalid JSON-LD'}`];
+    if (event?.code)
+      return [`JSON-LD: ${event.code}${event.details?.property ? ` (${event.details.property})` : ''}`];
+    if (
+      cause.details?.cause instanceof UnknownContextError ||
+      cause.details?.code === 'loading remote context failed'
+    )
+      return ['JSON-LD: a context is not known to this service (contexts are never fetched)'];
+    return [`JSON-LD: ${cause.details?.code ?? 'invalid JSON-LD'}`];
   }
 }

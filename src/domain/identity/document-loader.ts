@@ -1,26 +1,11 @@
-// The JSON-LD document loader for Data Integrity: contexts come from npm packages bundled with the
-// service (and any the caller adds), verification methods from the DID resolver. Nothing is ever
+// The JSON-LD document loader for Data Integrity: contexts come only from the pinned list in
+// contexts.ts, verification methods from the DID resolver. Nothing is ever
 // fetched over the network: an unknown context is an error, so a credential cannot make this
 // service reach out to an attacker's URL, and its meaning cannot change under our feet.
-import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
-import { contexts as dataIntegrityContexts } from '@digitalbazaar/data-integrity-context';
-import { contexts as multikeyContexts } from '@digitalbazaar/multikey-context';
 import type { DocumentLoader } from 'jsonld-signatures';
+import { KNOWN_CONTEXTS } from './contexts.ts';
 import { type DidDocument, findVerificationMethod } from './did-document.ts';
 import { MULTIKEY_V1_CONTEXT } from './did-key.ts';
-
-/**
- * The VC Data Model 2.0 examples context (https://www.w3.org/ns/credentials/examples/v2), which
- * the W3C test suite requires verifiers to accept: it maps every term to the examples vocabulary.
- */
-const EXAMPLES_V2 = { '@context': { '@vocab': 'https://www.w3.org/ns/credentials/examples#' } };
-
-export const BUNDLED_CONTEXTS: ReadonlyMap<string, unknown> = new Map<string, unknown>([
-  ...credentialsContexts,
-  ...dataIntegrityContexts,
-  ...multikeyContexts,
-  ['https://www.w3.org/ns/credentials/examples/v2', EXAMPLES_V2],
-]);
 
 export type DidDocumentResolver = (did: string) => Promise<DidDocument>;
 
@@ -29,15 +14,12 @@ export class UnknownContextError extends Error {
 }
 
 /**
- * A loader answering bundled contexts, `extraContexts`, and DID URLs (a verification method,
- * returned as a Multikey document, or a whole DID document) through `resolveDid`.
+ * A loader answering the known contexts and DID URLs (a verification method, returned as a
+ * Multikey document, or a whole DID document) through `resolveDid`.
  */
-export function offlineDocumentLoader(
-  resolveDid: DidDocumentResolver,
-  extraContexts: ReadonlyMap<string, unknown> = new Map(),
-): DocumentLoader {
+export function offlineDocumentLoader(resolveDid: DidDocumentResolver): DocumentLoader {
   return async (url: string) => {
-    const context = BUNDLED_CONTEXTS.get(url) ?? extraContexts.get(url);
+    const context = KNOWN_CONTEXTS.get(url);
     if (context) return { contextUrl: null, documentUrl: url, document: structuredClone(context) };
     if (url.startsWith('did:')) {
       const [did, fragment] = url.split('#');

@@ -4,32 +4,54 @@ import type { SecretBox } from '../../crypto/secret-box.ts';
 import { StatusList } from '../../db/entities/index.ts';
 import type { Orm } from '../../db/orm.ts';
 import { NotFoundError } from '../errors.ts';
+import type { Page } from '../ledger/cursor.ts';
 import {
   type Caller,
+  type CredentialListQuery,
+  type CredentialSummary,
+  DEFAULT_MAX_VALIDITY_DAYS,
   type IssuedCredentialView,
   type IssueRequest,
   issueCredential,
+  listCredentials,
   type RevokedView,
   revokeCredential,
+  walletHolds,
 } from './credentials.ts';
 import { addDataIntegrityProof } from './data-integrity.ts';
 import type { DidDocument } from './did-document.ts';
 import { createDidResolver, type DidResolver } from './did-resolver.ts';
 import { offlineDocumentLoader } from './document-loader.ts';
-import { createIdentity, type IdentityView } from './identities.ts';
+import {
+  createIdentity,
+  createKeyChallenge,
+  type IdentityView,
+  type KeyChallenge,
+  type KeyPossessionProof,
+} from './identities.ts';
+import { createJsonLdPool, type JsonLdPool } from './jsonld-pool.ts';
+import { processJsonLd } from './jsonld-work.ts';
 import { didWebFromPublicUrl, loadServiceIssuer, type ServiceIssuer } from './service-issuer.ts';
 import { isRevoked, ownStatusListId, statusListCredential } from './status-list.ts';
 import { signJose } from './vc-jose.ts';
-import { type StatusAnswer, type VerifyRequest, type VerifyResult, verify } from './verify.ts';
+import {
+  type StatusAnswer,
+  type VerifierContext,
+  type VerifyRequest,
+  type VerifyResult,
+  verify,
+} from './verify.ts';
 
 export interface IdentityServiceOptions {
   orm: Orm;
   secretBox: SecretBox;
   /** The service's public base URL (no trailing slash): its did:web and status list URLs derive from it. */
   publicUrl: string;
-  /** JSON-LD contexts to accept besides the bundled ones (URL → context document). */
-  extraContexts?: ReadonlyMap<string, unknown>;
   now?: () => Date;
+  /** CREDENTIAL_MAX_VALIDITY_DAYS: the longest (and default) credential lifetime. */
+  maxValidityDays?: number;
+  /** VERIFY_WORKERS: worker threads for the JSON-LD work of verification; 0 (default here) runs it inline. */
+  verifyWorkers?: number;
 }
 
 export interface IdentityService {
@@ -37,16 +59,26 @@ export interface IdentityService {
   serviceDid: string;
   serviceDidDocument(): Promise<DidDocument>;
   resolver: DidResolver;
-  createIdentity(userId: string, publicKeyMultibase?: string): Promise<IdentityView>;
+  /** With `publicKeyMultibase`, `proof` must answer a challenge from createKeyChallenge. */
+  createIdentity(
+    userId: string,
+    publicKeyMultibase?: string,
+    proof?: KeyPossessionProof,
+  ): Promise<IdentityView>;
+  createKeyChallenge(userId: string, publicKeyMultibase: string): KeyChallenge;
   resolveDid(did: string): Promise<DidDocument>;
   issueCredential(caller: Caller, request: IssueRequest): Promise<IssuedCredentialView>;
   revokeCredential(caller: Caller, credentialId: string): Promise<RevokedView>;
+  /** The caller's credentials (an admin's: any user's), a page at a time. */
+  listCredentials(caller: Caller, query: CredentialListQuery): Promise<Page<CredentialSummary>>;
   /** The status list credential, as a vc+jwt or as JSON-LD with a Data Integrity proof. */
   statusListCredential(
     listId: string,
     form: 'jwt' | 'json',
   ): Promise<{ body: string | Record<string, unknown>; updatedAt: Date }>;
   verify(request: VerifyRequest): Promise<VerifyResult>;
+  /** Stops the verification workers. */
+  close(): Promise<void>;
 }
 
 export async function createIdentityService(options: IdentityServiceOptions): Promise<IdentityService> {
@@ -63,8 +95,24 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     return loading;
   };
   const resolver = createDidResolver(serviceDid, async () => (await issuer()).didDocument);
-  const documentLoader = offlineDocumentLoader((did) => resolver.resolve(did), options.extraContexts);
-  const credentialContext = async () => ({ orm, issuer: await issuer(), publicUrl, documentLoader, now });
+  const documentLoader = offlineDocumentLoader((did) => resolver.resolve(did));
+  const maxValidityDays = options.maxValidityDays ?? DEFAULT_MAX_VALIDITY_DAYS;
+  const pool: JsonLdPool | null = options.verifyWorkers ? createJsonLdPool(options.verifyWorkers) : null;
+  const jsonLd: VerifierContext['jsonLd'] = async (task) => {
+    if (!pool) return processJsonLd({ ...task, serviceDid, serviceDidDocument: null }, documentLoader);
+    const serviceDidDocument = await issuer()
+      .then((loaded) => loaded.didDocument)
+      .catch(() => null);
+    return pool.run({ ...task, serviceDid, serviceDidDocument });
+  };
+  const credentialContext = async () => ({
+    orm,
+    issuer: await issuer(),
+    publicUrl,
+    documentLoader,
+    now,
+    maxValidityDays,
+  });
 
   async function findList(listId: string): Promise<StatusList | null> {
     return orm.em.fork().findOne(StatusList, { id: listId });
@@ -87,12 +135,15 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     serviceDid,
     serviceDidDocument: async () => (await issuer()).didDocument,
     resolver,
-    createIdentity: (userId, publicKeyMultibase) =>
-      createIdentity(orm, secretBox, userId, publicKeyMultibase),
+    createIdentity: (userId, publicKeyMultibase, proof) =>
+      createIdentity(orm, secretBox, userId, publicKeyMultibase, proof, now()),
+    createKeyChallenge: (userId, publicKeyMultibase) =>
+      createKeyChallenge(secretBox, userId, publicKeyMultibase, now()),
     resolveDid: (did) => resolver.resolve(did),
     issueCredential: async (caller, request) => issueCredential(await credentialContext(), caller, request),
     revokeCredential: async (caller, credentialId) =>
       revokeCredential(await credentialContext(), caller, credentialId),
+    listCredentials: (caller, query) => listCredentials({ orm, publicUrl, now }, caller, query),
     async statusListCredential(listId, form) {
       const list = await findList(listId);
       if (!list) throw new NotFoundError(`No status list with id ${listId}.`);
@@ -104,6 +155,16 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
           : await addDataIntegrityProof(credential, signingKey.multikey, documentLoader, list.updatedAt);
       return { body, updatedAt: list.updatedAt };
     },
-    verify: (request) => verify(request, { resolver, documentLoader, serviceDid, readStatus, now }),
+    verify: (request) =>
+      verify(request, {
+        resolver,
+        documentLoader,
+        serviceDid,
+        readStatus,
+        holds: (wallet, assetId) => walletHolds(orm.em.fork(), wallet, assetId),
+        jsonLd,
+        now,
+      }),
+    close: async () => pool?.close(),
   };
 }

@@ -80,6 +80,8 @@ export interface JoseSignatureResult {
   methodId: string | null;
   document: DidDocument | null;
   reason?: string;
+  /** A verify.ts FailureReason code. */
+  code?: 'algorithm-not-allowed' | 'unsupported-proof' | 'key-unresolvable' | 'signature-mismatch';
 }
 
 /**
@@ -93,7 +95,9 @@ export async function verifyJoseSignature(
   relationship: 'assertionMethod' | 'authentication',
   resolver: DidResolver,
 ): Promise<JoseSignatureResult> {
+  type Code = JoseSignatureResult['code'];
   const fail = (
+    code: Code,
     reason: string,
     methodId: string | null = null,
     document: DidDocument | null = null,
@@ -102,29 +106,41 @@ export async function verifyJoseSignature(
     methodId,
     document,
     reason,
+    code,
   });
   if (!header.alg || header.alg.toLowerCase() === 'none')
-    return fail('Unsecured JWTs (alg "none") are never accepted.');
+    return fail('algorithm-not-allowed', 'Unsecured JWTs (alg "none") are never accepted.');
   if (header.alg.startsWith('HS'))
-    return fail(`alg ${header.alg} is symmetric; credentials must be signed with an asymmetric key.`);
+    return fail(
+      'algorithm-not-allowed',
+      `alg ${header.alg} is symmetric; credentials must be signed with an asymmetric key.`,
+    );
   if (header.crit !== undefined)
-    return fail('The JWS has critical header parameters this service does not understand.');
+    return fail(
+      'unsupported-proof',
+      'The JWS has critical header parameters this service does not understand.',
+    );
   const kid = typeof header.kid === 'string' ? header.kid : null;
   const did = kid ? kid.split('#')[0] : signerDid;
   if (!did?.startsWith('did:'))
-    return fail('The signing key is unknown: the header has no DID URL kid and the signer is not a DID.');
+    return fail(
+      'key-unresolvable',
+      'The signing key is unknown: the header has no DID URL kid and the signer is not a DID.',
+    );
   let document: DidDocument;
   try {
     document = await resolver.resolve(did);
-  } catch (error) {
-    return fail(`${did} cannot be resolved: ${(error as Error).message}`, kid);
+  } catch {
+    // The resolver's own words may come from a library: the reason stays ours.
+    return fail('key-unresolvable', `${did} cannot be resolved by this service.`, kid);
   }
   let candidates: VerificationMethod[];
   if (kid) {
     // A did:key kid may be the bare DID or `did#fragment`; did:jwk uses `#0`.
     const methodId = kid.includes('#') ? kid : document.verificationMethod[0]?.id;
     const method = methodId ? findVerificationMethod(document, methodId) : undefined;
-    if (!method) return fail(`${kid} is not a verification method of ${did}.`, kid, document);
+    if (!method)
+      return fail('key-unresolvable', `${kid} is not a verification method of ${did}.`, kid, document);
     candidates = [method];
   } else {
     candidates = document.verificationMethod.filter((method) =>
@@ -132,16 +148,18 @@ export async function verifyJoseSignature(
     );
   }
   let lastReason = `No ${relationship} key of ${did} verifies the signature.`;
+  let lastCode: Code = 'key-unresolvable';
   for (const method of candidates) {
     let jwk: JWK;
     try {
       jwk = publicJwkOf(method);
-    } catch (error) {
-      lastReason = (error as Error).message;
+    } catch {
+      [lastCode, lastReason] = ['key-unresolvable', `${method.id} has no public key this service can read.`];
       continue;
     }
     const algorithms = algorithmsFor(jwk);
     if (!algorithms.includes(header.alg)) {
+      lastCode = 'algorithm-not-allowed';
       lastReason = `alg ${header.alg} does not match the key ${method.id} (${algorithms.join(' or ') || 'unsupported key type'}).`;
       continue;
     }
@@ -149,8 +167,9 @@ export async function verifyJoseSignature(
       await compactVerify(jwt, await importJWK(jwk, header.alg), { algorithms });
       return { verified: true, methodId: method.id, document };
     } catch {
+      lastCode = 'signature-mismatch';
       lastReason = `The signature does not verify with ${method.id} (tampered, or signed by another key).`;
     }
   }
-  return fail(lastReason, kid ?? candidates[0]?.id ?? null, document);
+  return fail(lastCode, lastReason, kid ?? candidates[0]?.id ?? null, document);
 }

@@ -77,6 +77,15 @@ declare module 'jsonld' {
       document: Record<string, unknown>,
       options: { documentLoader: unknown; safe?: boolean },
     ): Promise<unknown[]>;
+    compact(
+      document: Record<string, unknown>,
+      context: Record<string, unknown>,
+      options: { documentLoader: unknown; safe?: boolean },
+    ): Promise<Record<string, unknown>>;
+    canonize(
+      document: Record<string, unknown>,
+      options: { algorithm: string; format: string; documentLoader: unknown; safe?: boolean },
+    ): Promise<string>;
   };
   export default jsonld;
 }

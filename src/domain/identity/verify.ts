@@ -6,7 +6,6 @@
 // service's PlayerRoleCredentials). A check that cannot apply is left out; nothing throws for a
 // bad credential: it fails its checks.
 import type { DocumentLoader } from 'jsonld-signatures';
-import { verifyDataIntegrityProofs } from './data-integrity.ts';
 import {
   credentialStructureProblems,
   isDateTimeStamp,
@@ -18,6 +17,7 @@ import {
 } from './data-model.ts';
 import { type DidDocument, isAuthorized } from './did-document.ts';
 import type { DidResolver } from './did-resolver.ts';
+import type { JsonLdOutcome, JsonLdTask } from './jsonld-work.ts';
 import { decodeJose, verifyJoseSignature } from './vc-jose.ts';
 
 export const CLOCK_SKEW_MS = 60_000;
@@ -30,15 +30,61 @@ export const CHECK_ORDER = [
   'issuer',
   'validity',
   'status',
+  'still-owned',
   'holder-binding',
   'permissions',
 ] as const;
 export type CheckName = (typeof CHECK_ORDER)[number];
 
+/**
+ * Why a check failed, as a stable code (the contract's VerificationCheck `reason` enum): clients
+ * branch on it; `detail` is words for a developer and never a library's own message.
+ */
+export const FAILURE_REASONS = [
+  'malformed',
+  'context-not-allowed',
+  'invalid-json-ld',
+  'type-conflict',
+  'no-proof',
+  'unsupported-proof',
+  'wrong-proof-purpose',
+  'proof-unreadable',
+  'key-unresolvable',
+  'algorithm-not-allowed',
+  'signature-mismatch',
+  'not-checked',
+  'no-issuer',
+  'key-not-issuers',
+  'not-yet-valid',
+  'expired',
+  'revoked',
+  'suspended',
+  'status-flagged',
+  'status-unknown',
+  'status-unsupported',
+  'no-holder',
+  'holder-not-signer',
+  'no-challenge',
+  'challenge-mismatch',
+  'domain-mismatch',
+  'holder-not-subject',
+  'not-granted',
+  'bare-credential',
+  'ownership-moved',
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
+
 export interface VerificationCheck {
   name: CheckName;
   passed: boolean;
+  /** When failed: the first failure's code. */
+  reason?: FailureReason;
   detail?: string;
+}
+
+interface Failure {
+  code: FailureReason;
+  text: string;
 }
 
 export interface VerifyRequest {
@@ -69,19 +115,28 @@ export interface VerifierContext {
   /** This service's DID: only its PlayerRoleCredentials grant permissions. */
   serviceDid: string;
   readStatus(statusListCredential: string, index: number, purpose: string): Promise<StatusAnswer>;
+  /** The JSON-LD work of a Data Integrity document (on a worker thread when the service has them). */
+  jsonLd(task: Pick<JsonLdTask, 'document' | 'purpose' | 'skip'>): Promise<JsonLdOutcome>;
+  /** Whether the wallet holds the asset on this service's ledger now; null: no such asset. */
+  holds(wallet: string, assetId: string): Promise<boolean | null>;
   now: () => Date;
 }
 
-/** Per check: null when passed, else the reasons it failed. */
+/** Per check: an empty list when passed, else why it failed. */
 class CheckSet {
-  private readonly results = new Map<CheckName, string[]>();
+  private readonly results = new Map<CheckName, Failure[]>();
 
   pass(name: CheckName): void {
     if (!this.results.has(name)) this.results.set(name, []);
   }
 
-  fail(name: CheckName, reason: string): void {
-    this.results.set(name, [...(this.results.get(name) ?? []), reason]);
+  fail(name: CheckName, code: FailureReason, text: string): void {
+    this.results.set(name, [...(this.results.get(name) ?? []), { code, text }]);
+  }
+
+  /** One failure listing `problems`, if there are any. */
+  failAll(name: CheckName, code: FailureReason, problems: string[]): void {
+    if (problems.length) this.fail(name, code, problems.join('; '));
   }
 
   passed(name: CheckName): boolean {
@@ -96,16 +151,21 @@ class CheckSet {
   merge(other: CheckSet, prefix: string): void {
     for (const [name, reasons] of other.results) {
       if (reasons.length === 0) this.pass(name);
-      for (const reason of reasons) this.fail(name, `${prefix}: ${reason}`);
+      for (const { code, text } of reasons) this.fail(name, code, `${prefix}: ${text}`);
     }
   }
 
   list(): VerificationCheck[] {
     return CHECK_ORDER.filter((name) => this.results.has(name)).map((name) => {
-      const reasons = this.results.get(name) as string[];
-      return reasons.length === 0
+      const failures = this.results.get(name) as Failure[];
+      return failures.length === 0
         ? { name, passed: true }
-        : { name, passed: false, detail: reasons.join(' ') };
+        : {
+            name,
+            passed: false,
+            reason: failures[0].code,
+            detail: failures.map((failure) => failure.text).join(' '),
+          };
     });
   }
 }
@@ -144,13 +204,13 @@ function checkValidity(checks: CheckSet, credential: Json, now: Date, jwtClaims?
   let failed = false;
   for (const start of [from, nbf]) {
     if (start !== null && start > t + CLOCK_SKEW_MS) {
-      checks.fail('validity', `Not valid yet: valid from ${new Date(start).toISOString()}.`);
+      checks.fail('validity', 'not-yet-valid', `Not valid yet: valid from ${new Date(start).toISOString()}.`);
       failed = true;
     }
   }
   for (const end of [until, exp]) {
     if (end !== null && end < t - CLOCK_SKEW_MS) {
-      checks.fail('validity', `Expired at ${new Date(end).toISOString()}.`);
+      checks.fail('validity', 'expired', `Expired at ${new Date(end).toISOString()}.`);
       failed = true;
     }
   }
@@ -164,6 +224,7 @@ async function checkStatus(checks: CheckSet, credential: Json, context: Verifier
     if (!isObject(entry) || entry.type !== 'BitstringStatusListEntry') {
       checks.fail(
         'status',
+        'status-unsupported',
         `Status entries of type ${String(isObject(entry) ? entry.type : entry)} are not supported (only BitstringStatusListEntry).`,
       );
       continue;
@@ -178,21 +239,52 @@ async function checkStatus(checks: CheckSet, credential: Json, context: Verifier
     ) {
       checks.fail(
         'status',
+        'status-unsupported',
         'The status entry needs a statusListCredential URL and a decimal statusListIndex.',
       );
       continue;
     }
     const answer = await context.readStatus(entry.statusListCredential, index, purpose);
-    if (!answer.known) checks.fail('status', answer.reason);
+    if (!answer.known) checks.fail('status', 'status-unknown', answer.reason);
     else if (answer.set) {
-      const state =
+      const [code, state]: [FailureReason, string] =
         purpose === 'suspension'
-          ? 'suspended'
+          ? ['suspended', 'suspended']
           : purpose === 'revocation'
-            ? 'revoked'
-            : `flagged (${purpose})`;
-      checks.fail('status', `The credential was ${state} (status list ${answer.listId}, index ${index}).`);
+            ? ['revoked', 'revoked']
+            : ['status-flagged', `flagged (${purpose})`];
+      checks.fail(
+        'status',
+        code,
+        `The credential was ${state} (status list ${answer.listId}, index ${index}).`,
+      );
     } else checks.pass('status');
+  }
+}
+
+/**
+ * 13.3: an AssetOwnershipCredential of this service attests a fact of the ledger at issuance; the
+ * still-owned check says whether it still holds.
+ */
+async function checkStillOwned(checks: CheckSet, credential: Json, context: VerifierContext): Promise<void> {
+  if (idOf(credential.issuer) !== context.serviceDid) return;
+  if (!typesOf(credential).includes('AssetOwnershipCredential')) return;
+  for (const subject of asArray(credential.credentialSubject)) {
+    const { wallet, assetId } = isObject(subject) ? subject : {};
+    if (typeof wallet !== 'string' || typeof assetId !== 'string') {
+      checks.fail('still-owned', 'ownership-moved', 'The credential names no wallet and asset.');
+      continue;
+    }
+    const holds = await context.holds(wallet, assetId);
+    if (holds) checks.pass('still-owned');
+    else
+      checks.fail(
+        'still-owned',
+        'ownership-moved',
+        holds === null
+          ? `The asset ${assetId} no longer exists.`
+          : `Wallet ${wallet} no longer holds ${assetId}.`,
+      );
   }
 }
 
@@ -205,31 +297,53 @@ function checkIssuerKey(
   signed: boolean,
 ): void {
   if (!signed) {
-    checks.fail('issuer', 'Not checked: no signature verified.');
+    checks.fail('issuer', 'not-checked', 'Not checked: no signature verified.');
     return;
   }
   if (!issuer) {
-    checks.fail('issuer', 'The credential names no issuer.');
+    checks.fail('issuer', 'no-issuer', 'The credential names no issuer.');
     return;
   }
   methodIds.forEach((methodId, index) => {
     const document = documents[index];
     if (didOf(methodId) !== issuer)
-      checks.fail('issuer', `Signed by ${methodId}, which is not a key of the issuer ${issuer}.`);
+      checks.fail(
+        'issuer',
+        'key-not-issuers',
+        `Signed by ${methodId}, which is not a key of the issuer ${issuer}.`,
+      );
     else if (!document || !isAuthorized(document, methodId, 'assertionMethod')) {
-      checks.fail('issuer', `${methodId} is not an assertionMethod of ${issuer}.`);
+      checks.fail('issuer', 'key-not-issuers', `${methodId} is not an assertionMethod of ${issuer}.`);
     } else checks.pass('issuer');
   });
 }
 
+const STATUS_LIST_TYPE = 'BitstringStatusListCredential';
+
+const typesOf = (credential: Json): string[] =>
+  asArray(credential.type).filter((type): type is string => typeof type === 'string');
+
+/** A status list credential is public: it must never pass for any other kind of credential. */
+function typeProblems(credential: Json): string[] {
+  const types = typesOf(credential);
+  const others = types.filter((type) => type !== 'VerifiableCredential' && type !== STATUS_LIST_TYPE);
+  return types.includes(STATUS_LIST_TYPE) && others.length
+    ? [`A ${STATUS_LIST_TYPE} cannot also be a ${others.join(', ')}`]
+    : [];
+}
+
 function summarize(credential: Json, context: VerifierContext, checks: CheckSet): CredentialEvaluation {
   const issuer = idOf(credential.issuer);
-  const types = asArray(credential.type).filter((type): type is string => typeof type === 'string');
+  const types = typesOf(credential);
   const subjects = asArray(credential.credentialSubject)
     .map(idOf)
     .filter((id): id is string => id !== null);
   let permissions: string[] = [];
-  if (issuer === context.serviceDid && types.includes('PlayerRoleCredential')) {
+  if (
+    issuer === context.serviceDid &&
+    types.includes('PlayerRoleCredential') &&
+    !types.includes(STATUS_LIST_TYPE)
+  ) {
     permissions = asArray(
       asArray(credential.credentialSubject).map((subject) =>
         isObject(subject) ? subject.permissions : [],
@@ -239,9 +353,10 @@ function summarize(credential: Json, context: VerifierContext, checks: CheckSet)
   return { checks, issuer, subjects, types, permissions };
 }
 
-async function formatProblems(credential: Json, context: VerifierContext): Promise<string[]> {
-  const structural = credentialStructureProblems(credential, { mode: 'verify' });
-  return [...structural, ...(await jsonLdProblems(credential, context.documentLoader))];
+/** The Data Model rules and JSON-LD processing, each failing `format` under its own code. */
+async function checkFormat(checks: CheckSet, credential: Json, context: VerifierContext): Promise<void> {
+  checks.failAll('format', 'malformed', credentialStructureProblems(credential, { mode: 'verify' }));
+  checks.failAll('format', 'invalid-json-ld', await jsonLdProblems(credential, context.documentLoader));
 }
 
 /** A JSON-LD credential with embedded Data Integrity proof(s). */
@@ -250,21 +365,34 @@ async function evaluateLinkedDataCredential(
   context: VerifierContext,
 ): Promise<CredentialEvaluation> {
   const checks = new CheckSet();
-  const problems = await formatProblems(credential, context);
-  if (problems.length) checks.fail('format', problems.join('; '));
-  else checks.pass('format');
-
-  const proofs = await verifyDataIntegrityProofs(credential, 'assertionMethod', context.documentLoader);
-  if (proofs.verified) checks.pass('signature');
-  else checks.fail('signature', proofs.reason as string);
-  const issuer = idOf(credential.issuer);
+  const { refused, jsonLd, covered, proofs } = await context.jsonLd({
+    document: credential,
+    purpose: 'assertionMethod',
+    skip: [],
+  });
+  // Nothing is read from a document whose contexts are unknown: its JSON may not mean what it says.
+  checks.failAll('format', 'context-not-allowed', refused);
+  if (!refused.length) {
+    checks.failAll('format', 'malformed', credentialStructureProblems(credential, { mode: 'verify' }));
+    checks.failAll('format', 'invalid-json-ld', jsonLd);
+    if (!covered) checks.fail('format', 'invalid-json-ld', 'JSON-LD: the document cannot be compacted.');
+  }
+  if (covered) checks.failAll('format', 'type-conflict', typeProblems(covered));
+  checks.pass('format');
+  if (!proofs)
+    checks.fail('signature', 'not-checked', 'Not checked: the document uses contexts that are not accepted.');
+  else if (proofs.verified) checks.pass('signature');
+  else checks.fail('signature', proofs.code as FailureReason, proofs.reason as string);
+  if (!covered || !proofs) return { checks, issuer: null, subjects: [], types: [], permissions: [] };
+  const issuer = idOf(covered.issuer);
   const documents = await Promise.all(
     proofs.verificationMethods.map((methodId) => context.resolver.resolve(didOf(methodId)).catch(() => null)),
   );
   checkIssuerKey(checks, issuer, proofs.verificationMethods, documents, proofs.verified);
-  checkValidity(checks, credential, context.now());
-  await checkStatus(checks, credential, context);
-  return summarize(credential, context, checks);
+  checkValidity(checks, covered, context.now());
+  await checkStatus(checks, covered, context);
+  await checkStillOwned(checks, covered, context);
+  return summarize(covered, context, checks);
 }
 
 /** A VC-JOSE `vc+jwt`, or a VC Data Model 1.1 JWT-VC (the credential in a `vc` claim). */
@@ -274,7 +402,7 @@ async function evaluateJwtCredential(jwt: string, context: VerifierContext): Pro
   try {
     decoded = decodeJose(jwt);
   } catch (error) {
-    checks.fail('format', (error as Error).message);
+    checks.fail('format', 'malformed', (error as Error).message);
     return { checks, issuer: null, subjects: [], types: [], permissions: [] };
   }
   const { header, payload } = decoded;
@@ -296,24 +424,26 @@ async function evaluateJwtCredential(jwt: string, context: VerifierContext): Pro
     credential = withoutJwtClaims(payload);
   }
   // A JWT-VC (Data Model 1.1 JWT encoding) is plain JSON: no JSON-LD processing is expected of it.
-  const problems = legacy
-    ? credentialStructureProblems(credential, {
-        mode: 'verify',
-        baseContext: asArray(credential['@context'])[0] === VC_V2_CONTEXT ? VC_V2_CONTEXT : VC_V1_CONTEXT,
-      })
-    : await formatProblems(credential, context);
   const typ = header.typ;
   if (!legacy && typ !== 'vc+jwt' && typ !== 'application/vc+jwt')
-    problems.unshift(`The JOSE header typ is ${String(typ)}; a credential is typ vc+jwt.`);
+    checks.fail('format', 'malformed', `The JOSE header typ is ${String(typ)}; a credential is typ vc+jwt.`);
   if (legacy && typ !== undefined && typ !== 'JWT')
-    problems.unshift(`The JOSE header typ of a JWT-VC is JWT, not ${String(typ)}.`);
-  if (problems.length) checks.fail('format', problems.join('; '));
-  else checks.pass('format');
+    checks.fail('format', 'malformed', `The JOSE header typ of a JWT-VC is JWT, not ${String(typ)}.`);
+  if (legacy) {
+    const baseContext = asArray(credential['@context'])[0] === VC_V2_CONTEXT ? VC_V2_CONTEXT : VC_V1_CONTEXT;
+    checks.failAll(
+      'format',
+      'malformed',
+      credentialStructureProblems(credential, { mode: 'verify', baseContext }),
+    );
+  } else await checkFormat(checks, credential, context);
+  checks.failAll('format', 'type-conflict', typeProblems(credential));
+  checks.pass('format');
 
   const issuer = idOf(credential.issuer);
   const signature = await verifyJoseSignature(jwt, header, issuer, 'assertionMethod', context.resolver);
   if (signature.verified) checks.pass('signature');
-  else checks.fail('signature', signature.reason as string);
+  else checks.fail('signature', signature.code as FailureReason, signature.reason as string);
   checkIssuerKey(
     checks,
     issuer,
@@ -324,11 +454,13 @@ async function evaluateJwtCredential(jwt: string, context: VerifierContext): Pro
   if (!legacy && payload.iss !== undefined && payload.iss !== issuer) {
     checks.fail(
       'issuer',
+      'key-not-issuers',
       `The JWT iss ${String(payload.iss)} is not the credential's issuer ${String(issuer)}.`,
     );
   }
   checkValidity(checks, credential, context.now(), payload);
   await checkStatus(checks, credential, context);
+  await checkStillOwned(checks, credential, context);
   return summarize(credential, context, checks);
 }
 
@@ -343,12 +475,16 @@ async function evaluateEmbedded(entry: unknown, context: VerifierContext): Promi
     const jwt = typeof entry.id === 'string' ? envelopedJwt(entry.id) : null;
     if (jwt) return evaluateJwtCredential(jwt, context);
     const checks = new CheckSet();
-    checks.fail('format', 'An EnvelopedVerifiableCredential must carry a data:application/vc+jwt URL.');
+    checks.fail(
+      'format',
+      'malformed',
+      'An EnvelopedVerifiableCredential must carry a data:application/vc+jwt URL.',
+    );
     return { checks, issuer: null, subjects: [], types: [], permissions: [] };
   }
   if (isObject(entry)) return evaluateLinkedDataCredential(entry, context);
   const checks = new CheckSet();
-  checks.fail('format', 'A presented credential must be an object.');
+  checks.fail('format', 'malformed', 'A presented credential must be an object.');
   return { checks, issuer: null, subjects: [], types: [], permissions: [] };
 }
 
@@ -368,33 +504,40 @@ function checkHolderBinding(
   request: VerifyRequest,
 ): void {
   let failed = false;
-  const fail = (reason: string) => {
-    checks.fail('holder-binding', reason);
+  const fail = (code: FailureReason, reason: string) => {
+    checks.fail('holder-binding', code, reason);
     failed = true;
   };
-  if (!holder) fail('The presentation names no holder.');
-  if (!proof.signed) fail('The holder did not sign the presentation (no valid holder proof).');
+  if (!holder) fail('no-holder', 'The presentation names no holder.');
+  if (!proof.signed)
+    fail('holder-not-signer', 'The holder did not sign the presentation (no valid holder proof).');
   else if (holder) {
     proof.methodIds.forEach((methodId, index) => {
       const document = proof.documents[index];
-      if (didOf(methodId) !== holder) fail(`Signed by ${methodId}, not by the holder ${holder}.`);
+      if (didOf(methodId) !== holder)
+        fail('holder-not-signer', `Signed by ${methodId}, not by the holder ${holder}.`);
       else if (!document || !isAuthorized(document, methodId, 'authentication'))
-        fail(`${methodId} is not an authentication key of ${holder}.`);
+        fail('holder-not-signer', `${methodId} is not an authentication key of ${holder}.`);
     });
   }
   if (request.challenge === undefined)
     fail(
+      'no-challenge',
       'No challenge was given: a presentation is only accepted for a verifier challenge, or it could be replayed.',
     );
-  else if (proof.challenge !== request.challenge) fail('The presentation was made for another challenge.');
+  else if (proof.challenge !== request.challenge)
+    fail('challenge-mismatch', 'The presentation was made for another challenge.');
   if (request.domain !== undefined) {
     const domains = asArray(proof.domain);
     if (!domains.includes(request.domain))
-      fail(`The presentation was made for another domain (${domains.join(', ') || 'none'}).`);
+      fail(
+        'domain-mismatch',
+        `The presentation was made for another domain (${domains.join(', ') || 'none'}).`,
+      );
   }
   credentials.forEach((credential, index) => {
     if (holder && !credential.subjects.includes(holder))
-      fail(`The holder is not the subject of verifiableCredential[${index}].`);
+      fail('holder-not-subject', `The holder is not the subject of verifiableCredential[${index}].`);
   });
   if (!failed) checks.pass('holder-binding');
 }
@@ -407,18 +550,20 @@ async function evaluatePresentation(
   const checks = new CheckSet();
   let document: Json;
   let holderProof: HolderProof;
+  let outcome: JsonLdOutcome | null = null;
   if (typeof presentation === 'string') {
     let decoded: ReturnType<typeof decodeJose>;
     try {
       decoded = decodeJose(presentation);
     } catch (error) {
-      checks.fail('format', (error as Error).message);
+      checks.fail('format', 'malformed', (error as Error).message);
       return result(checks, 'presentation', null, null, [], []);
     }
     document = decoded.payload;
     if (decoded.header.typ !== 'vp+jwt' && decoded.header.typ !== 'application/vp+jwt') {
       checks.fail(
         'format',
+        'malformed',
         `The JOSE header typ is ${String(decoded.header.typ)}; a presentation is typ vp+jwt.`,
       );
     }
@@ -430,7 +575,7 @@ async function evaluatePresentation(
       context.resolver,
     );
     if (signature.verified) checks.pass('signature');
-    else checks.fail('signature', `Presentation: ${signature.reason}`);
+    else checks.fail('signature', signature.code as FailureReason, `Presentation: ${signature.reason}`);
     holderProof = {
       signed: signature.verified,
       methodIds: signature.methodId ? [signature.methodId] : [],
@@ -440,26 +585,48 @@ async function evaluatePresentation(
     };
   } else {
     document = presentation;
-    const proofs = await verifyDataIntegrityProofs(document, 'authentication', context.documentLoader);
-    if (proofs.verified) checks.pass('signature');
-    else checks.fail('signature', `Presentation: ${proofs.reason}`);
+    outcome = await context.jsonLd({ document, purpose: 'authentication', skip: ['verifiableCredential'] });
+    const { proofs } = outcome;
+    if (!proofs)
+      checks.fail(
+        'signature',
+        'not-checked',
+        'Not checked: the presentation uses contexts that are not accepted.',
+      );
+    else if (proofs.verified) checks.pass('signature');
+    else checks.fail('signature', proofs.code as FailureReason, `Presentation: ${proofs.reason}`);
     holderProof = {
-      signed: proofs.verified,
-      methodIds: proofs.verificationMethods,
+      signed: proofs?.verified ?? false,
+      methodIds: proofs?.verificationMethods ?? [],
       documents: await Promise.all(
-        proofs.verificationMethods.map((id) => context.resolver.resolve(didOf(id)).catch(() => null)),
+        (proofs?.verificationMethods ?? []).map((id) =>
+          context.resolver.resolve(didOf(id)).catch(() => null),
+        ),
       ),
-      challenge: proofs.proofs[0]?.challenge,
-      domain: proofs.proofs[0]?.domain,
+      challenge: proofs?.proofs[0]?.challenge,
+      domain: proofs?.proofs[0]?.domain,
     };
   }
   const unsecured = typeof presentation === 'string' ? withoutJwtClaims(document) : document;
-  const problems = [
-    ...presentationStructureProblems(unsecured),
-    ...(await jsonLdProblems(unsecured, context.documentLoader)),
-  ];
-  if (problems.length) checks.fail('format', problems.join('; '));
-  else checks.pass('format');
+  // A Data Integrity presentation is read as its proof covers it (its credentials are each
+  // checked the same way on their own); a vp+jwt's payload is itself what was signed.
+  let holder = idOf(document.holder);
+  const refused = outcome?.refused ?? [];
+  checks.failAll('format', 'context-not-allowed', refused);
+  if (!refused.length) {
+    checks.failAll('format', 'malformed', presentationStructureProblems(unsecured));
+    checks.failAll(
+      'format',
+      'invalid-json-ld',
+      outcome ? outcome.jsonLd : await jsonLdProblems(unsecured, context.documentLoader),
+    );
+  }
+  if (outcome) {
+    if (!refused.length && !outcome.covered)
+      checks.fail('format', 'invalid-json-ld', 'JSON-LD: the presentation cannot be compacted.');
+    holder = outcome.covered ? idOf(outcome.covered.holder) : null;
+  }
+  checks.pass('format');
 
   const credentials = await Promise.all(
     asArray(document.verifiableCredential).map((entry) => evaluateEmbedded(entry, context)),
@@ -467,7 +634,6 @@ async function evaluatePresentation(
   for (const [index, credential] of credentials.entries()) {
     checks.merge(credential.checks, `verifiableCredential[${index}]`);
   }
-  const holder = idOf(document.holder);
   checkHolderBinding(checks, holder, holderProof, credentials, request);
 
   const bound = checks.passed('holder-binding');
@@ -485,7 +651,7 @@ async function evaluatePresentation(
 function checkPermissions(checks: CheckSet, granted: string[], required: string[] | undefined): void {
   if (required === undefined) return;
   const missing = required.filter((permission) => !granted.includes(permission));
-  if (missing.length) checks.fail('permissions', `Not granted: ${missing.join(', ')}.`);
+  if (missing.length) checks.fail('permissions', 'not-granted', `Not granted: ${missing.join(', ')}.`);
   else checks.pass('permissions');
 }
 
@@ -524,14 +690,21 @@ export async function verify(request: VerifyRequest, context: VerifierContext): 
     request.jwt !== undefined
       ? await evaluateJwtCredential(request.jwt, context)
       : await evaluateLinkedDataCredential(request.credential as Json, context);
-  const granted = evaluation.checks.allPassed ? evaluation.permissions : [];
-  checkPermissions(evaluation.checks, granted, request.requiredPermissions);
+  // 13.3: a credential on its own is a bearer token (whoever holds a copy could send it): it
+  // verifies, but only a holder-bound presentation for the verifier's challenge grants anything.
+  if (request.requiredPermissions !== undefined && request.requiredPermissions.length > 0) {
+    evaluation.checks.fail(
+      'permissions',
+      'bare-credential',
+      'A credential on its own grants nothing: send it in a presentation signed by its subject for your challenge.',
+    );
+  } else checkPermissions(evaluation.checks, [], request.requiredPermissions);
   return result(
     evaluation.checks,
     'credential',
     evaluation.issuer,
     evaluation.subjects[0] ?? null,
     evaluation.types,
-    granted,
+    [],
   );
 }

@@ -9,13 +9,14 @@ import type { Orm } from '../../db/orm.ts';
 import { databaseKindOf } from '../../db/platform.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { nextSequenceValue } from '../../db/sequences.ts';
+import { UINT256_MAX } from '../../db/types/uint256.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
-import { formatAmount, parseAmount } from './amounts.ts';
+import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
-import { requireCollection } from './collections.ts';
+import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Holdings, LockedHolding } from './holdings.ts';
 import type { Idempotency, StoredResponse, WriteResult } from './idempotency.ts';
 import { recordNewNft, recordNewTransfer } from './outbox.ts';
@@ -32,7 +33,8 @@ export interface CreateNftInput {
   name: string;
   description?: string;
   metadata: AssetMetadataView;
-  collection: string;
+  /** A collection the caller owns; defaults to the caller's personal collection. */
+  collection?: string;
   /** Owner; defaults to the caller's custodial wallet. */
   to?: StoredAddress;
 }
@@ -112,7 +114,9 @@ export function createAssetService(
               'Wallet not controlled',
             );
           await wallets.assertControls(em, actor.userId, owner);
-          await requireCollection(em, input.collection);
+          let collection = input.collection;
+          if (collection === undefined) collection = await ensurePersonalCollection(em, actor);
+          else await requireMintableCollection(em, actor, collection);
           const now = new Date();
           const asset = em.create(Asset, {
             id: newId('nft'),
@@ -121,7 +125,7 @@ export function createAssetService(
             name: input.name,
             description: input.description ?? null,
             metadata: input.metadata as unknown as Record<string, unknown>,
-            collection: input.collection,
+            collection,
             creator: actor.userId,
             symbol: null,
             decimals: null,
@@ -152,7 +156,7 @@ export function createAssetService(
         return await idempotency.run(
           { userId: actor.userId, operation: 'createCurrency', key: idempotencyKey, request: input },
           async (em) => {
-            await requireCollection(em, input.collection);
+            await requireMintableCollection(em, actor, input.collection);
             if (await em.count(Asset, { id: input.id })) throw new AssetExistsError(input.id);
             const asset = em.create(Asset, {
               id: input.id,
@@ -225,6 +229,14 @@ async function mintInTransaction(
   const currency = await em.findOneOrFail(Asset, { id: currencyId }, { refresh: true });
   const decimals = currency.decimals ?? 0;
   const supply = (currency.totalSupply as bigint) + amount;
+  // An uncapped supply still ends at the column's 2^256-1 (13.9: past it the write failed, a 500).
+  if (currency.maxSupply == null && supply > UINT256_MAX) {
+    throw new InvalidAmountError(
+      `Minting ${formatAmount(amount, decimals)} ${currencyId} would bring the supply past ${formatAmount(UINT256_MAX, decimals)}, the most the ledger can hold.`,
+      '/body/amount',
+      'would bring the total supply past 2^256-1 base units',
+    );
+  }
   if (currency.maxSupply != null && supply > currency.maxSupply) {
     throw new MaxSupplyExceededError(
       `Minting ${formatAmount(amount, decimals)} ${currencyId} would bring the supply to ${formatAmount(supply, decimals)}, past its max supply ${formatAmount(currency.maxSupply, decimals)}.`,

@@ -1,9 +1,12 @@
-// Collections (games): the groups NFTs and currencies are minted into. Created by studios and admins.
+// Collections (games): the groups NFTs and currencies are minted into. Created by studios and admins,
+// owned by their creator: only the owner (or an admin) mints into one. Every user also has a personal
+// collection, `user-<their id>`, created the first time they mint without naming one.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { Collection } from '../../db/entities/Collection.ts';
+import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { decodeCursor, isString, type Page, page } from './cursor.ts';
 import { type CollectionView, collectionView } from './views.ts';
@@ -29,14 +32,54 @@ class CollectionExistsError extends ConflictError {
   }
 }
 
-/** Throws 404 unless the collection exists (minting into a missing collection). */
-export async function requireCollection(em: EntityManager, id: string): Promise<void> {
-  if (!(await em.count(Collection, { id }))) throw new NotFoundError(`No collection with id ${id}.`);
+/** Personal collection ids start with this; nobody may create a collection with it (see the contract). */
+export const PERSONAL_COLLECTION_PREFIX = 'user-';
+
+/** `user-` and the user id's ULID in lowercase: a valid CollectionId, one per user, derived (no lookup). */
+export function personalCollectionId(userId: string): string {
+  return PERSONAL_COLLECTION_PREFIX + userId.slice(userId.indexOf('_') + 1).toLowerCase();
+}
+
+/**
+ * Throws 404 unless the collection exists, 403 unless the actor owns it or is an admin (13.6: a
+ * player minted into any studio's collection).
+ */
+export async function requireMintableCollection(em: EntityManager, actor: Actor, id: string): Promise<void> {
+  const collection = await em.findOne(Collection, { id });
+  if (!collection) throw new NotFoundError(`No collection with id ${id}.`);
+  if (actor.role !== 'admin' && collection.owner.id !== actor.userId) {
+    throw new ForbiddenError(`Only the owner of the collection ${id} or an admin may add assets to it.`);
+  }
+}
+
+/**
+ * The actor's personal collection, created on first use. Insert-or-ignore, so two first mints at
+ * once both succeed (a failed INSERT would abort the whole transaction on PostgreSQL).
+ */
+export async function ensurePersonalCollection(em: EntityManager, actor: Actor): Promise<string> {
+  const id = personalCollectionId(actor.userId);
+  if (await em.count(Collection, { id })) return id;
+  const user = await em.findOneOrFail(User, { id: actor.userId });
+  await em
+    .createQueryBuilder(Collection)
+    .insert({
+      id,
+      name: `${user.username}'s items`,
+      description: null,
+      owner: actor.userId,
+      createdAt: new Date(),
+    })
+    .onConflict('id')
+    .ignore()
+    .execute();
+  return id;
 }
 
 export function createCollectionService(orm: Orm): CollectionService {
   return {
     async create(actor, input) {
+      // The contract refuses the prefix too; this keeps the rule when the domain is called directly.
+      if (input.id.startsWith(PERSONAL_COLLECTION_PREFIX)) throw new CollectionExistsError(input.id);
       const em = orm.em.fork();
       if (await em.count(Collection, { id: input.id })) throw new CollectionExistsError(input.id);
       const collection = em.create(Collection, {

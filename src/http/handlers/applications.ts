@@ -9,6 +9,7 @@ import {
   deleteApplication,
   listApplications,
 } from '../../auth/applications.ts';
+import type { Quotas } from '../../auth/quotas.ts';
 import type { ApplicationType } from '../../db/entities/Application.ts';
 import type { Orm } from '../../db/orm.ts';
 import { inTransaction } from '../../domain/ledger/transactions.ts';
@@ -17,6 +18,7 @@ import { caller, type HandlerMap, type OperationHandler } from '../handler.ts';
 export interface ApplicationHandlerDeps {
   orm: Orm;
   apiKeys: ApiKeyService;
+  quotas: Pick<Quotas, 'applicationsPerUser'>;
 }
 
 export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
@@ -24,10 +26,8 @@ export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
   const handlers: HandlerMap = {
     async createApplication(request, ctx) {
       const body = request.body as { name: string; redirectUris: string[]; type?: ApplicationType };
-      const { application, clientSecret } = await createApplication(
-        orm.em.fork(),
-        caller(request).userId,
-        body,
+      const { application, clientSecret } = await inTransaction(orm, (em) =>
+        createApplication(em, caller(request).userId, body, deps.quotas),
       );
       ctx.status = 201;
       ctx.set('Location', `/api/v1/applications/${application.clientId}`);

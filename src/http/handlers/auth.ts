@@ -21,6 +21,11 @@ export interface AuthHandlerDeps {
   throttle: LoginThrottle;
   onUserRegistered?: UserRegisteredHook;
   issueTokens(user: User, scope: string | undefined): Promise<TokenResponse>;
+  /**
+   * After a role change has committed: what holds the user's previous role lets go of it (13.7:
+   * this instance's cached API key lookups, which carry the role, kept it for up to 5 s).
+   */
+  onRoleChanged?(userId: string): Promise<void> | void;
 }
 
 /** The same answer whether the user is unknown or the password wrong (and, by the dummy hash, the same time). */
@@ -75,6 +80,7 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
     async setUserRole(request, ctx) {
       const { role } = request.body as { role: UserRole };
       ctx.body = await setUserRole(orm, request.params.user_id, role);
+      await deps.onRoleChanged?.(request.params.user_id);
     },
   };
 }

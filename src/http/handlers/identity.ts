@@ -1,10 +1,13 @@
 // Identity operations: DIDs, verifiable credentials (issue, verify, revoke), status lists and the
 // service's own DID document.
 import type { components } from '../../../generated/openapi/types.ts';
+import { type RateLimitResult, rateLimitedError, rateLimitHeaders } from '../../auth/rate-limit.ts';
+import { AppError } from '../../domain/errors.ts';
 import type { IssueRequest } from '../../domain/identity/credentials.ts';
 import type { IdentityService } from '../../domain/identity/service.ts';
 import type { VerifyRequest } from '../../domain/identity/verify.ts';
 import { caller, type HandlerMap } from '../handler.ts';
+import { cursorOf, limitOf } from './ledger-request.ts';
 
 type Schemas = components['schemas'];
 
@@ -13,14 +16,55 @@ const VC_JWT = 'application/vc+jwt';
 /** Verifiers may cache a status list this long: the delay before a revocation is seen everywhere. */
 const STATUS_LIST_MAX_AGE_SECONDS = 60;
 
-export function identityHandlers(identity: IdentityService): HandlerMap {
+export interface VerifyLimits {
+  bodyLimitBytes: number;
+  maxJsonNodes: number;
+  /**
+   * Charges verification's extra cost to the caller's API key budget (it already paid one unit
+   * to get in); answers the budget's state.
+   */
+  charge?(apiKeyId: string): Promise<RateLimitResult>;
+}
+
+/** Counts JSON values up to `limit` (stops early: the point is not to walk a huge document). */
+function jsonNodesOver(value: unknown, limit: number): boolean {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const item = stack.pop();
+    if (++count > limit) return true;
+    if (Array.isArray(item)) stack.push(...item);
+    else if (typeof item === 'object' && item !== null) stack.push(...Object.values(item));
+  }
+  return false;
+}
+
+function tooLarge(detail: string): AppError {
+  return new AppError(413, '/problems/payload-too-large', 'Payload too large', { detail });
+}
+
+export function identityHandlers(
+  identity: IdentityService,
+  limits: VerifyLimits = { bodyLimitBytes: 32 * 1024, maxJsonNodes: 2000 },
+): HandlerMap {
   return {
     async createIdentity(request, ctx) {
       const body = request.body as Schemas['CreateIdentityRequest'];
-      const created = await identity.createIdentity(caller(request).userId, body.publicKeyMultibase);
+      const proof =
+        body.challenge !== undefined && body.signature !== undefined
+          ? { challenge: body.challenge, signature: body.signature }
+          : undefined;
+      const created = await identity.createIdentity(caller(request).userId, body.publicKeyMultibase, proof);
       ctx.status = 201;
       ctx.set('Location', `/identity/dids/${encodeURIComponent(created.did)}`);
       ctx.body = created;
+    },
+
+    async createKeyChallenge(request, ctx) {
+      const body = request.body as Schemas['KeyChallengeRequest'];
+      ctx.status = 201;
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = identity.createKeyChallenge(caller(request).userId, body.publicKeyMultibase);
     },
 
     async issueCredential(request, ctx) {
@@ -35,12 +79,43 @@ export function identityHandlers(identity: IdentityService): HandlerMap {
     },
 
     async verifyCredential(request, ctx) {
+      // 13.4: the cost of verifying grows with the document (canonicalization is superlinear), so
+      // verification has its own, smaller limits than the service's body limit.
+      const length = ctx.request.length ?? Buffer.byteLength(JSON.stringify(request.body));
+      if (length > limits.bodyLimitBytes)
+        throw tooLarge(
+          `A verify request may be at most ${limits.bodyLimitBytes} bytes (VERIFY_BODY_LIMIT_BYTES).`,
+        );
+      if (jsonNodesOver(request.body, limits.maxJsonNodes))
+        throw tooLarge(
+          `A verified credential or presentation may have at most ${limits.maxJsonNodes} JSON values (VERIFY_MAX_JSON_NODES).`,
+        );
+      const { apiKeyId } = caller(request);
+      if (limits.charge && apiKeyId) {
+        const state = await limits.charge(apiKeyId);
+        if (!state.allowed)
+          throw rateLimitedError(state, 'request units (a verification costs VERIFY_RATE_COST)');
+        ctx.set(rateLimitHeaders(state));
+      }
       ctx.body = await identity.verify(request.body as VerifyRequest);
     },
 
     async revokeCredential(request, ctx) {
       const { userId, role } = caller(request);
       ctx.body = await identity.revokeCredential({ userId, role }, request.params.credential_id);
+    },
+
+    async listCredentials(request, ctx) {
+      const { userId, role } = caller(request);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = await identity.listCredentials(
+        { userId, role },
+        {
+          user: request.query.user as string | undefined,
+          limit: limitOf(request),
+          cursor: cursorOf(request),
+        },
+      );
     },
 
     async resolveDid(request, ctx) {

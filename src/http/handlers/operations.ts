@@ -3,12 +3,40 @@ import { readFileSync } from 'node:fs';
 import type { Metrics } from '../../observability/metrics.ts';
 import { ASYNCAPI_PATH, OPENAPI_PATH } from '../contract.ts';
 import type { HandlerMap } from '../handler.ts';
+import { publishedAsyncApi, publishedOpenApi } from '../published-contracts.ts';
 import { allowHtmlPage } from '../security-headers.ts';
 
 export interface OperationsDeps {
   metrics: Metrics;
   /** Resolves when the database answers; rejects otherwise. */
   pingDatabase: () => Promise<void>;
+  /** Whether Redis is usable (absent without REDIS_URL). */
+  redisUsable?: () => boolean;
+  /** Whether the instance is shutting down (load balancers should stop routing here). */
+  draining?: () => boolean;
+  /** PUBLIC_URL: the server the published documents name. */
+  publicUrl: string;
+}
+
+/** A database that has not answered in this time is reported failed (the pool may be waiting). */
+const PING_TIMEOUT_MS = 2_000;
+
+async function answersWithin(ping: () => Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  try {
+    return await Promise.race([
+      ping().then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 const DOCS_INDEX = `<!doctype html>
@@ -26,20 +54,27 @@ const DOCS_INDEX = `<!doctype html>
 
 export function operationsHandlers(deps: OperationsDeps): HandlerMap {
   // The published documents are read once; they change only with a new release.
-  const openapi = readFileSync(OPENAPI_PATH, 'utf8');
-  const asyncapi = readFileSync(ASYNCAPI_PATH, 'utf8');
+  const openapi = publishedOpenApi(readFileSync(OPENAPI_PATH, 'utf8'), deps.publicUrl);
+  const asyncapi = publishedAsyncApi(readFileSync(ASYNCAPI_PATH, 'utf8'), deps.publicUrl);
   return {
     getHealth(_request, ctx) {
       ctx.body = { status: 'ok' };
     },
     async getReadiness(_request, ctx) {
-      try {
-        await deps.pingDatabase();
-        ctx.body = { status: 'ok', checks: { database: 'ok' } };
-      } catch {
-        ctx.status = 503;
-        ctx.body = { status: 'unavailable', checks: { database: 'failed' } };
-      }
+      // Redis is optional at run time: while it is away the instance serves with per-instance
+      // fallbacks, so it stays ready and says `degraded`.
+      const database = (await answersWithin(deps.pingDatabase, PING_TIMEOUT_MS)) ? 'ok' : 'failed';
+      const draining = deps.draining?.() ?? false;
+      const ready = database === 'ok' && !draining;
+      ctx.status = ready ? 200 : 503;
+      ctx.body = {
+        status: ready ? 'ok' : 'unavailable',
+        checks: {
+          database,
+          ...(deps.redisUsable ? { redis: deps.redisUsable() ? 'ok' : 'degraded' } : {}),
+          ...(draining ? { shutdown: 'failed' } : {}),
+        },
+      };
     },
     async getMetrics(_request, ctx) {
       ctx.type = deps.metrics.registry.contentType;

@@ -445,7 +445,8 @@ describe.each(DB_KINDS)('rate limits on %s', (kind) => {
         headers: credentials(session.accessToken, session.apiKey),
       });
       expect(response.status).toBe(200);
-      expect(response.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60');
+      // The key's policy, then the user's (all of its keys together, 13.5).
+      expect(response.headers.get('ratelimit-policy')).toBe('"default";q=3;w=60, "user";q=1200;w=60');
       remaining.push(/r=(\d+)/.exec(response.headers.get('ratelimit') as string)?.[1]);
     }
     expect(remaining).toEqual(['2', '1', '0']);

@@ -42,7 +42,7 @@ describe.each(DB_KINDS)('first-party access on %s', (kind) => {
     const me = await t.http('GET', '/api/v1/me', { headers: credentials(tokens.access_token, key.key) });
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ id: user.id, username, role: 'player' });
-    expect(me.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
-    expect(me.headers.get('ratelimit-policy')).toBe('"default";q=600;w=60');
+    expect(me.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+, "user";r=\d+;t=\d+$/);
+    expect(me.headers.get('ratelimit-policy')).toBe('"default";q=600;w=60, "user";q=1200;w=60');
   });
 });

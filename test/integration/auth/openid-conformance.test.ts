@@ -10,10 +10,7 @@ import { authorizeInBrowser, Browser, bearer, newSession, register, type Session
 
 const checklist = JSON.parse(
   readFileSync(
-    new URL(
-      '../../../../shared/conformance/oauth/openid-conformance-OP-test-checklist.json',
-      import.meta.url,
-    ),
+    new URL('../../vectors/oauth/openid-conformance-OP-test-checklist.json', import.meta.url),
     'utf8',
   ),
 ) as { modules: { testName: string }[] };

@@ -57,7 +57,7 @@ describe.each(DB_KINDS)('event delivery on %s', (kind) => {
     const price = await postPrice(w, 'gold', '0.0125');
     await transfer(w, other, 'gold', STRANGER); // another wallet
     await transfer(w, other, 'gems', STRANGER); // another wallet, another collection
-    await mintNft(w, other, 'night-raid'); // another owner
+    await mintNft(w, w.studio, 'night-raid'); // another owner
     await postPrice(w, 'gems', '2');
     const last = await transfer(w, player, 'gems', STRANGER);
     const end = await newestId(t, player);

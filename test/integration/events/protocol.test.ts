@@ -48,6 +48,8 @@ describe('WebSocket protocol', () => {
       WS_HEARTBEAT_MS: String(HEARTBEAT_MS),
       WS_MAX_SUBSCRIPTIONS: '3',
       WS_MAX_CONNECTIONS_PER_KEY: '3',
+      WS_MAX_CONNECTIONS_PER_USER: '4',
+      CORS_ORIGINS: 'https://game.example.com',
     });
     w = await createWorld(t);
   });
@@ -176,6 +178,80 @@ describe('WebSocket protocol', () => {
     for (const socket of [...open.slice(1), other, again]) socket.close();
   });
 
+  it('13.5: caps connections per user over all its API keys (429), as the per-key cap does', async () => {
+    const alice = await httpUser(t);
+    const bearer = { authorization: alice.headers.authorization };
+    const second = await ok(
+      t.http('POST', '/api/v1/api-keys', { headers: bearer, body: { name: 'second key' } }),
+    );
+    const withSecond = { ...bearer, 'x-api-key': second.key };
+    const url = wsUrl(t);
+    const first = await Promise.all([1, 2, 3].map(() => openSocket(t, alice)));
+    const other = await connect(url, withSecond); // 4 for alice: her cap
+    const refused = await connect(url, withSecond).catch((error) => error);
+    expect(refused.status).toBe(429);
+    const third = await ok(
+      t.http('POST', '/api/v1/api-keys', { headers: bearer, body: { name: 'third key' } }),
+    );
+    expect(await refusal(url, { ...bearer, 'x-api-key': third.key })).toBe(429);
+    // A closed connection, on any key, makes room for one on any other.
+    first[0].close();
+    await first[0].closed;
+    const again = await connect(url, { ...bearer, 'x-api-key': third.key });
+    expect(await refusal(url, withSecond)).toBe(429);
+    for (const socket of [...first.slice(1), other, again]) socket.close();
+  });
+
+  it('13.13: refuses with 403 a browser upgrade from an origin not allowed, before using its ticket', async () => {
+    const user = await httpUser(t);
+    const { ticket } = await ok(
+      t.http('POST', '/api/v1/events/ws-ticket', { headers: user.headers, body: {} }),
+    );
+    const url = `${wsUrl(t)}?ticket=${ticket}`;
+    for (const origin of [
+      'https://evil.example',
+      'null',
+      'https://game.example.com.evil.example',
+      'http://game.example.com',
+    ]) {
+      const refused = await new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
+        const ws = new WebSocket(url, { origin });
+        ws.once('open', () => reject(new Error(`the upgrade from ${origin} was accepted`)));
+        ws.once('unexpected-response', (_request, response) => {
+          let body = '';
+          response.on('data', (chunk: Buffer) => {
+            body += chunk;
+          });
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              body,
+              type: String(response.headers['content-type']),
+            }),
+          );
+        });
+        ws.once('error', () => {});
+      });
+      expect(refused.status, origin).toBe(403);
+      expect(refused.type).toBe('application/problem+json');
+      expect(JSON.parse(refused.body)).toMatchObject({ status: 403, type: '/problems/origin-not-allowed' });
+    }
+    // The ticket was not used up; the service's own origin and the CORS origins are allowed.
+    const fromSelf = new WebSocket(url, { origin: t.baseUrl });
+    await new Promise((resolve, reject) => {
+      fromSelf.once('open', resolve);
+      fromSelf.once('error', reject);
+    });
+    fromSelf.close();
+    const allowed = new WebSocket(wsUrl(t), { origin: 'https://game.example.com', headers: user.headers });
+    await new Promise((resolve, reject) => {
+      allowed.once('open', resolve);
+      allowed.once('error', reject);
+    });
+    allowed.close();
+    // Clients that are not browsers send no Origin and are not affected (every other test).
+  });
+
   it('lets a browser in with a single-use ticket', async () => {
     const user = await httpUser(t);
     const issue = () => ok(t.http('POST', '/api/v1/events/ws-ticket', { headers: user.headers, body: {} }));
@@ -246,20 +322,38 @@ describe('WebSocket protocol', () => {
     healthy.close();
   });
 
-  it('ends the connection with 1011 when a replay fails half-way, rather than leave a gap', async () => {
+  it('14.3: ends only the subscription, with a retryable unavailable error, when its replay fails half-way', async () => {
     const user = await httpUser(t);
     const socket = await openSocket(t, user);
+    const live = await subscribe(socket, { assetId: 'gold' });
     const store = t.app.events.store;
     const original = store.after;
     store.after = async () => {
       throw new Error('injected replay failure');
     };
     try {
-      socket.send({ type: 'subscribe', lastEventId: '1' });
-      expect((await socket.closed).code).toBe(1011);
+      socket.send({ type: 'subscribe', requestId: 'resume', lastEventId: '1' });
+      const subscribed = await socket.next((m) => m.requestId === 'resume');
+      expect(subscribed.type).toBe('subscribed');
+      const failure = await socket.next((m) => m.type === 'error');
+      expect(failure).toMatchObject({
+        code: 'unavailable',
+        requestId: 'resume',
+        subscriptionId: subscribed.subscriptionId,
+      });
+      expect(failure.retryAfterMs).toBeGreaterThan(0);
     } finally {
       store.after = original;
     }
+    // The connection and its other subscription carry on; the ended one gets nothing more.
+    const price = await postPrice(w, 'gold');
+    const event = await socket.next(isEvent);
+    expect(event.data).toEqual(price);
+    expect(event.subscriptionIds).toEqual([live.subscriptionId]);
+    socket.send({ type: 'subscribe', requestId: 'again', lastEventId: '1' });
+    expect((await socket.next((m) => m.requestId === 'again')).type).toBe('subscribed');
+    expect((await socket.next((m) => m.type === 'replayed')).count).toBeGreaterThan(0);
+    socket.close();
   });
 
   // Last: drains the instance.

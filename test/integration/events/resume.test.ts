@@ -149,7 +149,7 @@ describe.each(DB_KINDS)('resume on %s', (kind) => {
     for (let batch = 0; batch < 20; batch++) {
       minted.push(
         ...(await Promise.all(
-          Array.from({ length: 8 }, (_, i) => mintNft(w, player, 'dawn-quest', bulky(batch * 8 + i))),
+          Array.from({ length: 8 }, (_, i) => mintNft(w, player, undefined, bulky(batch * 8 + i))),
         )),
       );
     }

@@ -10,7 +10,11 @@ export const STRANGER = '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB';
 export const EVENT_TYPES = new Set(['newNFT', 'newTransfer', 'priceUpdate']);
 
 /** Limits high enough that the tests never meet the REST rate limits. */
-export const TEST_ENV = { RATE_LIMIT_REQUESTS: '1000000', LOGIN_RATE_LIMIT_REQUESTS: '100000' };
+export const TEST_ENV = {
+  RATE_LIMIT_REQUESTS: '1000000',
+  RATE_LIMIT_USER_REQUESTS: '1000000',
+  LOGIN_RATE_LIMIT_REQUESTS: '100000',
+};
 
 export interface World {
   t: TestApp;
@@ -105,18 +109,14 @@ export function postPrice(w: World, assetId: string, price = '1.5') {
   );
 }
 
-export function mintNft(
-  w: World,
-  owner: HttpUser,
-  collection = 'dawn-quest',
-  extra: Record<string, unknown> = {},
-) {
+/** Into `collection` (its owner's) or, without one, into the owner's personal collection. */
+export function mintNft(w: World, owner: HttpUser, collection?: string, extra: Record<string, unknown> = {}) {
   return ok(
     w.t.http('POST', '/api/v1/nft/create', {
       headers: owner.headers,
       body: {
         name: 'Sword of Dawn',
-        collection,
+        ...(collection === undefined ? {} : { collection }),
         metadata: { image: 'https://cdn.example.com/sword.png', attributes: [], creator: 'Example Studio' },
         ...extra,
       },

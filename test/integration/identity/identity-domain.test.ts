@@ -1,8 +1,3 @@
-// The identity module over a real database and the real ledger: DIDs, issuing (who may issue
-// what), verification of every failure mode with the right failing check, revocation through the
-// status list, presentations, and interoperability with independent libraries and vectors.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
@@ -24,15 +19,11 @@ import {
   TEST_PUBLIC_URL,
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
-import { CONFORMANCE_DIR, readConformanceJson, vcdm2SuiteInputs } from '../../unit/identity/conformance.ts';
-import { newTestKey, type TestKey, unsecuredJws } from './test-keys.ts';
+import { readConformanceJson, vcdm2SuiteInputs } from '../../unit/identity/conformance.ts';
+import { newTestKey, registerKey, type TestKey, unsecuredJws } from './test-keys.ts';
 
 const SECRET = 'identity-test-secret-0123456789abcdef';
 const DAY = 24 * 3600 * 1000;
-const citizenship = JSON.parse(
-  readFileSync(path.join(CONFORMANCE_DIR, 'vc/contexts/w3id-citizenship/v4rc1.jsonld'), 'utf8'),
-);
-const EXTRA_CONTEXTS = new Map([['https://w3id.org/citizenship/v4rc1', citizenship]]);
 
 const check = (result: VerifyResult, name: string) =>
   result.checks.find((candidate) => candidate.name === name);
@@ -55,7 +46,6 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
       orm: fixture.orm,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
-      extraContexts: EXTRA_CONTEXTS,
       now,
     });
 
@@ -70,7 +60,6 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
     const nft = await fixture.ledger.assets.createNft(alice, {
       name: 'Sword of Dawn',
       metadata: { image: 'https://cdn.example.com/sword.png', attributes: [], creator: 'Example Studio' },
-      collection: 'dawn-quest',
     } as never);
     nftId = (nft.body as { id: string }).id;
     await fixture.ledger.assets.createCurrency(studio, {
@@ -85,7 +74,7 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
     aliceDid = (await identity.createIdentity(alice.userId)).did;
     bobDid = (await identity.createIdentity(bob.userId)).did;
     holder = await newTestKey();
-    await identity.createIdentity(alice.userId, holder.publicKeyMultibase);
+    await registerKey(identity, alice.userId, holder);
   });
 
   afterAll(async () => {
@@ -103,9 +92,9 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
 
     it('registers a caller-held key once', async () => {
       const key = await newTestKey();
-      const created = await identity.createIdentity(bob.userId, key.publicKeyMultibase);
+      const created = await registerKey(identity, bob.userId, key);
       expect(created).toMatchObject({ did: key.did, keyCustody: 'caller' });
-      await expect(identity.createIdentity(alice.userId, key.publicKeyMultibase)).rejects.toMatchObject({
+      await expect(registerKey(identity, alice.userId, key)).rejects.toMatchObject({
         status: 409,
         type: '/problems/did-exists',
       });
@@ -185,12 +174,13 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
       );
 
       for (const request of [{ jwt: issued.jwt as string }, { credential: issued.credential }]) {
-        const result = await identity.verify({ ...request, requiredPermissions: ['transfers:write'] });
+        const result = await identity.verify(request);
         expect(result).toMatchObject({
           verified: true,
           kind: 'credential',
           subject: aliceDid,
           types: ['VerifiableCredential', 'PlayerRoleCredential'],
+          grantedPermissions: [],
         });
         expect(result.checks.map((entry) => entry.name)).toEqual([
           'format',
@@ -198,9 +188,11 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
           'issuer',
           'validity',
           'status',
-          'permissions',
         ]);
-        expect(result.grantedPermissions).toContain('transfers:write');
+        // 13.3: on its own it grants nothing (the presentations below do).
+        const asked = await identity.verify({ ...request, requiredPermissions: ['transfers:write'] });
+        expect(failedChecks(asked)).toEqual(['permissions']);
+        expect(check(asked, 'permissions')?.reason).toBe('bare-credential');
       }
     });
 
@@ -598,6 +590,13 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
     it('answers every presentation input with the expected format verdict', async () => {
       for (const input of inputs.filter((candidate) => candidate.kind === 'presentation')) {
         const result = await identity.verify({ presentation: input.document, challenge: 'x' });
+        // 13.1: a Data Integrity presentation with an inline context is refused whatever the suite
+        // says (its JSON may not mean what its signed RDF does); two -ok inputs have one.
+        const inline = [input.document['@context'] ?? []].flat().some((item) => typeof item !== 'string');
+        if (inline) {
+          expect(check(result, 'format')?.detail, input.file).toMatch(/inline context/);
+          continue;
+        }
         const expected = input.verdict === 'ok' || input.verdict === 'unspecified';
         expect(check(result, 'format')?.passed, `${input.file}: ${check(result, 'format')?.detail}`).toBe(
           expected,

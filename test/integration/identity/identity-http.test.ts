@@ -14,6 +14,7 @@ import { type DIDDocument, type DIDResolutionResult, Resolver } from 'did-resolv
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
+import { newTestKey } from './test-keys.ts';
 
 const METADATA = { image: 'https://cdn.example.com/sword.png', attributes: [], creator: 'Example Studio' };
 
@@ -76,7 +77,7 @@ describe.each(DB_KINDS)('identity over HTTP on %s', (kind) => {
       ).status,
     ).toBe(201);
     const nft = await t.http('POST', '/api/v1/nft/create', {
-      body: { name: 'Sword of Dawn', metadata: METADATA, collection: 'dawn-quest' },
+      body: { name: 'Sword of Dawn', metadata: METADATA },
       headers: { ...alice.headers, 'idempotency-key': 'nft-1' },
     });
     expect(nft.status).toBe(201);
@@ -223,5 +224,70 @@ describe.each(DB_KINDS)('identity over HTTP on %s', (kind) => {
     });
     expect(garbage.status).toBe(200);
     expect(garbage.body).toMatchObject({ verified: false, checks: [{ name: 'format', passed: false }] });
+  });
+
+  it("13.3: lists credentials (own; an admin any user's) and a role change through the API revokes role credentials", async () => {
+    const carol = await httpUser(t);
+    const admin = await httpUser(t, 'admin');
+    const did = (await t.http('POST', '/identity/create', { body: {}, headers: carol.headers })).body.did;
+    const issued = await t.http('POST', '/identity/issue_credential', {
+      body: { type: 'PlayerRoleCredential', subjectDid: did, formats: ['vc+jwt'] },
+      headers: carol.headers,
+    });
+    expect(issued.status).toBe(201);
+    const own = await t.http('GET', '/identity/credentials?limit=10', { headers: carol.headers });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('cache-control')).toBe('no-store');
+    expect(own.body).toMatchObject({ data: [{ id: issued.body.id, status: 'active' }], next_cursor: null });
+    const other = await t.http('GET', `/identity/credentials?user=${carol.userId}`, { headers: bob.headers });
+    expect(other.status).toBe(403);
+
+    const changed = await t.http('PUT', `/api/v1/users/${carol.userId}/role`, {
+      body: { role: 'studio' },
+      headers: admin.headers,
+    });
+    expect(changed.status).toBe(200);
+    const listed = await t.http('GET', `/identity/credentials?user=${carol.userId}`, {
+      headers: admin.headers,
+    });
+    expect(listed.body.data).toMatchObject([{ id: issued.body.id, status: 'revoked' }]);
+    const verified = await t.http('POST', '/identity/verify', {
+      body: { jwt: issued.body.jwt },
+      headers: bob.headers,
+    });
+    expect(verified.body.checks.find((entry: { name: string }) => entry.name === 'status')).toMatchObject({
+      passed: false,
+      reason: 'revoked',
+    });
+  });
+
+  it('13.8: registers a caller-held key over HTTP only with a signed challenge', async () => {
+    const key = await newTestKey();
+    const bare = await t.http('POST', '/identity/create', {
+      body: { publicKeyMultibase: key.publicKeyMultibase },
+      headers: bob.headers,
+    });
+    expect(bare.status).toBe(400);
+    const issued = await t.http('POST', '/identity/create/challenge', {
+      body: { publicKeyMultibase: key.publicKeyMultibase },
+      headers: bob.headers,
+    });
+    expect(issued.status).toBe(201);
+    const { challenge } = issued.body;
+    const wrong = await t.http('POST', '/identity/create', {
+      body: {
+        publicKeyMultibase: key.publicKeyMultibase,
+        challenge,
+        signature: (await newTestKey()).signText(challenge),
+      },
+      headers: bob.headers,
+    });
+    expect([wrong.status, wrong.body.type]).toEqual([403, '/problems/key-possession-not-proven']);
+    const created = await t.http('POST', '/identity/create', {
+      body: { publicKeyMultibase: key.publicKeyMultibase, challenge, signature: key.signText(challenge) },
+      headers: bob.headers,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ did: key.did, keyCustody: 'caller' });
   });
 });

@@ -1,7 +1,7 @@
 // Keys that play other parties in identity tests: a did:key whose private key the test holds, able
 // to sign VC-JOSE credentials and presentations, Data Integrity presentations, and to pose as
 // someone else's key.
-import { generateKeyPairSync } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
 import { CompactSign, importJWK, type JWK } from 'jose';
 import { didKeyFromEd25519, ed25519Multikey } from '../../../src/domain/identity/did-key.ts';
@@ -17,6 +17,27 @@ export interface TestKey {
   signJws(payload: unknown, header?: Record<string, unknown>): Promise<string>;
   /** The key pair as Data Integrity signers take it, named `methodId` (or another id). */
   multikey(id?: string, controller?: string): Promise<Ed25519Multikey.Ed25519KeyPair>;
+  /** A raw Ed25519 signature of the text's UTF-8 bytes, base64url (a key-registration proof). */
+  signText(text: string): string;
+}
+
+/** What registering a caller-held key needs of the identity service. */
+interface KeyRegistrar {
+  createKeyChallenge(userId: string, publicKeyMultibase: string): { challenge: string };
+  createIdentity(
+    userId: string,
+    publicKeyMultibase?: string,
+    proof?: { challenge: string; signature: string },
+  ): Promise<{ did: string }>;
+}
+
+/** Registers `key` as one of the user's DIDs, proving possession as a client would (13.8). */
+export async function registerKey(identity: KeyRegistrar, userId: string, key: TestKey) {
+  const { challenge } = identity.createKeyChallenge(userId, key.publicKeyMultibase);
+  return identity.createIdentity(userId, key.publicKeyMultibase, {
+    challenge,
+    signature: key.signText(challenge),
+  });
 }
 
 export async function newTestKey(): Promise<TestKey> {
@@ -37,6 +58,10 @@ export async function newTestKey(): Promise<TestKey> {
       return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
         .setProtectedHeader({ alg: 'EdDSA', ...header })
         .sign(signingKey);
+    },
+    signText(text) {
+      const privateKeyObject = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+      return sign(null, Buffer.from(text, 'utf8'), privateKeyObject).toString('base64url');
     },
     multikey(id = methodId, controller = did) {
       return Ed25519Multikey.fromJwk({

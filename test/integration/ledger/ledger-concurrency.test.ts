@@ -104,9 +104,7 @@ describe.each(DB_KINDS)('ledger concurrency on %s', (kind) => {
       await fx.ledger.assets.mint(studio, coin, { to: user.wallet as StoredAddress, amount: '20' });
     const nfts: string[] = [];
     for (const user of users)
-      nfts.push(
-        (await fx.ledger.assets.createNft(user, { name: 'Relic', metadata, collection: 'race' })).body.id,
-      );
+      nfts.push((await fx.ledger.assets.createNft(user, { name: 'Relic', metadata })).body.id);
 
     const operation = fc.record({
       from: fc.nat({ max: users.length - 1 }),

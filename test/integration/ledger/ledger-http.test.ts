@@ -30,7 +30,7 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
   ) => t.http(method, path, { body, headers: { ...user.headers, ...headers } });
 
   beforeAll(async () => {
-    t = await startTestApp(kind, { RATE_LIMIT_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' });
+    t = await startTestApp(kind, { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' });
     [studio, player, oracle] = await Promise.all([
       httpUser(t, 'studio'),
       httpUser(t, 'player'),
@@ -64,7 +64,7 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
       player,
       'POST',
       '/api/v1/nft/create',
-      { name: 'Sword of Dawn', metadata, collection: 'dawn-quest' },
+      { name: 'Sword of Dawn', metadata },
       { 'idempotency-key': 'nft-1' },
     );
     expect(nft.status, nft.text).toBe(201);
@@ -74,7 +74,7 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
       player,
       'POST',
       '/api/v1/nft/create',
-      { name: 'Sword of Dawn', metadata, collection: 'dawn-quest' },
+      { name: 'Sword of Dawn', metadata },
       { 'idempotency-key': 'nft-1' },
     );
     expect(replay.body).toEqual(nft.body);
@@ -433,7 +433,6 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
           await call(user, 'POST', '/api/v1/nft/create', {
             name: 'Relic',
             metadata,
-            collection: 'dawn-quest',
           })
         ).body.id,
       );

@@ -6,6 +6,7 @@ import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
 import { Wallet } from '../../../src/db/entities/Wallet.ts';
 import { parseAddress, type StoredAddress } from '../../../src/domain/ledger/addresses.ts';
+import { personalCollectionId } from '../../../src/domain/ledger/collections.ts';
 import { walletKeyContext } from '../../../src/domain/ledger/wallets.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
@@ -290,8 +291,13 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
   describe('NFTs', () => {
     it("mints into the caller's custodial wallet by default and writes a newNFT event", async () => {
       const before = await counts();
-      const created = await fx.ledger.assets.createNft(player, { name: 'Sword', metadata, collection });
-      expect(created.body).toMatchObject({ kind: 'nft', collection, symbol: null, totalSupply: null });
+      const created = await fx.ledger.assets.createNft(player, { name: 'Sword', metadata });
+      expect(created.body).toMatchObject({
+        kind: 'nft',
+        collection: personalCollectionId(player.userId),
+        symbol: null,
+        totalSupply: null,
+      });
       expect(created.body.owner?.toLowerCase()).toBe(player.wallet);
       expect(created.headers.Location).toBe(`/assets/${created.body.id}`);
       const event = await fx.orm.em.fork().findOneOrFail(OutboxEvent, { assetId: created.body.id });
@@ -301,11 +307,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
 
     it('refuses to mint into a wallet the caller does not control, or into a missing collection', async () => {
       expect(
-        (
-          await rejection(
-            fx.ledger.assets.createNft(player, { name: 'S', metadata, collection, to: STRANGER }),
-          )
-        ).type,
+        (await rejection(fx.ledger.assets.createNft(player, { name: 'S', metadata, to: STRANGER }))).type,
       ).toBe('/problems/wallet-not-controlled');
       expect(
         (await rejection(fx.ledger.assets.createNft(player, { name: 'S', metadata, collection: 'missing' })))
@@ -349,7 +351,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
     it('rejects each broken rule with its problem and changes nothing', async () => {
       const id = await newCurrency();
       await fx.ledger.assets.mint(studio, id, { to: player.wallet as StoredAddress, amount: '5' });
-      const nft = (await fx.ledger.assets.createNft(player, { name: 'Bow', metadata, collection })).body.id;
+      const nft = (await fx.ledger.assets.createNft(player, { name: 'Bow', metadata })).body.id;
       const from = player.wallet as StoredAddress;
       const before = await counts();
       const cases: [Parameters<typeof fx.ledger.transfers.create>[1], number, string][] = [
@@ -396,8 +398,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
     });
 
     it('moves an NFT to its new owner', async () => {
-      const nft = (await fx.ledger.assets.createNft(player, { name: 'Shield', metadata, collection })).body
-        .id;
+      const nft = (await fx.ledger.assets.createNft(player, { name: 'Shield', metadata })).body.id;
       await fx.ledger.transfers.create(player, {
         assetId: nft,
         from: player.wallet as StoredAddress,
@@ -475,8 +476,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       const holder = await createUser(fx);
       const gold = await newCurrency();
       await fx.ledger.assets.mint(studio, gold, { to: holder.wallet as StoredAddress, amount: '3' });
-      for (let i = 0; i < 3; i++)
-        await fx.ledger.assets.createNft(holder, { name: `Item ${i}`, metadata, collection });
+      for (let i = 0; i < 3; i++) await fx.ledger.assets.createNft(holder, { name: `Item ${i}`, metadata });
       const wallet = holder.wallet as StoredAddress;
       const all = await fx.ledger.holdings.walletAssets(wallet, { limit: 100 });
       expect(all.data).toHaveLength(4);

@@ -1,7 +1,7 @@
 // Fixed-window counters, in memory and in Redis (the same behaviour), and the header format.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createMemoryRateLimiter,
   createRedisRateLimiter,
@@ -9,6 +9,8 @@ import {
   rateLimitedError,
   rateLimitHeaders,
 } from '../../../src/auth/rate-limit.ts';
+import { createLogger } from '../../../src/observability/logger.ts';
+import { createRedisLink } from '../../../src/redis/link.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -28,11 +30,35 @@ async function redisAnswers(): Promise<boolean> {
   }
 }
 
-const kinds: [string, () => RateLimiter][] = [['memory', createMemoryRateLimiter]];
-if (await redisAnswers()) kinds.push(['redis', () => createRedisRateLimiter(REDIS_URL)]);
+const kinds: [string, () => Promise<RateLimiter>][] = [['memory', async () => createMemoryRateLimiter()]];
+if (await redisAnswers())
+  kinds.push([
+    'redis',
+    async () => {
+      const link = createRedisLink(
+        REDIS_URL,
+        `gats-test-${randomBytes(4).toString('hex')}:`,
+        createLogger('silent'),
+      );
+      const limiter = createRedisRateLimiter(link, () => {
+        throw new Error('the Redis limiter fell back to memory while Redis answers');
+      });
+      await link.ready(2_000);
+      return {
+        ...limiter,
+        async close() {
+          await limiter.close();
+          await link.close();
+        },
+      };
+    },
+  ]);
 
 describe.each(kinds)('%s rate limiter', (_name, create) => {
-  const limiter = create();
+  let limiter: RateLimiter;
+  beforeAll(async () => {
+    limiter = await create();
+  });
   afterAll(() => limiter.close());
 
   it('allows `limit` hits per window, then refuses until it resets', async () => {

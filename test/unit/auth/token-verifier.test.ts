@@ -7,7 +7,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTokenVerifier, InvalidTokenError } from '../../../src/auth/token-verifier.ts';
 
 const vectors = JSON.parse(
-  readFileSync(new URL('../../../../shared/conformance/rfc/rfc-vectors.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../../vectors/rfc/rfc-vectors.json', import.meta.url), 'utf8'),
 );
 const ISSUER = 'https://gats.example';
 const AUDIENCE = 'https://gats.example/api';

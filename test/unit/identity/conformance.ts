@@ -1,8 +1,8 @@
-// Reads the shared conformance material (../shared/conformance, relative to the project root).
+// Reads the conformance vectors kept in the repository (test/vectors; provenance in its README).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
-export const CONFORMANCE_DIR = path.resolve(import.meta.dirname, '../../../../shared/conformance');
+export const CONFORMANCE_DIR = path.resolve(import.meta.dirname, '../../vectors');
 
 export function readConformanceJson<T = any>(relative: string): T {
   return JSON.parse(readFileSync(path.join(CONFORMANCE_DIR, relative), 'utf8')) as T;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatAddress, isValidAddress, parseAddress } from '../../../src/domain/ledger/addresses.ts';
 
-const vectorsDir = new URL('../../../../shared/conformance/eip55', import.meta.url).pathname;
+const vectorsDir = new URL('../../vectors/eip55', import.meta.url).pathname;
 const vectors = JSON.parse(readFileSync(`${vectorsDir}/eip55-vectors.json`, 'utf8'));
 const derived = JSON.parse(readFileSync(`${vectorsDir}/eip55-derived-invalid.json`, 'utf8')) as {
   invalid: string[];
@@ -17,7 +17,7 @@ function problemOf(input: string): { type: string; errors?: unknown } | null {
   }
 }
 
-describe('EIP-55 addresses (shared conformance vectors)', () => {
+describe('EIP-55 addresses (conformance vectors)', () => {
   const checksummed = Object.values(vectors.valid_checksummed as Record<string, string[]>).flat();
 
   it.each(checksummed)('accepts %s and formats it to its checksum form', (address) => {

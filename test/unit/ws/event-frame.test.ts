@@ -1,10 +1,10 @@
-// Live events are written to sockets as frames the gateway builds itself (src/ws/gateway.ts): each
+// Live events are written to sockets as frames the gateway builds itself (src/ws/frames.ts): each
 // must be exactly the frame ws would send, for every payload length class of RFC 6455 (7-bit,
 // 16-bit and 64-bit lengths), and read back by ws's own parser as the same text message.
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import type { PublishedEvent } from '../../../src/events/filter.ts';
-import { eventFrame } from '../../../src/ws/gateway.ts';
+import { eventFrame } from '../../../src/ws/frames.ts';
 
 /** ws's frame parser (exported by the package at run time; its type definitions omit it). */
 const { Receiver } = createRequire(import.meta.url)('ws') as {

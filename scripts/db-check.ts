@@ -1,0 +1,103 @@
+/**
+ * `npm run db:check`: verifies the ledger's invariants on the configured database (DATABASE_URL, or
+ * SQLITE_PATH / DATA_DIR), read-only; run it on a restored backup before serving from it.
+ *
+ * - every currency's total supply equals the sum of its balances, and no balance is negative;
+ * - every NFT has exactly one holder, holding 1, who is its recorded owner;
+ * - the outbox's event ids have no gap between the oldest retained event and the newest (retention
+ *   removes the oldest events only, so anything missing in between is lost events).
+ *
+ * Exit codes: 0 all hold; 1 a violation (each printed); 78 configuration.
+ */
+import { ConfigError, loadConfig } from '../src/config/index.ts';
+import { closeDatabase, openDatabase } from '../src/db/orm.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`Configuration error: ${error.message}`);
+    process.exit(78);
+  }
+  throw error;
+}
+
+const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const violations: string[] = [];
+const facts: string[] = [];
+try {
+  const connection = orm.em.getConnection();
+  const rows = <T>(sql: string) => connection.execute<T[]>(sql);
+
+  // Amounts are uint256 (text on SQLite, numeric on PostgreSQL): summed as BigInt, never as floats.
+  const currencies = await rows<{ id: string; total_supply: string | null }>(
+    `select id, total_supply from asset where kind = 'fungible' order by id`,
+  );
+  const balances = await rows<{ asset_id: string; wallet: string; balance: string }>(
+    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'fungible'`,
+  );
+  const sums = new Map<string, bigint>();
+  for (const row of balances) {
+    const balance = BigInt(String(row.balance));
+    if (balance < 0n)
+      violations.push(`currency ${row.asset_id}: negative balance ${balance} at ${row.wallet}`);
+    sums.set(row.asset_id, (sums.get(row.asset_id) ?? 0n) + balance);
+  }
+  for (const currency of currencies) {
+    const supply = BigInt(String(currency.total_supply ?? '0'));
+    const sum = sums.get(currency.id) ?? 0n;
+    if (supply !== sum)
+      violations.push(`currency ${currency.id}: total supply ${supply} != sum of balances ${sum}`);
+  }
+  facts.push(`${currencies.length} currencies: supply = sum of balances`);
+
+  const nfts = await rows<{ id: string; owner: string | null }>(
+    `select id, owner from asset where kind = 'nft'`,
+  );
+  const holders = await rows<{ asset_id: string; wallet: string; balance: string }>(
+    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'nft'`,
+  );
+  const byNft = new Map<string, { wallet: string; balance: bigint }[]>();
+  for (const row of holders) {
+    const balance = BigInt(String(row.balance));
+    if (balance === 0n) continue;
+    byNft.set(row.asset_id, [...(byNft.get(row.asset_id) ?? []), { wallet: row.wallet, balance }]);
+  }
+  for (const nft of nfts) {
+    const held = byNft.get(nft.id) ?? [];
+    if (held.length !== 1 || held[0].balance !== 1n || held[0].wallet !== nft.owner)
+      violations.push(
+        `nft ${nft.id}: owner ${nft.owner} but held by ${held.map((h) => `${h.wallet} (${h.balance})`).join(', ') || 'nobody'}`,
+      );
+  }
+  facts.push(`${nfts.length} NFTs: one owner each`);
+
+  const [range] = await rows<{ first: string | null; last: string | null; count: string }>(
+    'select min(id) as first, max(id) as last, count(*) as count from outbox_event',
+  );
+  const gaps = await rows<{ after: string; next: string }>(
+    'select prev as after, id as next from (select id, lag(id) over (order by id) as prev from outbox_event) t where id - prev > 1 order by id',
+  );
+  for (const gap of gaps) {
+    const first = BigInt(String(gap.after)) + 1n;
+    const last = BigInt(String(gap.next)) - 1n;
+    violations.push(`outbox: event ids ${first === last ? first : `${first}..${last}`} missing`);
+  }
+  facts.push(
+    range.first === null
+      ? 'outbox: empty'
+      : `outbox: ${range.count} events, ids ${range.first}..${range.last}${gaps.length ? '' : ' without gaps'}`,
+  );
+} finally {
+  await closeDatabase(orm);
+}
+
+const where = config.databaseUrl ? 'postgresql' : config.sqlitePath;
+if (violations.length > 0) {
+  console.error(`${where}: ${violations.length} violation(s) of the ledger's invariants:`);
+  for (const violation of violations) console.error(`  ${violation}`);
+  process.exitCode = 1;
+} else {
+  console.log(`${where}: ok; ${facts.join('; ')}`);
+}

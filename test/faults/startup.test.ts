@@ -1,0 +1,173 @@
+// Issue 14.5 and 15.4/15.7: start-up fails fast, with one line naming the setting and exit code 78
+// for every configuration error, never creates a database it was not asked to, and N instances
+// started together on an empty database all start. The start-up log line says what runs.
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.ts';
+import { closeDatabase, openDatabase } from '../../src/db/orm.ts';
+import { testConfig } from '../helpers/app.ts';
+import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
+import { spawnService } from './service-process.ts';
+
+const ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function databaseExists(name: string): Promise<boolean> {
+  const admin = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  try {
+    const rows = await admin.em
+      .getConnection()
+      .execute('select 1 from pg_database where datname = ?', [name]);
+    return rows.length === 1;
+  } finally {
+    await closeDatabase(admin);
+  }
+}
+
+/** Runs the service until it exits; returns its exit code, stderr and how long it took. */
+async function failedStart(env: Record<string, string>) {
+  const started = Date.now();
+  const service = await spawnService(env);
+  const code = await service.exited;
+  return { code, stderr: service.stderr().trim(), ms: Date.now() - started };
+}
+
+describe('start-up', () => {
+  it('15.4: a PORT in use is one line naming PORT and exit code 78, not a stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await failedStart({ PORT: String(port) });
+      expect(code).toBe(78);
+      expect(stderr.split('\n')).toHaveLength(1);
+      expect(stderr).toMatch(/PORT \d+ is already in use/);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('15.7: one start-up line with version, database kind, Redis, public URL and address, and no secrets', async () => {
+    const service = await spawnService({});
+    try {
+      await service.ready();
+      const line = service
+        .stdout()
+        .split('\n')
+        .filter(Boolean)
+        .map((text) => JSON.parse(text))
+        .find((entry) => entry.msg === 'listening');
+      expect(line).toMatchObject({
+        version: expect.any(String),
+        database: 'sqlite',
+        redis: 'off',
+        publicUrl: service.baseUrl,
+        host: '127.0.0.1',
+        port: service.port,
+      });
+      expect(service.stdout()).not.toContain('test-secret-key');
+    } finally {
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+    }
+  });
+
+  describe.runIf(DB_KINDS.includes('postgres'))('on PostgreSQL', () => {
+    it('14.5: a typo in the database name stops with 78 naming DATABASE_URL and creates no database', async () => {
+      const name = `gats_typo_${Date.now()}`;
+      const { code, stderr } = await failedStart({
+        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${name}`,
+      });
+      expect(code).toBe(78);
+      expect(stderr).toMatch(/DATABASE_URL names the database ".*", which does not exist/);
+      expect(await databaseExists(name)).toBe(false);
+    });
+
+    it('14.5: an unreachable database ends start-up within DATABASE_CONNECT_TIMEOUT_MS with 78 naming DATABASE_URL', async () => {
+      // A port that accepts and never answers: the slowest way for a database to be away.
+      const silent = createServer(() => {});
+      await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+      const port = (silent.address() as { port: number }).port;
+      try {
+        const { code, stderr, ms } = await failedStart({
+          DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/gats`,
+          DATABASE_CONNECT_TIMEOUT_MS: '1000',
+        });
+        expect(code).toBe(78);
+        expect(stderr).toMatch(/DATABASE_URL: .* did not answer within DATABASE_CONNECT_TIMEOUT_MS/);
+        expect(ms).toBeLessThan(10_000); // node start-up and imports plus the 1 s time-out
+      } finally {
+        silent.close();
+      }
+    });
+
+    it('14.5: a missing SECRET_KEY, an unreachable Redis and a SECRET_KEY that does not open the stored keys are 78, each naming its setting', async () => {
+      const database = await freshDatabase('postgres');
+      try {
+        const url = database.databaseUrl as string;
+        const missing = await failedStart({ DATABASE_URL: url, SECRET_KEY: '' });
+        expect(missing.code).toBe(78);
+        expect(missing.stderr).toMatch(/^Configuration error: SECRET_KEY must be set/);
+
+        const noRedis = await failedStart({ DATABASE_URL: url, REDIS_URL: 'redis://127.0.0.1:1' });
+        expect(noRedis.code).toBe(78);
+        expect(noRedis.stderr).toMatch(/REDIS_URL: Redis did not answer/);
+
+        // The database's keys are sealed with TEST_SECRET_KEY (by the start above); another key cannot open them.
+        const wrongKey = await failedStart({
+          DATABASE_URL: url,
+          SECRET_KEY: 'another-secret-key-0123456789abcdef-xyz',
+        });
+        expect(wrongKey.code).toBe(78);
+        expect(wrongKey.stderr).toMatch(/SECRET_KEY does not open the keys stored in this database/);
+      } finally {
+        await database.drop();
+      }
+    }, 120_000);
+
+    it('14.6: an instance whose PUBLIC_URL differs from the one the database runs at is refused, naming PUBLIC_URL; PUBLIC_URL_CHANGE=allow moves it', async () => {
+      const database = await freshDatabase('postgres');
+      const start = (port: number, change: string) =>
+        buildApp(
+          testConfig(
+            port,
+            `/tmp/gats-issuer-${process.pid}-${port}`,
+            { databaseUrl: database.databaseUrl, sqlitePath: '' },
+            { PUBLIC_URL_CHANGE: change },
+          ),
+        );
+      try {
+        await (await start(4100, 'refuse')).close();
+        await (await start(4100, 'refuse')).close(); // the same URL again: fine
+        await expect(start(4101, 'refuse')).rejects.toThrow(
+          /PUBLIC_URL is http:\/\/127.0.0.1:4101 but this database's service runs at http:\/\/127.0.0.1:4100/,
+        );
+        await (await start(4101, 'allow')).close();
+        await (await start(4101, 'refuse')).close(); // moved
+      } finally {
+        await database.drop();
+      }
+    }, 120_000);
+
+    it('14.5: three instances started at once on an empty database with SEED_DEMO=always all start', async () => {
+      const database = await freshDatabase('postgres');
+      const apps = await Promise.allSettled(
+        [0, 1, 2].map((index) =>
+          buildApp(
+            testConfig(
+              4000 + index,
+              `/tmp/gats-concurrent-${process.pid}-${index}`,
+              { databaseUrl: database.databaseUrl, sqlitePath: '' },
+              { SEED_DEMO: 'always' },
+            ),
+          ),
+        ),
+      );
+      try {
+        expect(apps.filter((app) => app.status === 'rejected').map((app) => String(app.reason))).toEqual([]);
+      } finally {
+        for (const app of apps) if (app.status === 'fulfilled') await app.value.close();
+        await database.drop();
+      }
+    }, 120_000);
+  });
+});
