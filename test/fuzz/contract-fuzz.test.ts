@@ -50,7 +50,11 @@ describe('schema -> arbitrary converter', () => {
 describe('contract fuzzing on sqlite', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp('sqlite', { RATE_LIMIT_REQUESTS: '1000000', RATE_LIMIT_USER_REQUESTS: '1000000', LOGIN_RATE_LIMIT_REQUESTS: '100000' });
+    t = await startTestApp('sqlite', {
+      RATE_LIMIT_REQUESTS: '1000000',
+      RATE_LIMIT_USER_REQUESTS: '1000000',
+      LOGIN_RATE_LIMIT_REQUESTS: '100000',
+    });
   });
   afterAll(async () => {
     await t?.close();

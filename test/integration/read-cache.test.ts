@@ -11,7 +11,11 @@ import { checkInvariants, type HttpUser, httpUser } from '../helpers/ledger-fixt
 
 const metadata = { image: 'https://cdn.example.com/coin.png', attributes: [], creator: 'Example Studio' };
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const TEST_ENV = { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' };
+const TEST_ENV = {
+  RATE_LIMIT_REQUESTS: '100000',
+  RATE_LIMIT_USER_REQUESTS: '100000',
+  LOGIN_RATE_LIMIT_REQUESTS: '1000',
+};
 
 interface Holding {
   asset: { id: string; name: string; totalSupply: string | null; owner: string | null };

@@ -30,7 +30,11 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
   ) => t.http(method, path, { body, headers: { ...user.headers, ...headers } });
 
   beforeAll(async () => {
-    t = await startTestApp(kind, { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000', LOGIN_RATE_LIMIT_REQUESTS: '1000' });
+    t = await startTestApp(kind, {
+      RATE_LIMIT_REQUESTS: '100000',
+      RATE_LIMIT_USER_REQUESTS: '100000',
+      LOGIN_RATE_LIMIT_REQUESTS: '1000',
+    });
     [studio, player, oracle] = await Promise.all([
       httpUser(t, 'studio'),
       httpUser(t, 'player'),
