@@ -2,7 +2,9 @@
 // PostgreSQL away or hanging, through the fault proxy (the shared server keeps running). The instance
 // must answer 503 with its own problem types meanwhile (never a 500 or driver text) and serve
 // normally within 5 s of the outage's end, without a restart.
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/observability/logger.ts';
 import { DB_KINDS } from '../helpers/db.ts';
 import { type FaultWorld, startFaultWorld } from './world.ts';
 
@@ -33,10 +35,19 @@ function metric(text: string, name: string): number {
 
 describe.runIf(DB_KINDS.includes('postgres'))('PostgreSQL outages (through the fault proxy)', () => {
   let w: FaultWorld;
+  /** What the app logged (error level and above), one parsed JSON object per line. */
+  const logged: Array<Record<string, any>> = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split('\n')) if (line) logged.push(JSON.parse(line));
+      done();
+    },
+  });
   beforeAll(async () => {
     // A small pool: it would run dry after two connections lost mid-transaction.
     w = await startFaultWorld('postgres', {
       env: { REQUEST_TIMEOUT_MS: '3000', DATABASE_CONNECT_TIMEOUT_MS: '1000' },
+      logger: createLogger('error', sink),
     });
   });
   afterAll(() => w?.close());
@@ -93,6 +104,14 @@ describe.runIf(DB_KINDS.includes('postgres'))('PostgreSQL outages (through the f
       const ready = await w.t.http('GET', '/readyz');
       expect(ready.status).toBe(503);
       expect(ready.body.checks.database).toBe('failed');
+      // 15.7: each 5xx is logged once, with its request id and its cause (never to the client).
+      for (const answer of [read, write]) {
+        const lines = logged.filter((line) => line.requestId === answer.headers.get('x-request-id'));
+        expect(lines, JSON.stringify(logged)).toHaveLength(1);
+        expect(lines[0].msg).toBe('request failed');
+        expect(lines[0].err?.message).toBeTruthy();
+        expect(answer.text).not.toContain(lines[0].err.message);
+      }
     } finally {
       pg.heal();
     }

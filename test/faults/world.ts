@@ -3,6 +3,7 @@
 // and two players with API keys, ready for mixed traffic.
 import { randomBytes } from 'node:crypto';
 import { type FaultProxy, startFaultProxy } from '../../scripts/chaos/lib/fault-proxy.ts';
+import type { Logger } from '../../src/observability/logger.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { freshDatabase, type TestDatabaseKind } from '../helpers/db.ts';
 import { type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
@@ -27,7 +28,7 @@ export interface FaultWorld {
 
 export async function startFaultWorld(
   kind: TestDatabaseKind,
-  options: { redis?: boolean; env?: Record<string, string> } = {},
+  options: { redis?: boolean; env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<FaultWorld> {
   // SQLite: startTestApp makes its own file. PostgreSQL: a database reached through the proxy.
   const database = kind === 'postgres' ? await freshDatabase(kind) : undefined;
@@ -46,11 +47,10 @@ export async function startFaultWorld(
     ...(redis ? { REDIS_URL: redis.via(REDIS_URL), REDIS_KEY_PREFIX: redisPrefix } : {}),
     ...options.env,
   };
-  const t = await startTestApp(
-    kind,
-    env,
-    pg && database?.databaseUrl ? { databaseUrl: pg.via(database.databaseUrl) } : {},
-  );
+  const t = await startTestApp(kind, env, {
+    ...(pg && database?.databaseUrl ? { databaseUrl: pg.via(database.databaseUrl) } : {}),
+    logger: options.logger,
+  });
   const [studio, alice, bob] = await Promise.all([httpUser(t, 'studio'), httpUser(t), httpUser(t)]);
   const call = (user: HttpUser, path: string, body: unknown) =>
     t.http('POST', path, { body, headers: user.headers });

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type AppInstance, buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
+import type { Logger } from '../../src/observability/logger.ts';
 import { assertMatchesContract } from './contract.ts';
 import { DB_KINDS, freshDatabase } from './db.ts';
 
@@ -46,6 +47,8 @@ export interface TestApp {
 export interface StartOptions {
   /** Run on this existing PostgreSQL database (another instance's) and leave it in place on close. */
   databaseUrl?: string;
+  /** The app's logger (default: the configuration's level on stdout). */
+  logger?: Logger;
 }
 
 /** The configuration of an app under test: loopback port, its own data dir and database, quiet logs. */
@@ -86,7 +89,7 @@ export async function startTestApp(
   const config = testConfig(port, dataDir, database, env);
   let app: AppInstance;
   try {
-    app = await buildApp(config);
+    app = await buildApp(config, options.logger ? { logger: options.logger } : {});
   } catch (error) {
     server.close();
     await database.drop();
