@@ -131,4 +131,52 @@ describe.runIf(DB_KINDS.includes('postgres'))('Redis outage (through the fault p
     expect(metric((await w.t.http('GET', '/metrics')).text, 'redis_up')).toBe(1);
     onB.close();
   });
+
+  it('14.2: a Redis that hangs (connections open, no answer) costs a call at most its short timeout: no 5xx, then shared again', async () => {
+    const redis = w.redis as NonNullable<FaultWorld['redis']>;
+    redis.pause();
+    const answers: { status: number; ms: number }[] = [];
+    try {
+      for (let round = 0; round < 3; round++) {
+        const calls = [
+          () => w.t.http('GET', '/api/v1/me', { headers: w.bob.headers }),
+          () =>
+            w.t.http('POST', '/api/v1/transfer', {
+              body: { assetId: 'gold', from: w.alice.wallet, to: w.bob.wallet, amount: '1' },
+              headers: w.alice.headers,
+            }),
+          () =>
+            w.t.http('POST', '/api/v1/auth/login', {
+              body: { username: w.bob.username, password: PASSWORD },
+            }),
+          async () => {
+            (await connect(await ticketUrl(w.t))).close();
+            return { status: 101 };
+          },
+        ];
+        answers.push(
+          ...(await Promise.all(
+            calls.map(async (call) => {
+              const started = Date.now();
+              const { status } = await call();
+              return { status, ms: Date.now() - started };
+            }),
+          )),
+        );
+      }
+      const ready = await w.t.http('GET', '/readyz');
+      expect(ready.body.checks.redis).toBe('degraded');
+    } finally {
+      redis.heal();
+    }
+    const slowest = Math.max(...answers.map((answer) => answer.ms));
+    console.log(`14.2 Redis hanging: ${answers.length} calls, slowest ${slowest} ms`);
+    expect(answers.filter((answer) => answer.status >= 400)).toEqual([]);
+    expect(slowest).toBeLessThan(2_500);
+    const healed = Date.now();
+    while ((await w.t.http('GET', '/readyz')).body.checks.redis !== 'ok') {
+      expect(Date.now() - healed).toBeLessThan(5_000);
+      await sleep(50);
+    }
+  });
 });
