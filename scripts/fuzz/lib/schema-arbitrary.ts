@@ -201,6 +201,20 @@ function arrayArbitrary(schema: Json, pools: Pools, depth: number): fc.Arbitrary
     : fc.array(items, { minLength, maxLength });
 }
 
+/** Drops each key whose `dependentRequired` keys are not all present, until none is left wanting. */
+function withDependents(value: Json, dependents: Record<string, string[]>): Json {
+  const result = { ...value };
+  for (let changed = true; changed; ) {
+    changed = false;
+    for (const [key, needs] of Object.entries(dependents))
+      if (key in result && needs.some((need) => !(need in result))) {
+        delete result[key];
+        changed = true;
+      }
+  }
+  return result;
+}
+
 function objectArbitrary(schema: Json, pools: Pools, depth: number): fc.Arbitrary<unknown> {
   const properties = (schema.properties as Record<string, Schema> | undefined) ?? {};
   const required = (schema.required as string[] | undefined) ?? [];
@@ -210,10 +224,12 @@ function objectArbitrary(schema: Json, pools: Pools, depth: number): fc.Arbitrar
     model[name] = arbitraryFor(property, pools, depth + 1);
   // Required keys without a property schema accept any value.
   for (const name of required) model[name] ??= fc.jsonValue({ maxDepth: 1 });
-  const record =
+  const dependents = schema.dependentRequired as Record<string, string[]> | undefined;
+  const generated =
     maxKeys === 0
       ? fc.constant({})
       : fc.record(model, { requiredKeys: required.filter((name) => name in model) });
+  const record = dependents ? generated.map((value) => withDependents(value as Json, dependents)) : generated;
   const extra = schema.additionalProperties;
   if (extra === undefined || extra === false || maxKeys === 0 || Object.keys(properties).length > 0)
     return record;
