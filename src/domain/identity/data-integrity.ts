@@ -1,13 +1,32 @@
-// W3C Data Integrity proofs with the eddsa-rdfc-2022 cryptosuite (RDF Dataset Canonicalization,
-// SHA-256, Ed25519), through Digital Bazaar's reference implementation. Verification here checks the
-// signature and the proof purpose term only; whether the key may speak for the issuer or holder is
-// the verifier's own check (verify.ts), so each failure is reported under the right name.
+// W3C Data Integrity proofs through Digital Bazaar's reference cryptosuites (no hand-written
+// canonicalization). This service signs with eddsa-rdfc-2022 (RDF Dataset Canonicalization, SHA-256,
+// Ed25519) and verifies eddsa-rdfc-2022, ecdsa-rdfc-2019 (P-256/P-384) and eddsa-jcs-2022 (JSON
+// Canonicalization Scheme). Verification here checks the signature and the proof purpose term only;
+// whether the key may speak for the issuer or holder is the verifier's own check (verify.ts), so
+// each failure is reported under the right name.
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
+import { cryptosuite as ecdsaRdfc2019 } from '@digitalbazaar/ecdsa-rdfc-2019-cryptosuite';
 import type { Ed25519KeyPair } from '@digitalbazaar/ed25519-multikey';
+import { createVerifyCryptosuite as eddsaJcs2022 } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import jsigs, { type DocumentLoader } from 'jsonld-signatures';
 
+/** The cryptosuite this service signs with. */
 export const CRYPTOSUITE = 'eddsa-rdfc-2022';
+
+/** The cryptosuites this service verifies (the contract lists the same). */
+export const VERIFIED_CRYPTOSUITES = {
+  'eddsa-rdfc-2022': eddsaRdfc2022,
+  'ecdsa-rdfc-2019': ecdsaRdfc2019,
+  'eddsa-jcs-2022': eddsaJcs2022(),
+} as const;
+export type VerifiedCryptosuite = keyof typeof VERIFIED_CRYPTOSUITES;
+
+/** JCS suites sign the JSON itself, not its RDF. */
+export const isJcsSuite = (name: unknown): boolean => name === 'eddsa-jcs-2022';
+
+const isVerifiedCryptosuite = (name: unknown): name is VerifiedCryptosuite =>
+  typeof name === 'string' && Object.hasOwn(VERIFIED_CRYPTOSUITES, name);
 
 type Json = Record<string, unknown>;
 
@@ -36,7 +55,7 @@ const UNREADABLE =
 
 export interface ProofVerification {
   verified: boolean;
-  /** The verification methods of the proofs that were checked. */
+  /** The verification methods of the proofs that were checked (a bare did:key as its one key). */
   verificationMethods: string[];
   proofs: Json[];
   /** Why it failed, in words (never a library's message). */
@@ -47,6 +66,7 @@ export interface ProofVerification {
     | 'unsupported-proof'
     | 'wrong-proof-purpose'
     | 'proof-unreadable'
+    | 'proof-context-mismatch'
     | 'key-unresolvable'
     | 'signature-mismatch';
 }
@@ -59,14 +79,29 @@ function proofsOf(document: Json): Json[] {
   );
 }
 
-/** Verifies every proof of `document`; each must be an eddsa-rdfc-2022 proof for `purpose`. */
+/**
+ * A did:key names exactly one key, so a bare did:key used as a verification method means that
+ * key (the VC Data Model 2.0 Recommendation's ecdsa-rdfc-2019 examples are signed this way).
+ */
+export function verificationMethodId(value: unknown): string {
+  const id = String(value ?? '');
+  return id.startsWith('did:key:') && !id.includes('#') ? `${id}#${id.slice('did:key:'.length)}` : id;
+}
+
+const sameList = (a: unknown, b: unknown) =>
+  JSON.stringify([a ?? []].flat()) === JSON.stringify([b ?? []].flat());
+
+/**
+ * Verifies every proof of `document` (each on its own: a proof set passes only if all its proofs
+ * do); each must be a DataIntegrityProof of a verified cryptosuite for `purpose`.
+ */
 export async function verifyDataIntegrityProofs(
   document: Json,
   purpose: string,
   documentLoader: DocumentLoader,
 ): Promise<ProofVerification> {
   const proofs = proofsOf(document);
-  const verificationMethods = proofs.map((proof) => String(proof.verificationMethod ?? ''));
+  const verificationMethods = proofs.map((proof) => verificationMethodId(proof.verificationMethod));
   const fail = (code: ProofVerification['code'], reason: string): ProofVerification => ({
     verified: false,
     verificationMethods,
@@ -76,10 +111,10 @@ export async function verifyDataIntegrityProofs(
   });
   if (proofs.length === 0) return fail('no-proof', 'The document has no proof.');
   for (const proof of proofs) {
-    if (proof.type !== 'DataIntegrityProof' || proof.cryptosuite !== CRYPTOSUITE) {
+    if (proof.type !== 'DataIntegrityProof' || !isVerifiedCryptosuite(proof.cryptosuite)) {
       return fail(
         'unsupported-proof',
-        `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${CRYPTOSUITE} is verified.`,
+        `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${Object.keys(VERIFIED_CRYPTOSUITES).join(', ')} is verified.`,
       );
     }
     if (proof.proofPurpose !== purpose)
@@ -89,6 +124,17 @@ export async function verifyDataIntegrityProofs(
       );
     if (typeof proof.verificationMethod !== 'string')
       return fail('proof-unreadable', 'The proof has no verificationMethod.');
+    // A JCS proof signs the document with the proof's @context in place of its own: read as
+    // anything else, the claims would not be what was signed.
+    if (
+      isJcsSuite(proof.cryptosuite) &&
+      proof['@context'] !== undefined &&
+      !sameList(proof['@context'], document['@context'])
+    )
+      return fail(
+        'proof-context-mismatch',
+        "The proof's @context differs from the document's: the claims read would not be the ones signed.",
+      );
   }
   // Resolved first so that an unknown key is reported as such, not as the library's words.
   for (const methodId of verificationMethods) {
@@ -98,24 +144,31 @@ export async function verifyDataIntegrityProofs(
       return fail('key-unresolvable', `The verification method ${methodId} cannot be resolved.`);
     }
   }
-  const suite = new DataIntegrityProof({ cryptosuite: eddsaRdfc2022 });
-  let result: Awaited<ReturnType<typeof jsigs.verify>>;
-  try {
-    result = await jsigs.verify(structuredClone(document), {
-      suite,
-      purpose: new jsigs.purposes.ProofPurpose({ term: purpose }),
-      documentLoader,
+  const loader: DocumentLoader = (url) => documentLoader(verificationMethodId(url));
+  const { proof: _all, ...unsecured } = document;
+  for (const proof of proofs) {
+    const suite = new DataIntegrityProof({
+      cryptosuite: VERIFIED_CRYPTOSUITES[proof.cryptosuite as VerifiedCryptosuite],
     });
-  } catch {
-    return fail('proof-unreadable', UNREADABLE);
+    let result: Awaited<ReturnType<typeof jsigs.verify>>;
+    try {
+      result = await jsigs.verify(structuredClone({ ...unsecured, proof }), {
+        suite,
+        purpose: new jsigs.purposes.ProofPurpose({ term: purpose }),
+        documentLoader: loader,
+      });
+    } catch {
+      return fail('proof-unreadable', UNREADABLE);
+    }
+    if (result.verified) continue;
+    // The library's messages are not part of the contract: only "Invalid signature." is told apart.
+    const errors = result.error?.errors ?? (result.error ? [result.error] : []);
+    return errors.length === 0 || errors.every((error) => error.message === 'Invalid signature.')
+      ? fail(
+          'signature-mismatch',
+          'The signature does not match the document (tampered, or signed by another key).',
+        )
+      : fail('proof-unreadable', UNREADABLE);
   }
-  if (result.verified) return { verified: true, verificationMethods, proofs };
-  // The library's messages are not part of the contract: only "Invalid signature." is told apart.
-  const errors = result.error?.errors ?? (result.error ? [result.error] : []);
-  return errors.length === 0 || errors.every((error) => error.message === 'Invalid signature.')
-    ? fail(
-        'signature-mismatch',
-        'The signature does not match the document (tampered, or signed by another key).',
-      )
-    : fail('proof-unreadable', UNREADABLE);
+  return { verified: true, verificationMethods, proofs };
 }

@@ -188,10 +188,11 @@ export function isEnvelopedCredential(value: unknown): value is Json & { id: str
 }
 
 /** The structural rules for a presentation and each credential it embeds. */
-export function presentationStructureProblems(document: unknown): string[] {
+/** `base`: the first context (VC Data Model 1.1 for a JWT-VP with a v1 `vp` claim). */
+export function presentationStructureProblems(document: unknown, base = VC_V2_CONTEXT): string[] {
   if (!isObject(document)) return ['a presentation must be a JSON object'];
   const problems: string[] = [];
-  checkContext(document, problems);
+  checkContext(document, problems, base);
   checkType(document, 'VerifiablePresentation', problems);
   checkOptionalId(document, '', problems);
   if ('holder' in document) {

@@ -89,3 +89,12 @@ declare module 'jsonld' {
   };
   export default jsonld;
 }
+
+declare module '@digitalbazaar/ecdsa-rdfc-2019-cryptosuite' {
+  export const cryptosuite: { name: string; canonize: unknown; createVerifier: unknown };
+}
+
+declare module '@digitalbazaar/eddsa-jcs-2022-cryptosuite' {
+  export function createVerifyCryptosuite(): { name: string; canonize: unknown; createVerifier: unknown };
+  export function createSignCryptosuite(): { name: string; canonize: unknown };
+}

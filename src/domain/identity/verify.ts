@@ -1,10 +1,13 @@
 // Verification of credentials and presentations, answering every check with its result:
-// format (VC Data Model 2.0 + JSON-LD), signature (Data Integrity eddsa-rdfc-2022, or JOSE),
-// issuer (the key is an assertionMethod of the issuer), validity (validFrom/validUntil, 60 s skew),
-// status (Bitstring Status List), holder-binding (presentations: holder signed it for this
-// challenge and domain, and is every credential's subject) and permissions (granted by this
-// service's PlayerRoleCredentials). A check that cannot apply is left out; nothing throws for a
-// bad credential: it fails its checks.
+// format (VC Data Model 2.0 + JSON-LD), signature (Data Integrity eddsa-rdfc-2022, ecdsa-rdfc-2019
+// or eddsa-jcs-2022, or JOSE), issuer (the key is an assertionMethod of the issuer), validity
+// (validFrom/validUntil, 60 s skew), status (Bitstring Status List), holder-binding (presentations:
+// the holder signed it for this verifier's challenge and domain) and permissions (granted by this
+// service's PlayerRoleCredentials, to their subject, presenting them bound to the challenge). A
+// check that cannot apply is left out; nothing throws for a bad credential: it fails its checks.
+// VC Data Model 2.0 lets a presentation have no holder and a holder present credentials about
+// others: such a presentation verifies, its holder-binding check failing as advisory (it counts
+// for granting permissions only, not for `verified`).
 import type { DocumentLoader } from 'jsonld-signatures';
 import {
   credentialStructureProblems,
@@ -47,6 +50,7 @@ export const FAILURE_REASONS = [
   'type-conflict',
   'no-proof',
   'unsupported-proof',
+  'proof-context-mismatch',
   'wrong-proof-purpose',
   'proof-unreadable',
   'key-unresolvable',
@@ -68,15 +72,19 @@ export const FAILURE_REASONS = [
   'challenge-mismatch',
   'domain-mismatch',
   'holder-not-subject',
+  'not-holder-bound',
   'not-granted',
   'bare-credential',
   'ownership-moved',
+  'envelope-unsupported',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export interface VerificationCheck {
   name: CheckName;
   passed: boolean;
+  /** A failed check that does not make the result unverified (holder binding VC Data Model 2.0 does not require). */
+  advisory?: boolean;
   /** When failed: the first failure's code. */
   reason?: FailureReason;
   detail?: string;
@@ -85,6 +93,7 @@ export interface VerificationCheck {
 interface Failure {
   code: FailureReason;
   text: string;
+  advisory?: boolean;
 }
 
 export interface VerifyRequest {
@@ -134,6 +143,11 @@ class CheckSet {
     this.results.set(name, [...(this.results.get(name) ?? []), { code, text }]);
   }
 
+  /** A failure that is reported but does not make the result unverified. */
+  advise(name: CheckName, code: FailureReason, text: string): void {
+    this.results.set(name, [...(this.results.get(name) ?? []), { code, text, advisory: true }]);
+  }
+
   /** One failure listing `problems`, if there are any. */
   failAll(name: CheckName, code: FailureReason, problems: string[]): void {
     if (problems.length) this.fail(name, code, problems.join('; '));
@@ -143,29 +157,34 @@ class CheckSet {
     return (this.results.get(name) ?? []).length === 0;
   }
 
+  /** Every check passed, advisory failures aside. */
   get allPassed(): boolean {
-    return [...this.results.values()].every((reasons) => reasons.length === 0);
+    return [...this.results.values()].every((reasons) => reasons.every((reason) => reason.advisory));
   }
 
   /** Adds another set's results, its reasons prefixed (e.g. with the credential's position). */
   merge(other: CheckSet, prefix: string): void {
     for (const [name, reasons] of other.results) {
       if (reasons.length === 0) this.pass(name);
-      for (const { code, text } of reasons) this.fail(name, code, `${prefix}: ${text}`);
+      for (const { code, text, advisory } of reasons) {
+        if (advisory) this.advise(name, code, `${prefix}: ${text}`);
+        else this.fail(name, code, `${prefix}: ${text}`);
+      }
     }
   }
 
   list(): VerificationCheck[] {
     return CHECK_ORDER.filter((name) => this.results.has(name)).map((name) => {
       const failures = this.results.get(name) as Failure[];
-      return failures.length === 0
-        ? { name, passed: true }
-        : {
-            name,
-            passed: false,
-            reason: failures[0].code,
-            detail: failures.map((failure) => failure.text).join(' '),
-          };
+      if (failures.length === 0) return { name, passed: true };
+      const blocking = failures.filter((failure) => !failure.advisory);
+      return {
+        name,
+        passed: false,
+        ...(blocking.length ? {} : { advisory: true }),
+        reason: (blocking[0] ?? failures[0]).code,
+        detail: failures.map((failure) => failure.text).join(' '),
+      };
     });
   }
 }
@@ -464,28 +483,65 @@ async function evaluateJwtCredential(jwt: string, context: VerifierContext): Pro
   return summarize(credential, context, checks);
 }
 
-/** The secured string of an EnvelopedVerifiableCredential (`data:application/vc+jwt,<jwt>`). */
-function envelopedJwt(id: string): string | null {
-  const match = /^data:application\/(vc\+jwt|vc-ld\+jwt|vc\+sd-jwt)(;base64url)?,(.+)$/.exec(id);
-  return match ? match[3] : null;
+/**
+ * The media types of an envelope's `data:` URL (VC Data Model 2.0 §4.13, VC-JOSE-COSE) that this
+ * service opens: JOSE compact JWS only. `application/jwt` is what VC Data Model 1.1 JWTs (a `vc` or
+ * `vp` claim) are labelled with, as in the W3C test suite. SD-JWT and COSE envelopes are refused
+ * with `envelope-unsupported`.
+ */
+const ENVELOPES = {
+  credential: { type: 'EnvelopedVerifiableCredential', media: ['vc+jwt', 'vc-ld+jwt', 'jwt'] },
+  presentation: { type: 'EnvelopedVerifiablePresentation', media: ['vp+jwt', 'vp-ld+jwt', 'jwt'] },
+} as const;
+
+type Opened = { jwt: string } | { code: FailureReason; text: string };
+
+/** The compact JWS inside an enveloped credential or presentation, or why it cannot be opened. */
+function openEnvelope(envelope: Json, kind: keyof typeof ENVELOPES): Opened {
+  const { type, media } = ENVELOPES[kind];
+  if (asArray(envelope['@context'])[0] !== VC_V2_CONTEXT)
+    return { code: 'malformed', text: `An ${type}'s @context must start with ${VC_V2_CONTEXT}.` };
+  const match = typeof envelope.id === 'string' ? /^data:([^,;]*)(;[^,]*)?,(.*)$/s.exec(envelope.id) : null;
+  if (!match) return { code: 'malformed', text: `An ${type}'s id must be a data: URL.` };
+  const [, mediaType, parameters, data] = match;
+  // `;base64url` (older VC-JOSE drafts, the W3C suite's inputs) names the JWS's own encoding.
+  if (
+    (parameters && parameters !== ';base64url') ||
+    !(media as readonly string[]).includes(mediaType.replace(/^application\//, ''))
+  )
+    return {
+      code: 'envelope-unsupported',
+      text: `A ${mediaType}${parameters ?? ''} envelope is not verified here; only ${media.map((m) => `application/${m}`).join(', ')} (a compact JWS) is.`,
+    };
+  return { jwt: data };
 }
 
-async function evaluateEmbedded(entry: unknown, context: VerifierContext): Promise<CredentialEvaluation> {
-  if (isEnvelopedCredential(entry)) {
-    const jwt = typeof entry.id === 'string' ? envelopedJwt(entry.id) : null;
-    if (jwt) return evaluateJwtCredential(jwt, context);
-    const checks = new CheckSet();
-    checks.fail(
-      'format',
-      'malformed',
-      'An EnvelopedVerifiableCredential must carry a data:application/vc+jwt URL.',
-    );
-    return { checks, issuer: null, subjects: [], types: [], permissions: [] };
-  }
-  if (isObject(entry)) return evaluateLinkedDataCredential(entry, context);
+const failedEvaluation = (code: FailureReason, text: string): CredentialEvaluation => {
   const checks = new CheckSet();
-  checks.fail('format', 'malformed', 'A presented credential must be an object.');
+  checks.fail('format', code, text);
   return { checks, issuer: null, subjects: [], types: [], permissions: [] };
+};
+
+async function evaluateEnvelopedCredential(
+  envelope: Json,
+  context: VerifierContext,
+): Promise<CredentialEvaluation> {
+  const opened = openEnvelope(envelope, 'credential');
+  return 'jwt' in opened
+    ? evaluateJwtCredential(opened.jwt, context)
+    : failedEvaluation(opened.code, opened.text);
+}
+
+async function evaluateEmbedded(
+  entry: unknown,
+  context: VerifierContext,
+  legacy: boolean,
+): Promise<CredentialEvaluation> {
+  if (isEnvelopedCredential(entry)) return evaluateEnvelopedCredential(entry, context);
+  // A VC Data Model 1.1 JWT presentation carries its credentials as JWT strings.
+  if (legacy && typeof entry === 'string') return evaluateJwtCredential(entry, context);
+  if (isObject(entry)) return evaluateLinkedDataCredential(entry, context);
+  return failedEvaluation('malformed', 'A presented credential must be an object.');
 }
 
 interface HolderProof {
@@ -496,22 +552,32 @@ interface HolderProof {
   domain: unknown;
 }
 
+/**
+ * Whether the presentation is bound to its holder and to this verifier's request. Blocking
+ * failures: a named holder that did not sign it, or a proof made for another challenge or domain
+ * than the verifier's (a replay). Advisory (VC Data Model 2.0 allows them, but they bind nothing):
+ * no holder, or no challenge from the verifier. Returns whether it is holder-bound.
+ */
 function checkHolderBinding(
   checks: CheckSet,
   holder: string | null,
   proof: HolderProof,
-  credentials: CredentialEvaluation[],
   request: VerifyRequest,
-): void {
-  let failed = false;
+): boolean {
+  let bound = true;
   const fail = (code: FailureReason, reason: string) => {
     checks.fail('holder-binding', code, reason);
-    failed = true;
+    bound = false;
   };
-  if (!holder) fail('no-holder', 'The presentation names no holder.');
-  if (!proof.signed)
+  const advise = (code: FailureReason, reason: string) => {
+    checks.advise('holder-binding', code, reason);
+    bound = false;
+  };
+  if (!holder)
+    advise('no-holder', 'The presentation names no holder: it may verify, but it is bound to no one.');
+  else if (!proof.signed)
     fail('holder-not-signer', 'The holder did not sign the presentation (no valid holder proof).');
-  else if (holder) {
+  else {
     proof.methodIds.forEach((methodId, index) => {
       const document = proof.documents[index];
       if (didOf(methodId) !== holder)
@@ -521,9 +587,9 @@ function checkHolderBinding(
     });
   }
   if (request.challenge === undefined)
-    fail(
+    advise(
       'no-challenge',
-      'No challenge was given: a presentation is only accepted for a verifier challenge, or it could be replayed.',
+      'No challenge was given: without a verifier challenge a presentation could be a replay, so it binds no one.',
     );
   else if (proof.challenge !== request.challenge)
     fail('challenge-mismatch', 'The presentation was made for another challenge.');
@@ -535,11 +601,48 @@ function checkHolderBinding(
         `The presentation was made for another domain (${domains.join(', ') || 'none'}).`,
       );
   }
-  credentials.forEach((credential, index) => {
-    if (holder && !credential.subjects.includes(holder))
-      fail('holder-not-subject', `The holder is not the subject of verifiableCredential[${index}].`);
-  });
-  if (!failed) checks.pass('holder-binding');
+  if (bound) checks.pass('holder-binding');
+  return bound;
+}
+
+/**
+ * 13.3 and 19.1: a role credential's permissions belong to its subject, so they are granted only
+ * when that subject presents it, bound to this verifier's challenge.
+ */
+function grantedByPresentation(
+  checks: CheckSet,
+  bound: boolean,
+  holder: string | null,
+  credentials: CredentialEvaluation[],
+  required: string[] | undefined,
+): string[] {
+  const valid = credentials.filter((credential) => credential.checks.allPassed);
+  const granted = bound
+    ? valid
+        .filter((credential) => holder && credential.subjects.includes(holder))
+        .flatMap((c) => c.permissions)
+    : [];
+  if (required === undefined) return granted;
+  const missing = required.filter((permission) => !granted.includes(permission));
+  if (missing.length === 0) checks.pass('permissions');
+  else if (!bound)
+    checks.fail(
+      'permissions',
+      'not-holder-bound',
+      `Not granted: ${missing.join(', ')}. Only a presentation signed by its holder for your challenge grants permissions.`,
+    );
+  else if (
+    valid.some(
+      (c) => !c.subjects.includes(holder as string) && missing.some((p) => c.permissions.includes(p)),
+    )
+  )
+    checks.fail(
+      'permissions',
+      'holder-not-subject',
+      `Not granted: ${missing.join(', ')}. A role credential grants its permissions only to its own subject.`,
+    );
+  else checks.fail('permissions', 'not-granted', `Not granted: ${missing.join(', ')}.`);
+  return granted;
 }
 
 async function evaluatePresentation(
@@ -551,6 +654,7 @@ async function evaluatePresentation(
   let document: Json;
   let holderProof: HolderProof;
   let outcome: JsonLdOutcome | null = null;
+  let legacy = false;
   if (typeof presentation === 'string') {
     let decoded: ReturnType<typeof decodeJose>;
     try {
@@ -559,17 +663,33 @@ async function evaluatePresentation(
       checks.fail('format', 'malformed', (error as Error).message);
       return result(checks, 'presentation', null, null, [], []);
     }
-    document = decoded.payload;
-    if (decoded.header.typ !== 'vp+jwt' && decoded.header.typ !== 'application/vp+jwt') {
-      checks.fail(
-        'format',
-        'malformed',
-        `The JOSE header typ is ${String(decoded.header.typ)}; a presentation is typ vp+jwt.`,
-      );
+    const { header, payload } = decoded;
+    legacy = isObject(payload.vp);
+    if (legacy) {
+      // VC Data Model 1.1 JWT presentation: the presentation is the `vp` claim, `iss` its holder.
+      const vp = payload.vp as Json;
+      document = { ...vp, holder: vp.holder ?? payload.iss };
+      if (header.typ !== undefined && header.typ !== 'JWT')
+        checks.fail(
+          'format',
+          'malformed',
+          `The JOSE header typ of a JWT-VP is JWT, not ${String(header.typ)}.`,
+        );
+      if (payload.iss !== undefined && idOf(vp.holder) !== null && payload.iss !== idOf(vp.holder))
+        checks.fail('format', 'malformed', 'The JWT iss is not the presentation holder.');
+    } else {
+      document = payload;
+      if (header.typ !== 'vp+jwt' && header.typ !== 'application/vp+jwt') {
+        checks.fail(
+          'format',
+          'malformed',
+          `The JOSE header typ is ${String(header.typ)}; a presentation is typ vp+jwt.`,
+        );
+      }
     }
     const signature = await verifyJoseSignature(
       presentation,
-      decoded.header,
+      header,
       idOf(document.holder),
       'authentication',
       context.resolver,
@@ -580,8 +700,8 @@ async function evaluatePresentation(
       signed: signature.verified,
       methodIds: signature.methodId ? [signature.methodId] : [],
       documents: [signature.document],
-      challenge: document.nonce,
-      domain: document.aud,
+      challenge: payload.nonce,
+      domain: payload.aud,
     };
   } else {
     document = presentation;
@@ -607,19 +727,38 @@ async function evaluatePresentation(
       domain: proofs?.proofs[0]?.domain,
     };
   }
-  const unsecured = typeof presentation === 'string' ? withoutJwtClaims(document) : document;
+  const unsecured = legacy
+    ? {
+        ...document,
+        // Its JWT strings stand where VC Data Model 2.0 puts enveloped credentials.
+        verifiableCredential: asArray(document.verifiableCredential).map((entry) =>
+          typeof entry === 'string'
+            ? {
+                '@context': VC_V2_CONTEXT,
+                type: 'EnvelopedVerifiableCredential',
+                id: `data:application/jwt,${entry}`,
+              }
+            : entry,
+        ),
+      }
+    : typeof presentation === 'string'
+      ? withoutJwtClaims(document)
+      : document;
   // A Data Integrity presentation is read as its proof covers it (its credentials are each
   // checked the same way on their own); a vp+jwt's payload is itself what was signed.
   let holder = idOf(document.holder);
   const refused = outcome?.refused ?? [];
   checks.failAll('format', 'context-not-allowed', refused);
   if (!refused.length) {
-    checks.failAll('format', 'malformed', presentationStructureProblems(unsecured));
-    checks.failAll(
-      'format',
-      'invalid-json-ld',
-      outcome ? outcome.jsonLd : await jsonLdProblems(unsecured, context.documentLoader),
-    );
+    const base = legacy && asArray(document['@context'])[0] === VC_V1_CONTEXT ? VC_V1_CONTEXT : VC_V2_CONTEXT;
+    checks.failAll('format', 'malformed', presentationStructureProblems(unsecured, base));
+    // Like a JWT-VC, a JWT-VP (Data Model 1.1 JWT encoding) is plain JSON: no JSON-LD processing.
+    if (!legacy)
+      checks.failAll(
+        'format',
+        'invalid-json-ld',
+        outcome ? outcome.jsonLd : await jsonLdProblems(unsecured, context.documentLoader),
+      );
   }
   if (outcome) {
     if (!refused.length && !outcome.covered)
@@ -629,30 +768,16 @@ async function evaluatePresentation(
   checks.pass('format');
 
   const credentials = await Promise.all(
-    asArray(document.verifiableCredential).map((entry) => evaluateEmbedded(entry, context)),
+    asArray(document.verifiableCredential).map((entry) => evaluateEmbedded(entry, context, legacy)),
   );
   for (const [index, credential] of credentials.entries()) {
     checks.merge(credential.checks, `verifiableCredential[${index}]`);
   }
-  checkHolderBinding(checks, holder, holderProof, credentials, request);
-
-  const bound = checks.passed('holder-binding');
-  const granted = bound
-    ? credentials
-        .filter((credential) => credential.checks.allPassed)
-        .flatMap((credential) => credential.permissions)
-    : [];
+  const bound = checkHolderBinding(checks, holder, holderProof, request);
+  const granted = grantedByPresentation(checks, bound, holder, credentials, request.requiredPermissions);
   const issuers = [...new Set(credentials.map((credential) => credential.issuer))];
   const types = [...new Set(credentials.flatMap((credential) => credential.types))];
-  checkPermissions(checks, granted, request.requiredPermissions);
   return result(checks, 'presentation', issuers.length === 1 ? issuers[0] : null, holder, types, granted);
-}
-
-function checkPermissions(checks: CheckSet, granted: string[], required: string[] | undefined): void {
-  if (required === undefined) return;
-  const missing = required.filter((permission) => !granted.includes(permission));
-  if (missing.length) checks.fail('permissions', 'not-granted', `Not granted: ${missing.join(', ')}.`);
-  else checks.pass('permissions');
 }
 
 function result(
@@ -674,13 +799,24 @@ function result(
   };
 }
 
+const isEnvelopedPresentation = (value: unknown): value is Json =>
+  isObject(value) && asArray(value.type).includes(ENVELOPES.presentation.type);
+
 /** Verifies what the request carries (exactly one of jwt, credential, presentation). */
 export async function verify(request: VerifyRequest, context: VerifierContext): Promise<VerifyResult> {
-  if (request.presentation !== undefined) return evaluatePresentation(request.presentation, request, context);
+  const { presentation } = request;
+  if (isEnvelopedPresentation(presentation)) {
+    const opened = openEnvelope(presentation, 'presentation');
+    if ('jwt' in opened) return evaluatePresentation(opened.jwt, request, context);
+    const { checks } = failedEvaluation(opened.code, opened.text);
+    return result(checks, 'presentation', null, null, [], []);
+  }
+  if (presentation !== undefined) return evaluatePresentation(presentation, request, context);
   if (request.jwt !== undefined) {
-    // A vp+jwt sent as `jwt` is a presentation.
+    // A vp+jwt (or a Data Model 1.1 JWT with a `vp` claim) sent as `jwt` is a presentation.
     try {
-      if (decodeJose(request.jwt).header.typ === 'vp+jwt')
+      const { header, payload } = decodeJose(request.jwt);
+      if (header.typ === 'vp+jwt' || isObject(payload.vp))
         return evaluatePresentation(request.jwt, request, context);
     } catch {
       // Reported as a format failure below.
@@ -689,7 +825,9 @@ export async function verify(request: VerifyRequest, context: VerifierContext): 
   const evaluation =
     request.jwt !== undefined
       ? await evaluateJwtCredential(request.jwt, context)
-      : await evaluateLinkedDataCredential(request.credential as Json, context);
+      : isEnvelopedCredential(request.credential)
+        ? await evaluateEnvelopedCredential(request.credential, context)
+        : await evaluateLinkedDataCredential(request.credential as Json, context);
   // 13.3: a credential on its own is a bearer token (whoever holds a copy could send it): it
   // verifies, but only a holder-bound presentation for the verifier's challenge grants anything.
   if (request.requiredPermissions !== undefined && request.requiredPermissions.length > 0) {
@@ -698,7 +836,7 @@ export async function verify(request: VerifyRequest, context: VerifierContext): 
       'bare-credential',
       'A credential on its own grants nothing: send it in a presentation signed by its subject for your challenge.',
     );
-  } else checkPermissions(evaluation.checks, [], request.requiredPermissions);
+  } else if (request.requiredPermissions !== undefined) evaluation.checks.pass('permissions');
   return result(
     evaluation.checks,
     'credential',

@@ -525,7 +525,7 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
       expect(await identity.verify({ credential })).toMatchObject({ verified: true, issuer: key.did });
     });
 
-    it('verifies the signatures of the official eddsa-rdfc-2022 vectors (their issuers are not the signing DID)', async () => {
+    it('verifies the signatures of the official eddsa-rdfc-2022 and eddsa-jcs-2022 vectors (their issuers are not the signing DID)', async () => {
       for (const file of [
         'eddsa-rdfc-2022/signedDataInt.json',
         'eddsa-rdfc-2022/employ/signedDataInt.json',
@@ -538,10 +538,12 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
       }
       const proofSet = readConformanceJson('vc/vc-di-eddsa-TestVectors/proof-set-chain/signedProofSet1.json');
       expect(check(await identity.verify({ credential: proofSet }), 'signature')?.passed).toBe(true);
+      // 19.2: eddsa-jcs-2022 (the JSON as is, with its known contexts) verifies too.
       const jcs = await identity.verify({
         credential: readConformanceJson('vc/vc-di-eddsa-TestVectors/eddsa-jcs-2022/signedJCS.json'),
       });
-      expect(check(jcs, 'signature')?.detail).toMatch(/only DataIntegrityProof with eddsa-rdfc-2022/);
+      expect(check(jcs, 'signature')?.passed).toBe(true);
+      expect(failedChecks(jcs)).toEqual(['issuer']);
     });
   });
 
