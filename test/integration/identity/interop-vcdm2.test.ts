@@ -251,6 +251,61 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
     });
   });
 
+  describe('19.4 contexts', () => {
+    it('bundles the published contexts the Recommendation examples use, and refuses the others by name', async () => {
+      // A bbs-2023 example (a cryptosuite not verified here) with the citizenship v3 context: the
+      // context is known and loaded, and JSON-LD in safe mode finds `lprCategory` undefined where
+      // the example uses it (it is defined for PermanentResidentCard, not PermanentResident).
+      const bbs = await identity.verify({
+        credential: readConformanceJson(
+          'vc/vcdm2.0-REC-examples/30-verifiable-credential-using-the-data-integrity-bbs-cryptosui.json',
+        ),
+      });
+      expect(check(bbs, 'format')?.reason, JSON.stringify(bbs.checks)).toBe('invalid-json-ld');
+      expect(check(bbs, 'format')?.detail).toMatch(/^JSON-LD: invalid property \(lprCategory\)/);
+      expect(check(bbs, 'signature')?.reason).toBe('unsupported-proof');
+      // https://w3id.org/age/v1 has no published document to bundle: refused, never fetched.
+      const age = await identity.verify({
+        credential: readConformanceJson(
+          'vc/vcdm2.0-REC-examples/27-use-of-the-refreshservice-property-by-an-issuer.json',
+        ),
+      });
+      expect(check(age, 'format')?.reason).toBe('context-not-allowed');
+      expect(check(age, 'format')?.detail).toMatch(/age\/v1 is not a known context/);
+      // The Open Badges 3.0.3 context (from its npm package) expands an OpenBadgeCredential.
+      const badge = await vc.issue({
+        credential: {
+          '@context': [
+            'https://www.w3.org/ns/credentials/v2',
+            'https://purl.imsglobal.org/spec/ob/v3p0/context-3.0.3.json',
+          ],
+          type: ['VerifiableCredential', 'OpenBadgeCredential'],
+          issuer: { id: other.did, type: 'Profile', name: 'Example University' },
+          name: 'Teamwork Badge',
+          credentialSubject: {
+            id: holder.did,
+            type: 'AchievementSubject',
+            achievement: {
+              id: 'https://example.edu/achievements/teamwork',
+              type: 'Achievement',
+              name: 'Teamwork',
+              description: 'Works well with others.',
+              criteria: { narrative: 'Team projects.' },
+            },
+          },
+        },
+        suite: new DataIntegrityProof({
+          signer: (await other.multikey()).signer(),
+          cryptosuite: eddsaRdfc2022,
+        }),
+        documentLoader: loader(),
+      });
+      const result = await identity.verify({ credential: badge });
+      expect(result.verified, JSON.stringify(result.checks)).toBe(true);
+      expect(result.types).toEqual(['VerifiableCredential', 'OpenBadgeCredential']);
+    });
+  });
+
   describe('19.3 envelopes', () => {
     it('opens a top-level EnvelopedVerifiableCredential carrying a vc+jwt', async () => {
       const result = await identity.verify({
