@@ -374,6 +374,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/service-accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my service accounts
+         * @description The service accounts the caller owns, oldest first, with their active secrets' ids and prefixes (never the secrets). Needs a bearer token only; tokens of the first-party client or of the caller's own applications are accepted, not those of another user's application nor a service account's.
+         *
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 429 when the user's account-management or request rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listServiceAccounts"];
+        put?: never;
+        /**
+         * Create a service account (client credentials)
+         * @description Creates a machine client owned by the caller: a user with its own role (an admin may give any role, anyone else their own role or `player`; whenever the account is used its role is capped again by its owner's current one), its own custodial wallet, and a confidential OAuth client whose id is the account's id. It obtains RFC 9068 access tokens with the client credentials grant at `/token` (`grant_type=client_credentials`, `scope` among its `scopes`), authenticating with its client secret (`client_secret_basic` or `client_secret_post`; the first secret is in this answer, shown once and stored hashed) or with a JWT assertion signed by a key of its `jwks` (`private_key_jwt`). With such a token it creates its own API keys (`POST /api/v1/api-keys`) and calls the API. A user may own `MAX_SERVICE_ACCOUNTS_PER_USER` (10) service accounts.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, a role the caller may not give, a scope the role does not allow, `jwks` missing with `private_key_jwt` (or given with another method) or holding a private or unusable key; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 409 `/problems/quota-exceeded` past `MAX_SERVICE_ACCOUNTS_PER_USER`; 413 when the body is too large; 415 when it is not JSON; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createServiceAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-accounts/{service_account_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one of my service accounts
+         * @description One service account the caller owns (another user's is reported as not found).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 404 when the caller owns no service account with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getServiceAccount"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a service account
+         * @description Deletes one of the caller's service accounts: the token endpoint stops accepting its client at once, its secrets and API keys are revoked, and access tokens already issued to it are refused from the next request on this instance (within 5 seconds on other instances). Its wallets and what they hold stay in the ledger.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 404 when the caller owns no service account with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        delete: operations["deleteServiceAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-accounts/{service_account_id}/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a client secret (rotation)
+         * @description Adds a client secret to a service account that authenticates with one. The secret is in this answer only (stored hashed). The active secret stays valid, so a rotation has no downtime: add the new secret, move the client to it, then revoke the old one (`DELETE .../secrets/{secret_id}`). At most two secrets are active at once.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id or a service account using `private_key_jwt`; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 404 when the caller owns no service account with this id; 409 `/problems/quota-exceeded` when two secrets are already active (revoke one first); 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createClientSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/service-accounts/{service_account_id}/secrets/{secret_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+                /**
+                 * @description A client secret's id.
+                 * @example cs_01JD4A9B8C7D6E5F4G3H2J1K0M
+                 */
+                secret_id: components["parameters"]["ClientSecretIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a client secret
+         * @description Revokes one client secret: the token endpoint refuses it from the next request on (access tokens it already obtained run until they expire, `ACCESS_TOKEN_TTL_SECONDS`; delete the service account to stop them at once). Revoking a revoked secret again is a no-op.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token is missing or invalid; 403 `/problems/forbidden` when the token was issued to another user's application or to a service account; 404 when the caller owns no such service account or it has no secret with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        delete: operations["revokeClientSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1089,7 +1212,7 @@ export interface paths {
         put?: never;
         /**
          * Token endpoint
-         * @description The OAuth 2.0 token endpoint, served by oidc-provider (form-encoded, RFC 6749 names). Two grants:
+         * @description The OAuth 2.0 token endpoint, served by oidc-provider (form-encoded, RFC 6749 names). Three grants:
          *     - `authorization_code` (with the PKCE `code_verifier`): the code is single use; redeeming it
          *       twice fails and revokes the tokens issued for it.
          *
@@ -1098,8 +1221,12 @@ export interface paths {
          *       Tokens from `POST /api/v1/auth/login` are refreshed here with the first-party client's
          *       `client_id`.
          *
+         *     - `client_credentials` (RFC 6749 §4.4): a service account (`POST /api/v1/service-accounts`)
+         *       gets an access token for its own account (`sub`, `user_id` and `client_id` are its id, `role`
+         *       its role capped by its owner's), with the requested `scope`s it was granted; no refresh token.
          *
-         *     Public clients send `client_id` only; confidential clients authenticate with HTTP Basic (`client_secret_basic`) or `client_id` + `client_secret` in the form (`client_secret_post`). The access token is the RFC 9068 JWT described at `POST /api/v1/auth/login`; `id_token` is added when `openid` was granted, `refresh_token` when `offline_access` was. Scopes the user's role does not allow are never granted.
+         *
+         *     Public clients send `client_id` only; confidential clients authenticate with HTTP Basic (`client_secret_basic`) or `client_id` + `client_secret` in the form (`client_secret_post`); a service account registered with `private_key_jwt` sends `client_assertion_type` and a `client_assertion` signed by a key of its `jwks`. The access token is the RFC 9068 JWT described at `POST /api/v1/auth/login`; `id_token` is added when `openid` was granted, `refresh_token` when `offline_access` was. Scopes the user's role does not allow are never granted.
          *
          *     Errors: 400 (RFC 6749 JSON) `invalid_request` for a missing or repeated parameter or a body that is not form-encoded (oidc-provider answers 400, not 413/415, for bodies), `invalid_grant` for a bad, expired, used or foreign code or refresh token or a wrong `code_verifier` or `redirect_uri`, `unsupported_grant_type`, `invalid_scope`, `unauthorized_client`; 401 `invalid_client` when client authentication fails; 500 `server_error` on an unexpected failure.
          */
@@ -1623,7 +1750,7 @@ export interface components {
         };
         /**
          * UserId
-         * @description A user's id, `usr_` followed by a ULID (26 Crockford base-32 characters).
+         * @description A user's id, `usr_` followed by a ULID (26 Crockford base-32 characters); a service account's starts with `svc_` instead.
          * @example usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P
          */
         UserId: string;
@@ -1818,6 +1945,202 @@ export interface components {
             redirectUris: components["schemas"]["RedirectUri"][];
             type: components["schemas"]["ApplicationType"];
             createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ServiceAccountId
+         * @description A service account's id: `svc_` followed by a ULID. The same string is its OAuth `client_id`, the `sub` and `user_id` of its access tokens, and its user id.
+         * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+         */
+        ServiceAccountId: string;
+        /**
+         * ApiScope
+         * @description A scope of the API (the resource server).
+         * @example assets:read
+         * @enum {string}
+         */
+        ApiScope: "assets:read" | "assets:write" | "transfers:write" | "prices:write" | "identity:write" | "users:admin";
+        /**
+         * ServiceAuthMethod
+         * @description How the service account's client authenticates at the token endpoint: a client secret in HTTP Basic (`client_secret_basic`) or in the form (`client_secret_post`; a client registered with either may use both), or a JWT client assertion (RFC 7523) signed with a private key whose public key is in the registered `jwks` (`private_key_jwt`).
+         * @example client_secret_basic
+         * @enum {string}
+         */
+        ServiceAuthMethod: "client_secret_basic" | "client_secret_post" | "private_key_jwt";
+        /**
+         * ClientSecretId
+         * @description A client secret's id (`cs_` followed by a ULID), used to revoke it.
+         * @example cs_01JD4A9B8C7D6E5F4G3H2J1K0M
+         */
+        ClientSecretId: string;
+        /**
+         * ClientSecretInfo
+         * @description An active client secret of a service account (the secret itself is never shown again).
+         * @example {
+         *       "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+         *       "prefix": "Cuop9N",
+         *       "createdAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        ClientSecretInfo: {
+            id: components["schemas"]["ClientSecretId"];
+            /** @description The first 6 characters of the secret, to tell secrets apart. */
+            prefix: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ServiceAccount
+         * @description A machine client owned by the caller. It obtains access tokens with the client credentials grant at `/token` (its id is the `client_id`) and then calls the API like a user: its own role (capped by its owner's: an owner's demotion demotes it), its own custodial wallet, its own API keys (created with `POST /api/v1/api-keys` using one of its tokens) and rate limits.
+         * @example {
+         *       "id": "svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P",
+         *       "name": "Price feed",
+         *       "role": "oracle",
+         *       "scopes": [
+         *         "assets:read",
+         *         "prices:write"
+         *       ],
+         *       "tokenEndpointAuthMethod": "client_secret_basic",
+         *       "wallets": [
+         *         "0x52908400098527886E0F7030069857D2E4169EE7"
+         *       ],
+         *       "clientSecrets": [
+         *         {
+         *           "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+         *           "prefix": "Cuop9N",
+         *           "createdAt": "2026-11-22T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "createdAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        ServiceAccount: {
+            id: components["schemas"]["ServiceAccountId"];
+            name: components["schemas"]["ApplicationName"];
+            role: components["schemas"]["Role"];
+            /** @description The scopes its tokens may carry (requested with `scope` at the token endpoint). */
+            scopes: components["schemas"]["ApiScope"][];
+            tokenEndpointAuthMethod: components["schemas"]["ServiceAuthMethod"];
+            /** @description Its wallets, the custodial one first. */
+            wallets: components["schemas"]["Address"][];
+            /** @description Its active client secrets (at most two, during a rotation); empty with `private_key_jwt`. */
+            clientSecrets: components["schemas"]["ClientSecretInfo"][];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ServiceAccountList
+         * @description The caller's service accounts, oldest first (secrets are never listed).
+         */
+        ServiceAccountList: {
+            data: components["schemas"]["ServiceAccount"][];
+        };
+        /**
+         * ClientJwks
+         * @description The public keys a `private_key_jwt` service account signs its client assertions with: 1 to 5 public JWKs, each with `alg` one of EdDSA, Ed25519 (RFC 9864's name for EdDSA over Ed25519), ES256, ES384, PS256, RS256, the algorithm the client signs with (no private members).
+         * @example {
+         *       "keys": [
+         *         {
+         *           "kty": "OKP",
+         *           "crv": "Ed25519",
+         *           "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo",
+         *           "alg": "Ed25519",
+         *           "kid": "price-feed-2026"
+         *         }
+         *       ]
+         *     }
+         */
+        ClientJwks: {
+            keys: {
+                /** @enum {string} */
+                kty: "OKP" | "EC" | "RSA";
+                /** @enum {string} */
+                alg: "EdDSA" | "Ed25519" | "ES256" | "ES384" | "PS256" | "RS256";
+                kid?: string;
+                /** @constant */
+                use?: "sig";
+                crv?: string;
+                x?: string;
+                y?: string;
+                n?: string;
+                e?: string;
+            }[];
+        };
+        /**
+         * CreateServiceAccountRequest
+         * @description A new service account. `role`: an admin may give any role; anyone else their own role or `player`. `scopes`: the API scopes its tokens may carry, each allowed by the role (absent: every scope the role allows). `jwks` is required with `private_key_jwt` and refused otherwise.
+         * @example {
+         *       "name": "Price feed",
+         *       "role": "oracle",
+         *       "scopes": [
+         *         "assets:read",
+         *         "prices:write"
+         *       ]
+         *     }
+         */
+        CreateServiceAccountRequest: {
+            name: components["schemas"]["ApplicationName"];
+            role: components["schemas"]["Role"];
+            scopes?: components["schemas"]["ApiScope"][];
+            /** @default client_secret_basic */
+            tokenEndpointAuthMethod: components["schemas"]["ServiceAuthMethod"];
+            jwks?: components["schemas"]["ClientJwks"];
+        };
+        /**
+         * CreatedServiceAccount
+         * @description The service account just created (the fields of ServiceAccount), with its first client secret in `clientSecret`, shown here once and never again (null with `private_key_jwt`).
+         * @example {
+         *       "id": "svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P",
+         *       "name": "Price feed",
+         *       "role": "oracle",
+         *       "scopes": [
+         *         "assets:read",
+         *         "prices:write"
+         *       ],
+         *       "tokenEndpointAuthMethod": "client_secret_basic",
+         *       "wallets": [
+         *         "0x52908400098527886E0F7030069857D2E4169EE7"
+         *       ],
+         *       "clientSecrets": [
+         *         {
+         *           "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+         *           "prefix": "Cuop9N",
+         *           "createdAt": "2026-11-22T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "clientSecret": "Cuop9NRx306UtRMKrnyeN6Nr__aC0TKDz_5oI6dmHsI"
+         *     }
+         */
+        CreatedServiceAccount: {
+            id: components["schemas"]["ServiceAccountId"];
+            name: components["schemas"]["ApplicationName"];
+            role: components["schemas"]["Role"];
+            /** @description The scopes its tokens may carry (requested with `scope` at the token endpoint). */
+            scopes: components["schemas"]["ApiScope"][];
+            tokenEndpointAuthMethod: components["schemas"]["ServiceAuthMethod"];
+            /** @description Its wallets, the custodial one first. */
+            wallets: components["schemas"]["Address"][];
+            /** @description Its active client secrets (at most two, during a rotation); empty with `private_key_jwt`. */
+            clientSecrets: components["schemas"]["ClientSecretInfo"][];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description The first client secret (43 base64url characters, 256 random bits), or null. */
+            clientSecret: string | null;
+        };
+        /**
+         * CreatedClientSecret
+         * @description A new client secret, shown here once and never again (only its SHA-256 digest is stored). The secrets already active stay valid until revoked, so clients can move to the new one without downtime.
+         * @example {
+         *       "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+         *       "prefix": "Cuop9N",
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "secret": "Cuop9NRx306UtRMKrnyeN6Nr__aC0TKDz_5oI6dmHsI"
+         *     }
+         */
+        CreatedClientSecret: {
+            id: components["schemas"]["ClientSecretId"];
+            /** @description The first 6 characters of the secret. */
+            prefix: string;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description The client secret (43 base64url characters, 256 random bits). */
+            secret: string;
         };
         /**
          * ApiKeyId
@@ -3260,6 +3583,30 @@ export interface components {
             resource?: string;
         };
         /**
+         * ClientCredentialsTokenRequest
+         * @description A service account's token request (RFC 6749 §4.4). It authenticates with its client secret in HTTP Basic (`client_secret_basic`) or in the form (`client_id` + `client_secret`, `client_secret_post`), or with a JWT client assertion (RFC 7523, `private_key_jwt`: `iss` and `sub` its client id, `aud` the issuer or the token endpoint, a unique `jti`, a short `exp`) signed by a key of its registered `jwks`. The answer has an access token only (no refresh token, no ID token) carrying the requested `scope`s the account was granted.
+         * @example {
+         *       "grant_type": "client_credentials",
+         *       "scope": "assets:read prices:write"
+         *     }
+         */
+        ClientCredentialsTokenRequest: {
+            /** @constant */
+            grant_type: "client_credentials";
+            scope?: components["schemas"]["ScopeList"];
+            client_id?: components["schemas"]["ClientId"];
+            client_secret?: string;
+            /** @constant */
+            client_assertion_type?: "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";
+            /** @description The signed JWT (compact JWS). */
+            client_assertion?: string;
+            /**
+             * Format: uri
+             * @description RFC 8707 resource indicator; omitted, the API is the audience.
+             */
+            resource?: string;
+        };
+        /**
          * TokenRequest
          * @description A token request (`application/x-www-form-urlencoded`), selected by `grant_type`. Parameters other than those listed are ignored; a parameter given twice is `invalid_request`.
          * @example {
@@ -3270,7 +3617,7 @@ export interface components {
          *       "client_id": "app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z"
          *     }
          */
-        TokenRequest: components["schemas"]["AuthorizationCodeTokenRequest"] | components["schemas"]["RefreshTokenTokenRequest"];
+        TokenRequest: components["schemas"]["AuthorizationCodeTokenRequest"] | components["schemas"]["RefreshTokenTokenRequest"] | components["schemas"]["ClientCredentialsTokenRequest"];
         /**
          * OAuthError
          * @description An RFC 6749 §5.2 error, as oidc-provider writes it. `error` is one of `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_token_type` (RFC 7009) or `server_error`; clients branch on it, never on `error_description`.
@@ -3365,6 +3712,7 @@ export interface components {
          *       ],
          *       "grant_types_supported": [
          *         "authorization_code",
+         *         "client_credentials",
          *         "refresh_token"
          *       ],
          *       "code_challenge_methods_supported": [
@@ -3383,7 +3731,8 @@ export interface components {
          *       "token_endpoint_auth_methods_supported": [
          *         "none",
          *         "client_secret_basic",
-         *         "client_secret_post"
+         *         "client_secret_post",
+         *         "private_key_jwt"
          *       ],
          *       "authorization_response_iss_parameter_supported": true
          *     }
@@ -3407,11 +3756,11 @@ export interface components {
             /** @description Only the authorization code flow. */
             response_types_supported: "code"[];
             response_modes_supported?: string[];
-            grant_types_supported: ("authorization_code" | "refresh_token")[];
+            grant_types_supported: ("authorization_code" | "refresh_token" | "client_credentials")[];
             /** @description PKCE is required, with S256 only. */
             code_challenge_methods_supported: "S256"[];
             scopes_supported: string[];
-            token_endpoint_auth_methods_supported: ("none" | "client_secret_basic" | "client_secret_post")[];
+            token_endpoint_auth_methods_supported: ("none" | "client_secret_basic" | "client_secret_post" | "private_key_jwt")[];
             revocation_endpoint_auth_methods_supported?: string[];
             /** @description The authorization response carries `iss` (RFC 9207); check it. */
             authorization_response_iss_parameter_supported?: boolean;
@@ -3440,6 +3789,7 @@ export interface components {
          *       ],
          *       "grant_types_supported": [
          *         "authorization_code",
+         *         "client_credentials",
          *         "refresh_token"
          *       ],
          *       "code_challenge_methods_supported": [
@@ -3458,7 +3808,8 @@ export interface components {
          *       "token_endpoint_auth_methods_supported": [
          *         "none",
          *         "client_secret_basic",
-         *         "client_secret_post"
+         *         "client_secret_post",
+         *         "private_key_jwt"
          *       ],
          *       "authorization_response_iss_parameter_supported": true,
          *       "id_token_signing_alg_values_supported": [
@@ -3690,6 +4041,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The request conflicts with the current state (for example a duplicate id, or a balance too small for the transfer). Nothing was changed. */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/conflict",
+                 *       "title": "Conflict",
+                 *       "status": 409,
+                 *       "detail": "A currency with id gold already exists.",
+                 *       "instance": "/api/v1/currencies",
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The request is well-formed but cannot be applied, such as an `Idempotency-Key` reused with a different body. Nothing was changed. */
         UnprocessableContent: {
             headers: {
@@ -3868,6 +4239,16 @@ export interface components {
          * @example app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z
          */
         ClientIdPath: components["schemas"]["ClientId"];
+        /**
+         * @description A service account's id.
+         * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+         */
+        ServiceAccountIdPath: components["schemas"]["ServiceAccountId"];
+        /**
+         * @description A client secret's id.
+         * @example cs_01JD4A9B8C7D6E5F4G3H2J1K0M
+         */
+        ClientSecretIdPath: components["schemas"]["ClientSecretId"];
         /**
          * @description An API key's id (not the secret).
          * @example key_01JD3ZB2C3D4E5F6G7H8J9K0M1
@@ -4766,6 +5147,280 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listServiceAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's service accounts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P",
+                     *           "name": "Price feed",
+                     *           "role": "oracle",
+                     *           "scopes": [
+                     *             "assets:read",
+                     *             "prices:write"
+                     *           ],
+                     *           "tokenEndpointAuthMethod": "client_secret_basic",
+                     *           "wallets": [
+                     *             "0x52908400098527886E0F7030069857D2E4169EE7"
+                     *           ],
+                     *           "clientSecrets": [
+                     *             {
+                     *               "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+                     *               "prefix": "Cuop9N",
+                     *               "createdAt": "2026-11-22T09:30:00.000Z"
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceAccountList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createServiceAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateServiceAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description The new service account; its first client secret is shown only here. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description The service account's URL.
+                     * @example /api/v1/service-accounts/svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                     */
+                    Location?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P",
+                     *       "name": "Price feed",
+                     *       "role": "oracle",
+                     *       "scopes": [
+                     *         "assets:read",
+                     *         "prices:write"
+                     *       ],
+                     *       "tokenEndpointAuthMethod": "client_secret_basic",
+                     *       "wallets": [
+                     *         "0x52908400098527886E0F7030069857D2E4169EE7"
+                     *       ],
+                     *       "clientSecrets": [
+                     *         {
+                     *           "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+                     *           "prefix": "Cuop9N",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-22T09:30:00.000Z",
+                     *       "clientSecret": "Cuop9NRx306UtRMKrnyeN6Nr__aC0TKDz_5oI6dmHsI"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedServiceAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getServiceAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The service account. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceAccount"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteServiceAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret, shown only here. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description The secret's URL (its `DELETE` target).
+                     * @example /api/v1/service-accounts/svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P/secrets/cs_01JD4A9B8C7D6E5F4G3H2J1K0M
+                     */
+                    Location?: string;
+                    "Cache-Control": components["headers"]["CacheControlNoStore"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedClientSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeClientSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A service account's id.
+                 * @example svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P
+                 */
+                service_account_id: components["parameters"]["ServiceAccountIdPath"];
+                /**
+                 * @description A client secret's id.
+                 * @example cs_01JD4A9B8C7D6E5F4G3H2J1K0M
+                 */
+                secret_id: components["parameters"]["ClientSecretIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7325,6 +7980,7 @@ export interface operations {
                      *       ],
                      *       "grant_types_supported": [
                      *         "authorization_code",
+                     *         "client_credentials",
                      *         "refresh_token"
                      *       ],
                      *       "code_challenge_methods_supported": [
@@ -7343,7 +7999,8 @@ export interface operations {
                      *       "token_endpoint_auth_methods_supported": [
                      *         "none",
                      *         "client_secret_basic",
-                     *         "client_secret_post"
+                     *         "client_secret_post",
+                     *         "private_key_jwt"
                      *       ],
                      *       "authorization_response_iss_parameter_supported": true,
                      *       "id_token_signing_alg_values_supported": [
@@ -7399,6 +8056,7 @@ export interface operations {
                      *       ],
                      *       "grant_types_supported": [
                      *         "authorization_code",
+                     *         "client_credentials",
                      *         "refresh_token"
                      *       ],
                      *       "code_challenge_methods_supported": [
@@ -7417,7 +8075,8 @@ export interface operations {
                      *       "token_endpoint_auth_methods_supported": [
                      *         "none",
                      *         "client_secret_basic",
-                     *         "client_secret_post"
+                     *         "client_secret_post",
+                     *         "private_key_jwt"
                      *       ],
                      *       "authorization_response_iss_parameter_supported": true,
                      *       "id_token_signing_alg_values_supported": [

@@ -10,6 +10,7 @@ import { formatAddress } from '../domain/ledger/addresses.ts';
 import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
 import { revokeAccountGrants } from './adapter.ts';
 import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
+import { SERVICE_ACCOUNT_PREFIX } from './service-accounts.ts';
 
 /**
  * Called inside the registration transaction with the new (flushed) user: the ledger creates the
@@ -50,6 +51,12 @@ export async function registerUser(
   input: { username: string; password: string },
   onUserRegistered: UserRegisteredHook | undefined,
 ): Promise<UserView> {
+  if (normalizeUsername(input.username).startsWith(SERVICE_ACCOUNT_PREFIX)) {
+    throw new ValidationError(
+      `Usernames starting with ${SERVICE_ACCOUNT_PREFIX} are reserved for service accounts.`,
+      [{ pointer: '/body/username', detail: `must not start with ${SERVICE_ACCOUNT_PREFIX}` }],
+    );
+  }
   const violation = passwordPolicyViolation(input.password, input.username);
   if (violation) {
     throw new ValidationError('The password does not meet the policy.', [

@@ -14,6 +14,7 @@ import { newId } from '../domain/ids.ts';
 import { inTransaction } from '../domain/ledger/transactions.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
+import { effectiveServiceRole, isServiceAccountId, serviceAccountOwner } from './service-accounts.ts';
 
 export const API_KEY_PATTERN = /^gak_[A-Za-z0-9_-]{43}$/;
 const PREFIX_LENGTH = 12;
@@ -39,6 +40,8 @@ export interface ActiveApiKey {
   userId: string;
   clientId: string;
   role: UserRole;
+  /** A service account's owner: changing the owner's role re-caps the account (see forgetUser). */
+  ownerId?: string;
 }
 
 function view(key: ApiKey): ApiKeyView {
@@ -58,11 +61,13 @@ export interface ApiKeyService {
   list(userId: string): Promise<ApiKeyView[]>;
   /** Idempotent; 404 when the user has no key with this id. */
   revoke(userId: string, keyId: string): Promise<void>;
+  /** Drops this instance's cached lookups of these keys (revoked by another module). */
+  forgetKeys(keyIds: string[]): void;
   /** Revokes every key of an application (it is being deleted). */
   revokeForApplication(em: EntityManager, clientId: string): Promise<void>;
   /** The active key for a presented secret, or null (unknown, revoked, or its application deleted). */
   resolve(secret: string): Promise<ActiveApiKey | null>;
-  /** Drops this instance's cached lookups of the user's keys (their role changed). */
+  /** Drops this instance's cached lookups of the user's keys and its service accounts' (its role changed). */
   forgetUser(userId: string): void;
 }
 
@@ -79,7 +84,8 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
   }
 
   function evictUser(userId: string): void {
-    for (const [digest, entry] of cache) if (entry.key?.userId === userId) cache.delete(digest);
+    for (const [digest, entry] of cache)
+      if (entry.key?.userId === userId || entry.key?.ownerId === userId) cache.delete(digest);
   }
 
   async function load(digest: string): Promise<ActiveApiKey | null> {
@@ -99,11 +105,18 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
       lastUsedWritten.set(key.id, now);
       await em.nativeUpdate(ApiKey, { id: key.id }, { lastUsedAt: new Date(now) });
     }
+    const role = key.user.getEntity().role;
+    if (!isServiceAccountId(key.user.id))
+      return { id: key.id, userId: key.user.id, clientId: key.application.clientId, role };
+    // A service account acts with its own role only while its owner's role allows it.
+    const owner = await serviceAccountOwner(em, key.user.id);
+    if (!owner) return null;
     return {
       id: key.id,
       userId: key.user.id,
       clientId: key.application.clientId,
-      role: key.user.getEntity().role,
+      role: effectiveServiceRole(role, owner.ownerRole),
+      ownerId: owner.ownerId,
     };
   }
 
@@ -176,6 +189,10 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
 
     forgetUser(userId) {
       evictUser(userId);
+    },
+
+    forgetKeys(keyIds) {
+      evict(new Set(keyIds));
     },
   };
 }

@@ -10,6 +10,7 @@ import { ulid } from '../domain/ids.ts';
 import { reservedNameProblem } from './application-names.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
+import { isServiceAccountId, serviceClientMetadata } from './service-accounts.ts';
 
 export const FIRST_PARTY_CLIENT_ID = 'gats-first-party';
 export const DEMO_CLIENT_ID = 'gats-demo';
@@ -110,9 +111,10 @@ export async function assertMayManageAccount(
 }
 
 export async function listApplications(em: EntityManager, ownerId: string): Promise<Application[]> {
+  // A service account's own client is described by /api/v1/service-accounts, not listed here.
   return em.find(
     Application,
-    { owner: ownerId, deletedAt: null },
+    { owner: ownerId, deletedAt: null, clientId: { $ne: ownerId } },
     { orderBy: { createdAt: 'asc', clientId: 'asc' } },
   );
 }
@@ -190,6 +192,7 @@ export async function findClientMetadata(
 ): Promise<Record<string, unknown> | undefined> {
   const app = await em.findOne(Application, { clientId, deletedAt: null });
   if (!app) return undefined;
+  if (isServiceAccountId(app.clientId)) return serviceClientMetadata(em as SqlEntityManager, app);
   if (app.clientId === FIRST_PARTY_CLIENT_ID) {
     // Tokens come from the password login; the token endpoint only refreshes them.
     return {

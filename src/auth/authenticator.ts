@@ -5,6 +5,7 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { OperationGuard } from '../http/contract.ts';
 import type { AuthContext, Authenticator, Role } from '../http/security.ts';
 import type { ApiKeyService } from './api-keys.ts';
+import type { ClientStatus } from './client-status.ts';
 import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
@@ -44,6 +45,7 @@ function invalidApiKey(detail: string): UnauthorizedError {
 export function createAuthenticator(options: {
   verifier: TokenVerifier;
   apiKeys: ApiKeyService;
+  clients: ClientStatus;
   limiter: RateLimiter;
   rateLimit: {
     requestsPerWindow: number;
@@ -52,7 +54,7 @@ export function createAuthenticator(options: {
     accountRequestsPerWindow: number;
   };
 }): Authenticator {
-  const { verifier, apiKeys, limiter, rateLimit } = options;
+  const { verifier, apiKeys, clients, limiter, rateLimit } = options;
   // The verifier hands back the same claims object for a token it remembers: the scopes a role
   // leaves of it are worked out once per token and role.
   const effective = new WeakMap<AccessTokenClaims, { role: Role; scopes: ReadonlySet<string> }>();
@@ -84,6 +86,11 @@ export function createAuthenticator(options: {
           throw error;
         }
       }
+
+      // A deleted application's (or service account's) tokens stop working with it.
+      const clientActive = clients.isActive(claims.clientId);
+      if (clientActive === false || (clientActive !== true && !(await clientActive)))
+        throw invalidToken('The application this token was issued to has been deleted.');
 
       let role = claims.role;
       let apiKeyId: string | null = null;

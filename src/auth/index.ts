@@ -10,6 +10,7 @@ import type { Orm } from '../db/orm.ts';
 import type { HandlerMap } from '../http/handler.ts';
 import { applicationHandlers } from '../http/handlers/applications.ts';
 import { authHandlers } from '../http/handlers/auth.ts';
+import { serviceAccountHandlers } from '../http/handlers/service-accounts.ts';
 import type { Authenticator } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { RedisLink } from '../redis/link.ts';
@@ -18,6 +19,7 @@ import { purgeExpiredPayloads } from './adapter.ts';
 import { createApiKeyService } from './api-keys.ts';
 import { ensureExplorerClient, ensureFirstPartyClient } from './applications.ts';
 import { createAuthenticator } from './authenticator.ts';
+import { createClientStatus } from './client-status.ts';
 import { issueFirstPartyTokens } from './first-party-login.ts';
 import { interactionRoutes } from './interactions.ts';
 import { createLoginThrottle } from './login-throttle.ts';
@@ -183,6 +185,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
     : createMemoryRateLimiter();
   const throttle = createLoginThrottle(limiter, config.rateLimit);
   const apiKeys = createApiKeyService(orm, config.quotas);
+  const clients = createClientStatus(orm);
   const interactions = interactionRoutes({ getProvider: () => provider, em, audience, csrfKey, throttle });
 
   /** Hands the raw request to oidc-provider (its own Koa app, with its own cookie keys). */
@@ -209,7 +212,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
   }
 
   return {
-    authenticator: createAuthenticator({ verifier, apiKeys, limiter, rateLimit: config.rateLimit }),
+    authenticator: createAuthenticator({ verifier, apiKeys, clients, limiter, rateLimit: config.rateLimit }),
     limiter,
     middleware,
     handlers: {
@@ -226,7 +229,14 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
             scope,
           ),
       }),
-      ...applicationHandlers({ orm, apiKeys, quotas: config.quotas }),
+      ...applicationHandlers({ orm, apiKeys, clients, quotas: config.quotas }),
+      ...serviceAccountHandlers({
+        orm,
+        apiKeys,
+        clients,
+        limit: config.quotas.serviceAccountsPerUser,
+        onUserRegistered: options.onUserRegistered,
+      }),
     },
     audience,
     async rotateSigningKey() {

@@ -10,6 +10,7 @@ import { createAdapterFactory } from './adapter.ts';
 import { secretMatchesDigest } from './client-secrets.ts';
 import { renderErrorPage } from './pages/error.ts';
 import { ALL_SCOPES, API_SCOPES, OIDC_SCOPES } from './scopes.ts';
+import { CLIENT_ASSERTION_ALGORITHMS, serviceTokenGrant } from './service-accounts.ts';
 
 /** Routes oidc-provider serves, as the contract names them. */
 export const PROVIDER_ROUTES = {
@@ -33,9 +34,13 @@ export interface ProviderOptions {
 }
 
 /** What the API resource server tells oidc-provider: scopes, audience, JWT format and EdDSA. */
-export function apiResourceServer(audience: string, accessTokenTtlSeconds: number) {
+export function apiResourceServer(
+  audience: string,
+  accessTokenTtlSeconds: number,
+  scope = API_SCOPES.join(' '),
+) {
   return {
-    scope: API_SCOPES.join(' '),
+    scope,
     audience,
     accessTokenTTL: accessTokenTtlSeconds,
     accessTokenFormat: 'jwt' as const,
@@ -66,7 +71,8 @@ export function createProvider(options: ProviderOptions): Provider {
     pkce: { required: () => true },
     // Redirect URIs are compared exactly, and must always be sent (OAuth 2.1, security BCP).
     allowOmittingSingleRegisteredRedirectUri: false,
-    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    // private_key_jwt: service accounts that registered a JWK Set (RFC 7523 client assertions).
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
@@ -76,12 +82,15 @@ export function createProvider(options: ProviderOptions): Provider {
     // One key type for everything the service signs (the contract's JWKS holds Ed25519 keys only).
     enabledJWA: {
       idTokenSigningAlgValues: ['EdDSA'],
+      clientAuthSigningAlgValues: [...CLIENT_ASSERTION_ALGORITHMS],
     },
     routes: PROVIDER_ROUTES,
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     features: {
       devInteractions: { enabled: false },
       revocation: { enabled: true },
+      // Service accounts (src/auth/service-accounts.ts): RFC 6749 §4.4.
+      clientCredentials: { enabled: true },
       // Not offered: the API is the only resource, and the ID token carries `sub`.
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
@@ -90,15 +99,23 @@ export function createProvider(options: ProviderOptions): Provider {
         // No `resource` parameter needed: every token is for the API.
         defaultResource: () => audience,
         useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, indicator) => {
+        getResourceServerInfo: async (_ctx, indicator, client) => {
           if (indicator !== audience) throw new errors.InvalidTarget(`the only resource is ${audience}`);
-          return apiResourceServer(audience, accessTokenTtlSeconds);
+          if (!client.grantTypes?.includes('client_credentials'))
+            return apiResourceServer(audience, accessTokenTtlSeconds);
+          // A service account's token carries at most the scopes it was granted that its role allows.
+          const grant = await serviceTokenGrant(em.fork(), client.clientId);
+          return apiResourceServer(audience, accessTokenTtlSeconds, grant?.scopes.join(' ') ?? '');
         },
       },
     },
     async extraTokenClaims(_ctx, token) {
-      const accountId = (token as { accountId?: string }).accountId;
-      if (!accountId) return undefined;
+      const { accountId, clientId } = token as { accountId?: string; clientId?: string };
+      // A client credentials token: the service account is the client (sub = client_id = user_id).
+      if (!accountId) {
+        const grant = clientId ? await serviceTokenGrant(em.fork(), clientId) : undefined;
+        return grant ? { user_id: grant.userId, role: grant.role } : undefined;
+      }
       const user = await em.fork().findOne(User, { id: accountId }, { fields: ['role'] });
       return user ? { user_id: accountId, role: user.role } : undefined;
     },
@@ -130,15 +147,29 @@ export function createProvider(options: ProviderOptions): Provider {
     if (ctx.path === '/.well-known/openid-configuration' && ctx.status === 200) {
       (ctx.body as { scopes_supported: string[] }).scopes_supported = [...ALL_SCOPES];
     }
+    // RFC 6749 §5.1 lets `scope` be left out; the contract always has it (a client credentials
+    // request without `scope` gets a token with none, which says so).
+    if (
+      ctx.path === PROVIDER_ROUTES.token &&
+      ctx.status === 200 &&
+      ctx.body &&
+      typeof ctx.body === 'object'
+    ) {
+      const body = ctx.body as { scope?: string };
+      body.scope ??= '';
+    }
   });
 
   // Confidential clients' secrets are stored as SHA-256 digests (findClientMetadata hands the
-  // digest to oidc-provider as `client_secret`), so the presented secret is digested to compare.
+  // digests to oidc-provider as `client_secret`, space-separated when a service account has two
+  // during a rotation), so the presented secret is digested and compared with each.
   provider.Client.prototype.compareClientSecret = async function compare(
     this: { clientSecret?: string },
     actual: string,
   ) {
-    return typeof this.clientSecret === 'string' && secretMatchesDigest(actual, this.clientSecret);
+    if (typeof this.clientSecret !== 'string') return false;
+    const matches = this.clientSecret.split(' ').map((digest) => secretMatchesDigest(actual, digest));
+    return matches.includes(true);
   };
 
   provider.on('server_error', (_ctx, error) =>

@@ -65,7 +65,7 @@ export interface Config {
     accountRequestsPerWindow: number;
   };
   /** What one user may hold at once. */
-  quotas: { apiKeysPerUser: number; applicationsPerUser: number };
+  quotas: { apiKeysPerUser: number; applicationsPerUser: number; serviceAccountsPerUser: number };
   idempotencyTtlSeconds: number;
   eventRetentionDays: number;
   /** Identity: the longest (and default) lifetime of an issued credential, in days. */
@@ -314,6 +314,11 @@ export const configSchema = z.object({
   MAX_APPLICATIONS_PER_USER: integer(20, 1, 10_000).meta(
     meta({ description: 'applications one user may hold (one more: 409 `/problems/quota-exceeded`)' }),
   ),
+  MAX_SERVICE_ACCOUNTS_PER_USER: integer(10, 1, 10_000).meta(
+    meta({
+      description: 'service accounts one user may own (one more: 409 `/problems/quota-exceeded`)',
+    }),
+  ),
   IDEMPOTENCY_TTL_SECONDS: integer(DAY_SECONDS, 60, 30 * DAY_SECONDS).meta(
     meta({ description: 'how long an `Idempotency-Key` is remembered' }),
   ),
@@ -468,7 +473,11 @@ export function loadConfig(env: Env = process.env): Config {
       userRequestsPerWindow: e.RATE_LIMIT_USER_REQUESTS,
       accountRequestsPerWindow: e.RATE_LIMIT_ACCOUNT_REQUESTS,
     },
-    quotas: { apiKeysPerUser: e.MAX_API_KEYS_PER_USER, applicationsPerUser: e.MAX_APPLICATIONS_PER_USER },
+    quotas: {
+      apiKeysPerUser: e.MAX_API_KEYS_PER_USER,
+      applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
+      serviceAccountsPerUser: e.MAX_SERVICE_ACCOUNTS_PER_USER,
+    },
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
     credentialMaxValidityDays: e.CREDENTIAL_MAX_VALIDITY_DAYS,

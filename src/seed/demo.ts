@@ -4,13 +4,17 @@
 // touches real data, and running it twice changes nothing.
 
 import { registerUser, setUserRole, type UserRegisteredHook } from '../auth/accounts.ts';
+import { digestSecret } from '../auth/client-secrets.ts';
 import { ensureDemoClient } from '../auth/index.ts';
 import { verifyPassword } from '../auth/passwords.ts';
+import { createServiceAccount } from '../auth/service-accounts.ts';
+import { ClientSecret } from '../db/entities/ClientSecret.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
 import type { StoredAddress } from '../domain/ledger/addresses.ts';
 import type { Ledger } from '../domain/ledger/index.ts';
+import { inTransaction } from '../domain/ledger/transactions.ts';
 import type { Logger } from '../observability/logger.ts';
 
 /** The demo accounts, listed in the README. Demo only: never seed them on a real deployment. */
@@ -18,9 +22,22 @@ export const DEMO_ACCOUNTS: readonly { username: string; password: string; role:
   { username: 'studio', password: 'studio-demo-password', role: 'studio' },
   { username: 'alice', password: 'alice-demo-password', role: 'player' },
   { username: 'bob', password: 'bob-demo-password', role: 'player' },
-  { username: 'oracle', password: 'oracle-demo-password', role: 'oracle' },
   { username: 'admin', password: 'admin-demo-password', role: 'admin' },
 ];
+
+/**
+ * The demo price oracle: a service account (client credentials) owned by the demo admin, with a
+ * fixed client id and a published client secret. Counted as the demo account `oracle` while that
+ * secret is active.
+ */
+export const DEMO_ORACLE = {
+  name: 'oracle',
+  clientId: 'svc_000000000000000000000DEM01',
+  clientSecret: 'oracle-demo-client-secret-never-use-it-0001',
+} as const;
+
+/** The order the demo accounts are named in (the start-up warning, the README). */
+const DEMO_NAMES = ['studio', 'alice', 'bob', DEMO_ORACLE.name, 'admin'];
 
 export const DEMO_COLLECTION = 'dawn-quest';
 
@@ -47,7 +64,11 @@ export async function activeDemoAccounts(orm: Orm): Promise<string[]> {
       return user && (await verifyPassword(account.password, user.passwordHash)) ? account.username : [];
     }),
   );
-  return active.flat();
+  const oracleSecret = await orm.em
+    .fork()
+    .count(ClientSecret, { secretHash: digestSecret(DEMO_ORACLE.clientSecret), revokedAt: null });
+  const names = new Set([...active.flat(), ...(oracleSecret > 0 ? [DEMO_ORACLE.name] : [])]);
+  return DEMO_NAMES.filter((name) => names.has(name));
 }
 
 /** Seeds when the database has no user yet; returns whether it did. */
@@ -70,6 +91,24 @@ async function seedDemo({ orm, ledger, publicUrl, logger, onUserRegistered }: Se
       wallet: user.wallets[0].toLowerCase() as StoredAddress,
     });
   }
+  // The price oracle is a machine: a service account of the admin's, signing in with its secret.
+  const { account: oracle } = await inTransaction(orm, (em) =>
+    createServiceAccount(
+      em,
+      { userId: (users.get('admin') as { userId: string }).userId, role: 'admin' },
+      { name: 'Demo price oracle', role: 'oracle', scopes: ['assets:read', 'prices:write'] },
+      {
+        limit: 1,
+        onUserRegistered,
+        demo: { id: DEMO_ORACLE.clientId, clientSecret: DEMO_ORACLE.clientSecret },
+      },
+    ),
+  );
+  users.set(DEMO_ORACLE.name, {
+    userId: oracle.id,
+    role: 'oracle',
+    wallet: oracle.wallets[0].toLowerCase() as StoredAddress,
+  });
   const actor = (name: string) => {
     const user = users.get(name) as { userId: string; role: UserRole };
     return { userId: user.userId, role: user.role };
@@ -152,5 +191,5 @@ async function seedDemo({ orm, ledger, publicUrl, logger, onUserRegistered }: Se
       });
     }
   }
-  logger.info({ accounts: DEMO_ACCOUNTS.map((account) => account.username) }, 'demo data seeded');
+  logger.info({ accounts: DEMO_NAMES }, 'demo data seeded');
 }

@@ -1,6 +1,7 @@
 import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
+import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
 import { Holding } from './Holding.ts';
 import { IdempotencyRecord } from './IdempotencyRecord.ts';
@@ -10,6 +11,7 @@ import { OidcPayload } from './OidcPayload.ts';
 import { OutboxEvent } from './OutboxEvent.ts';
 import { PriceObservation } from './PriceObservation.ts';
 import { SequenceCounter } from './SequenceCounter.ts';
+import { ServiceAccount } from './ServiceAccount.ts';
 import { SigningKey } from './SigningKey.ts';
 import { SiweChallenge } from './SiweChallenge.ts';
 import { StatusList } from './StatusList.ts';
@@ -21,6 +23,7 @@ export {
   ApiKey,
   Application,
   Asset,
+  ClientSecret,
   Collection,
   Holding,
   IdempotencyRecord,
@@ -30,6 +33,7 @@ export {
   OutboxEvent,
   PriceObservation,
   SequenceCounter,
+  ServiceAccount,
   SigningKey,
   SiweChallenge,
   StatusList,
@@ -62,4 +66,6 @@ export const entities = [
   IssuedCredential,
   StatusList,
   SequenceCounter,
+  ServiceAccount,
+  ClientSecret,
 ];

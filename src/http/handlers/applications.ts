@@ -9,6 +9,7 @@ import {
   deleteApplication,
   listApplications,
 } from '../../auth/applications.ts';
+import type { ClientStatus } from '../../auth/client-status.ts';
 import type { Quotas } from '../../auth/quotas.ts';
 import type { ApplicationType } from '../../db/entities/Application.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -18,6 +19,7 @@ import { caller, type HandlerMap, type OperationHandler } from '../handler.ts';
 export interface ApplicationHandlerDeps {
   orm: Orm;
   apiKeys: ApiKeyService;
+  clients: ClientStatus;
   quotas: Pick<Quotas, 'applicationsPerUser'>;
 }
 
@@ -47,6 +49,8 @@ export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
         await deleteApplication(em, caller(request).userId, clientId);
         await apiKeys.revokeForApplication(em, clientId);
       });
+      // Its tokens stop working now, not when they expire.
+      deps.clients.forget(clientId);
       ctx.status = 204;
     },
 
