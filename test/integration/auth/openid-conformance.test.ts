@@ -261,11 +261,16 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
     expect(discovery.scopes_supported).toEqual(
       expect.arrayContaining(['openid', 'offline_access', 'assets:read', 'users:admin']),
     );
-    expect([...discovery.grant_types_supported].sort()).toEqual(['authorization_code', 'refresh_token']);
+    expect([...discovery.grant_types_supported].sort()).toEqual([
+      'authorization_code',
+      'client_credentials',
+      'refresh_token',
+    ]);
     expect([...discovery.token_endpoint_auth_methods_supported].sort()).toEqual([
       'client_secret_basic',
       'client_secret_post',
       'none',
+      'private_key_jwt',
     ]);
     expect(discovery.userinfo_endpoint).toBeUndefined();
     expect(discovery.end_session_endpoint).toBeUndefined();
