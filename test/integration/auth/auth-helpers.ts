@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import type { TestApp } from '../../helpers/app.ts';
+import { assertMatchesContract } from '../../helpers/contract.ts';
 
 export const PASSWORD = 'correct horse battery staple';
 
@@ -166,3 +167,18 @@ export async function authorizeInBrowser(
   if (!location) throw new Error('the flow did not return to the client');
   return location;
 }
+
+/** A fetch for openid-client: its own requests are checked against the contract too. */
+export const checkedFetch: typeof fetch = async (input, init) => {
+  const response = await fetch(input, init);
+  const url = new URL(input instanceof Request ? input.url : input.toString());
+  const text = await response.clone().text();
+  const contentType = response.headers.get('content-type') ?? '';
+  assertMatchesContract(init?.method ?? 'GET', url.pathname, {
+    status: response.status,
+    contentType,
+    body: /json/.test(contentType) && text ? JSON.parse(text) : text || undefined,
+    headers: response.headers,
+  });
+  return response;
+};

@@ -4,10 +4,10 @@ import { decodeJwt } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { assertMatchesContract } from '../../helpers/contract.ts';
 import {
   authorizeInBrowser,
   Browser,
+  checkedFetch,
   createApiKey,
   credentials,
   csrfFrom,
@@ -26,21 +26,6 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   let owner: Session;
   let clientId: string;
   let config: client.Configuration;
-
-  /** openid-client's own requests are checked against the contract too. */
-  const checkedFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const url = new URL(input instanceof Request ? input.url : input.toString());
-    const text = await response.clone().text();
-    const contentType = response.headers.get('content-type') ?? '';
-    assertMatchesContract(init?.method ?? 'GET', url.pathname, {
-      status: response.status,
-      contentType,
-      body: /json/.test(contentType) && text ? JSON.parse(text) : text || undefined,
-      headers: response.headers,
-    });
-    return response;
-  };
 
   beforeAll(async () => {
     t = await startTestApp(kind);

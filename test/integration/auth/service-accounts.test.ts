@@ -5,12 +5,12 @@ import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClientSecret } from '../../../src/db/entities/ClientSecret.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { assertMatchesContract } from '../../helpers/contract.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import {
   authorizeInBrowser,
   Browser,
   bearer,
+  checkedFetch,
   createApiKey,
   credentials,
   login,
@@ -32,21 +32,6 @@ describe.each(DB_KINDS)('service accounts on %s', (kind) => {
   let oracleOwner: Session;
   let admin: HttpUser;
   let assetId: string;
-
-  /** openid-client's own requests are checked against the contract too. */
-  const checkedFetch: typeof fetch = async (input, init) => {
-    const response = await fetch(input, init);
-    const url = new URL(input instanceof Request ? input.url : input.toString());
-    const text = await response.clone().text();
-    const contentType = response.headers.get('content-type') ?? '';
-    assertMatchesContract(init?.method ?? 'GET', url.pathname, {
-      status: response.status,
-      contentType,
-      body: /json/.test(contentType) && text ? JSON.parse(text) : text || undefined,
-      headers: response.headers,
-    });
-    return response;
-  };
 
   async function oauthClient(clientId: string, auth: client.ClientAuth): Promise<client.Configuration> {
     const config = await client.discovery(new URL(t.baseUrl), clientId, undefined, auth, {
