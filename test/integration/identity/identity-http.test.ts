@@ -14,6 +14,7 @@ import { type DIDDocument, type DIDResolutionResult, Resolver } from 'did-resolv
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
+import { readConformanceJson } from '../../unit/identity/conformance.ts';
 import { newTestKey } from './test-keys.ts';
 
 const METADATA = { image: 'https://cdn.example.com/sword.png', attributes: [], creator: 'Example Studio' };
@@ -205,6 +206,48 @@ describe.each(DB_KINDS)('identity over HTTP on %s', (kind) => {
     });
     expect(verified.body.verified).toBe(true);
     expect((await t.http('GET', '/identity/status-lists/sl_01JD3ZA0B1C2D3E4F5G6H7J8K9')).status).toBe(404);
+  });
+
+  it('19: verifies enveloped presentations, ecdsa-rdfc-2019 credentials and advisory holder binding over HTTP', async () => {
+    const fixtures = readConformanceJson('vc/vcdm2-test-suite-fixtures/fixtures.json');
+    const presentation = {
+      '@context': 'https://www.w3.org/ns/credentials/v2',
+      type: 'EnvelopedVerifiablePresentation',
+      id: `data:application/jwt,${fixtures.vp_jwt}`,
+    };
+    const bound = await t.http('POST', '/identity/verify', {
+      body: { presentation, challenge: fixtures.challenge },
+      headers: bob.headers,
+    });
+    expect(bound.status).toBe(200);
+    expect(bound.body).toMatchObject({ verified: true, kind: 'presentation' });
+    const unbound = await t.http('POST', '/identity/verify', {
+      body: { presentation, requiredPermissions: ['assets:read'] },
+      headers: bob.headers,
+    });
+    expect(unbound.body.checks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          name: 'holder-binding',
+          passed: false,
+          advisory: true,
+          reason: 'no-challenge',
+        }),
+        expect.objectContaining({ name: 'permissions', passed: false, reason: 'not-holder-bound' }),
+      ]),
+    );
+    const ecdsa = await t.http('POST', '/identity/verify', {
+      body: {
+        credential: readConformanceJson(
+          'vc/vcdm2.0-REC-examples/22-a-simple-credential--ecdsa-rdfc-2019-1.json',
+        ),
+      },
+      headers: bob.headers,
+    });
+    expect(ecdsa.body.checks.find((entry: { name: string }) => entry.name === 'signature')).toEqual({
+      name: 'signature',
+      passed: true,
+    });
   });
 
   it('refuses issuing about someone else, and bad verify requests', async () => {
