@@ -19,6 +19,7 @@ import {
   TEST_PUBLIC_URL,
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
+import { check, failedChecks } from './checks.ts';
 import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
 
 type Json = Record<string, any>;
@@ -28,11 +29,6 @@ const DAY = 24 * 3600 * 1000;
 const CRED = 'https://www.w3.org/2018/credentials#';
 const UNDEFINED_TERM = 'https://www.w3.org/ns/credentials/undefined-term#';
 const XSD_DATE_TIME = 'http://www.w3.org/2001/XMLSchema#dateTime';
-
-const failedChecks = (result: VerifyResult) =>
-  result.checks.filter((candidate) => !candidate.passed).map((candidate) => candidate.name);
-const check = (result: VerifyResult, name: string) =>
-  result.checks.find((candidate) => candidate.name === name);
 
 /** The document with one more (inline) context after its own. */
 function withContext(document: Json, extra: Json): Json {

@@ -10,7 +10,6 @@ import { offlineDocumentLoader } from '../../../src/domain/identity/document-loa
 import { decodeMultibase } from '../../../src/domain/identity/multibase.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
 import { isBitSet } from '../../../src/domain/identity/status-list.ts';
-import type { VerifyResult } from '../../../src/domain/identity/verify.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   createUser,
@@ -20,15 +19,11 @@ import {
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
 import { readConformanceJson, vcdm2SuiteInputs } from '../../unit/identity/conformance.ts';
+import { check, failedChecks } from './checks.ts';
 import { newTestKey, registerKey, type TestKey, unsecuredJws } from './test-keys.ts';
 
 const SECRET = 'identity-test-secret-0123456789abcdef';
 const DAY = 24 * 3600 * 1000;
-
-const check = (result: VerifyResult, name: string) =>
-  result.checks.find((candidate) => candidate.name === name);
-const failedChecks = (result: VerifyResult) =>
-  result.checks.filter((candidate) => !candidate.passed).map((candidate) => candidate.name);
 
 describe.each(DB_KINDS)('identity on %s', (kind) => {
   let fixture: LedgerFixture;

@@ -10,7 +10,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
-import type { VerifyResult } from '../../../src/domain/identity/verify.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   createUser,
@@ -20,14 +19,10 @@ import {
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
 import { readConformanceJson } from '../../unit/identity/conformance.ts';
+import { check, failedChecks } from './checks.ts';
 import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
 
 type Json = Record<string, any>;
-
-const check = (result: VerifyResult, name: string) =>
-  result.checks.find((candidate) => candidate.name === name);
-const failedChecks = (result: VerifyResult) =>
-  result.checks.filter((candidate) => !candidate.passed).map((candidate) => candidate.name);
 
 const ECDSA_EXAMPLES = [
   '03-use-of-the-id-property',

@@ -9,7 +9,6 @@ import { setUserRole } from '../../../src/auth/accounts.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
-import type { VerifyResult } from '../../../src/domain/identity/verify.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   createUser,
@@ -18,14 +17,11 @@ import {
   TEST_PUBLIC_URL,
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
+import { check, failedChecks } from './checks.ts';
 import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
 
 const SECRET = 'identity-test-secret-0123456789abcdef';
 const DAY = 24 * 3600 * 1000;
-const check = (result: VerifyResult, name: string) =>
-  result.checks.find((candidate) => candidate.name === name);
-const failedChecks = (result: VerifyResult) =>
-  result.checks.filter((candidate) => !candidate.passed).map((candidate) => candidate.name);
 
 describe.each(DB_KINDS)('13.3: role and ownership credentials on %s', (kind) => {
   let fixture: LedgerFixture;
