@@ -8,6 +8,7 @@ import Koa from 'koa';
 import { apiKeyIsActive } from './auth/api-keys.ts';
 import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
 import { type AuthModule, createAuthModule, type UserRegisteredHook } from './auth/index.ts';
+import { grantableScopes } from './auth/scopes.ts';
 import { type Config, ConfigError } from './config/index.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { Application } from './db/entities/Application.ts';
@@ -162,6 +163,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         publicUrl: config.publicUrl,
         maxValidityDays: config.credentialMaxValidityDays,
         verifyWorkers: config.verify.workers,
+        permissionsOfRole: grantableScopes,
       });
       return { events, ledger, auth, identity };
     });

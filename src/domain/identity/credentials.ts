@@ -2,13 +2,15 @@
 // service's did:web as a VC-JOSE JWT and/or with a Data Integrity eddsa-rdfc-2022 proof. What a
 // credential attests is checked against the ledger and the user records at issuance, so the service
 // never signs something it does not know to be true.
+// TODO(issue 17): the ownership check still reads the ledger's Asset, Holding and Wallet rows; a
+// ledger reader passed in (as permissionsOfRole is) would finish the separation once the ledger
+// module offers one.
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { DocumentLoader } from 'jsonld-signatures';
-import { grantableScopes } from '../../auth/scopes.ts';
 import { Asset, Holding, Identity, IssuedCredential, User, Wallet } from '../../db/entities/index.ts';
+import type { UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
-import type { Role } from '../../http/security.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
 import { decodeCursor, isStringPair, type Page, page } from '../ledger/cursor.ts';
 import { addDataIntegrityProof } from './data-integrity.ts';
@@ -26,8 +28,15 @@ export const DEFAULT_MAX_VALIDITY_DAYS = 365;
 
 export interface Caller {
   userId: string;
-  role: Role;
+  role: UserRole;
 }
+
+/**
+ * The permissions a PlayerRoleCredential grants for a role: exactly the OAuth scopes the role
+ * allows. Passed in (the composition root gives auth's `grantableScopes`) so that identity does not
+ * depend on auth (issue 17).
+ */
+export type PermissionsOfRole = (role: UserRole) => string[];
 
 export interface IssueRequest {
   type: CredentialType;
@@ -54,11 +63,7 @@ export interface CredentialContext {
   now: () => Date;
   /** A credential's validUntil is at most this many days after issuance (and is by default). */
   maxValidityDays: number;
-}
-
-/** The permissions a PlayerRoleCredential grants: exactly the scopes the role allows. */
-export function permissionsOfRole(role: Role): string[] {
-  return grantableScopes(role);
+  permissionsOfRole: PermissionsOfRole;
 }
 
 /** The user whose DID is the subject, when the caller may have a credential issued about it. */
@@ -143,7 +148,11 @@ export async function issueCredential(
     if (request.type === 'AssetOwnershipCredential') {
       claims = await ownershipSubject(em, caller, request);
     } else {
-      claims = { id: request.subjectDid, role: owner.role, permissions: permissionsOfRole(owner.role) };
+      claims = {
+        id: request.subjectDid,
+        role: owner.role,
+        permissions: context.permissionsOfRole(owner.role),
+      };
     }
     const { list, index: allocated } = await allocateStatusIndex(em, now);
     em.create(IssuedCredential, {

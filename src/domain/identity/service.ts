@@ -14,6 +14,7 @@ import {
   type IssueRequest,
   issueCredential,
   listCredentials,
+  type PermissionsOfRole,
   type RevokedView,
   revokeCredential,
   walletHolds,
@@ -50,6 +51,8 @@ export interface IdentityServiceOptions {
   now?: () => Date;
   /** CREDENTIAL_MAX_VALIDITY_DAYS: the longest (and default) credential lifetime. */
   maxValidityDays?: number;
+  /** What a PlayerRoleCredential grants for a role (the app passes auth's `grantableScopes`). */
+  permissionsOfRole: PermissionsOfRole;
   /** VERIFY_WORKERS: worker threads for the JSON-LD work of verification; 0 (default here) runs it inline. */
   verifyWorkers?: number;
 }
@@ -112,6 +115,7 @@ export async function createIdentityService(options: IdentityServiceOptions): Pr
     documentLoader,
     now,
     maxValidityDays,
+    permissionsOfRole: options.permissionsOfRole,
   });
 
   async function findList(listId: string): Promise<StatusList | null> {

@@ -7,6 +7,7 @@ import * as vc from '@digitalbazaar/vc';
 import fc from 'fast-check';
 import jsonld from 'jsonld';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
@@ -80,6 +81,7 @@ describe.each(DB_KINDS)('13.1: forged Data Integrity credentials on %s', (kind) 
     fixture = await openLedger(kind);
     identity = await createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
     });
@@ -159,6 +161,7 @@ describe.each(DB_KINDS)('13.1: forged Data Integrity credentials on %s', (kind) 
   it('13.1: an expired credential whose validUntil is moved under an alias or @nest is still expired', async () => {
     const past = await createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
       now: () => new Date(Date.now() - 30 * DAY),

@@ -5,6 +5,7 @@ import * as vc from '@digitalbazaar/vc';
 import { EdDSASigner } from 'did-jwt';
 import { createVerifiableCredentialJwt } from 'did-jwt-vc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { decodeMultibase } from '../../../src/domain/identity/multibase.ts';
@@ -39,6 +40,7 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
   const serviceAt = (now: () => Date) =>
     createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
       now,

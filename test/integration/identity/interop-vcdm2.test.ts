@@ -7,6 +7,7 @@ import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
@@ -84,6 +85,7 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
     fixture = await openLedger(kind);
     identity = await createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox('identity-test-secret-0123456789abcdef'),
       publicUrl: TEST_PUBLIC_URL,
     });

@@ -1,6 +1,7 @@
 // Finding 13.8: registering a caller-held public key as a DID needs proof of possession (a signed
 // challenge); otherwise anyone could register someone else's key and its owner would get 409.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { Identity } from '../../../src/db/entities/index.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
@@ -25,6 +26,7 @@ describe.each(DB_KINDS)('13.8: proof of key possession on %s', (kind) => {
   const serviceAt = (now: () => Date) =>
     createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
       now,

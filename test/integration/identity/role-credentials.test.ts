@@ -6,6 +6,7 @@ import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cry
 import * as vc from '@digitalbazaar/vc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUserRole } from '../../../src/auth/accounts.ts';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
@@ -35,6 +36,7 @@ describe.each(DB_KINDS)('13.3: role and ownership credentials on %s', (kind) => 
   const serviceWith = (options: { maxValidityDays?: number } = {}) =>
     createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox(SECRET),
       publicUrl: TEST_PUBLIC_URL,
       ...options,

@@ -2,6 +2,7 @@
 // VerificationCheck `reason`), and its words are this service's, never a library's message.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
 import { FAILURE_REASONS, type VerifyResult } from '../../../src/domain/identity/verify.ts';
@@ -40,6 +41,7 @@ describe.each(DB_KINDS)('13.15: verify reasons on %s', (kind) => {
     fixture = await openLedger(kind);
     identity = await createIdentityService({
       orm: fixture.orm,
+      permissionsOfRole: grantableScopes,
       secretBox: createSecretBox('identity-test-secret-0123456789abcdef'),
       publicUrl: TEST_PUBLIC_URL,
     });
