@@ -5,7 +5,10 @@
  * - every currency's total supply equals the sum of its balances, and no balance is negative;
  * - every NFT has exactly one holder, holding 1, who is its recorded owner;
  * - the outbox's event ids have no gap between the oldest retained event and the newest (retention
- *   removes the oldest events only, so anything missing in between is lost events).
+ *   removes the oldest events only, so anything missing in between is lost events). On SQLite an id
+ *   is taken inside the writing transaction, so a gap is a violation. On PostgreSQL a sequence never
+ *   gives an id back: a write that took an id and then rolled back (a dropped connection, a killed
+ *   instance) leaves a gap that was never an event, so gaps are listed as such, not as violations.
  *
  * Exit codes: 0 all hold; 1 a violation (each printed); 78 configuration.
  */
@@ -79,16 +82,19 @@ try {
   const gaps = await rows<{ after: string; next: string }>(
     'select prev as after, id as next from (select id, lag(id) over (order by id) as prev from outbox_event) t where id - prev > 1 order by id',
   );
-  for (const gap of gaps) {
+  const missing = gaps.map((gap) => {
     const first = BigInt(String(gap.after)) + 1n;
     const last = BigInt(String(gap.next)) - 1n;
-    violations.push(`outbox: event ids ${first === last ? first : `${first}..${last}`} missing`);
-  }
+    return first === last ? `${first}` : `${first}..${last}`;
+  });
+  if (!config.databaseUrl) for (const ids of missing) violations.push(`outbox: event ids ${ids} missing`);
   facts.push(
     range.first === null
       ? 'outbox: empty'
       : `outbox: ${range.count} events, ids ${range.first}..${range.last}${gaps.length ? '' : ' without gaps'}`,
   );
+  if (config.databaseUrl && missing.length > 0)
+    facts.push(`outbox ids never committed (rolled-back writes): ${missing.join(', ')}`);
 } finally {
   await closeDatabase(orm);
 }

@@ -14,13 +14,17 @@
 // (GET / twice at once), frame the figures.
 // Target (issue 13.2): the bystander's /healthz and wallet read p99 under 50 ms during the flood.
 import { call, createCollection, createCurrency, createUser, mint, type Session } from './lib/api.ts';
-import type { Child } from './lib/children.ts';
+import {
+  type BystanderResult,
+  bystanderLoads,
+  bystanderReport,
+  type Flood,
+  measureBystander,
+} from './lib/bystander.ts';
 import { startHello } from './lib/hello.ts';
 import { connectLean, type LeanWebSocket } from './lib/lean-ws.ts';
-import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
-import { cpuSeconds } from './lib/proc.ts';
-import { fixed, heading, loadTable, table } from './lib/report.ts';
+import { fixed, heading } from './lib/report.ts';
 import { type Service, startService } from './lib/service.ts';
 
 const RETAINED = 100_000;
@@ -48,22 +52,6 @@ interface FloodCounts {
   closes: Map<number, number>;
 }
 
-interface Case {
-  name: string;
-  /** Starts the flood; the returned function stops it. */
-  flood?: () => Promise<{ stop(): void; counts: FloodCounts }>;
-}
-
-interface CaseResult {
-  name: string;
-  healthz: LoadResult;
-  wallet: LoadResult;
-  counts?: FloodCounts;
-  seconds: number;
-  serviceCpuPercent: number;
-  loadCpuPercent: number;
-}
-
 export async function replayFlood(options: BenchOptions): Promise<void> {
   for (const kind of options.dbs) {
     const hello = await startHello();
@@ -75,134 +63,51 @@ export async function replayFlood(options: BenchOptions): Promise<void> {
         'bystander connections per load': options.connections,
         'seconds per run': options.durationSeconds,
       });
-      const load = (label: string, url: string, headers?: Record<string, string>): LoadOptions => ({
-        label,
-        url,
-        headers,
-        connections: options.connections,
-        durationSeconds: options.durationSeconds,
-      });
-      const helloA = load('Koa hello GET / (1 of 2)', `${hello.baseUrl}/`);
-      const helloB = load('Koa hello GET / (2 of 2)', `${hello.baseUrl}/`);
-      const healthz = load('GET /healthz', `${service.baseUrl}/healthz`);
-      const wallet = load(
-        'GET /wallets/{id}/assets',
-        `${service.baseUrl}/wallets/${bystander.wallet}/assets`,
-        bystander.headers,
+      const { helloA, helloB, healthz, wallet } = await bystanderLoads(
+        options,
+        hello.baseUrl,
+        service.baseUrl,
+        bystander,
       );
-      for (const target of [helloA, healthz, wallet]) await warmUp(target);
-
-      const cases: Case[] = [
+      const cases: Array<{ name: string; flood?: () => Promise<Flood<FloodCounts>> }> = [
         { name: 'no flood' },
-        {
-          name: 'flood from "0" (resync_required)',
-          flood: () => flood(wsUrl, stormer, '0'),
-        },
+        { name: 'flood from "0" (resync_required)', flood: () => flood(wsUrl, stormer, '0') },
         {
           name: `flood from ${IN_WINDOW_BACK} back (replays)`,
           flood: () => flood(wsUrl, stormer, String(newest - IN_WINDOW_BACK)),
         },
       ];
-      const helloRun = await measure(hello, { name: 'Koa hello' }, helloA, helloB);
-      const results: CaseResult[] = [];
-      for (const one of cases) results.push(await measure(service, one, healthz, wallet));
-
-      loadTable([helloRun.healthz, helloRun.wallet]);
-      for (const result of results) {
-        console.log(`\n${result.name}:`);
-        loadTable([result.healthz, result.wallet]);
-      }
-      console.log('');
-      table(
-        ['', ...results.map((result) => result.name)],
+      const helloRun = await measureBystander<FloodCounts>(hello, 'Koa hello', helloA, helloB);
+      const results: BystanderResult<FloodCounts>[] = [];
+      for (const one of cases)
+        results.push(await measureBystander(service, one.name, healthz, wallet, one.flood));
+      const counted = (show: (counts: FloodCounts, seconds: number) => string) =>
+        results.map((r) => (r.counts ? show(r.counts, r.seconds) : '-'));
+      bystanderReport(
+        helloRun,
+        results,
         [
-          ['/healthz p99 ms', ...results.map((r) => r.healthz.p99)],
-          ['wallet read p99 ms', ...results.map((r) => r.wallet.p99)],
-          [
-            '/healthz req/s, % of Koa hello',
-            ...results.map(
-              (r) =>
-                `${fixed(r.healthz.okPerSecond, 0)} (${fixed((100 * r.healthz.okPerSecond) / helloRun.healthz.okPerSecond)}%)`,
-            ),
-          ],
-          [
-            'wallet req/s, % of Koa hello',
-            ...results.map(
-              (r) =>
-                `${fixed(r.wallet.okPerSecond, 0)} (${fixed((100 * r.wallet.okPerSecond) / helloRun.wallet.okPerSecond)}%)`,
-            ),
-          ],
-          ['subscribes sent', ...results.map((r) => r.counts?.subscribes ?? '-')],
-          [
-            'answers: resync / subscribed',
-            ...results.map((r) => (r.counts ? `${r.counts.resyncs} / ${r.counts.subscribed}` : '-')),
-          ],
-          [
-            'replays done / events replayed',
-            ...results.map((r) => (r.counts ? `${r.counts.replayed} / ${r.counts.events}` : '-')),
-          ],
+          ['subscribes sent', ...counted((c) => String(c.subscribes))],
+          ['answers: resync / subscribed', ...counted((c) => `${c.resyncs} / ${c.subscribed}`)],
+          ['replays done / events replayed', ...counted((c) => `${c.replayed} / ${c.events}`)],
           [
             'replayed events/s (MB/s)',
-            ...results.map((r) =>
-              r.counts
-                ? `${fixed(r.counts.events / r.seconds, 0)} (${fixed(r.counts.bytes / r.seconds / 1e6)})`
-                : '-',
-            ),
+            ...counted((c, seconds) => `${fixed(c.events / seconds, 0)} (${fixed(c.bytes / seconds / 1e6)})`),
           ],
           [
             'flood closes (code: n)',
-            ...results.map((r) =>
-              r.counts ? [...r.counts.closes].map(([code, n]) => `${code}: ${n}`).join(', ') || 'none' : '-',
-            ),
+            ...counted((c) => [...c.closes].map(([code, n]) => `${code}: ${n}`).join(', ') || 'none'),
           ],
-          ['service CPU (% of a core)', ...results.map((r) => fixed(r.serviceCpuPercent, 0))],
-          ['load generator CPU (% of a core)', ...results.map((r) => fixed(r.loadCpuPercent, 0))],
         ],
+        TARGET_P99_MS,
       );
       console.log(
         `Koa hello baseline: ${fixed(helloRun.healthz.okPerSecond + helloRun.wallet.okPerSecond, 0)} req/s (two loads together)`,
       );
-      for (const result of results.slice(1)) {
-        const worst = Math.max(result.healthz.p99, result.wallet.p99);
-        console.log(
-          `${result.name}: bystander p99 ${worst} ms (target < ${TARGET_P99_MS} ms: ${worst < TARGET_P99_MS ? 'met' : 'NOT met'})`,
-        );
-      }
     } finally {
       await service.stop();
       await hello.stop();
     }
-  }
-}
-
-/** Runs the two loads at once, with the case's flood going on meanwhile. */
-async function measure(
-  target: Child,
-  one: Case,
-  first: LoadOptions,
-  second: LoadOptions,
-): Promise<CaseResult> {
-  const running = one.flood ? await one.flood() : null;
-  // The flood's first burst is on its way before the bystander starts.
-  if (running) await new Promise((resolve) => setTimeout(resolve, 200));
-  const cpuBefore = process.cpuUsage();
-  const targetBefore = cpuSeconds(target.pid);
-  const started = performance.now();
-  try {
-    const [a, b] = await Promise.all([runLoad(first), runLoad(second)]);
-    const seconds = (performance.now() - started) / 1000;
-    const cpu = process.cpuUsage(cpuBefore);
-    return {
-      name: one.name,
-      healthz: a,
-      wallet: b,
-      counts: running?.counts,
-      seconds,
-      serviceCpuPercent: ((cpuSeconds(target.pid) - targetBefore) / seconds) * 100,
-      loadCpuPercent: ((cpu.user + cpu.system) / 1e6 / seconds) * 100,
-    };
-  } finally {
-    running?.stop();
   }
 }
 

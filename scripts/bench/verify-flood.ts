@@ -14,12 +14,10 @@ import { didKeyFromEd25519, ed25519Multikey } from '../../src/domain/identity/di
 import { createDidResolver } from '../../src/domain/identity/did-resolver.ts';
 import { offlineDocumentLoader } from '../../src/domain/identity/document-loader.ts';
 import { call, createCollection, createCurrency, createUser, mint, type Session } from './lib/api.ts';
-import type { Child } from './lib/children.ts';
+import { bystanderLoads, bystanderReport, type Flood, measureBystander } from './lib/bystander.ts';
 import { startHello } from './lib/hello.ts';
-import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
-import { cpuSeconds } from './lib/proc.ts';
-import { fixed, heading, loadTable, table } from './lib/report.ts';
+import { fixed, heading } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 
 const FLOOD_LOOPS = 8;
@@ -28,18 +26,10 @@ const CLAIMS = 600;
 const TARGET_P99_MS = 50;
 const ASSET = 'verify-coin';
 
-interface Flood {
-  stop(): Promise<void>;
-  counts: { ok: number; refused: number; failed: number };
-}
-
-interface CaseResult {
-  name: string;
-  healthz: LoadResult;
-  wallet: LoadResult;
-  counts?: Flood['counts'];
-  seconds: number;
-  serviceCpuPercent: number;
+interface FloodCounts {
+  ok: number;
+  refused: number;
+  failed: number;
 }
 
 /** A self-issued credential with CLAIMS claims, signed with eddsa-rdfc-2022 by a fresh did:key. */
@@ -92,65 +82,36 @@ export async function verifyFlood(options: BenchOptions): Promise<void> {
         'seconds per run': options.durationSeconds,
         'one credential verifies': String(single.verified),
       });
-      const load = (label: string, url: string, headers?: Record<string, string>): LoadOptions => ({
-        label,
-        url,
-        headers,
-        connections: options.connections,
-        durationSeconds: options.durationSeconds,
-      });
-      const helloA = load('Koa hello GET / (1 of 2)', `${hello.baseUrl}/`);
-      const helloB = load('Koa hello GET / (2 of 2)', `${hello.baseUrl}/`);
-      const healthz = load('GET /healthz', `${service.baseUrl}/healthz`);
-      const wallet = load(
-        'GET /wallets/{id}/assets',
-        `${service.baseUrl}/wallets/${bystander.wallet}/assets`,
-        bystander.headers,
+      const { helloA, helloB, healthz, wallet } = await bystanderLoads(
+        options,
+        hello.baseUrl,
+        service.baseUrl,
+        bystander,
       );
-      for (const target of [helloA, healthz, wallet]) await warmUp(target);
-      const helloRun = await measure(hello, 'Koa hello', helloA, helloB);
+      const helloRun = await measureBystander<FloodCounts>(hello, 'Koa hello', helloA, helloB);
       const results = [
-        await measure(service, 'no flood', healthz, wallet),
-        await measure(service, 'verify flood', healthz, wallet, () => flood(service.baseUrl, flooder, body)),
+        await measureBystander<FloodCounts>(service, 'no flood', healthz, wallet),
+        await measureBystander(
+          service,
+          'verify flood',
+          healthz,
+          wallet,
+          () => flood(service.baseUrl, flooder, body),
+          300,
+        ),
       ];
-      loadTable([helloRun.healthz, helloRun.wallet]);
-      for (const result of results) {
-        console.log(`\n${result.name}:`);
-        loadTable([result.healthz, result.wallet]);
-      }
-      console.log('');
-      table(
-        ['', ...results.map((result) => result.name)],
+      bystanderReport(
+        helloRun,
+        results,
         [
-          ['/healthz p99 ms', ...results.map((r) => r.healthz.p99)],
-          ['wallet read p99 ms', ...results.map((r) => r.wallet.p99)],
-          [
-            '/healthz req/s, % of Koa hello',
-            ...results.map(
-              (r) =>
-                `${fixed(r.healthz.okPerSecond, 0)} (${fixed((100 * r.healthz.okPerSecond) / helloRun.healthz.okPerSecond)}%)`,
-            ),
-          ],
-          [
-            'wallet req/s, % of Koa hello',
-            ...results.map(
-              (r) =>
-                `${fixed(r.wallet.okPerSecond, 0)} (${fixed((100 * r.wallet.okPerSecond) / helloRun.wallet.okPerSecond)}%)`,
-            ),
-          ],
           [
             'verifications/s (429s, errors)',
             ...results.map((r) =>
               r.counts ? `${fixed(r.counts.ok / r.seconds)} (${r.counts.refused}, ${r.counts.failed})` : '-',
             ),
           ],
-          ['service CPU (% of a core)', ...results.map((r) => fixed(r.serviceCpuPercent, 0))],
         ],
-      );
-      const flooded = results[1];
-      const worst = Math.max(flooded.healthz.p99, flooded.wallet.p99);
-      console.log(
-        `verify flood: bystander p99 ${worst} ms (target < ${TARGET_P99_MS} ms: ${worst < TARGET_P99_MS ? 'met' : 'NOT met'})`,
+        TARGET_P99_MS,
       );
     } finally {
       await service.stop();
@@ -159,35 +120,8 @@ export async function verifyFlood(options: BenchOptions): Promise<void> {
   }
 }
 
-async function measure(
-  target: Child,
-  name: string,
-  first: LoadOptions,
-  second: LoadOptions,
-  start?: () => Flood,
-): Promise<CaseResult> {
-  const running = start?.();
-  if (running) await new Promise((resolve) => setTimeout(resolve, 300));
-  const targetBefore = cpuSeconds(target.pid);
-  const started = performance.now();
-  try {
-    const [a, b] = await Promise.all([runLoad(first), runLoad(second)]);
-    const seconds = (performance.now() - started) / 1000;
-    return {
-      name,
-      healthz: a,
-      wallet: b,
-      counts: running?.counts,
-      seconds,
-      serviceCpuPercent: ((cpuSeconds(target.pid) - targetBefore) / seconds) * 100,
-    };
-  } finally {
-    await running?.stop();
-  }
-}
-
 /** FLOOD_LOOPS loops, each sending the next verification as soon as the last is answered. */
-function flood(baseUrl: string, flooder: Session, body: string): Flood {
+function flood(baseUrl: string, flooder: Session, body: string): Flood<FloodCounts> {
   const counts = { ok: 0, refused: 0, failed: 0 };
   let stopping = false;
   const loop = async () => {
