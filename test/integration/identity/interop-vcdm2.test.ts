@@ -6,6 +6,8 @@
 import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import * as vc from '@digitalbazaar/vc';
+import { EdDSASigner } from 'did-jwt';
+import { createVerifiablePresentationJwt } from 'did-jwt-vc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
@@ -327,6 +329,50 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
       // The same JWT sent as `jwt` is the same presentation.
       const bare = await identity.verify({ jwt: suiteFixtures.vp_jwt, challenge: suiteFixtures.challenge });
       expect(bare.checks).toEqual(result.checks);
+    });
+
+    it('verifies a VC Data Model 1.1 JWT presentation made by did-jwt-vc, granting the holder its role', async () => {
+      const vp = await createVerifiablePresentationJwt(
+        {
+          vp: {
+            '@context': ['https://www.w3.org/2018/credentials/v1'],
+            type: ['VerifiablePresentation'],
+            verifiableCredential: [roleJwt],
+          },
+          nonce: 'n-19',
+          aud: 'game.example.com',
+        },
+        { did: holder.did, signer: EdDSASigner(holder.secretKey), alg: 'EdDSA' },
+      );
+      const result = await identity.verify({
+        jwt: vp,
+        challenge: 'n-19',
+        domain: 'game.example.com',
+        requiredPermissions: ['assets:read'],
+      });
+      expect(result.verified, JSON.stringify(result.checks)).toBe(true);
+      expect(result).toMatchObject({ kind: 'presentation', subject: holder.did });
+      expect(result.grantedPermissions).toContain('assets:read');
+      const replayed = await identity.verify({ jwt: vp, challenge: 'n-20' });
+      expect(check(replayed, 'holder-binding')?.reason).toBe('challenge-mismatch');
+      const stolen = await createVerifiablePresentationJwt(
+        {
+          vp: {
+            '@context': ['https://www.w3.org/2018/credentials/v1'],
+            type: ['VerifiablePresentation'],
+            verifiableCredential: [roleJwt],
+          },
+          nonce: 'n-19',
+        },
+        { did: other.did, signer: EdDSASigner(other.secretKey), alg: 'EdDSA' },
+      );
+      const borrowed = await identity.verify({
+        jwt: stolen,
+        challenge: 'n-19',
+        requiredPermissions: ['assets:read'],
+      });
+      expect(check(borrowed, 'permissions')?.reason).toBe('holder-not-subject');
+      expect(borrowed.grantedPermissions).toEqual([]);
     });
 
     it("opens the W3C suite's enveloped credential, whose issuer names no key (signature: key-unresolvable)", async () => {
