@@ -20,12 +20,12 @@ import { parseArgs } from 'node:util';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { normalizeUsername, registerUser, setUserRole } from '../src/auth/accounts.ts';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
+import { loadOpenApiDocument } from '../src/contract/operations.ts';
 import { createSecretBox, resolveSecret } from '../src/crypto/secret-box.ts';
 import { USER_ROLES, User, type UserRole } from '../src/db/entities/User.ts';
 import { closeDatabase, migrate, openDatabase } from '../src/db/orm.ts';
 import { AppError } from '../src/domain/errors.ts';
 import { createLedger } from '../src/domain/ledger/index.ts';
-import { loadOpenApiDocument } from '../src/http/contract.ts';
 
 const USAGE = `usage:
   npm run admin -- create-user NAME --role ${USER_ROLES.join('|')} [--password-stdin]

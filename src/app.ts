@@ -1,41 +1,38 @@
 // Builds the whole application (HTTP edge, domain services, storage) without listening, so tests run
 // the real app in-process. src/server.ts listens.
 
-import { type IncomingMessage, type Server, ServerResponse } from 'node:http';
+import { type Server, ServerResponse } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import type { MikroORM } from '@mikro-orm/core';
 import Koa from 'koa';
+import type { UserRegisteredHook } from './auth/accounts.ts';
 import { apiKeyIsActive } from './auth/api-keys.ts';
 import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
-import { type AuthModule, createAuthModule, type UserRegisteredHook } from './auth/index.ts';
+import { type AuthModule, createAuthModule } from './auth/index.ts';
 import { grantableScopes } from './auth/scopes.ts';
 import { type Config, ConfigError } from './config/index.ts';
+import { loadOpenApiDocument } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { Application } from './db/entities/Application.ts';
 import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
 import { readStatements } from './db/read-statements.ts';
-import { AppError, OutcomeUnknownError, RETRY_AFTER_SECONDS, UnauthorizedError } from './domain/errors.ts';
+import { AppError, OutcomeUnknownError, RETRY_AFTER_SECONDS } from './domain/errors.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
-import { loadOpenApiDocument } from './http/contract.ts';
 import { docsStatic } from './http/docs-static.ts';
 import { explorerStatic } from './http/explorer-static.ts';
-import type { HandlerMap } from './http/handler.ts';
-import { eventsHandlers } from './http/handlers/events.ts';
-import { identityHandlers } from './http/handlers/identity.ts';
-import { ledgerHandlers } from './http/handlers/ledger.ts';
-import { operationsHandlers } from './http/handlers/operations.ts';
+import { createHandlers } from './http/handlers/index.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
-import { ledgerVersion, ReadCache } from './http/read-cache.ts';
+import { type LedgerVersion, ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
-import type { AuthContext, Authenticator } from './http/security.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics, watchDependencies } from './observability/metrics.ts';
-import { createRedisLink } from './redis/link.ts';
+import { createRedisLink, type RedisLink } from './redis/link.ts';
 import { activeDemoAccounts, seedDemoIfEmpty } from './seed/demo.ts';
+import { upgradeCredentials } from './ws/credentials.ts';
 import { Gateway } from './ws/gateway.ts';
 import { MessageParser } from './ws/protocol.ts';
 
@@ -108,18 +105,6 @@ const REDIS_STARTUP_TIMEOUT_MS = 5_000;
 /** How long shutdown waits for the relay to hand committed events to sockets before closing them. */
 const RELAY_FLUSH_LIMIT_MS = 2_000;
 
-/** What a WebSocket handshake needs: the same as reading events over REST. */
-const WS_GUARD = {
-  operationId: 'websocket',
-  public: false,
-  bearer: true,
-  apiKey: true,
-  scopes: ['assets:read'],
-  roles: null,
-  accountRateLimit: false,
-  bodyTypes: [],
-};
-
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
   let draining: Promise<void> | null = null;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -133,51 +118,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl ? createRedisLink(config.redisUrl, config.redisKeyPrefix, logger) : undefined;
   try {
     // Instances started together take turns through the bootstrap (src/db/orm.ts).
-    const { events, ledger, auth, identity } = await withStartupLock(orm, async () => {
-      await migrate(orm);
-      const events = await createEvents({ orm, config, logger, metrics, redis });
-      const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
-      const secretBox = createSecretBox(secret);
-      const ledger = createLedger({ orm, config, secretBox });
-      const onUserRegistered: UserRegisteredHook = (em, user) =>
-        ledger.wallets.createCustodialWallet(em, user.id);
-      await checkPublicUrl(orm, config);
-      const auth = await createAuthModule({
-        config,
-        orm,
-        logger,
-        secretBox,
-        secret,
-        onUserRegistered,
-        redis,
-        onRedisFallback: () => metrics.redisFallbacks.inc({ use: 'rate limits' }),
-      }).catch((error: unknown) => {
-        throw sealedWithAnotherKey(error) ? wrongSecretKey() : error;
-      });
-      if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
-        await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
-      }
-      const identity = await createIdentityService({
-        orm,
-        secretBox,
-        publicUrl: config.publicUrl,
-        maxValidityDays: config.credentialMaxValidityDays,
-        verifyWorkers: config.verify.workers,
-        permissionsOfRole: grantableScopes,
-      });
-      return { events, ledger, auth, identity };
-    });
-    // 15.3: published passwords must not be reachable from the network by default.
-    const demoAccounts = await activeDemoAccounts(orm);
-    const listenHost = config.host ?? (demoAccounts.length > 0 ? '127.0.0.1' : '0.0.0.0');
-    if (demoAccounts.length > 0) {
-      logger.warn(
-        { demoAccounts, host: listenHost },
-        config.host === undefined
-          ? `demo accounts with published passwords exist (${demoAccounts.join(', ')}): listening on loopback only; set HOST to listen elsewhere, after changing their passwords or starting on an empty database with SEED_DEMO=never`
-          : `demo accounts with published passwords exist (${demoAccounts.join(', ')}) and HOST=${config.host} is set: anyone who reaches this address can sign in as them`,
-      );
-    }
+    const services = await withStartupLock(orm, () =>
+      createServices(config, { orm, logger, metrics, redis }),
+    );
+    const { events, auth, identity } = services;
+    const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
     // Cached reads follow the ledger's version: SQLite's change counter, this instance's writes
     // (bumped below, before their answers leave) and events relayed from every instance.
     const reads = readStatements(orm);
@@ -187,71 +132,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxEntries: config.readCache.maxEntries,
       maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
     });
-    const handlers: HandlerMap = {
-      ...auth.handlers,
-      ...ledgerHandlers(ledger, readCache),
-      ...identityHandlers(identity, {
-        ...config.verify,
-        // 13.4: one verification uses VERIFY_RATE_COST units of the key's budget (1 at the door).
-        charge: (apiKeyId) =>
-          auth.limiter.hit(
-            `key:${apiKeyId}`,
-            config.rateLimit.requestsPerWindow,
-            config.rateLimit.windowSeconds,
-            config.verify.cost - 1,
-          ),
-      }),
-      ...eventsHandlers({
-        store: events.store,
-        tail: events.tail,
-        tickets: events.tickets,
-        publicUrl: config.publicUrl,
-      }),
-      ...operationsHandlers({
-        metrics,
-        publicUrl: config.publicUrl,
-        pingDatabase: async () => {
-          await orm.em.getConnection().execute('select 1');
-        },
-        redisUsable: redis ? () => redis.usable() : undefined,
-        draining: () => draining !== null,
-      }),
-    };
-    const authenticator: Authenticator = auth.authenticator;
-    const router = await createContractRouter(loadOpenApiDocument(), handlers, authenticator);
-
-    const koa = new Koa({ proxy: config.trustProxy });
-    koa.silent = true; // errors are logged by the error middleware, with the request id
-    koa.use(requestContext(logger, metrics));
-    koa.use(errorMiddleware());
-    koa.use(requestTimeout(config.requestTimeoutMs));
-    koa.use(securityHeaders(config.corsOrigins));
-    koa.use(auth.middleware);
-    koa.use(docsStatic());
-    koa.use(explorerStatic({ publicUrl: config.publicUrl }));
-    koa.use(
-      bodyParser({
-        enableTypes: ['json'],
-        jsonLimit: config.bodyLimitBytes,
-        encoding: 'utf-8',
-        onError: (error) => {
-          throw bodyParseError(error as { status?: number });
-        },
-      }),
-    );
-    koa.use(async function changeMarksVersion(ctx, next) {
-      try {
-        await next();
-      } finally {
-        // Any state-changing request may have committed: later reads must not be served from before.
-        if (!SAFE_METHODS.has(ctx.method)) version.bump();
-      }
+    const handlers = createHandlers({
+      ...services,
+      config,
+      orm,
+      metrics,
+      redis,
+      readCache,
+      draining: () => draining !== null,
     });
-    koa.use(router.middleware);
-
-    // Whether credentials checked earlier still hold: the API key may have been revoked since.
-    const keyStillActive = async (auth: AuthContext) =>
-      auth.apiKeyId === null || apiKeyIsActive(orm, auth.apiKeyId);
+    const router = await createContractRouter(loadOpenApiDocument(), handlers, auth.authenticator);
+    const koa = createKoa(config, { logger, metrics, auth, router, version });
     const gateway = new Gateway({
       config,
       logger,
@@ -259,51 +150,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       store: events.store,
       tail: events.tail,
       parser: new MessageParser(),
-      async authenticate(request: IncomingMessage, url: URL) {
-        const ticket = url.searchParams.get('ticket');
-        if (ticket !== null) {
-          const auth = await events.tickets.redeem(ticket);
-          // The ticket stands for credentials checked when it was issued; they may have lapsed since.
-          if (!auth || auth.expiresAt <= Date.now() / 1000 || !(await keyStillActive(auth)))
-            throw new UnauthorizedError(
-              'The WebSocket ticket is unknown, used or expired, or its credentials no longer hold.',
-              'Bearer',
-              '/problems/invalid-ticket',
-            );
-          return auth;
-        }
-        // Header credentials go through the same authenticator as REST calls.
-        const ctx = koa.createContext(request, new ServerResponse(request));
-        return authenticator.authenticate(ctx, WS_GUARD);
-      },
-      // A revoked API key ends its connections at the next heartbeat (close 4001).
-      stillValid: keyStillActive,
+      ...upgradeCredentials({
+        authenticator: auth.authenticator,
+        tickets: events.tickets,
+        apiKeyIsActive: (keyId) => apiKeyIsActive(orm, keyId),
+        createContext: (request) => koa.createContext(request, new ServerResponse(request)),
+      }),
       redis,
     });
     watchDependencies(metrics, {
       pool: () => poolStats(orm),
       redisUsable: redis ? () => redis.usable() : undefined,
     });
-    if (redis) {
-      // Every Redis client exists now; an unreachable Redis at start-up is a configuration error.
-      await redis.ready(REDIS_STARTUP_TIMEOUT_MS).catch((error: unknown) => {
-        throw new ConfigError(
-          `REDIS_URL: Redis did not answer at start-up (${error instanceof Error ? error.message : String(error)})`,
-        );
-      });
-    }
+    if (redis) await redisAnswers(redis);
 
     const drain = () => {
-      draining ??= (async () => {
-        let timer: NodeJS.Timeout | undefined;
-        const limit = new Promise<void>((resolve) => {
-          timer = setTimeout(resolve, RELAY_FLUSH_LIMIT_MS);
-        });
-        await Promise.race([events.tail.flush().catch(() => undefined), limit]);
-        clearTimeout(timer);
-        gateway.close();
-        events.tail.stop();
-      })();
+      draining ??= drainRealtime(events, gateway);
       return draining;
     };
     return {
@@ -337,6 +199,129 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     await closeDatabase(orm);
     throw error;
   }
+}
+
+interface Infrastructure {
+  orm: Orm;
+  logger: Logger;
+  metrics: Metrics;
+  redis?: RedisLink;
+}
+
+/**
+ * Migrations, then the services in dependency order: events, ledger, access control, demo data,
+ * identity. Runs under the start-up lock.
+ */
+async function createServices(config: Config, { orm, logger, metrics, redis }: Infrastructure) {
+  await migrate(orm);
+  const events = await createEvents({ orm, config, logger, metrics, redis });
+  const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
+  const secretBox = createSecretBox(secret);
+  const ledger = createLedger({ orm, config, secretBox });
+  const onUserRegistered: UserRegisteredHook = (em, user) =>
+    ledger.wallets.createCustodialWallet(em, user.id);
+  await checkPublicUrl(orm, config);
+  const auth = await createAuthModule({
+    config,
+    orm,
+    logger,
+    secretBox,
+    secret,
+    redis,
+    onRedisFallback: () => metrics.redisFallbacks.inc({ use: 'rate limits' }),
+  }).catch((error: unknown) => {
+    throw sealedWithAnotherKey(error) ? wrongSecretKey() : error;
+  });
+  if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
+    await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
+  }
+  const identity = await createIdentityService({
+    orm,
+    secretBox,
+    publicUrl: config.publicUrl,
+    maxValidityDays: config.credentialMaxValidityDays,
+    verifyWorkers: config.verify.workers,
+    permissionsOfRole: grantableScopes,
+  });
+  return { events, ledger, auth, identity, onUserRegistered };
+}
+
+/** 15.3: published passwords must not be reachable from the network by default. */
+async function demoGuard(orm: Orm, config: Config, logger: Logger) {
+  const demoAccounts = await activeDemoAccounts(orm);
+  const listenHost = config.host ?? (demoAccounts.length > 0 ? '127.0.0.1' : '0.0.0.0');
+  if (demoAccounts.length > 0) {
+    logger.warn(
+      { demoAccounts, host: listenHost },
+      config.host === undefined
+        ? `demo accounts with published passwords exist (${demoAccounts.join(', ')}): listening on loopback only; set HOST to listen elsewhere, after changing their passwords or starting on an empty database with SEED_DEMO=never`
+        : `demo accounts with published passwords exist (${demoAccounts.join(', ')}) and HOST=${config.host} is set: anyone who reaches this address can sign in as them`,
+    );
+  }
+  return { demoAccounts, listenHost };
+}
+
+/** The HTTP middleware stack, outermost first. */
+function createKoa(
+  config: Config,
+  parts: {
+    logger: Logger;
+    metrics: Metrics;
+    auth: AuthModule;
+    router: ContractRouter;
+    version: LedgerVersion;
+  },
+): Koa {
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.silent = true; // errors are logged by the error middleware, with the request id
+  koa.use(requestContext(parts.logger, parts.metrics));
+  koa.use(errorMiddleware());
+  koa.use(requestTimeout(config.requestTimeoutMs));
+  koa.use(securityHeaders(config.corsOrigins));
+  koa.use(parts.auth.middleware);
+  koa.use(docsStatic());
+  koa.use(explorerStatic({ publicUrl: config.publicUrl }));
+  koa.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: config.bodyLimitBytes,
+      encoding: 'utf-8',
+      onError: (error) => {
+        throw bodyParseError(error as { status?: number });
+      },
+    }),
+  );
+  koa.use(async function changeMarksVersion(ctx, next) {
+    try {
+      await next();
+    } finally {
+      // Any state-changing request may have committed: later reads must not be served from before.
+      if (!SAFE_METHODS.has(ctx.method)) parts.version.bump();
+    }
+  });
+  koa.use(parts.router.middleware);
+  return koa;
+}
+
+/** Every Redis client exists now; an unreachable Redis at start-up is a configuration error. */
+async function redisAnswers(redis: RedisLink): Promise<void> {
+  await redis.ready(REDIS_STARTUP_TIMEOUT_MS).catch((error: unknown) => {
+    throw new ConfigError(
+      `REDIS_URL: Redis did not answer at start-up (${error instanceof Error ? error.message : String(error)})`,
+    );
+  });
+}
+
+/** Hands committed events to the sockets (bounded wait), closes them with 1001, stops the relay. */
+async function drainRealtime(events: EventsModule, gateway: Gateway): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, RELAY_FLUSH_LIMIT_MS);
+  });
+  await Promise.race([events.tail.flush().catch(() => undefined), limit]);
+  clearTimeout(timer);
+  gateway.close();
+  events.tail.stop();
 }
 
 /**

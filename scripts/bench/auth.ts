@@ -9,7 +9,7 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import type { OperationGuard } from '../../src/http/contract.ts';
+import type { OperationGuard } from '../../src/contract/operations.ts';
 import { createUser, type Session } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadResult, runLoad, warmUp } from './lib/load.ts';

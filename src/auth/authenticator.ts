@@ -1,10 +1,10 @@
 // The edge's guard: bearer token (RFC 6750) and, where the contract asks, an API key; then the
 // API key's rate limit, the scopes and the roles the operation declares.
 import type { Context } from 'koa';
+import type { OperationGuard } from '../contract/operations.ts';
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
-import type { OperationGuard } from '../http/contract.ts';
-import type { AuthContext, Authenticator, Role } from '../http/security.ts';
 import type { ApiKeyService } from './api-keys.ts';
+import type { AuthContext, Authenticator, Role } from './caller.ts';
 import type { ClientStatus } from './client-status.ts';
 import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';

@@ -1,28 +1,26 @@
 // The access-control module: oidc-provider (authorization code + PKCE, token, revocation, JWKS,
 // discovery), the login and consent pages, first-party login, API keys, rate limits, and the
-// Authenticator the HTTP edge calls for every protected operation.
+// Authenticator the HTTP edge and the WebSocket gateway call for every protected operation. The
+// REST handlers of accounts and applications are built by the edge (src/http/handlers/) from the
+// services exported here.
 import { hkdfSync } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type Provider from 'oidc-provider';
 import type { Config } from '../config/index.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import type { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
-import type { HandlerMap } from '../http/handler.ts';
-import { applicationHandlers } from '../http/handlers/applications.ts';
-import { authHandlers } from '../http/handlers/auth.ts';
-import { serviceAccountHandlers } from '../http/handlers/service-accounts.ts';
-import type { Authenticator } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { RedisLink } from '../redis/link.ts';
-import type { UserRegisteredHook } from './accounts.ts';
 import { purgeExpiredPayloads } from './adapter.ts';
-import { createApiKeyService } from './api-keys.ts';
+import { type ApiKeyService, createApiKeyService } from './api-keys.ts';
 import { ensureExplorerClient, ensureFirstPartyClient } from './applications.ts';
 import { createAuthenticator } from './authenticator.ts';
-import { createClientStatus } from './client-status.ts';
-import { issueFirstPartyTokens } from './first-party-login.ts';
+import type { Authenticator } from './caller.ts';
+import { type ClientStatus, createClientStatus } from './client-status.ts';
+import { issueFirstPartyTokens, type TokenResponse } from './first-party-login.ts';
 import { interactionRoutes } from './interactions.ts';
-import { createLoginThrottle } from './login-throttle.ts';
+import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { dummyPasswordHash } from './passwords.ts';
 import { createProvider, PROVIDER_ROUTES } from './provider.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
@@ -35,7 +33,6 @@ import {
 } from './signing-keys.ts';
 import { createTokenVerifier } from './token-verifier.ts';
 
-export type { UserRegisteredHook } from './accounts.ts';
 export {
   DEMO_CLIENT_ID,
   EXPLORER_CLIENT_ID,
@@ -75,7 +72,6 @@ export interface AuthModuleOptions {
   secretBox: SecretBox;
   /** The service secret (SECRET_KEY or the generated one): cookie and CSRF keys are derived from it. */
   secret: string;
-  onUserRegistered?: UserRegisteredHook;
   /** Shared rate-limit counters (REDIS_URL); per instance without it or while Redis is away. */
   redis?: RedisLink;
   /** Called when a count falls back to this instance's memory because Redis is away. */
@@ -88,7 +84,13 @@ export interface AuthModule {
   limiter: RateLimiter;
   /** Serves oidc-provider's routes and the interaction pages; place it before the body parser. */
   middleware: (ctx: Context, next: Next) => Promise<void>;
-  handlers: HandlerMap;
+  /** Login attempts per address, lockouts per username (first-party login and the login page). */
+  throttle: LoginThrottle;
+  apiKeys: ApiKeyService;
+  /** Whether an OAuth client (application) still exists (a deleted one's tokens stop at once). */
+  clients: ClientStatus;
+  /** A first-party token pair for `user`, minted by oidc-provider (same keys, revocation, refresh). */
+  issueTokens(user: User, scope: string | undefined): Promise<TokenResponse>;
   /** The API's resource indicator: the `aud` of every access token. */
   audience: string;
   /** Rotates the signing key (retired keys stay published until their tokens expire); returns the new kid. */
@@ -215,29 +217,16 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
     authenticator: createAuthenticator({ verifier, apiKeys, clients, limiter, rateLimit: config.rateLimit }),
     limiter,
     middleware,
-    handlers: {
-      ...authHandlers({
-        orm,
-        throttle,
-        onUserRegistered: options.onUserRegistered,
-        onRoleChanged: (userId) => apiKeys.forgetUser(userId),
-        issueTokens: (user, scope) =>
-          issueFirstPartyTokens(
-            provider,
-            { audience, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
-            user,
-            scope,
-          ),
-      }),
-      ...applicationHandlers({ orm, apiKeys, clients, quotas: config.quotas }),
-      ...serviceAccountHandlers({
-        orm,
-        apiKeys,
-        clients,
-        limit: config.quotas.serviceAccountsPerUser,
-        onUserRegistered: options.onUserRegistered,
-      }),
-    },
+    throttle,
+    apiKeys,
+    clients,
+    issueTokens: (user, scope) =>
+      issueFirstPartyTokens(
+        provider,
+        { audience, accessTokenTtlSeconds: config.accessTokenTtlSeconds },
+        user,
+        scope,
+      ),
     audience,
     async rotateSigningKey() {
       const [kid] = await rotateSigningKey(em, secretBox, retainSeconds);

@@ -10,13 +10,14 @@ import { errors as oidcErrors } from 'oidc-provider';
 import { Application } from '../db/entities/Application.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { AppError, TooManyRequestsError } from '../domain/errors.ts';
-import { checkCredentials, findUser } from './accounts.ts';
+import { findUser } from './accounts.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { ClientInfo } from './pages/client-origin.ts';
 import { consentPage } from './pages/consent.ts';
 import { renderErrorPage } from './pages/error.ts';
 import { sendPage } from './pages/html.ts';
 import { loginPage } from './pages/login.ts';
+import { checkPasswordLogin } from './password-login.ts';
 import { grantableScopes } from './scopes.ts';
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -151,11 +152,8 @@ export function interactionRoutes(options: InteractionOptions) {
     if (!username || !password || username.length > 32 || password.length > 128) {
       throw new PageError(400, 'invalid_request', 'Enter a username and a password.');
     }
-    await throttle.attempt('login', ctx.ip);
-    await throttle.assertNotLockedOut(username, ctx.ip);
-    const user = await checkCredentials(em.fork(), username, password);
+    const { user } = await checkPasswordLogin(em.fork(), throttle, { username, password, ip: ctx.ip });
     if (!user) {
-      await throttle.recordFailure(username, ctx.ip);
       return showLogin(ctx, interaction, 200, { username, error: 'Invalid username or password.' });
     }
     const returnTo = await options

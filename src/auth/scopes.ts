@@ -1,7 +1,7 @@
 // Which scopes a token may carry, by role. A token never grants more than its user's role allows:
 // requested scopes are intersected with the role's allowance when a token is issued, and again when
 // a token is used (so a demoted user's older tokens lose what the new role no longer allows).
-import type { Role } from '../http/security.ts';
+import type { Role } from './caller.ts';
 
 export const OIDC_SCOPES = ['openid', 'offline_access'] as const;
 

@@ -5,7 +5,7 @@
 // the token expires), so a client that sends the same token on every request pays for one signature
 // check, not one per request; a change of keys forgets them all.
 import { createLocalJWKSet, errors, type JWK, type JWTPayload, jwtVerify } from 'jose';
-import type { Role } from '../http/security.ts';
+import type { Role } from './caller.ts';
 
 export const ACCESS_TOKEN_ALGORITHMS = ['EdDSA'];
 const ROLES = new Set<string>(['player', 'studio', 'oracle', 'admin']);

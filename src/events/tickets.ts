@@ -4,7 +4,7 @@
 // While Redis is away a ticket is kept in the issuing instance's memory: it opens a connection to
 // that instance only (a load balancer may send the connection elsewhere; the client asks again).
 import { randomBytes } from 'node:crypto';
-import type { AuthContext } from '../http/security.ts';
+import type { AuthContext } from '../auth/caller.ts';
 import type { RedisLink } from '../redis/link.ts';
 
 export const TICKET_TTL_SECONDS = 30;

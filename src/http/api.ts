@@ -7,12 +7,12 @@ import addFormatsModule from 'ajv-formats';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from 'koa';
 import { OpenAPIBackend, type Operation, type Request } from 'openapi-backend';
+import type { Authenticator } from '../auth/caller.ts';
+import { type OperationGuard, operationGuards } from '../contract/operations.ts';
 import { AppError, type FieldError, NotFoundError, ValidationError } from '../domain/errors.ts';
-import { type OperationGuard, operationGuards } from './contract.ts';
 import type { HandlerMap, OperationHandler, OperationRequest } from './handler.ts';
 import { OperationMatcher } from './operation-matcher.ts';
 import { parseQuery } from './query-string.ts';
-import type { Authenticator } from './security.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { AuthContext } from './security.ts';
+import type { AuthContext } from '../auth/caller.ts';
 
 /** A request after routing and contract validation (query and path values already coerced). */
 export interface OperationRequest {

@@ -5,12 +5,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
+import type { AuthContext } from '../auth/caller.ts';
 import type { Config } from '../config/index.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
 import { ALL_EVENT_TYPES, type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
 import type { EventStore } from '../events/store.ts';
 import type { OutboxTail } from '../events/tail.ts';
-import type { AuthContext } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RedisLink } from '../redis/link.ts';

@@ -3,9 +3,9 @@
 // answered with a plain HTTP problem+json response and no WebSocket.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { AuthContext } from '../auth/caller.ts';
 import type { Config } from '../config/index.ts';
 import { AppError } from '../domain/errors.ts';
-import type { AuthContext } from '../http/security.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { RedisLink } from '../redis/link.ts';
 import {

@@ -3,8 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { ASYNCAPI_PATH } from '../contract/operations.ts';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
-import { ASYNCAPI_PATH } from '../http/contract.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 

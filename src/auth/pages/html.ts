@@ -2,7 +2,6 @@
 // `escape`, and the one stylesheet is inline and allowed by its hash in a strict CSP (no scripts).
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
-import { allowHtmlPage } from '../../http/security-headers.ts';
 
 export function escapeHtml(value: unknown): string {
   return String(value)
@@ -27,7 +26,8 @@ const PAGE_CSP = `default-src 'none'; style-src 'sha256-${STYLE_HASH}'; base-uri
 
 /** Sends a complete HTML page (no caching: pages carry per-interaction tokens). */
 export function sendPage(ctx: Context, status: number, title: string, body: string): void {
-  allowHtmlPage(ctx, PAGE_CSP);
+  // Replaces the JSON API's policy set on every answer (src/http/security-headers.ts).
+  ctx.set('Content-Security-Policy', PAGE_CSP);
   ctx.set('Cache-Control', 'no-store');
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';

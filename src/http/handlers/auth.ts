@@ -1,7 +1,6 @@
 // Registration, first-party login, the current user and role changes.
 
 import {
-  checkCredentials,
   findUser,
   registerUser,
   setUserRole,
@@ -10,6 +9,7 @@ import {
 } from '../../auth/accounts.ts';
 import type { TokenResponse } from '../../auth/first-party-login.ts';
 import type { LoginThrottle } from '../../auth/login-throttle.ts';
+import { checkPasswordLogin } from '../../auth/password-login.ts';
 import { rateLimitHeaders } from '../../auth/rate-limit.ts';
 import type { User, UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -54,13 +54,13 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
         password: string;
         scope?: string;
       };
-      ctx.set(rateLimitHeaders(await throttle.attempt('login', ctx.ip)));
-      await throttle.assertNotLockedOut(username, ctx.ip);
-      const user = await checkCredentials(orm.em.fork(), username, password);
-      if (!user) {
-        await throttle.recordFailure(username, ctx.ip);
-        throw invalidCredentials();
-      }
+      const { user, budget } = await checkPasswordLogin(orm.em.fork(), throttle, {
+        username,
+        password,
+        ip: ctx.ip,
+      });
+      ctx.set(rateLimitHeaders(budget));
+      if (!user) throw invalidCredentials();
       ctx.set('Cache-Control', 'no-store');
       ctx.body = await deps.issueTokens(user, scope);
     },

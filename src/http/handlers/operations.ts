@@ -1,7 +1,7 @@
 // Health, readiness, metrics and the published contracts.
 import { readFileSync } from 'node:fs';
+import { ASYNCAPI_PATH, OPENAPI_PATH } from '../../contract/operations.ts';
 import type { Metrics } from '../../observability/metrics.ts';
-import { ASYNCAPI_PATH, OPENAPI_PATH } from '../contract.ts';
 import type { HandlerMap } from '../handler.ts';
 import { publishedAsyncApi, publishedOpenApi } from '../published-contracts.ts';
 import { allowHtmlPage } from '../security-headers.ts';

@@ -1,9 +1,10 @@
-// What the edge knows about the caller once credentials are checked, and the contract every
-// authenticator fulfils. The implementation lives in src/auth/ (token + API key verification).
+// Who is calling, once credentials are checked, and the interface the HTTP edge and the WebSocket
+// gateway authenticate through. The implementation is src/auth/authenticator.ts (token + API key).
 import type { Context } from 'koa';
-import type { OperationGuard } from './contract.ts';
+import type { OperationGuard } from '../contract/operations.ts';
+import type { UserRole } from '../db/entities/User.ts';
 
-export type Role = 'player' | 'studio' | 'oracle' | 'admin';
+export type Role = UserRole;
 
 export interface AuthContext {
   userId: string;
