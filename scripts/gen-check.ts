@@ -6,9 +6,9 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { configTableIsCurrent } from './gen/config-docs.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir } from './gen/paths.ts';
+import { configTableIsCurrent } from './lib/config-docs.ts';
 
 async function listFiles(dir: string): Promise<string[]> {
   try {

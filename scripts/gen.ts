@@ -5,9 +5,9 @@
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeConfigTable } from './gen/config-docs.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir, repoRoot } from './gen/paths.ts';
+import { writeConfigTable } from './lib/config-docs.ts';
 
 const staging = await mkdtemp(join(repoRoot, '.generated-'));
 try {

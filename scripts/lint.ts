@@ -1,8 +1,10 @@
 /**
  * `npm run lint`: Redocly lints both contracts (rules in redocly.yaml), Spectral's `spectral:oas`
  * and `spectral:asyncapi` rulesets lint the bundled documents (.spectral.yaml; any result, even a
- * hint, fails), then Biome checks the TypeScript (rules in biome.json). Both always run so one pass shows every problem; the exit
- * code is non-zero when either reports an error.
+ * hint, fails), Biome checks the TypeScript (rules in biome.json), and dependency-cruiser checks
+ * which module may import which (.dependency-cruiser.cjs, README "How the code is laid out"; the
+ * violations listed in .dependency-cruiser-known-violations.json are reported but pass). Every step
+ * always runs so one pass shows every problem; the exit code is non-zero when any reports an error.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -45,6 +47,19 @@ const steps: Step[] = [
     script: biomeCli,
     args: ['check', ...codeDirs],
     native: true,
+  },
+  {
+    name: `Dependency rules (${codeDirs.join(', ')})`,
+    script: join(repoRoot, 'node_modules', 'dependency-cruiser', 'bin', 'dependency-cruiser.mjs'),
+    args: [
+      ...codeDirs,
+      '--config',
+      join(repoRoot, '.dependency-cruiser.cjs'),
+      '--ignore-known',
+      join(repoRoot, '.dependency-cruiser-known-violations.json'),
+      '--output-type',
+      'err',
+    ],
   },
 ];
 

@@ -2,7 +2,7 @@
 // never repeated, and the README's table written from the same schema.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { configTable, withConfigTable } from '../../../scripts/gen/config-docs.ts';
+import { configTable, withConfigTable } from '../../../scripts/lib/config-docs.ts';
 import { ConfigError, configSchema, loadConfig } from '../../../src/config/index.ts';
 
 function errorOf(env: Record<string, string>): string {

@@ -1,0 +1,107 @@
+// The dependency rules of README "How the code is laid out", checked by `npm run lint`
+// (dependency-cruiser). Known violations in files being reworked are listed in
+// .dependency-cruiser-known-violations.json: they are reported as ignored, and any new one fails.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'Modules import each other in one direction only (type-only imports count too).',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'domain-not-outward',
+      comment: 'The domain knows nothing of the HTTP edge, the WebSocket gateway or access control.',
+      severity: 'error',
+      from: { path: '^src/domain/' },
+      to: { path: '^src/(http|ws|auth)/' },
+    },
+    {
+      name: 'db-not-domain-services',
+      comment: 'Storage (entities, migrations, statements) depends on no domain service.',
+      severity: 'error',
+      from: { path: '^src/db/' },
+      to: { path: '^src/(domain|auth|http|ws|events)/' },
+    },
+    {
+      name: 'auth-not-edge',
+      comment: 'Access control is a service the edge calls: it builds no HTTP handlers or WebSocket parts.',
+      severity: 'error',
+      from: { path: '^src/auth/' },
+      to: { path: '^src/(http|ws)/' },
+    },
+    {
+      name: 'events-not-edge',
+      comment: 'The outbox, relay and commit bus know nothing of the HTTP edge or the WebSocket gateway.',
+      severity: 'error',
+      from: { path: '^src/events/' },
+      to: { path: '^src/(http|ws)/' },
+    },
+    {
+      name: 'contract-is-a-leaf',
+      comment: 'The operation index reads the bundled contract and depends on no other part of the service.',
+      severity: 'error',
+      from: { path: '^src/contract/' },
+      to: { path: '^src/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'http-not-ws',
+      comment: 'The HTTP edge and the WebSocket gateway are siblings; src/app.ts wires them.',
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: { path: '^src/ws/' },
+    },
+    {
+      name: 'ws-not-http',
+      comment: 'The HTTP edge and the WebSocket gateway are siblings; src/app.ts wires them.',
+      severity: 'error',
+      from: { path: '^src/ws/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'src-not-outside',
+      comment: 'The service imports nothing from scripts/, test/ or explorer/.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(scripts|test|explorer)/' },
+    },
+    {
+      name: 'test-not-scripts-internals',
+      comment:
+        "Between test/ and scripts/ code is shared only through modules both import: a tool's library " +
+        '(scripts/<tool>/lib/, scripts/lib/) and the in-process harness (test/helpers/). A test never ' +
+        'imports a script itself.',
+      severity: 'error',
+      from: { path: '^test/' },
+      to: { path: '^scripts/', pathNot: ['^scripts/lib/', '^scripts/[^/]+/lib/'] },
+    },
+    {
+      name: 'scripts-not-test-internals',
+      comment: 'Scripts use test/helpers/ (the in-process harness) and nothing else under test/.',
+      severity: 'error',
+      from: { path: '^scripts/' },
+      to: { path: '^test/', pathNot: '^test/helpers/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'Every import resolves (a typo or a package missing from package.json).',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|generated/docs|explorer/dist)' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      extensions: ['.ts', '.js', '.json'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
