@@ -91,6 +91,9 @@ export function verificationMethodId(value: unknown): string {
 const sameList = (a: unknown, b: unknown) =>
   JSON.stringify([a ?? []].flat()) === JSON.stringify([b ?? []].flat());
 
+/** Each proof is checked on its own (a canonicalization each): more than this is refused, not paid for. */
+export const MAX_PROOFS = 4;
+
 /**
  * Verifies every proof of `document` (each on its own: a proof set passes only if all its proofs
  * do); each must be a DataIntegrityProof of a verified cryptosuite for `purpose`.
@@ -110,6 +113,11 @@ export async function verifyDataIntegrityProofs(
     code,
   });
   if (proofs.length === 0) return fail('no-proof', 'The document has no proof.');
+  if (proofs.length > MAX_PROOFS)
+    return fail(
+      'unsupported-proof',
+      `The document has ${proofs.length} proofs; at most ${MAX_PROOFS} are verified.`,
+    );
   for (const proof of proofs) {
     if (proof.type !== 'DataIntegrityProof' || !isVerifiedCryptosuite(proof.cryptosuite)) {
       return fail(

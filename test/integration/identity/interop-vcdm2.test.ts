@@ -247,6 +247,11 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
       const broken = structuredClone(set);
       broken.proof[1].proofValue = broken.proof[0].proofValue;
       expect(check(await identity.verify({ credential: broken }), 'signature')?.passed).toBe(false);
+      // Each proof costs a canonicalization: a set larger than MAX_PROOFS is refused unchecked.
+      const large = { ...set, proof: [...set.proof, ...set.proof, set.proof[0]] };
+      const refused = check(await identity.verify({ credential: large }), 'signature');
+      expect(refused).toMatchObject({ passed: false, reason: 'unsupported-proof' });
+      expect(refused?.detail).toMatch(/5 proofs; at most 4/);
     });
   });
 
