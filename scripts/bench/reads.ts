@@ -3,6 +3,12 @@
 // twice: as clients send it (answered from the read cache, src/http/read-cache.ts, while the ledger
 // does not change) and with `Cache-Control: no-cache` (the database and serialization every time).
 // Targets (issue 4): the wallet read at >= 35% of Koa hello on SQLite, >= 25% on PostgreSQL.
+//
+// Then reads under writes (issue 17): wallet reads spread over 300 wallets of 10 holdings each while
+// 50 transfers/s between them run in the background (each transfer changes two wallets' listings),
+// cached and with `Cache-Control: no-cache`. Targets on SQLite: cached >= 30% of Koa hello, uncached
+// >= 15%. `--reads hot|spread|both` picks the parts (default both).
+import { randomBytes } from 'node:crypto';
 import {
   call,
   createCollection,
@@ -12,17 +18,25 @@ import {
   mint,
   type Session,
 } from './lib/api.ts';
+import { forEachLimit } from './lib/concurrency.ts';
 import type { DbKind } from './lib/database.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { baselineOf, heading, loadTable, ratio } from './lib/report.ts';
+import { produceSteadily } from './lib/producer.ts';
 import { type Service, startService } from './lib/service.ts';
+import type { AutocannonRequest } from './lib/untyped.ts';
 
 const TARGET: Record<DbKind, number> = { sqlite: 0.35, postgres: 0.25 };
 const HOLDINGS_PER_KIND = 10;
 
 export async function reads(options: BenchOptions): Promise<void> {
+  if (options.reads !== 'spread') await hotReads(options);
+  if (options.reads !== 'hot') await spreadReads(options);
+}
+
+async function hotReads(options: BenchOptions): Promise<void> {
   for (const kind of options.dbs) {
     const hello = await startHello();
     const service = await startService(kind);
@@ -89,4 +103,106 @@ async function walletWith20Holdings(service: Service): Promise<{ owner: Session;
     throw new Error(`the wallet should hold ${2 * HOLDINGS_PER_KIND} assets, it holds ${page.data.length}`);
   }
   return { owner, nftId };
+}
+
+const SPREAD_WALLETS = 300;
+const SPREAD_HOLDINGS = 10;
+const SPREAD_TRANSFERS_PER_SECOND = 50;
+const SPREAD_TARGET: Record<DbKind, { cached: number; uncached: number } | undefined> = {
+  sqlite: { cached: 0.3, uncached: 0.15 },
+  postgres: undefined,
+};
+
+/**
+ * Wallet reads spread over 300 wallets (a random one per request), each holding 10 currencies,
+ * while a producer makes 50 transfers/s between them (each from a wallet the studio controls to a
+ * random reader-visible wallet): what the read cache keeps when the ledger keeps changing.
+ */
+async function spreadReads(options: BenchOptions): Promise<void> {
+  for (const kind of options.dbs) {
+    const hello = await startHello();
+    const service = await startService(kind);
+    try {
+      const { studio, wallets, currencies } = await spreadLedger(service);
+      const randomWallet = (): AutocannonRequest => ({
+        method: 'GET',
+        path: `/wallets/${wallets[Math.floor(Math.random() * wallets.length)]}/assets?limit=10`,
+      });
+      const spread = (label: string, headers: Record<string, string>): LoadOptions => ({
+        label,
+        url: service.baseUrl,
+        headers,
+        connections: options.connections,
+        durationSeconds: options.durationSeconds,
+        setupClient: (client) => client.setRequests([{ setupRequest: () => randomWallet() }]),
+      });
+      const helloLoad: LoadOptions = {
+        label: 'Koa hello GET /',
+        url: `${hello.baseUrl}/`,
+        connections: options.connections,
+        durationSeconds: options.durationSeconds,
+      };
+      const cachedLoad = spread(`GET /wallets/{1 of ${SPREAD_WALLETS}}/assets`, studio.headers);
+      const freshLoad = spread('same, Cache-Control: no-cache', { ...studio.headers, 'cache-control': 'no-cache' });
+      heading(`reads under writes on ${kind}`, {
+        wallets: SPREAD_WALLETS,
+        'holdings per wallet': SPREAD_HOLDINGS,
+        'background transfers/s': SPREAD_TRANSFERS_PER_SECOND,
+        connections: options.connections,
+        'seconds per run': options.durationSeconds,
+      });
+      for (const target of [helloLoad, cachedLoad, freshLoad]) await warmUp(target);
+      const results: LoadResult[] = [await runLoad(helloLoad)];
+      for (const target of [cachedLoad, freshLoad]) {
+        const [result, writes] = await Promise.all([
+          runLoad(target),
+          produceSteadily(SPREAD_TRANSFERS_PER_SECOND, options.durationSeconds, async (sequence) => {
+            const response = await fetch(`${service.baseUrl}/api/v1/transfer`, {
+              method: 'POST',
+              headers: { ...studio.headers, 'content-type': 'application/json' },
+              body: JSON.stringify({
+                assetId: currencies[sequence % currencies.length],
+                from: studio.wallet,
+                to: wallets[Math.floor(Math.random() * wallets.length)],
+                amount: '0.01',
+              }),
+            });
+            await response.arrayBuffer();
+            return response.status === 201;
+          }),
+        ]);
+        results.push(result);
+        console.log(
+          `${target.label}: background transfers ${writes.succeeded} committed, ${writes.failed} failed, ` +
+            `${writes.skipped} skipped (${(writes.succeeded / writes.seconds).toFixed(1)}/s)`,
+        );
+      }
+      results.push(await runLoad(helloLoad));
+      loadTable(results);
+      const baseline = baselineOf([results[0], results[3]]);
+      const target = SPREAD_TARGET[kind];
+      ratio('spread wallet reads under writes', results[1].okPerSecond, baseline, target?.cached);
+      ratio('spread wallet reads under writes, no-cache', results[2].okPerSecond, baseline, target?.uncached);
+    } finally {
+      await service.stop();
+      await hello.stop();
+    }
+  }
+}
+
+/** 300 wallets holding 10 currencies each (minted by one studio, which also holds plenty of each). */
+async function spreadLedger(
+  service: Service,
+): Promise<{ studio: Session; wallets: string[]; currencies: string[] }> {
+  const studio = await createUser(service, 'studio');
+  await createCollection(service, studio, 'bench-spread');
+  const currencies = Array.from({ length: SPREAD_HOLDINGS }, (_, index) => `spread-${index + 1}`);
+  for (const currency of currencies) {
+    await createCurrency(service, studio, currency, 'bench-spread');
+    await mint(service, studio, currency, studio.wallet, '100000000');
+  }
+  const wallets = Array.from({ length: SPREAD_WALLETS }, () => `0x${randomBytes(20).toString('hex')}`);
+  const mints = wallets.flatMap((wallet) => currencies.map((currency) => ({ wallet, currency })));
+  await forEachLimit(mints, 16, ({ wallet, currency }) => mint(service, studio, currency, wallet, '1000'));
+  return { studio, wallets, currencies };
 }

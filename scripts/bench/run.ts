@@ -1,6 +1,6 @@
 // Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|replay-flood|verify-flood|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
-//   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws]
+//   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // Docs and the figures of the last run: docs/benchmarks.md.
@@ -30,7 +30,7 @@ function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws]\n',
+      '[--ws-client lean|ws] [--reads hot|spread|both]\n',
   );
   process.exit(64);
 }
@@ -52,6 +52,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       fanout: { type: 'string', default: '1000@200,10000@20' },
       'idle-clients': { type: 'string', default: '10000' },
       'ws-client': { type: 'string', default: 'lean' },
+      reads: { type: 'string', default: 'both' },
     },
   });
   if (positionals.length !== 1) usage('name one benchmark');
@@ -65,6 +66,9 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
   if (!(values.db in dbs)) usage('--db must be sqlite, postgres or both');
   const wsClient = values['ws-client'];
   if (wsClient !== 'lean' && wsClient !== 'ws') usage('--ws-client must be lean or ws');
+  const readsMode = values.reads;
+  if (readsMode !== 'hot' && readsMode !== 'spread' && readsMode !== 'both')
+    usage('--reads must be hot, spread or both');
   const fanoutCases = values.fanout.split(',').map((spec) => {
     const match = /^(\d+)@(\d+)$/.exec(spec.trim());
     if (!match) usage(`--fanout cases look like 1000@200 (clients@events per second), not "${spec}"`);
@@ -82,6 +86,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       fanout: fanoutCases,
       idleClients: positiveInteger(values['idle-clients'], 'idle-clients', 50_000),
       wsClient,
+      reads: readsMode,
     },
   };
 }

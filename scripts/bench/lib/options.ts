@@ -17,6 +17,10 @@ export interface BenchOptions {
    * default) or `ws` (the client library, several times the load generator's CPU per message).
    */
   wsClient: WsClientKind;
+  /** The reads benchmark's parts: one hot wallet (`hot`), 300 wallets under writes (`spread`), or both. */
+  reads: ReadsMode;
 }
+
+export type ReadsMode = 'hot' | 'spread' | 'both';
 
 export type WsClientKind = 'lean' | 'ws';
