@@ -16,16 +16,18 @@ import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { Application } from './db/entities/Application.ts';
 import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
 import { readStatements } from './db/read-statements.ts';
+import { externalCommitCounter } from './db/write-statements.ts';
 import { AppError, OutcomeUnknownError, RETRY_AFTER_SECONDS } from './domain/errors.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
+import { commitHookOf } from './events/commit-hook.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
 import { docsStatic } from './http/docs-static.ts';
 import { explorerStatic } from './http/explorer-static.ts';
 import { createHandlers } from './http/handlers/index.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
-import { type LedgerVersion, ledgerVersion, ReadCache } from './http/read-cache.ts';
+import { ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
@@ -123,15 +125,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
     const { events, auth, identity } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
-    // Cached reads follow the ledger's version: SQLite's change counter, this instance's writes
-    // (bumped below, before their answers leave) and events relayed from every instance.
-    const reads = readStatements(orm);
-    const version = ledgerVersion(() => reads.dataVersion());
-    events.tail.onEvents(() => version.bump());
+    // Cached reads are invalidated by what committed changes touched: this instance's, by the commit
+    // hook before their answers leave; every instance's, by the relay (events and internal changes).
+    // A commit by another process on the same SQLite file empties the cache.
+    // The read connection is opened first: SQLite counts its opening as a change by another connection.
+    await readStatements(orm).all('select 1', []);
+    const version = ledgerVersion(await externalCommitCounter(orm));
     const readCache = new ReadCache(version, {
       maxEntries: config.readCache.maxEntries,
       maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
     });
+    const commitHook = commitHookOf(orm);
+    commitHook.onInvalidate((keys) => readCache.invalidate(keys));
+    events.tail.onEvents((published) => commitHook.relayed(published));
+    events.tail.onChanges((changes) => commitHook.relayed(changes));
     const handlers = createHandlers({
       ...services,
       config,
@@ -142,7 +149,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       draining: () => draining !== null,
     });
     const router = await createContractRouter(loadOpenApiDocument(), handlers, auth.authenticator);
-    const koa = createKoa(config, { logger, metrics, auth, router, version });
+    const koa = createKoa(config, { logger, metrics, auth, router });
     const gateway = new Gateway({
       config,
       logger,
@@ -269,7 +276,6 @@ function createKoa(
     metrics: Metrics;
     auth: AuthModule;
     router: ContractRouter;
-    version: LedgerVersion;
   },
 ): Koa {
   const koa = new Koa({ proxy: config.trustProxy });
@@ -291,14 +297,6 @@ function createKoa(
       },
     }),
   );
-  koa.use(async function changeMarksVersion(ctx, next) {
-    try {
-      await next();
-    } finally {
-      // Any state-changing request may have committed: later reads must not be served from before.
-      if (!SAFE_METHODS.has(ctx.method)) parts.version.bump();
-    }
-  });
   koa.use(parts.router.middleware);
   return koa;
 }

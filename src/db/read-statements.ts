@@ -25,11 +25,6 @@ export interface ReadStatements {
   date(value: unknown): Date;
   /** Turns a JSON column's value into its value (text on SQLite, parsed by the driver on PostgreSQL). */
   json(value: unknown): unknown;
-  /**
-   * SQLite: a number that changes whenever another connection (this process's writer, or another
-   * process) has committed to the file since the last call. PostgreSQL has no such counter: 0.
-   */
-  dataVersion(): number;
   close(): void;
 }
 
@@ -79,13 +74,11 @@ function openReadStatements(orm: Orm): ReadStatements {
       },
       date,
       json: (value) => value,
-      dataVersion: () => 0,
       // Named statements live and die with the pool's connections, which the ORM closes.
       close() {},
     };
   }
   let database: DatabaseSync | undefined;
-  let dataVersion: StatementSync | undefined;
   const prepared = new Map<string, StatementSync>();
   const open = () =>
     (database ??= new DatabaseSync(orm.config.get('dbName') as string, { readOnly: true, timeout: 5000 }));
@@ -101,14 +94,9 @@ function openReadStatements(orm: Orm): ReadStatements {
     },
     date,
     json: (value) => (value == null ? value : JSON.parse(value as string)),
-    dataVersion() {
-      dataVersion ??= open().prepare('pragma data_version');
-      return (dataVersion.get() as { data_version: number }).data_version;
-    },
     close() {
       database?.close();
       database = undefined;
-      dataVersion = undefined;
       prepared.clear();
     },
   };

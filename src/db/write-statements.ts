@@ -6,7 +6,6 @@
 //   SQL text is prepared once and reused. Dates are bound as the ORM stores them (epoch ms).
 // - PostgreSQL: through the transaction's own connection (`em.execute`), which the pool hands to
 //   nobody else until it commits.
-import { EventType } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from './orm.ts';
 import { databaseKindOf } from './platform.ts';
@@ -36,23 +35,6 @@ function sqliteValue(value: unknown): unknown {
   return value instanceof Date ? value.getTime() : value;
 }
 
-const announcing = new WeakSet<Orm>();
-
-/**
- * Tells the ORM's subscribers that a transaction committed, for writes that commit without the ORM
- * (the events module then reads the outbox at once instead of at its next poll). Commits of one turn
- * of the event loop share one announcement, right after that turn's I/O: under load a turn handles
- * many requests, and each announcement costs the relay a read of the outbox.
- */
-export function announceCommit(orm: Orm): void {
-  if (announcing.has(orm)) return;
-  announcing.add(orm);
-  setImmediate(() => {
-    announcing.delete(orm);
-    void orm.em.getEventManager().dispatchEvent(EventType.afterTransactionCommit, { em: orm.em as never });
-  });
-}
-
 /**
  * SQLite: transactions run synchronously on the ORM's own better-sqlite3 connection, and the ones
  * asked for during one turn of the event loop commit together (group commit).
@@ -71,8 +53,12 @@ export function announceCommit(orm: Orm): void {
  * the WAL; transfers of one turn share most of their pages (balances, the counter, the ends of the
  * tables and indexes), so this writes a fraction of the pages, and one commit instead of many. If the
  * COMMIT itself fails, nothing of the group was applied and every caller gets the error.
+ *
+ * What the pieces of a committed group noted with `changed` (their outbox events) goes to the
+ * writer's `committed` callback (the commit hook) after the COMMIT and before any caller's promise
+ * resolves; a piece rolled back to its savepoint takes its notes with it.
  */
-export interface SqliteWriter {
+export interface SqliteWriter<C = unknown> {
   /** `sql` prepared once on the ORM's connection. */
   statement(sql: string): SqliteStatement;
   /**
@@ -83,6 +69,8 @@ export interface SqliteWriter {
   transaction<T>(work: () => T): Promise<T>;
   /** Dates and booleans as the ORM stores them on SQLite. */
   value(value: unknown): unknown;
+  /** Notes a change the running piece of work wrote (only inside `transaction`'s work). */
+  changed(change: C): void;
 }
 
 const SQLITE_ATTEMPTS = 5;
@@ -101,7 +89,10 @@ function isBusy(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
-export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
+export async function sqliteWriter<C>(
+  orm: Orm,
+  committed: (changes: C[]) => void,
+): Promise<SqliteWriter<C>> {
   if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') throw new Error('sqliteWriter needs SQLite');
   const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
   const prepared = new Map<string, SqliteStatement>();
@@ -122,6 +113,8 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
 
   const queue: QueuedWork[] = [];
   let scheduled = false;
+  /** The changes noted by the work running now (null outside any work). */
+  let noting: C[] | null = null;
 
   function schedule(): void {
     if (scheduled) return;
@@ -148,10 +141,24 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
   /** An ORM transaction holds the connection: each piece waits for it through the ORM (which announces). */
   function throughOrm(items: QueuedWork[]): void {
     for (const item of items) {
+      const changes: C[] = [];
       orm.em
         .fork()
-        .transactional(async () => item.work())
-        .then(item.resolve, (error: unknown) => retryOrReject([item], error));
+        .transactional(async () => {
+          noting = changes;
+          try {
+            return item.work();
+          } finally {
+            noting = null;
+          }
+        })
+        .then(
+          (value) => {
+            committed(changes);
+            item.resolve(value);
+          },
+          (error: unknown) => retryOrReject([item], error),
+        );
     }
   }
 
@@ -172,18 +179,24 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
       return;
     }
     const outcomes: { ok: boolean; value: unknown }[] = [];
+    const changes: C[] = [];
     try {
       for (const item of items) {
         savepoint.run();
+        const mark = changes.length;
+        noting = changes;
         try {
           outcomes.push({ ok: true, value: item.work() });
           release.run();
         } catch (error) {
+          changes.length = mark;
           // An error that ended the whole transaction (I/O, disk full) leaves no savepoint to go back to.
           if (!database.inTransaction) throw error;
           rollbackToSavepoint.run();
           release.run();
           outcomes.push({ ok: false, value: error });
+        } finally {
+          noting = null;
         }
       }
       commit.run();
@@ -192,7 +205,7 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
       retryOrReject(items, error);
       return;
     }
-    if (outcomes.some((outcome) => outcome.ok)) announceCommit(orm);
+    committed(changes);
     items.forEach((item, index) => {
       const outcome = outcomes[index];
       if (outcome.ok) item.resolve(outcome.value);
@@ -203,6 +216,10 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
   return {
     statement,
     value: sqliteValue,
+    changed(change) {
+      if (!noting) throw new Error('SqliteWriter.changed is for the work of a transaction');
+      noting.push(change);
+    },
     transaction<T>(work: () => T) {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (value: unknown) => void, reject, attempts: 0 });
@@ -210,6 +227,20 @@ export async function sqliteWriter(orm: Orm): Promise<SqliteWriter> {
       });
     },
   };
+}
+
+/**
+ * A counter of commits to the database made by other connections than this process's writing one:
+ * on SQLite `PRAGMA data_version` on the ORM's connection, which moves when another process (an
+ * admin script, a restore) commits to the file, and not for this process's own commits (they reach
+ * the read cache through the commit hook, keyed). PostgreSQL has no such counter: always 0 (writes
+ * that bypass every instance are not supported there).
+ */
+export async function externalCommitCounter(orm: Orm): Promise<() => number> {
+  if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') return () => 0;
+  const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
+  const version = database.prepare('pragma data_version');
+  return () => (version.get() as { data_version: number }).data_version;
 }
 
 /** The members of a `pg` Pool used here (pg ships no types; MikroORM hands the pool back untyped). */

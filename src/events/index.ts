@@ -6,6 +6,7 @@ import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
+import { commitHookOf } from './commit-hook.ts';
 import { idsMayCommitOutOfOrder, waitForOutboxWritersOn } from './outbox-lock.ts';
 import { pgRelayConnection } from './relay-connection.ts';
 import { EventStore } from './store.ts';
@@ -48,8 +49,8 @@ export async function createEvents(deps: {
     : memoryTickets();
   await tail.start();
   bus.onCommit(() => tail.nudge());
-  // Every committed transaction might have written events: announce it (cheap, coalesced).
-  orm.em.getEventManager().registerSubscriber({ afterTransactionCommit: () => bus.announce() });
+  // The commit hook announces this instance's commits of ledger changes (coalesced per turn).
+  commitHookOf(orm).onCommit(() => bus.announce());
 
   const prune = async () => {
     const cutoff = new Date(Date.now() - config.eventRetentionDays * 86_400_000);

@@ -1,6 +1,7 @@
 // Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
+import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
@@ -42,6 +43,16 @@ interface RelayRow {
   wallets: string[];
 }
 
+/** An internal ledger change (ledger_change) as the relay reads it. */
+export interface ChangeRow {
+  id: number;
+  kind: LedgerChangeKind;
+  userId: string | null;
+  wallet: string | null;
+}
+
+const CHANGES_READ = 'select id, kind, user_id, wallet from ledger_change where id > ? order by id limit ?';
+
 const RELAY_READ =
   'select id, type, occurred_at, data, asset_id, collection_id, wallets from outbox_event where id > $1 order by id limit $2';
 
@@ -71,6 +82,31 @@ export class EventStore {
           wallets: row.wallets,
         }) as OutboxEvent,
     );
+  }
+
+  /** The relay's read of internal changes: every ledger_change row with id > `after`, ascending. */
+  async changesAfter(after: number, limit: number): Promise<ChangeRow[]> {
+    const rows = this.relay
+      ? await this.relay.query<Record<string, unknown>>(
+          CHANGES_READ.replace('?', '$1').replace('?', '$2'),
+          [after, limit],
+          'gats_relay_changes',
+        )
+      : await this.em().execute<Record<string, unknown>[]>(CHANGES_READ, [after, limit]);
+    return rows.map((row) => ({
+      id: Number(row.id),
+      kind: row.kind as LedgerChangeKind,
+      userId: (row.user_id as string | null) ?? null,
+      wallet: (row.wallet as string | null) ?? null,
+    }));
+  }
+
+  /** The newest ledger_change id (0 when there is none). */
+  async newestChange(): Promise<number> {
+    const rows = await this.em().execute<{ newest: number | string | null }[]>(
+      'select max(id) as newest from ledger_change',
+    );
+    return Number(rows[0]?.newest ?? 0);
   }
 
   private em(): EntityManager {
@@ -132,6 +168,8 @@ export class EventStore {
          on conflict (name) do update set value = excluded.value`,
         [PRUNED_THROUGH, Number(last)],
       );
+      // Internal changes only matter to relays that are running now: keep them as long as events.
+      await em.nativeDelete(LedgerChange, { occurredAt: { $lt: olderThan } });
       return em.nativeDelete(OutboxEvent, { id: { $lte: Number(last) } });
     });
   }

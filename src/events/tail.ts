@@ -7,7 +7,7 @@ import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { PublishedEvent } from './filter.ts';
-import { type EventStore, toPublished } from './store.ts';
+import { type ChangeRow, type EventStore, toPublished } from './store.ts';
 
 const BATCH = 500;
 /**
@@ -32,6 +32,7 @@ const GAP_MAX_PATIENCE_MS = 1000;
 const MAX_PACE_MS = 20;
 
 export type EventListener = (events: readonly PublishedEvent[]) => void;
+export type ChangeListener = (changes: readonly ChangeRow[]) => void;
 
 export class OutboxTail {
   private position = 0;
@@ -47,6 +48,9 @@ export class OutboxTail {
   private paceTimer: NodeJS.Timeout | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly listeners = new Set<EventListener>();
+  /** Internal changes (ledger_change): read after the events, only while someone listens. */
+  private readonly changeListeners = new Set<ChangeListener>();
+  private changePosition = 0;
   private readonly store: EventStore;
   private readonly pollMs: number;
   private readonly logger: Logger;
@@ -88,8 +92,10 @@ export class OutboxTail {
    */
   async start(): Promise<void> {
     const { newest } = await this.store.range();
+    const newestChange = await this.store.newestChange();
     await this.settleGaps?.(true);
     this.position = newest ?? 0;
+    this.changePosition = newestChange;
     this.timer = setInterval(() => this.nudge(), this.pollMs);
     this.timer.unref();
   }
@@ -97,6 +103,12 @@ export class OutboxTail {
   onEvents(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Internal ledger changes committed by any instance (wallet links), once each, in id order. */
+  onChanges(listener: ChangeListener): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   /** Read what has been committed since the last read; concurrent nudges collapse into one more read. */
@@ -160,6 +172,43 @@ export class OutboxTail {
   }
 
   private async drain(): Promise<void> {
+    await this.drainEvents();
+    if (this.changeListeners.size > 0) await this.drainChanges();
+  }
+
+  /**
+   * Internal changes are few (a wallet link now and then) and their writers hold the same writer
+   * lock as event writers: on a gap in their ids the relay simply waits for the writers in flight,
+   * after which every id below the largest seen is final.
+   */
+  private async drainChanges(): Promise<void> {
+    try {
+      for (;;) {
+        let rows = await this.store.changesAfter(this.changePosition, BATCH);
+        if (rows.length === 0) return;
+        let expected = this.changePosition + 1;
+        const contiguous = rows.every((row) => row.id === expected++);
+        if (!contiguous && this.settleGaps) {
+          const seen = rows[rows.length - 1].id;
+          await this.settleGaps(true);
+          rows = (await this.store.changesAfter(this.changePosition, BATCH)).filter((row) => row.id <= seen);
+        }
+        this.changePosition = rows[rows.length - 1].id;
+        for (const listener of this.changeListeners) {
+          try {
+            listener(rows);
+          } catch (error) {
+            this.logger.error({ err: error }, 'change listener failed');
+          }
+        }
+        if (rows.length < BATCH) return;
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'ledger change read failed');
+    }
+  }
+
+  private async drainEvents(): Promise<void> {
     // A flush: everything committed before it has an id at or below the largest the first read sees,
     // so one settled gap is enough.
     let settleNow = this.settleNow;

@@ -3,18 +3,20 @@
 // JSON serialization. Authentication, authorization and validation still run on every request: only
 // the handler's work is saved.
 //
-// When a cached answer may be served: the cache belongs to one ledger *version* and is emptied when the
-// version moves. The version moves
-// - on SQLite, whenever any connection commits a change to the file (`PRAGMA data_version` on the
-//   read connection, read at most once a millisecond): whatever wrote, within a millisecond;
-// - on this instance, when any state-changing request (not GET/HEAD/OPTIONS) finishes, before its
-//   answer leaves: a client never reads an older state than one it was told is committed;
-// - when the relay hands over events committed by any instance (every ledger change writes one):
-//   with several instances on PostgreSQL, a read on instance B may trail a write committed through
-//   instance A by the relay's delay (milliseconds; the relay polls at worst every RELAY_POLL_MS).
+// When a cached answer may be served: each answer is kept with the keys of what it shows (the wallets,
+// assets, holders and user it covers: src/events/change-keys.ts) and dropped when a committed change
+// touched one of them:
+// - on this instance, by the commit hook (src/events/commit-hook.ts) right after the COMMIT, before
+//   the writer's answer leaves: a client never reads an older state than one it was told is committed;
+// - for changes committed by any instance, when the relay reads their rows (every ledger change writes
+//   an outbox event or an internal ledger_change row): with several instances on PostgreSQL, a read on
+//   instance B may trail a write committed through instance A by the relay's delay (milliseconds; at
+//   worst RELAY_POLL_MS).
+// Writes that bypass the service (another process on the same SQLite file: `PRAGMA data_version` on
+// the service's writing connection, read at most once a millisecond) empty the whole cache.
 // A request with `Cache-Control: no-cache` is always answered from the database.
 //
-// An answer computed while the version moved is not kept (it may predate the change).
+// An answer computed while one of its keys was invalidated is not kept (it may predate the change).
 
 export interface LedgerVersion {
   /** A number that differs after any committed change the reads could show. */
@@ -59,10 +61,23 @@ export interface ReadCacheOptions {
   maxBytes: number;
 }
 
+/** How many recent invalidations an answer being computed is checked against (beyond: not kept). */
+const RECENT_INVALIDATIONS = 4096;
+
+interface Entry {
+  body: Buffer;
+  keys: readonly string[];
+}
+
 export class ReadCache {
-  private readonly entries = new Map<string, Buffer>();
+  private readonly entries = new Map<string, Entry>();
+  /** Change key -> the cache keys of the answers that show it. */
+  private readonly byChangeKey = new Map<string, Set<string>>();
   private bytes = 0;
   private version: number;
+  /** Counts invalidated change keys; `recent` holds the last RECENT_INVALIDATIONS of them, in order. */
+  private invalidations = 0;
+  private readonly recent: string[] = new Array(RECENT_INVALIDATIONS);
   hits = 0;
   misses = 0;
 
@@ -77,50 +92,97 @@ export class ReadCache {
 
   /**
    * The JSON of `compute()`'s answer as UTF-8 (what goes on the wire, so a hit is not encoded again),
-   * from the cache when the ledger has not changed since.
+   * from the cache while none of its change keys was touched. `keysOf` names what the answer shows.
    */
-  async json(key: string, compute: () => Promise<unknown>, bypass = false): Promise<Buffer> {
+  async json<T>(
+    key: string,
+    compute: () => Promise<T>,
+    keysOf: (answer: T) => readonly string[],
+    bypass = false,
+  ): Promise<Buffer> {
     const version = this.ledger.current();
     if (version !== this.version) this.reset(version);
     if (!bypass) {
       const cached = this.entries.get(key);
       if (cached !== undefined) {
         this.hits++;
-        return cached;
+        return cached.body;
       }
     }
     this.misses++;
-    const body = Buffer.from(JSON.stringify(await compute()), 'utf8');
-    // Kept only if nothing changed while it was computed.
-    if (this.ledger.current() === version && this.version === version) this.store(key, body);
+    const invalidationsBefore = this.invalidations;
+    const answer = await compute();
+    const body = Buffer.from(JSON.stringify(answer), 'utf8');
+    // Kept only if nothing it shows changed while it was computed.
+    if (this.ledger.current() === version && this.version === version) {
+      const keys = keysOf(answer);
+      if (this.untouchedSince(invalidationsBefore, keys)) this.store(key, body, keys);
+    }
     return body;
+  }
+
+  /** Drops every answer showing one of `changeKeys` (what a committed change touched). */
+  invalidate(changeKeys: Iterable<string>): void {
+    for (const changeKey of changeKeys) {
+      this.recent[this.invalidations % RECENT_INVALIDATIONS] = changeKey;
+      this.invalidations++;
+      const cacheKeys = this.byChangeKey.get(changeKey);
+      if (!cacheKeys) continue;
+      for (const cacheKey of [...cacheKeys]) this.delete(cacheKey);
+    }
   }
 
   get size(): number {
     return this.entries.size;
   }
 
+  private untouchedSince(before: number, keys: readonly string[]): boolean {
+    if (this.invalidations === before) return true;
+    if (this.invalidations - before > RECENT_INVALIDATIONS) return false;
+    for (let index = before; index < this.invalidations; index++) {
+      if (keys.includes(this.recent[index % RECENT_INVALIDATIONS])) return false;
+    }
+    return true;
+  }
+
   private reset(version: number): void {
     this.entries.clear();
+    this.byChangeKey.clear();
     this.bytes = 0;
     this.version = version;
   }
 
-  private store(key: string, body: Buffer): void {
-    if (this.options.maxEntries === 0 || body.length > this.options.maxBytes) return;
-    const previous = this.entries.get(key);
-    if (previous !== undefined) {
-      this.entries.delete(key);
-      this.bytes -= previous.length;
+  private delete(cacheKey: string): void {
+    const entry = this.entries.get(cacheKey);
+    if (!entry) return;
+    this.entries.delete(cacheKey);
+    this.bytes -= entry.body.length;
+    for (const changeKey of entry.keys) {
+      const cacheKeys = this.byChangeKey.get(changeKey);
+      if (!cacheKeys) continue;
+      cacheKeys.delete(cacheKey);
+      if (cacheKeys.size === 0) this.byChangeKey.delete(changeKey);
     }
+  }
+
+  private store(key: string, body: Buffer, keys: readonly string[]): void {
+    if (this.options.maxEntries === 0 || body.length > this.options.maxBytes) return;
+    this.delete(key);
     while (this.entries.size >= this.options.maxEntries || this.bytes + body.length > this.options.maxBytes) {
       const oldest = this.entries.keys().next();
       if (oldest.done) break;
-      this.bytes -= (this.entries.get(oldest.value) as Buffer).length;
-      this.entries.delete(oldest.value);
+      this.delete(oldest.value);
     }
-    this.entries.set(key, body);
+    this.entries.set(key, { body, keys });
     this.bytes += body.length;
+    for (const changeKey of keys) {
+      let cacheKeys = this.byChangeKey.get(changeKey);
+      if (!cacheKeys) {
+        cacheKeys = new Set();
+        this.byChangeKey.set(changeKey, cacheKeys);
+      }
+      cacheKeys.add(key);
+    }
   }
 }
 

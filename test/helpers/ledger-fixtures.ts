@@ -112,7 +112,7 @@ export interface HttpUser {
   wallet: string;
 }
 
-const PASSWORD = 'correct horse battery staple';
+export const PASSWORD = 'correct horse battery staple';
 
 interface HttpClient {
   app: { orm: unknown };

@@ -1,13 +1,16 @@
 // Cached reads (src/http/read-cache.ts) never show a state older than one a client was told is
 // committed: after transfers, mints and new NFTs the listings change at once, on both databases; on
-// SQLite even a write behind the API's back shows at once; `Cache-Control: no-cache` reads the source.
+// SQLite even a write by another process shows at once; `Cache-Control: no-cache` reads the source.
+// Invalidation is keyed: a transfer drops the cached listings of its two wallets, not another's.
 // With two instances on PostgreSQL, a write through one reaches the other's cached reads through the
-// relay (the documented, bounded delay).
+// relay (the documented, bounded delay), a wallet link included (it writes an internal change row).
+import { DatabaseSync } from 'node:sqlite';
+import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import type { Orm } from '../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
-import { checkInvariants, type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
+import { checkInvariants, type HttpUser, httpUser, PASSWORD } from '../helpers/ledger-fixtures.ts';
 
 const metadata = { image: 'https://cdn.example.com/coin.png', attributes: [], creator: 'Example Studio' };
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -116,11 +119,38 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
     const fresh = await holdings(t, player, player.wallet, { 'cache-control': 'no-cache' });
     expect(fresh.get(gold)?.asset.name).toBe('Renamed Gold');
     if (kind === 'sqlite') {
-      await (t.app.orm as unknown as Orm).em.fork().nativeUpdate(Asset, { id: gold }, { name: 'Gold again' });
+      // Another process's connection to the same file (an admin script, say).
+      const other = new DatabaseSync(t.app.config.sqlitePath as string);
+      try {
+        other.prepare('update asset set name = ? where id = ?').run('Gold again', gold);
+      } finally {
+        other.close();
+      }
       // SQLite's change counter is read at most once a millisecond.
       await new Promise((resolve) => setTimeout(resolve, 2));
       expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold again');
     }
+  });
+
+  it("drops only the cached listings a change touched: another wallet's stays cached", async () => {
+    const { studio, player, gold } = await setUp(t, 'keys');
+    const bystander = await httpUser(t);
+    const minted = await t.http('POST', `/api/v1/currencies/${gold}/mint`, {
+      body: { to: bystander.wallet, amount: '7' },
+      headers: studio.headers,
+    });
+    expect(minted.status, minted.text).toBe(201);
+    expect((await holdings(t, bystander, bystander.wallet)).get(gold)?.balance).toBe('7');
+    const sent = await t.http('POST', '/api/v1/transfer', {
+      body: { assetId: gold, from: player.wallet, to: studio.wallet, amount: '1' },
+      headers: player.headers,
+    });
+    expect(sent.status, sent.text).toBe(201);
+    const hits = t.app.readCache.hits;
+    expect((await holdings(t, bystander, bystander.wallet)).get(gold)?.balance).toBe('7');
+    expect(t.app.readCache.hits).toBe(hits + 1); // the bystander's listing was not touched
+    expect((await holdings(t, player, player.wallet)).get(gold)?.balance).toBe('99');
+    expect(t.app.readCache.hits).toBe(hits + 1); // the sender's was
   });
 
   it('rejects bad input before the cache is consulted', async () => {
@@ -179,5 +209,53 @@ describe.runIf(DB_KINDS.includes('postgres'))('cached reads across two instances
     expect(moreSent.status, moreSent.text).toBe(201);
     const fresh = await holdings(b, reader, player.wallet, { 'cache-control': 'no-cache' });
     expect(fresh.get(gold)?.balance).toBe('50');
+  });
+
+  it("a wallet linked through one instance reaches the other's cached GET /api/v1/assets", async () => {
+    const { studio, gold } = await setUp(a, 'link');
+    const account = privateKeyToAccount('0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318');
+    const minted = await a.http('POST', `/api/v1/currencies/${gold}/mint`, {
+      body: { to: account.address, amount: '5' },
+      headers: studio.headers,
+    });
+    expect(minted.status, minted.text).toBe(201);
+    // The user signs in on each instance (each is its own token issuer here); one API key serves both.
+    const onB = await httpUser(b);
+    const login = await a.http<{ access_token: string }>('POST', '/api/v1/auth/login', {
+      body: { username: onB.username, password: PASSWORD },
+    });
+    expect(login.status, login.text).toBe(200);
+    const onA = { authorization: `Bearer ${login.body.access_token}`, 'x-api-key': onB.headers['x-api-key'] };
+    const myAssets = async () => {
+      const response = await b.http<{ data: { asset: { id: string } }[] }>('GET', '/api/v1/assets', {
+        headers: onB.headers,
+      });
+      expect(response.status, response.text).toBe(200);
+      return response.body.data.map((holding) => holding.asset.id);
+    };
+    expect(await myAssets()).toEqual([]);
+    const hits = b.app.readCache.hits;
+    expect(await myAssets()).toEqual([]);
+    expect(b.app.readCache.hits).toBe(hits + 1); // B has it cached
+
+    const challenge = await a.http<{ message: string }>('POST', '/api/v1/wallets/link/challenge', {
+      body: { address: account.address.toLowerCase() },
+      headers: onA,
+    });
+    expect(challenge.status, challenge.text).toBe(201);
+    const linked = await a.http('POST', '/api/v1/wallets/link', {
+      body: { message: challenge.body.message, signature: await account.signMessage({ message: challenge.body.message }) },
+      headers: onA,
+    });
+    expect(linked.status, linked.text).toBe(201);
+    // B's cache follows within the relay delay.
+    const linkedAt = Date.now();
+    let seen: string[] = [];
+    while (Date.now() - linkedAt < 3_000) {
+      seen = await myAssets();
+      if (seen.includes(gold)) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(seen).toEqual([gold]);
   });
 });

@@ -4,6 +4,7 @@ import { Asset } from './Asset.ts';
 import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
 import { Holding } from './Holding.ts';
+import { LedgerChange } from './LedgerChange.ts';
 import { IdempotencyRecord } from './IdempotencyRecord.ts';
 import { Identity } from './Identity.ts';
 import { IssuedCredential } from './IssuedCredential.ts';
@@ -29,6 +30,7 @@ export {
   IdempotencyRecord,
   Identity,
   IssuedCredential,
+  LedgerChange,
   OidcPayload,
   OutboxEvent,
   PriceObservation,
@@ -62,6 +64,7 @@ export const entities = [
   IdempotencyRecord,
   PriceObservation,
   OutboxEvent,
+  LedgerChange,
   Identity,
   IssuedCredential,
   StatusList,

@@ -3,10 +3,12 @@ import { Migration20261122000000_initial } from './Migration20261122000000_initi
 import { Migration20261122024500_transfer_sequence } from './Migration20261122024500_transfer_sequence.ts';
 import { Migration20261122043000_apply_transfer_function } from './Migration20261122043000_apply_transfer_function.ts';
 import { Migration20261124113711_service_accounts } from './Migration20261124113711_service_accounts.ts';
+import { Migration20261124114502_ledger_change } from './Migration20261124114502_ledger_change.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
   Migration20261122024500_transfer_sequence,
   Migration20261122043000_apply_transfer_function,
   Migration20261124113711_service_accounts,
+  Migration20261124114502_ledger_change,
 ];

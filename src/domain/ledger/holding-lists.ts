@@ -38,6 +38,8 @@ export interface HoldingLists {
     userId: string,
     filters: HoldingFilters,
   ): Promise<Page<{ wallet: string; asset: AssetView; balance: string }>>;
+  /** The lowercase addresses of every wallet the user controls (custodial and linked). */
+  userWallets(userId: string): Promise<StoredAddress[]>;
 }
 
 /** One holding with its asset, as the listings read it. */
@@ -148,6 +150,11 @@ export function createHoldingLists(orm: Orm): HoldingLists {
         data: result.data.map((row) => ({ wallet: formatAddress(row.wallet), ...holdingView(row) })),
         next_cursor: result.next_cursor,
       };
+    },
+
+    async userWallets(userId) {
+      const rows = await statements.all('select address from wallet where user_id = ?', [userId]);
+      return rows.map((row) => row.address as StoredAddress);
     },
   };
 }

@@ -8,7 +8,9 @@ import { databaseKindOf } from '../../db/platform.ts';
 import { type ReadStatements, type Row, readStatements } from '../../db/read-statements.ts';
 import { sqliteSequence } from '../../db/sequences.ts';
 import { Uint256Type } from '../../db/types/uint256.ts';
-import { announceCommit, pgStatements, sqliteWriter } from '../../db/write-statements.ts';
+import { pgStatements, sqliteWriter } from '../../db/write-statements.ts';
+import type { Change } from '../../events/change-keys.ts';
+import { commitHookOf } from '../../events/commit-hook.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -230,7 +232,8 @@ function sqliteTransfers(
 ): CreateTransfer {
   const platform = orm.em.getPlatform();
   const amounts = new Uint256Type();
-  const prepared = sqliteWriter(orm).then((writer) => ({
+  const hook = commitHookOf(orm);
+  const prepared = sqliteWriter<Change>(orm, (changes) => hook.committed(changes)).then((writer) => ({
     writer,
     records: sqliteRecords(writer),
     holdings: sqliteTransferHoldings(writer, orm),
@@ -311,6 +314,7 @@ function postgresTransfers(
   answerOf: AnswerOf,
 ): CreateTransfer {
   const statements = pgStatements(orm);
+  const hook = commitHookOf(orm);
 
   /**
    * Rules checked before the call (asset, amount) must not hide the answers that come first: a
@@ -367,7 +371,7 @@ function postgresTransfers(
           OUTBOX_WRITER_LOCK_KEY,
         ]);
         if (row.existing != null && key) return idempotency.replay<TransferView>(row.existing as Row, key);
-        announceCommit(orm);
+        hook.committed([answer.event]);
         return { ...answer.response, replayed: false };
       } catch (error) {
         const code = (error as { code?: unknown }).code;

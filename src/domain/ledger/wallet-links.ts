@@ -10,6 +10,8 @@ import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { formatAddress, isValidAddress, type StoredAddress } from './addresses.ts';
+import { recordWalletLinked } from './outbox.ts';
+import { inTransaction } from './transactions.ts';
 import { type WalletView, walletView } from './views.ts';
 
 const STATEMENT = 'Link this wallet to your Game Asset Tracking Service account.';
@@ -152,14 +154,20 @@ export function createWalletLinkService(orm: Orm, options: WalletLinkOptions): W
         return walletView(existing);
       }
       try {
-        const wallet = em.create(Wallet, {
-          address,
-          user: userId,
-          kind: 'linked',
-          encryptedPrivateKey: null,
-          createdAt: now,
+        // With its internal change row: every instance's cached listing of the user's assets now
+        // covers this wallet (src/events/commit-hook.ts).
+        const wallet = await inTransaction(orm, async (tx) => {
+          const created = tx.create(Wallet, {
+            address,
+            user: userId,
+            kind: 'linked',
+            encryptedPrivateKey: null,
+            createdAt: now,
+          });
+          await tx.flush();
+          await recordWalletLinked(tx, userId, address, now);
+          return created;
         });
-        await em.flush();
         return walletView(wallet);
       } catch (error) {
         // Another user linked the same address between our read and our insert.

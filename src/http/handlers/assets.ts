@@ -7,6 +7,7 @@ import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
 import type { AssetMetadataView } from '../../domain/ledger/views.ts';
 import type { HandlerMap, OperationRequest } from '../handler.ts';
+import { assetKey, holdersKey, userKey, walletKey } from '../../events/change-keys.ts';
 import { bypassesCache, type ReadCache } from '../read-cache.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
@@ -21,54 +22,96 @@ function holdingFilters(request: OperationRequest): HoldingFilters {
   };
 }
 
+/** The change keys of a holdings listing's assets (an NFT's owner is the listed wallet: `w:` covers it). */
+function assetKeysOf(page: { data: readonly { asset: { id: string } }[] }): string[] {
+  return page.data.map((holding) => assetKey(holding.asset.id));
+}
+
 export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
-  /** Answers with the JSON of `compute()`, cached under the operation and `key` (../read-cache.ts). */
-  async function sendCached(
+  /**
+   * Answers with the JSON of `compute()`, cached under the operation and `key` until a change touches
+   * one of the change keys `keysOf` names (../read-cache.ts, ../../events/change-keys.ts).
+   */
+  async function sendCached<T>(
     ctx: Context,
     request: OperationRequest,
     key: unknown[],
-    compute: () => Promise<unknown>,
+    compute: () => Promise<T>,
+    keysOf: (answer: T) => readonly string[],
   ): Promise<void> {
     const bypass = bypassesCache(request.headers['cache-control']);
-    const body = await cache.json(JSON.stringify([request.operationId, ...key]), compute, bypass);
+    const body = await cache.json(JSON.stringify([request.operationId, ...key]), compute, keysOf, bypass);
     ctx.type = 'application/json';
     ctx.body = body;
   }
 
   /** A holdings listing of `owner` (a wallet or a user), cached under its filters. */
-  function sendHoldings(
+  function sendHoldings<T>(
     ctx: Context,
     request: OperationRequest,
     owner: string,
-    list: (filters: HoldingFilters) => Promise<unknown>,
+    list: (filters: HoldingFilters) => Promise<T>,
+    keysOf: (answer: T) => readonly string[],
   ): Promise<void> {
     const filters = holdingFilters(request);
     const key = [owner, filters.kind, filters.collection, filters.limit, filters.cursor];
-    return sendCached(ctx, request, key, () => list(filters));
+    return sendCached(ctx, request, key, () => list(filters), keysOf);
   }
 
   return {
     async getAsset(request, ctx) {
       const id = request.params.asset_id;
-      await sendCached(ctx, request, [id], () => ledger.assets.get(id));
+      await sendCached(
+        ctx,
+        request,
+        [id],
+        () => ledger.assets.get(id),
+        // An NFT's `owner` changes with every transfer of it, which touches its holders.
+        (asset) => (asset.kind === 'nft' ? [assetKey(id), holdersKey(id)] : [assetKey(id)]),
+      );
     },
 
     async listAssetOwners(request, ctx) {
       const id = request.params.asset_id;
       const options = { limit: limitOf(request), cursor: cursorOf(request) };
-      await sendCached(ctx, request, [id, options.limit, options.cursor], () =>
-        ledger.holdings.assetOwners(id, options),
+      await sendCached(
+        ctx,
+        request,
+        [id, options.limit, options.cursor],
+        () => ledger.holdings.assetOwners(id, options),
+        () => [holdersKey(id)],
       );
     },
 
     async listWalletAssets(request, ctx) {
       const wallet = parseAddress(request.params.wallet_id, '/path/wallet_id');
-      await sendHoldings(ctx, request, wallet, (filters) => ledger.holdings.walletAssets(wallet, filters));
+      await sendHoldings(
+        ctx,
+        request,
+        wallet,
+        (filters) => ledger.holdings.walletAssets(wallet, filters),
+        (page) => [walletKey(wallet), ...assetKeysOf(page)],
+      );
     },
 
     async listMyAssets(request, ctx) {
       const { userId } = actorOf(request);
-      await sendHoldings(ctx, request, userId, (filters) => ledger.holdings.userAssets(userId, filters));
+      // Every wallet the user controls, holding or not: a transfer into any of them changes the answer.
+      let wallets: readonly string[] = [];
+      await sendHoldings(
+        ctx,
+        request,
+        userId,
+        async (filters) => {
+          const [page, controlled] = await Promise.all([
+            ledger.holdings.userAssets(userId, filters),
+            ledger.holdings.userWallets(userId),
+          ]);
+          wallets = controlled;
+          return page;
+        },
+        (page) => [userKey(userId), ...wallets.map(walletKey), ...assetKeysOf(page)],
+      );
     },
 
     async createCollection(request, ctx) {

@@ -13,6 +13,9 @@ function counter(): LedgerVersion & { value: number } {
 }
 
 const limits = { maxEntries: 100, maxBytes: 1_000_000 };
+/** An answer that shows no change key (only a version move drops it). */
+const NONE = () => [];
+const json = async (buffer: Promise<Buffer>) => JSON.parse((await buffer).toString());
 
 describe('read cache', () => {
   it('answers a repeated read from the cache until the ledger version moves', async () => {
@@ -20,11 +23,11 @@ describe('read cache', () => {
     const cache = new ReadCache(version, limits);
     let computed = 0;
     const compute = async () => ({ n: ++computed });
-    expect(JSON.parse((await cache.json('a', compute)).toString())).toEqual({ n: 1 });
-    expect(JSON.parse((await cache.json('a', compute)).toString())).toEqual({ n: 1 });
+    expect(JSON.parse((await cache.json('a', compute, NONE)).toString())).toEqual({ n: 1 });
+    expect(JSON.parse((await cache.json('a', compute, NONE)).toString())).toEqual({ n: 1 });
     expect(cache.hits).toBe(1);
     version.bump();
-    expect(JSON.parse((await cache.json('a', compute)).toString())).toEqual({ n: 2 });
+    expect(JSON.parse((await cache.json('a', compute, NONE)).toString())).toEqual({ n: 2 });
     expect(cache.misses).toBe(2);
   });
 
@@ -36,9 +39,9 @@ describe('read cache', () => {
       version.bump(); // a write commits while the read is in flight
       return { n: ++computed };
     };
-    await cache.json('a', racing);
+    await cache.json('a', racing, NONE);
     expect(cache.size).toBe(0);
-    expect(JSON.parse((await cache.json('a', async () => ({ n: ++computed }))).toString())).toEqual({ n: 2 });
+    expect(JSON.parse((await cache.json('a', async () => ({ n: ++computed }), NONE)).toString())).toEqual({ n: 2 });
     expect(cache.size).toBe(1);
   });
 
@@ -46,14 +49,14 @@ describe('read cache', () => {
     const cache = new ReadCache(counter(), limits);
     let computed = 0;
     const compute = async () => ({ n: ++computed });
-    await cache.json('a', compute);
-    expect(JSON.parse((await cache.json('a', compute, true)).toString())).toEqual({ n: 2 });
-    expect(JSON.parse((await cache.json('a', compute)).toString())).toEqual({ n: 2 });
+    await cache.json('a', compute, NONE);
+    expect(JSON.parse((await cache.json('a', compute, NONE, true)).toString())).toEqual({ n: 2 });
+    expect(JSON.parse((await cache.json('a', compute, NONE)).toString())).toEqual({ n: 2 });
   });
 
   it('keeps nothing from a failed read', async () => {
     const cache = new ReadCache(counter(), limits);
-    await expect(cache.json('a', async () => Promise.reject(new Error('not found')))).rejects.toThrow(
+    await expect(cache.json('a', async () => Promise.reject(new Error('not found')), NONE)).rejects.toThrow(
       'not found',
     );
     expect(cache.size).toBe(0);
@@ -61,23 +64,27 @@ describe('read cache', () => {
 
   it('evicts the oldest answers past its entry and byte limits, and keeps nothing when off', async () => {
     const byEntries = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
-    for (const key of ['a', 'b', 'c']) await byEntries.json(key, async () => key);
+    for (const key of ['a', 'b', 'c']) await byEntries.json(key, async () => key, NONE);
     expect(byEntries.size).toBe(2);
     let recomputed = false;
-    await byEntries.json('a', async () => {
-      recomputed = true;
-      return 'a';
-    });
+    await byEntries.json(
+      'a',
+      async () => {
+        recomputed = true;
+        return 'a';
+      },
+      NONE,
+    );
     expect(recomputed).toBe(true);
 
     const byBytes = new ReadCache(counter(), { maxEntries: 100, maxBytes: 25 });
-    for (const key of ['a', 'b', 'c']) await byBytes.json(key, async () => 'x'.repeat(8)); // 10 bytes each
+    for (const key of ['a', 'b', 'c']) await byBytes.json(key, async () => 'x'.repeat(8), NONE); // 10 bytes each
     expect(byBytes.size).toBe(2);
-    await byBytes.json('big', async () => 'x'.repeat(40));
+    await byBytes.json('big', async () => 'x'.repeat(40), NONE);
     expect(byBytes.size).toBe(2); // larger than the whole cache: served, not kept
 
     const off = new ReadCache(counter(), { maxEntries: 0, maxBytes: 1_000_000 });
-    await off.json('a', async () => 'a');
+    await off.json('a', async () => 'a', NONE);
     expect(off.size).toBe(0);
   });
 
@@ -104,6 +111,51 @@ describe('read cache', () => {
     expect(second).not.toBe(first);
     version.bump();
     expect(version.current()).not.toBe(second);
+  });
+
+  it('drops exactly the answers showing a touched change key, and keeps the rest', async () => {
+    const cache = new ReadCache(counter(), limits);
+    let computed = 0;
+    const compute = async () => ({ n: ++computed });
+    const walletA = () => ['w:a', 'a:gold'];
+    const walletB = () => ['w:b', 'a:gold'];
+    await cache.json('A', compute, walletA);
+    await cache.json('B', compute, walletB);
+    cache.invalidate(['w:a']); // a transfer touching wallet a only
+    expect(await json(cache.json('A', compute, walletA))).toEqual({ n: 3 });
+    expect(await json(cache.json('B', compute, walletB))).toEqual({ n: 2 }); // still cached
+    cache.invalidate(['a:gold', 'h:gold']); // a mint of gold changes every listing that shows it
+    expect(await json(cache.json('A', compute, walletA))).toEqual({ n: 4 });
+    expect(await json(cache.json('B', compute, walletB))).toEqual({ n: 5 });
+    expect(cache.size).toBe(2);
+  });
+
+  it('does not keep an answer one of whose keys was touched while it was computed', async () => {
+    const cache = new ReadCache(counter(), limits);
+    let computed = 0;
+    const racing = (touched: string) => async () => {
+      cache.invalidate([touched]); // a change commits while the read is in flight
+      return { n: ++computed };
+    };
+    await cache.json('A', racing('w:b'), () => ['w:a']);
+    expect(cache.size).toBe(1); // another wallet's change: kept
+    await cache.json('B', racing('w:b'), () => ['w:b']);
+    expect(cache.size).toBe(1); // its own: not kept
+    expect(await json(cache.json('B', async () => ({ n: ++computed }), () => ['w:b']))).toEqual({ n: 3 });
+    expect(cache.size).toBe(2);
+  });
+
+  it('keeps nothing computed across more invalidations than it remembers', async () => {
+    const cache = new ReadCache(counter(), limits);
+    await cache.json(
+      'A',
+      async () => {
+        cache.invalidate(Array.from({ length: 5000 }, (_, index) => `w:${index}`));
+        return 1;
+      },
+      () => ['w:elsewhere'],
+    );
+    expect(cache.size).toBe(0);
   });
 
   it('recognizes the request directives that ask for a fresh answer', () => {
