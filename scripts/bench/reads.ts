@@ -23,8 +23,8 @@ import type { DbKind } from './lib/database.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
-import { baselineOf, heading, loadTable, ratio } from './lib/report.ts';
 import { produceSteadily } from './lib/producer.ts';
+import { baselineOf, heading, loadTable, ratio } from './lib/report.ts';
 import { type Service, startService } from './lib/service.ts';
 import type { AutocannonRequest } from './lib/untyped.ts';
 
@@ -143,7 +143,10 @@ async function spreadReads(options: BenchOptions): Promise<void> {
         durationSeconds: options.durationSeconds,
       };
       const cachedLoad = spread(`GET /wallets/{1 of ${SPREAD_WALLETS}}/assets`, studio.headers);
-      const freshLoad = spread('same, Cache-Control: no-cache', { ...studio.headers, 'cache-control': 'no-cache' });
+      const freshLoad = spread('same, Cache-Control: no-cache', {
+        ...studio.headers,
+        'cache-control': 'no-cache',
+      });
       heading(`reads under writes on ${kind}`, {
         wallets: SPREAD_WALLETS,
         'holdings per wallet': SPREAD_HOLDINGS,

@@ -89,10 +89,7 @@ function isBusy(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
-export async function sqliteWriter<C>(
-  orm: Orm,
-  committed: (changes: C[]) => void,
-): Promise<SqliteWriter<C>> {
+export async function sqliteWriter<C>(orm: Orm, committed: (changes: C[]) => void): Promise<SqliteWriter<C>> {
   if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') throw new Error('sqliteWriter needs SQLite');
   const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
   const prepared = new Map<string, SqliteStatement>();

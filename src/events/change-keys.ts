@@ -11,8 +11,9 @@
 // A transfer of a fungible asset touches two wallets and its holders, not the asset: the listings of
 // the other 298 wallets holding it stay cached. A mint (from the zero address) also changes the
 // asset's totalSupply. A price is in no cached answer.
-import type { EventType } from '../db/entities/OutboxEvent.ts';
+
 import type { LedgerChangeKind } from '../db/entities/LedgerChange.ts';
+import type { EventType } from '../db/entities/OutboxEvent.ts';
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 

@@ -244,7 +244,10 @@ describe.runIf(DB_KINDS.includes('postgres'))('cached reads across two instances
     });
     expect(challenge.status, challenge.text).toBe(201);
     const linked = await a.http('POST', '/api/v1/wallets/link', {
-      body: { message: challenge.body.message, signature: await account.signMessage({ message: challenge.body.message }) },
+      body: {
+        message: challenge.body.message,
+        signature: await account.signMessage({ message: challenge.body.message }),
+      },
       headers: onA,
     });
     expect(linked.status, linked.text).toBe(201);

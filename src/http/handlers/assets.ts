@@ -6,8 +6,8 @@ import { parseAddress } from '../../domain/ledger/addresses.ts';
 import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
 import type { AssetMetadataView } from '../../domain/ledger/views.ts';
-import type { HandlerMap, OperationRequest } from '../handler.ts';
 import { assetKey, holdersKey, userKey, walletKey } from '../../events/change-keys.ts';
+import type { HandlerMap, OperationRequest } from '../handler.ts';
 import { bypassesCache, type ReadCache } from '../read-cache.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 

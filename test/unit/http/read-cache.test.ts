@@ -41,7 +41,9 @@ describe('read cache', () => {
     };
     await cache.json('a', racing, NONE);
     expect(cache.size).toBe(0);
-    expect(JSON.parse((await cache.json('a', async () => ({ n: ++computed }), NONE)).toString())).toEqual({ n: 2 });
+    expect(JSON.parse((await cache.json('a', async () => ({ n: ++computed }), NONE)).toString())).toEqual({
+      n: 2,
+    });
     expect(cache.size).toBe(1);
   });
 
@@ -141,7 +143,15 @@ describe('read cache', () => {
     expect(cache.size).toBe(1); // another wallet's change: kept
     await cache.json('B', racing('w:b'), () => ['w:b']);
     expect(cache.size).toBe(1); // its own: not kept
-    expect(await json(cache.json('B', async () => ({ n: ++computed }), () => ['w:b']))).toEqual({ n: 3 });
+    expect(
+      await json(
+        cache.json(
+          'B',
+          async () => ({ n: ++computed }),
+          () => ['w:b'],
+        ),
+      ),
+    ).toEqual({ n: 3 });
     expect(cache.size).toBe(2);
   });
 
