@@ -124,17 +124,23 @@ async function spreadReads(options: BenchOptions): Promise<void> {
     const service = await startService(kind);
     try {
       const { studio, wallets, currencies } = await spreadLedger(service);
-      const randomWallet = (): AutocannonRequest => ({
-        method: 'GET',
-        path: `/wallets/${wallets[Math.floor(Math.random() * wallets.length)]}/assets?limit=10`,
-      });
       const spread = (label: string, headers: Record<string, string>): LoadOptions => ({
         label,
         url: service.baseUrl,
         headers,
         connections: options.connections,
         durationSeconds: options.durationSeconds,
-        setupClient: (client) => client.setRequests([{ setupRequest: () => randomWallet() }]),
+        setupClient: (client) =>
+          client.setRequests([
+            {
+              method: 'GET',
+              headers,
+              setupRequest: (request: AutocannonRequest) => ({
+                ...request,
+                path: `/wallets/${wallets[Math.floor(Math.random() * wallets.length)]}/assets?limit=10`,
+              }),
+            },
+          ]),
       });
       const helloLoad: LoadOptions = {
         label: 'Koa hello GET /',
