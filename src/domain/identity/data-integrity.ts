@@ -125,6 +125,13 @@ export async function verifyDataIntegrityProofs(
         `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${Object.keys(VERIFIED_CRYPTOSUITES).join(', ')} is verified.`,
       );
     }
+    // Digital Bazaar's libraries do not implement proof chains: a chained proof signs the proofs
+    // before it too, which verifying each proof on its own would call a bad signature.
+    if (proof.previousProof !== undefined)
+      return fail(
+        'unsupported-proof',
+        'Proof chains (a proof with previousProof) are not verified; proof sets (independent proofs) are.',
+      );
     if (proof.proofPurpose !== purpose)
       return fail(
         'wrong-proof-purpose',

@@ -241,12 +241,23 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
       );
     });
 
-    it('verifies an eddsa-rdfc-2022 proof set only when every proof verifies', async () => {
+    it('verifies an eddsa-rdfc-2022 proof set only when every proof verifies; refuses proof chains and large sets', async () => {
       const set = readConformanceJson('vc/vc-di-eddsa-TestVectors/proof-set-chain/signedProofSet2.json');
       expect(check(await identity.verify({ credential: set }), 'signature')?.passed).toBe(true);
       const broken = structuredClone(set);
       broken.proof[1].proofValue = broken.proof[0].proofValue;
       expect(check(await identity.verify({ credential: broken }), 'signature')?.passed).toBe(false);
+      // A proof chain (previousProof) is not verified, by name rather than as a bad signature.
+      const chain = check(
+        await identity.verify({
+          credential: readConformanceJson(
+            'vc/vc-di-eddsa-TestVectors/proof-set-chain/signedProofChain1.json',
+          ),
+        }),
+        'signature',
+      );
+      expect(chain).toMatchObject({ passed: false, reason: 'unsupported-proof' });
+      expect(chain?.detail).toMatch(/previousProof/);
       // Each proof costs a canonicalization: a set larger than MAX_PROOFS is refused unchecked.
       const large = { ...set, proof: [...set.proof, ...set.proof, set.proof[0]] };
       const refused = check(await identity.verify({ credential: large }), 'signature');
