@@ -17,6 +17,8 @@ export interface ProxyResponse<T = Loose> {
 
 export interface CallOptions {
   body?: unknown;
+  /** Sent as application/x-www-form-urlencoded (the OAuth token endpoint). */
+  form?: Record<string, string>;
   headers?: Record<string, string>;
   /** The status the flow expects. */
   expect: number;
@@ -36,37 +38,45 @@ export class ProxyClient {
 
   async call<T = Loose>(method: string, path: string, options: CallOptions): Promise<ProxyResponse<T>> {
     const headers: Record<string, string> = { ...options.headers };
-    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    let body: string | undefined;
+    if (options.form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(options.form).toString();
+    } else if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
     const response = await fetch(this.baseUrl + path, {
       method,
       headers,
-      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      body,
       redirect: 'manual',
     });
     this.sent += 1;
     const text = await response.text();
-    let body: Loose = text;
+    let answer: Loose = text;
     try {
-      body = text === '' ? undefined : JSON.parse(text);
+      answer = text === '' ? undefined : JSON.parse(text);
     } catch {
       // not JSON: keep the text
     }
     const where = `${method} ${path} -> ${response.status}`;
     const header = response.headers.get('sl-violations');
-    const prismType = typeof body?.type === 'string' && body.type.startsWith(PRISM_ERRORS) ? body.type : '';
+    const prismType =
+      typeof answer?.type === 'string' && answer.type.startsWith(PRISM_ERRORS) ? answer.type : '';
     // One entry per exchange: the 500's list, else the header (warnings such as an undeclared
     // status come only there).
     if (prismType.endsWith('#VIOLATIONS')) {
-      this.violations.push(`${where}: ${JSON.stringify(body.validation ?? body.detail)}`);
+      this.violations.push(`${where}: ${JSON.stringify(answer.validation ?? answer.detail)}`);
     } else if (prismType) {
       this.failures.push(
-        `${where}: Prism answered itself (${prismType}): ${JSON.stringify(body.validation ?? body.detail)}`,
+        `${where}: Prism answered itself (${prismType}): ${JSON.stringify(answer.validation ?? answer.detail)}`,
       );
     } else if (header) {
       this.violations.push(`${where}: ${header}`);
     } else if (response.status !== options.expect) {
       this.failures.push(`${where}: expected ${options.expect}; ${text.slice(0, 300)}`);
     }
-    return { status: response.status, headers: response.headers, body };
+    return { status: response.status, headers: response.headers, body: answer };
   }
 }

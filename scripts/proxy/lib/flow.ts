@@ -3,6 +3,7 @@
 // transfers, an oracle's prices, transfer lists, event catch-up, the identity life cycle, and the
 // error answers a client must be able to rely on (401, 403, 404, 400, 409, 422).
 import { randomBytes } from 'node:crypto';
+import { DEMO_ORACLE } from '../../../src/seed/demo.ts';
 import type { ProxyClient } from './client.ts';
 
 interface Session {
@@ -28,7 +29,21 @@ async function signIn(client: ProxyClient, username: string, password: string): 
     body: { username, password },
     expect: 200,
   });
-  const bearer = { authorization: `Bearer ${tokens.body.access_token}` };
+  return withKey(client, tokens.body.access_token);
+}
+
+/** A service account: a token by the client credentials grant (client_secret_basic), then its own key. */
+async function signInService(client: ProxyClient, clientId: string, secret: string): Promise<Session> {
+  const tokens = await client.call('POST', '/token', {
+    form: { grant_type: 'client_credentials', scope: 'assets:read prices:write' },
+    headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+    expect: 200,
+  });
+  return withKey(client, tokens.body.access_token);
+}
+
+async function withKey(client: ProxyClient, accessToken: string): Promise<Session> {
+  const bearer = { authorization: `Bearer ${accessToken}` };
   const key = await client.call('POST', '/api/v1/api-keys', {
     body: { name: 'proxy run' },
     headers: bearer,
@@ -54,7 +69,7 @@ export async function runFlow(client: ProxyClient): Promise<void> {
   await client.call('GET', '/api/v1/me', { headers: player.headers, expect: 200 });
   const studio = await signIn(client, 'studio', 'studio-demo-password');
   const alice = await signIn(client, 'alice', 'alice-demo-password');
-  const oracle = await signIn(client, 'oracle', 'oracle-demo-password');
+  const oracle = await signInService(client, DEMO_ORACLE.clientId, DEMO_ORACLE.clientSecret);
 
   // The demo wallets and assets.
   await client.call('GET', `/wallets/${alice.wallet}/assets`, { headers: alice.headers, expect: 200 });
