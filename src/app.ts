@@ -34,6 +34,7 @@ import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics, watchDependencies } from './observability/metrics.ts';
 import { createRedisLink, type RedisLink } from './redis/link.ts';
 import { activeDemoAccounts, seedDemoIfEmpty } from './seed/demo.ts';
+import { createWebhooks } from './webhooks/index.ts';
 import { upgradeCredentials } from './ws/credentials.ts';
 import { Gateway } from './ws/gateway.ts';
 import { MessageParser } from './ws/protocol.ts';
@@ -123,7 +124,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const services = await withStartupLock(orm, () =>
       createServices(config, { orm, logger, metrics, redis }),
     );
-    const { events, auth, identity } = services;
+    const { events, auth, identity, webhooks } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
     // Cached reads are invalidated by what committed changes touched: this instance's, by the commit
     // hook before their answers leave; every instance's, by the relay (events and internal changes).
@@ -194,6 +195,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       drain,
       async close() {
         await drain();
+        await webhooks.close();
         await auth.close();
         await identity.close();
         await events.close();
@@ -250,7 +252,8 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     verifyWorkers: config.verify.workers,
     permissionsOfRole: grantableScopes,
   });
-  return { events, ledger, auth, identity, onUserRegistered };
+  const webhooks = createWebhooks({ orm, config, secretBox, events, logger });
+  return { events, ledger, auth, identity, webhooks, onUserRegistered };
 }
 
 /** 15.3: published passwords must not be reachable from the network by default. */

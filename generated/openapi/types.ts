@@ -497,6 +497,241 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List my webhooks
+         * @description The caller's webhook subscriptions, oldest first (secrets are never listed). Any role.
+         *
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Subscribe a URL to events (webhook)
+         * @description Creates a webhook subscription owned by the caller (a user or a service account, any role). From now on every committed event matching `eventTypes` and `filter` is POSTed to `url`: the body is the event envelope `{ id, type, occurredAt, data }` (the same schemas as the WebSocket events; see `webhooks` in this document), with the Standard Webhooks headers `webhook-id` (the delivery id, the same on every retry: deduplicate on it), `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret returned here, once; two signatures for 24 hours after a rotation). Delivery is at least once, in event-id order per subscription: an answer other than 2xx within `WEBHOOK_TIMEOUT_MS` (10 s) is retried with exponential backoff and jitter (from `WEBHOOK_RETRY_BASE_MS`, doubling up to an hour) for `WEBHOOK_RETRY_WINDOW_SECONDS` (24 h), then given up and the subscription marked `failing`; failing for `WEBHOOK_DISABLE_AFTER_SECONDS` (3 days) without a success disables it. A user holds at most `MAX_WEBHOOKS_PER_USER` (20) webhooks. Earlier events: `POST .../replay`.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, a URL that is not https (or loopback http when allowed) or points at a private or reserved address literal, a malformed wallet address; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 409 `/problems/quota-exceeded` past `MAX_WEBHOOKS_PER_USER`; 413 when the body is too large; 415 when it is not JSON; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one of my webhooks
+         * @description One of the caller's webhooks (another user's is reported as not found).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Deletes one of the caller's webhooks: nothing more is sent to it (a request already in flight finishes).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook
+         * @description Enables a webhook (again): its status becomes `active` and deliveries resume where they stopped, in order (nothing committed meanwhile is skipped, within retention).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["enableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook
+         * @description Pauses a webhook: nothing is sent until it is enabled again; matching events keep being recorded for it when it resumes.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["disableWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description Creates a new signing secret (shown once). For 24 hours deliveries carry a signature with each of the new and the previous secret, so receivers switch without a gap.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List deliveries of a webhook
+         * @description The deliveries of one of the caller's webhooks, newest event first: status, attempts, last response code and time, next attempt.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id or query; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+                /**
+                 * @description A delivery's id.
+                 * @example whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver one delivery
+         * @description Sends one delivery again (whatever its state), with the same `webhook-id`, ahead of later pending events. Retries start afresh.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no such webhook or it has no such delivery; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{webhook_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay events after an event id
+         * @description Sends again, in order, every retained event after `after` that matches the webhook: deliveries already made are redelivered (same `webhook-id`), events not delivered yet (from before the subscription, or skipped while it was deleted) are added. Events older than `EVENT_RETENTION_DAYS` are gone.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id or `after`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["replayWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -1438,7 +1673,68 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    newTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A transfer (or a mint of currency supply) completed.
+         * @description Sent to every webhook subscribed to `newTransfer` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["newTransferWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    newNFT: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An NFT was created.
+         * @description Sent to every webhook subscribed to `newNFT` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["newNFTWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    priceUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A price was posted.
+         * @description Sent to every webhook subscribed to `priceUpdate` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["priceUpdateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -2143,6 +2439,209 @@ export interface components {
             secret: string;
         };
         /**
+         * WebhookId
+         * @description A webhook subscription's id, `wh_` followed by a ULID.
+         * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+         */
+        WebhookId: string;
+        /**
+         * WebhookUrl
+         * Format: uri
+         * @description Where the events are POSTed: `https` (plain `http` only on `localhost`, `127.0.0.1` or `[::1]`, and only when the service sets `WEBHOOK_ALLOW_LOOPBACK` for development); no credentials, no fragment. Its host is resolved at every delivery and each address must be public unless `WEBHOOK_ALLOWED_NETWORKS` lists it; the request goes to the address that was checked.
+         * @example https://game.example.com/hooks/gats
+         */
+        WebhookUrl: string;
+        /**
+         * EventType
+         * @description Kinds of event the service emits.
+         * @enum {string}
+         */
+        EventType: "newNFT" | "newTransfer" | "priceUpdate";
+        /**
+         * WebhookFilter
+         * @description Which events, as on `/ws`: `walletId` (events whose `from`, `to` or owner it is; never applied to `priceUpdate`), `assetId`, `collection`. Absent members do not filter.
+         * @example {
+         *       "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *     }
+         */
+        WebhookFilter: {
+            walletId?: components["schemas"]["Address"];
+            assetId?: components["schemas"]["AssetId"];
+            collection?: components["schemas"]["CollectionId"];
+        };
+        /**
+         * Webhook
+         * @description A webhook subscription. Every event committed after its creation that matches `eventTypes` and `filter` is POSTed to `url` as the event envelope (the same payloads as the WebSocket events, see `webhooks` in this document), signed per the Standard Webhooks specification, at least once and in event-id order. `status`: `active`; `failing` once a delivery was given up after `WEBHOOK_RETRY_WINDOW_SECONDS` (24 h) of retries (the next events go on being sent); `disabled` by its owner, or after failing `WEBHOOK_DISABLE_AFTER_SECONDS` (3 days) without a success.
+         * @example {
+         *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+         *       "url": "https://game.example.com/hooks/gats",
+         *       "eventTypes": [
+         *         "newTransfer",
+         *         "newNFT"
+         *       ],
+         *       "filter": {
+         *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *       },
+         *       "enabled": true,
+         *       "status": "active",
+         *       "failingSince": null,
+         *       "createdAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        Webhook: {
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["EventType"][];
+            filter: components["schemas"]["WebhookFilter"];
+            enabled: boolean;
+            /** @enum {string} */
+            status: "active" | "failing" | "disabled";
+            /** @description When a delivery was first given up since the last success, else null. */
+            failingSince: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * WebhookList
+         * @description The caller's webhook subscriptions, oldest first.
+         */
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+        };
+        /**
+         * CreateWebhookRequest
+         * @description A new webhook subscription; `eventTypes` absent means every type.
+         * @example {
+         *       "url": "https://game.example.com/hooks/gats",
+         *       "eventTypes": [
+         *         "newTransfer",
+         *         "newNFT"
+         *       ],
+         *       "filter": {
+         *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *       }
+         *     }
+         */
+        CreateWebhookRequest: {
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes?: components["schemas"]["EventType"][];
+            filter?: components["schemas"]["WebhookFilter"];
+        };
+        /**
+         * WebhookSecret
+         * @description A Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. Verify deliveries with it (for example with the `standardwebhooks` libraries).
+         * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Ea9Uh4Q0Rk=
+         */
+        WebhookSecret: string;
+        /**
+         * CreatedWebhook
+         * @description The subscription just created (the fields of Webhook) with its signing secret, shown here once and never again (kept encrypted: signing needs it).
+         * @example {
+         *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+         *       "url": "https://game.example.com/hooks/gats",
+         *       "eventTypes": [
+         *         "newTransfer",
+         *         "newNFT"
+         *       ],
+         *       "filter": {
+         *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *       },
+         *       "enabled": true,
+         *       "status": "active",
+         *       "failingSince": null,
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Ea9Uh4Q0Rk="
+         *     }
+         */
+        CreatedWebhook: {
+            id: components["schemas"]["WebhookId"];
+            url: components["schemas"]["WebhookUrl"];
+            eventTypes: components["schemas"]["EventType"][];
+            filter: components["schemas"]["WebhookFilter"];
+            enabled: boolean;
+            /** @enum {string} */
+            status: "active" | "failing" | "disabled";
+            /** @description When a delivery was first given up since the last success, else null. */
+            failingSince: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            secret: components["schemas"]["WebhookSecret"];
+        };
+        /**
+         * RotatedWebhookSecret
+         * @description The new signing secret, shown once. Until `previousSecretExpiresAt` (24 hours) every delivery carries two signatures in `webhook-signature`, one per secret, so receivers move to the new one without missing a message.
+         * @example {
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Ea9Uh4Q0Rk=",
+         *       "previousSecretExpiresAt": "2026-11-23T09:30:00.000Z"
+         *     }
+         */
+        RotatedWebhookSecret: {
+            secret: components["schemas"]["WebhookSecret"];
+            previousSecretExpiresAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * EventId
+         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service. Compare numerically. Use it as `lastEventId` / `after` to resume.
+         * @example 1042
+         */
+        EventId: string;
+        /**
+         * WebhookDeliveryId
+         * @description A delivery's id, `whd_` followed by a ULID: one event to one subscription. It is the `webhook-id` header of every attempt (retries and redeliveries included), for receivers to deduplicate on.
+         * @example whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A
+         */
+        WebhookDeliveryId: string;
+        /**
+         * WebhookDelivery
+         * @description One event to one subscription. `pending`: waiting for its (next) attempt at `nextAttemptAt`; `succeeded`: the endpoint answered 2xx; `failed`: given up after `WEBHOOK_RETRY_WINDOW_SECONDS` of retries (or the event left retention). Redeliver or replay to send it again.
+         * @example {
+         *       "id": "whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A",
+         *       "eventId": "1044",
+         *       "eventType": "newTransfer",
+         *       "status": "succeeded",
+         *       "attempts": 2,
+         *       "lastStatusCode": 204,
+         *       "lastError": null,
+         *       "lastAttemptAt": "2026-11-22T09:31:05.120Z",
+         *       "nextAttemptAt": null,
+         *       "deliveredAt": "2026-11-22T09:31:05.120Z",
+         *       "createdAt": "2026-11-22T09:31:00.010Z"
+         *     }
+         */
+        WebhookDelivery: {
+            id: components["schemas"]["WebhookDeliveryId"];
+            eventId: components["schemas"]["EventId"];
+            eventType: components["schemas"]["EventType"];
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            attempts: number;
+            /** @description The HTTP status of the last attempt; null when none was made or no answer came. */
+            lastStatusCode: number | null;
+            /** @description Why the last attempt failed (status and start of the body, a timeout, a refused address), else null. */
+            lastError: string | null;
+            lastAttemptAt: components["schemas"]["Timestamp"] | null;
+            /** @description When a pending delivery is tried next, else null. */
+            nextAttemptAt: components["schemas"]["Timestamp"] | null;
+            deliveredAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * WebhookDeliveryPage
+         * @description Deliveries of a subscription, newest event first.
+         */
+        WebhookDeliveryPage: {
+            data: components["schemas"]["WebhookDelivery"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * WebhookReplay
+         * @description A replay was scheduled: `redelivering` deliveries already made after the event id go again, and retained events after it that had not been delivered yet are added, all in event-id order.
+         * @example {
+         *       "redelivering": 12
+         *     }
+         */
+        WebhookReplay: {
+            redelivering: number;
+        };
+        /**
          * ApiKeyId
          * @description An API key's id (not the secret), `key_` followed by a ULID.
          * @example key_01JD3ZB2C3D4E5F6G7H8J9K0M1
@@ -2639,18 +3138,6 @@ export interface components {
             data: components["schemas"]["Transfer"][];
             next_cursor: components["schemas"]["NextCursor"];
         };
-        /**
-         * EventId
-         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service. Compare numerically. Use it as `lastEventId` / `after` to resume.
-         * @example 1042
-         */
-        EventId: string;
-        /**
-         * EventType
-         * @description Kinds of event the service emits.
-         * @enum {string}
-         */
-        EventType: "newNFT" | "newTransfer" | "priceUpdate";
         /**
          * NewNftEvent
          * @description An NFT was minted; `data` is the new asset.
@@ -4250,6 +4737,16 @@ export interface components {
          */
         ClientSecretIdPath: components["schemas"]["ClientSecretId"];
         /**
+         * @description A webhook subscription's id.
+         * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+         */
+        WebhookIdPath: components["schemas"]["WebhookId"];
+        /**
+         * @description A delivery's id.
+         * @example whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A
+         */
+        WebhookDeliveryIdPath: components["schemas"]["WebhookDeliveryId"];
+        /**
          * @description An API key's id (not the secret).
          * @example key_01JD3ZB2C3D4E5F6G7H8J9K0M1
          */
@@ -5416,6 +5913,375 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's webhooks. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description The new webhook; its signing secret is shown only here. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, enabled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook, disabled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedWebhookSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: components["schemas"]["EventId"];
+                /** @description Only deliveries in this state. */
+                status?: "pending" | "succeeded" | "failed";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+                /**
+                 * @description A delivery's id.
+                 * @example whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A
+                 */
+                delivery_id: components["parameters"]["WebhookDeliveryIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheduled; the delivery as it is now. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhook: {
+        parameters: {
+            query: {
+                /** @description Replay the events with a greater id (`0` for everything retained). */
+                after: components["schemas"]["EventId"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook subscription's id.
+                 * @example wh_01JD4C1D2E3F4G5H6J7K8M9N0P
+                 */
+                webhook_id: components["parameters"]["WebhookIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Scheduled. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -8244,6 +9110,93 @@ export interface operations {
             };
             400: components["responses"]["HtmlBadRequest"];
             500: components["responses"]["HtmlServerError"];
+        };
+    };
+    newTransferWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewTransferEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    newNFTWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewNftEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    priceUpdateWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PriceUpdateEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

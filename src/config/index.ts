@@ -74,6 +74,17 @@ export interface Config {
   verify: { bodyLimitBytes: number; maxJsonNodes: number; workers: number; cost: number };
   /** Serialized answers of the hottest reads kept per instance (see src/http/read-cache.ts); 0 = off. */
   readCache: { maxEntries: number; maxMegabytes: number };
+  /** Webhooks (src/webhooks/): targets, timeouts, concurrency, retries, quota. */
+  webhooks: {
+    allowLoopback: boolean;
+    allowedNetworks: string[];
+    timeoutMs: number;
+    concurrency: number;
+    retryBaseMs: number;
+    retryWindowSeconds: number;
+    disableAfterSeconds: number;
+    maxPerUser: number;
+  };
   ws: {
     heartbeatMs: number;
     maxSubscriptionsPerConnection: number;
@@ -384,6 +395,55 @@ export const configSchema = z.object({
         allowed: 'origins, comma-separated',
       }),
     ),
+  WEBHOOK_ALLOW_LOOPBACK: oneOf(['true', 'false'] as const, 'false').meta(
+    meta({
+      description:
+        'development only: webhook URLs may use plain `http` on a loopback host, and deliveries may reach loopback addresses',
+    }),
+  ),
+  WEBHOOK_ALLOWED_NETWORKS: list()
+    .optional()
+    .meta(
+      meta({
+        description:
+          'networks webhooks may reach although private, link-local or otherwise not public (checked at every delivery, after DNS resolution)',
+        defaultText: 'empty',
+        allowed: 'CIDR ranges, comma-separated (e.g. `10.1.0.0/16`)',
+      }),
+    ),
+  WEBHOOK_TIMEOUT_MS: integer(10_000, 100, 60_000).meta(
+    meta({
+      description: 'a webhook endpoint must answer within this (else the attempt failed and is retried)',
+    }),
+  ),
+  WEBHOOK_CONCURRENCY: integer(16, 1, 1000).meta(
+    meta({
+      description:
+        'webhook requests in flight at once per instance (one per subscription, so its order holds)',
+    }),
+  ),
+  WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000).meta(
+    meta({
+      description:
+        'first retry delay of a failed delivery; each further retry waits twice as long (at most an hour), with full jitter',
+    }),
+  ),
+  WEBHOOK_RETRY_WINDOW_SECONDS: integer(DAY_SECONDS, 1, 30 * DAY_SECONDS).meta(
+    meta({
+      description:
+        'how long a failing delivery is retried; then it is given up and its subscription marked `failing`',
+    }),
+  ),
+  WEBHOOK_DISABLE_AFTER_SECONDS: integer(3 * DAY_SECONDS, 1, 90 * DAY_SECONDS).meta(
+    meta({
+      description: 'a subscription `failing` this long without a success is disabled (status `disabled`)',
+    }),
+  ),
+  MAX_WEBHOOKS_PER_USER: integer(20, 1, 10_000).meta(
+    meta({
+      description: 'webhook subscriptions one user may hold (one more: 409 `/problems/quota-exceeded`)',
+    }),
+  ),
   WS_MAX_REPLAY_EVENTS: integer(10_000, 1, 10_000_000).meta(
     meta({
       description:
@@ -488,6 +548,16 @@ export function loadConfig(env: Env = process.env): Config {
       cost: e.VERIFY_RATE_COST,
     },
     readCache: { maxEntries: e.READ_CACHE_ENTRIES, maxMegabytes: e.READ_CACHE_MB },
+    webhooks: {
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      allowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS ?? [],
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      concurrency: e.WEBHOOK_CONCURRENCY,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryWindowSeconds: e.WEBHOOK_RETRY_WINDOW_SECONDS,
+      disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,
+      maxPerUser: e.MAX_WEBHOOKS_PER_USER,
+    },
     ws: {
       heartbeatMs: e.WS_HEARTBEAT_MS,
       maxSubscriptionsPerConnection: e.WS_MAX_SUBSCRIPTIONS,

@@ -19,6 +19,8 @@ import { StatusList } from './StatusList.ts';
 import { Transfer } from './Transfer.ts';
 import { User } from './User.ts';
 import { Wallet } from './Wallet.ts';
+import { WebhookDelivery } from './WebhookDelivery.ts';
+import { WebhookSubscription } from './WebhookSubscription.ts';
 
 export {
   ApiKey,
@@ -42,6 +44,8 @@ export {
   Transfer,
   User,
   Wallet,
+  WebhookDelivery,
+  WebhookSubscription,
 };
 
 /**
@@ -71,4 +75,6 @@ export const entities = [
   SequenceCounter,
   ServiceAccount,
   ClientSecret,
+  WebhookSubscription,
+  WebhookDelivery,
 ];

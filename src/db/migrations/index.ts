@@ -4,6 +4,7 @@ import { Migration20261122024500_transfer_sequence } from './Migration2026112202
 import { Migration20261122043000_apply_transfer_function } from './Migration20261122043000_apply_transfer_function.ts';
 import { Migration20261124113711_service_accounts } from './Migration20261124113711_service_accounts.ts';
 import { Migration20261124114502_ledger_change } from './Migration20261124114502_ledger_change.ts';
+import { Migration20261124121157_webhooks } from './Migration20261124121157_webhooks.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -11,4 +12,5 @@ export const migrationsList = [
   Migration20261122043000_apply_transfer_function,
   Migration20261124113711_service_accounts,
   Migration20261124114502_ledger_change,
+  Migration20261124121157_webhooks,
 ];

@@ -9,6 +9,7 @@ import type { Ledger } from '../../domain/ledger/index.ts';
 import type { EventsModule } from '../../events/index.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import type { RedisLink } from '../../redis/link.ts';
+import type { WebhooksModule } from '../../webhooks/index.ts';
 import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { applicationHandlers } from './applications.ts';
@@ -18,6 +19,7 @@ import { identityHandlers } from './identity.ts';
 import { ledgerHandlers } from './ledger.ts';
 import { operationsHandlers } from './operations.ts';
 import { serviceAccountHandlers } from './service-accounts.ts';
+import { webhookHandlers } from './webhooks.ts';
 
 export interface HandlerServices {
   config: Config;
@@ -30,6 +32,7 @@ export interface HandlerServices {
   readCache: ReadCache;
   identity: IdentityService;
   events: EventsModule;
+  webhooks: WebhooksModule;
   /** Whether the instance is shutting down (readiness answers 503). */
   draining: () => boolean;
 }
@@ -52,6 +55,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
       limit: config.quotas.serviceAccountsPerUser,
       onUserRegistered: services.onUserRegistered,
     }),
+    ...webhookHandlers(services.webhooks.service),
     ...ledgerHandlers(services.ledger, services.readCache),
     ...identityHandlers(services.identity, {
       ...config.verify,
