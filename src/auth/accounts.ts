@@ -10,7 +10,7 @@ import { formatAddress } from '../domain/ledger/addresses.ts';
 import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
 import { revokeAccountGrants } from './adapter.ts';
 import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
-import { SERVICE_ACCOUNT_PREFIX } from './service-accounts.ts';
+import { SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
 
 /**
  * Called inside the registration transaction with the new (flushed) user: the ledger creates the

@@ -14,7 +14,8 @@ import { newId } from '../domain/ids.ts';
 import { inTransaction } from '../domain/ledger/transactions.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
-import { effectiveServiceRole, isServiceAccountId, serviceAccountOwner } from './service-accounts.ts';
+import { isServiceAccountId } from './service-account-ids.ts';
+import { effectiveServiceRole, serviceAccountOwner } from './service-accounts.ts';
 
 export const API_KEY_PATTERN = /^gak_[A-Za-z0-9_-]{43}$/;
 const PREFIX_LENGTH = 12;

@@ -10,7 +10,8 @@ import { ulid } from '../domain/ids.ts';
 import { reservedNameProblem } from './application-names.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
-import { isServiceAccountId, serviceClientMetadata } from './service-accounts.ts';
+import { isServiceAccountId } from './service-account-ids.ts';
+import { serviceClientMetadata } from './service-accounts.ts';
 
 export const FIRST_PARTY_CLIENT_ID = 'gats-first-party';
 export const DEMO_CLIENT_ID = 'gats-demo';

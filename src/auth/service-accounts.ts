@@ -14,14 +14,12 @@ import { Wallet } from '../db/entities/Wallet.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
-import type { UserRegisteredHook } from './accounts.ts';
 import { reservedNameProblem } from './application-names.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError } from './quotas.ts';
 import { API_SCOPES, scopesAllowedFor } from './scopes.ts';
+import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
 
-/** Service account ids (and so their usernames and client ids) start with this; users may not register it. */
-export const SERVICE_ACCOUNT_PREFIX = 'svc_';
 /** Client secrets active at once: two, so a rotation never leaves the client without a valid one. */
 export const MAX_ACTIVE_CLIENT_SECRETS = 2;
 /** A password hash that never verifies: service accounts do not log in with a password. */
@@ -32,10 +30,6 @@ const SECRET_PREFIX_LENGTH = 6;
 export const CLIENT_ASSERTION_ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256', 'ES384', 'PS256', 'RS256'] as const;
 const MAX_JWKS_KEYS = 5;
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
-
-export function isServiceAccountId(id: string): boolean {
-  return id.startsWith(SERVICE_ACCOUNT_PREFIX);
-}
 
 /**
  * The roles a user may give a service account: an admin any role; anyone else their own role or
@@ -142,7 +136,8 @@ export async function createServiceAccount(
   input: CreateServiceAccountInput,
   options: {
     limit: number;
-    onUserRegistered?: UserRegisteredHook;
+    /** The registration hook (accounts.ts's UserRegisteredHook): the custodial wallet. */
+    onUserRegistered?: (em: EntityManager, user: User) => Promise<unknown>;
     /** The demo seed only: a fixed id and a published secret, so the README can show them. */
     demo?: { id: string; clientSecret: string };
   },
