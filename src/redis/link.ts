@@ -79,19 +79,28 @@ export function createRedisLink(url: string, prefix: string, logger: Logger): Re
       return client;
     },
     async ready(timeoutMs) {
+      // Each client keeps retrying (retryStrategy) until the deadline: one failed attempt (a slow
+      // first answer on a loaded machine) does not end start-up; only the deadline does.
       let timer: NodeJS.Timeout | undefined;
+      let lastError = '';
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Redis did not answer within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () =>
+            reject(new Error(`did not answer within ${timeoutMs} ms${lastError ? `: ${lastError}` : ''}`)),
+          timeoutMs,
+        );
       });
+      const readyOne = (client: Redis) =>
+        new Promise<void>((resolve) => {
+          if (client.status === 'ready') return resolve();
+          client.once('ready', () => resolve());
+          if (client.status === 'wait')
+            client.connect().catch((error: unknown) => {
+              lastError = error instanceof Error ? error.message : String(error);
+            });
+        });
       try {
-        await Promise.race([
-          Promise.all(
-            [...clients.keys()].map((client) =>
-              client.status === 'wait' ? client.connect() : Promise.resolve(),
-            ),
-          ),
-          timeout,
-        ]);
+        await Promise.race([Promise.all([...clients.keys()].map(readyOne)), timeout]);
       } finally {
         clearTimeout(timer);
       }
