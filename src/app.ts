@@ -11,7 +11,7 @@ import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
 import { type AuthModule, createAuthModule } from './auth/index.ts';
 import { grantableScopes } from './auth/scopes.ts';
 import { type Config, ConfigError } from './config/index.ts';
-import { loadOpenApiDocument } from './contract/operations.ts';
+import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { Application } from './db/entities/Application.ts';
 import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
@@ -149,7 +149,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       readCache,
       draining: () => draining !== null,
     });
-    const router = await createContractRouter(loadOpenApiDocument(), handlers, auth.authenticator);
+    const router = await createContractRouter(bundledOperations(), handlers, auth.authenticator);
     const koa = createKoa(config, { logger, metrics, auth, router });
     const gateway = new Gateway({
       config,

@@ -9,7 +9,11 @@ import { IncomingMessage, ServerResponse } from 'node:http';
 import { Socket } from 'node:net';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
-import type { OperationGuard } from '../../src/contract/operations.ts';
+import {
+  bundledOperations,
+  type ContractOperation,
+  type OperationGuard,
+} from '../../src/contract/operations.ts';
 import { createUser, type Session } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadResult, runLoad, warmUp } from './lib/load.ts';
@@ -17,17 +21,8 @@ import type { BenchOptions } from './lib/options.ts';
 import { fixed, heading, loadTable, ratio } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 
-/** What GET /wallets/{wallet_id}/assets asks of its caller: bearer with assets:read and an API key. */
-const GUARD: OperationGuard = {
-  operationId: 'listWalletAssets',
-  public: false,
-  bearer: true,
-  apiKey: true,
-  scopes: ['assets:read'],
-  roles: null,
-  accountRateLimit: false,
-  bodyTypes: [],
-};
+/** What GET /wallets/{wallet_id}/assets asks of its caller (bearer with assets:read and an API key). */
+const GUARD: OperationGuard = (bundledOperations().byId.get('listWalletAssets') as ContractOperation).guard;
 const IN_PROCESS_CALLS = 20_000;
 
 export async function auth(options: BenchOptions): Promise<void> {

@@ -1,5 +1,6 @@
-// The bundled OpenAPI document (generated/openapi/openapi.json) is the router and validator of record.
-// This module loads it and derives, per operation, what the edge must enforce.
+// The contract's operations, read once: the bundled OpenAPI document (generated/openapi/openapi.json)
+// walked into an index that the router (src/http/api.ts), the authenticator (src/auth), the fuzzer
+// (scripts/fuzz) and the tests' contract checks (test/helpers/contract.ts) share.
 import { readFileSync } from 'node:fs';
 
 export const OPENAPI_PATH = new URL('../../generated/openapi/openapi.json', import.meta.url);
@@ -7,6 +8,10 @@ export const ASYNCAPI_PATH = new URL('../../generated/asyncapi/asyncapi.json', i
 
 type JsonObject = Record<string, unknown>;
 
+export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/** What the edge enforces for an operation before its handler runs. */
 export interface OperationGuard {
   operationId: string;
   /** No credentials needed. */
@@ -25,42 +30,130 @@ export interface OperationGuard {
   bodyTypes: string[];
 }
 
+export interface ContractParameter {
+  name: string;
+  in: 'path' | 'query' | 'header' | 'cookie';
+  required: boolean;
+  /** As written in the bundle (may be a `$ref`); absent for a parameter with `content`. */
+  schema?: unknown;
+  style?: string;
+  explode?: boolean;
+  content?: JsonObject;
+}
+
+export interface ContractOperation {
+  operationId: string;
+  /** Lower case. */
+  method: HttpMethod;
+  /** The path template, e.g. `/assets/{id}`. */
+  path: string;
+  /** The operation object of the bundle, as is. */
+  definition: JsonObject;
+  /** Path-level then operation-level parameters, `$ref`s followed. */
+  parameters: ContractParameter[];
+  /** The request body, `$ref` followed; media types in document order. */
+  body: { required: boolean; content: Record<string, JsonObject> } | null;
+  /** Alternatives of security requirements (the operation's, else the document's). */
+  security: Record<string, string[]>[];
+  guard: OperationGuard;
+}
+
+export interface OperationIndex {
+  document: JsonObject;
+  operations: readonly ContractOperation[];
+  byId: ReadonlyMap<string, ContractOperation>;
+  /** Methods (lower case) the contract declares on a path template. */
+  methodsOf(path: string): HttpMethod[];
+  /** Follows local `$ref`s (the bundle has no others). */
+  resolve(node: unknown): unknown;
+}
+
 export function loadOpenApiDocument(): JsonObject {
   return JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as JsonObject;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
+let bundled: OperationIndex | undefined;
 
-/** Reads `security`, `x-roles` and request body media types of every operation into guards. */
-export function operationGuards(document: JsonObject): Map<string, OperationGuard> {
-  const guards = new Map<string, OperationGuard>();
-  const rootSecurity = (document.security as JsonObject[] | undefined) ?? [];
-  const paths = (document.paths ?? {}) as Record<string, JsonObject>;
-  const requestBodies = ((document.components as JsonObject | undefined)?.requestBodies ?? {}) as Record<
-    string,
-    JsonObject
-  >;
-  for (const pathItem of Object.values(paths)) {
-    for (const method of METHODS) {
-      const operation = pathItem[method] as JsonObject | undefined;
-      if (!operation?.operationId) continue;
-      const security = (operation.security as Record<string, string[]>[] | undefined) ?? rootSecurity;
-      // Operations here declare at most one requirement object: all of its schemes are required.
-      const requirement = (security[0] ?? {}) as Record<string, string[]>;
-      let requestBody = operation.requestBody as JsonObject | undefined;
-      const ref = requestBody?.$ref as string | undefined;
-      if (ref) requestBody = requestBodies[ref.split('/').pop() as string];
-      guards.set(operation.operationId as string, {
-        operationId: operation.operationId as string,
-        public: security.length === 0 || Object.keys(requirement).length === 0,
-        bearer: 'oauth2' in requirement,
-        apiKey: 'apiKey' in requirement,
-        scopes: requirement.oauth2 ?? [],
-        roles: (operation['x-roles'] as string[] | undefined) ?? null,
-        accountRateLimit: operation['x-rate-limit'] === 'account',
-        bodyTypes: Object.keys((requestBody?.content as JsonObject | undefined) ?? {}),
+/** The index of the bundled document, built on first use. */
+export function bundledOperations(): OperationIndex {
+  bundled ??= indexOperations(loadOpenApiDocument());
+  return bundled;
+}
+
+export function indexOperations(document: JsonObject): OperationIndex {
+  const resolve = (node: unknown): unknown => {
+    let current = node;
+    while (current && typeof current === 'object' && typeof (current as JsonObject).$ref === 'string') {
+      let target: unknown = document;
+      for (const token of ((current as JsonObject).$ref as string).replace(/^#\//, '').split('/')) {
+        target = (target as JsonObject)[token.replaceAll('~1', '/').replaceAll('~0', '~')];
+      }
+      current = target;
+    }
+    return current;
+  };
+  const rootSecurity = (document.security as Record<string, string[]>[] | undefined) ?? [];
+  const operations: ContractOperation[] = [];
+  const methods = new Map<string, HttpMethod[]>();
+  for (const [path, rawItem] of Object.entries((document.paths ?? {}) as Record<string, JsonObject>)) {
+    const item = resolve(rawItem) as JsonObject;
+    const declared: HttpMethod[] = [];
+    methods.set(path, declared);
+    for (const method of HTTP_METHODS) {
+      const definition = item[method] as JsonObject | undefined;
+      if (!definition) continue;
+      declared.push(method);
+      if (typeof definition.operationId !== 'string') continue;
+      const parameters = [
+        ...((item.parameters as unknown[] | undefined) ?? []),
+        ...((definition.parameters as unknown[] | undefined) ?? []),
+      ].map((raw) => resolve(raw) as ContractParameter);
+      const requestBody = resolve(definition.requestBody) as JsonObject | undefined;
+      const body = requestBody
+        ? {
+            required: requestBody.required === true,
+            content: (requestBody.content ?? {}) as Record<string, JsonObject>,
+          }
+        : null;
+      const security = (definition.security as Record<string, string[]>[] | undefined) ?? rootSecurity;
+      operations.push({
+        operationId: definition.operationId,
+        method,
+        path,
+        definition,
+        parameters,
+        body,
+        security,
+        guard: guardOf(definition.operationId, definition, security, body),
       });
     }
   }
-  return guards;
+  return {
+    document,
+    operations,
+    byId: new Map(operations.map((operation) => [operation.operationId, operation])),
+    methodsOf: (path) => methods.get(path) ?? [],
+    resolve,
+  };
+}
+
+/** Reads `security`, `x-roles`, `x-rate-limit` and the request body's media types. */
+function guardOf(
+  operationId: string,
+  definition: JsonObject,
+  security: Record<string, string[]>[],
+  body: ContractOperation['body'],
+): OperationGuard {
+  // Operations here declare at most one requirement object: all of its schemes are required.
+  const requirement = security[0] ?? {};
+  return {
+    operationId,
+    public: security.length === 0 || Object.keys(requirement).length === 0,
+    bearer: 'oauth2' in requirement,
+    apiKey: 'apiKey' in requirement,
+    scopes: requirement.oauth2 ?? [],
+    roles: (definition['x-roles'] as string[] | undefined) ?? null,
+    accountRateLimit: definition['x-rate-limit'] === 'account',
+    bodyTypes: Object.keys(body?.content ?? {}),
+  };
 }

@@ -4,20 +4,14 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import type { AuthContext, Authenticator } from '../auth/caller.ts';
-import type { OperationGuard } from '../contract/operations.ts';
+import { bundledOperations, type ContractOperation, type OperationGuard } from '../contract/operations.ts';
 import { UnauthorizedError } from '../domain/errors.ts';
 import type { TicketStore } from '../events/tickets.ts';
 
-/** What a WebSocket handshake needs: the same as reading events over REST. */
+/** What a WebSocket handshake needs: the same as reading events over REST (the contract's listEvents). */
 const WS_GUARD: OperationGuard = {
+  ...(bundledOperations().byId.get('listEvents') as ContractOperation).guard,
   operationId: 'websocket',
-  public: false,
-  bearer: true,
-  apiKey: true,
-  scopes: ['assets:read'],
-  roles: null,
-  accountRateLimit: false,
-  bodyTypes: [],
 };
 
 export interface UpgradeCredentialsDeps {

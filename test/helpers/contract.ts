@@ -3,12 +3,14 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { bundledOperations } from '../../src/contract/operations.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 type Json = Record<string, unknown>;
 
-const documentUrl = new URL('../../generated/openapi/openapi.json', import.meta.url);
-export const openapiDocument = JSON.parse(readFileSync(documentUrl, 'utf8')) as Json;
+// The service's operation index: the same walk of the bundled document the router uses.
+const operationIndex = bundledOperations();
+export const openapiDocument = operationIndex.document;
 
 const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
 ajv.addSchema(openapiDocument, 'openapi');
@@ -20,16 +22,17 @@ interface Route {
   operation: Json;
 }
 
-const routes: Route[] = [];
-for (const [template, item] of Object.entries(openapiDocument.paths as Record<string, Json>)) {
-  const pattern = new RegExp(
-    `^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
-  );
-  for (const method of ['get', 'post', 'put', 'delete', 'patch']) {
-    const operation = item[method] as Json | undefined;
-    if (operation) routes.push({ method: method.toUpperCase(), template, pattern, operation });
-  }
-}
+const CHECKED_METHODS = new Set(['get', 'post', 'put', 'delete', 'patch']);
+const routes: Route[] = operationIndex.operations
+  .filter((operation) => CHECKED_METHODS.has(operation.method))
+  .map((operation) => ({
+    method: operation.method.toUpperCase(),
+    template: operation.path,
+    pattern: new RegExp(
+      `^${operation.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`,
+    ),
+    operation: operation.definition,
+  }));
 // Literal paths win over templated ones (/api/v1/wallets/link vs a {param}).
 routes.sort((a, b) => a.template.split('{').length - b.template.split('{').length);
 

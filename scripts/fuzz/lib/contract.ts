@@ -1,12 +1,16 @@
 // The operations of the bundled OpenAPI document, in the shape the fuzzer needs: where each
-// parameter goes, what the body is, and which credentials the operation asks for.
+// parameter goes, what the body is, and which credentials the operation asks for. Read from the
+// service's operation index (src/contract/operations.ts), the same one the router and the
+// authenticator use.
 import { MIDDLEWARE_OPERATIONS } from '../../../src/auth/index.ts';
-import { openapiDocument } from '../../../test/helpers/contract.ts';
+import { bundledOperations, type ContractParameter } from '../../../src/contract/operations.ts';
 
 export type Json = Record<string, unknown>;
 export type Schema = Json | boolean;
 
-export const document: Json = openapiDocument;
+const index = bundledOperations();
+
+export const document: Json = index.document;
 
 /**
  * Served by oidc-provider (or its interaction pages): they speak OAuth errors and HTML, not the
@@ -37,17 +41,7 @@ export interface Operation {
 }
 
 /** Follows `$ref`s (local only: the bundle has no others). */
-export function resolve(node: unknown): unknown {
-  let current = node;
-  while (current && typeof current === 'object' && typeof (current as Json).$ref === 'string') {
-    let target: unknown = document;
-    for (const token of ((current as Json).$ref as string).slice(2).split('/')) {
-      target = (target as Json)[token.replaceAll('~1', '/').replaceAll('~0', '~')];
-    }
-    current = target;
-  }
-  return current;
-}
+export const resolve = index.resolve;
 
 /** The component name a `$ref` points at (`#/components/schemas/AssetId` -> `AssetId`). */
 export function refName(node: unknown): string | undefined {
@@ -55,62 +49,44 @@ export function refName(node: unknown): string | undefined {
   return typeof ref === 'string' ? ref.split('/').pop() : undefined;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+const FUZZED_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch']);
 
-function readParameter(raw: unknown): Parameter {
-  const parameter = resolve(raw) as Json;
-  const name = parameter.name as string;
+function fuzzParameter(parameter: ContractParameter): Parameter {
   return {
-    name,
+    name: parameter.name,
     in: parameter.in as Parameter['in'],
     required: parameter.required === true,
     schema: parameter.schema as Schema,
-    style: parameter.style as string | undefined,
-    explode: parameter.explode as boolean | undefined,
-    poolKey: refName(parameter.schema) ?? `param:${name}`,
+    style: parameter.style,
+    explode: parameter.explode,
+    poolKey: refName(parameter.schema) ?? `param:${parameter.name}`,
   };
 }
 
 export function operations(): Operation[] {
-  const result: Operation[] = [];
-  const rootSecurity = (document.security as Json[] | undefined) ?? [];
-  for (const [template, rawItem] of Object.entries(document.paths as Json)) {
-    const item = rawItem as Json;
-    for (const method of METHODS) {
-      const operation = item[method] as Json | undefined;
-      if (!operation) continue;
-      const operationId = operation.operationId as string;
-      const parameters = [
-        ...((item.parameters as unknown[]) ?? []),
-        ...((operation.parameters as unknown[]) ?? []),
-      ].map(readParameter);
-      const requestBody = resolve(operation.requestBody) as Json | undefined;
-      const [mediaType, media] = Object.entries((requestBody?.content as Json) ?? {})[0] ?? [];
-      const security = (operation.security as Json[] | undefined) ?? rootSecurity;
-      const requirement = (security[0] ?? {}) as Json;
-      result.push({
-        operationId,
-        method: method.toUpperCase(),
-        template,
-        parameters,
+  return index.operations
+    .filter((operation) => FUZZED_METHODS.has(operation.method))
+    .map((operation) => {
+      const [mediaType, media] = Object.entries(operation.body?.content ?? {})[0] ?? [];
+      const { guard } = operation;
+      return {
+        operationId: operation.operationId,
+        method: operation.method.toUpperCase(),
+        template: operation.path,
+        parameters: operation.parameters.map(fuzzParameter),
         body: mediaType
-          ? { mediaType, schema: (media as Json).schema as Schema, required: requestBody?.required === true }
+          ? { mediaType, schema: media.schema as Schema, required: operation.body?.required === true }
           : undefined,
-        credentials:
-          security.length === 0 || !('oauth2' in requirement)
-            ? 'none'
-            : 'apiKey' in requirement
-              ? 'bearer+key'
-              : 'bearer',
-        oauth: OAUTH_OPERATIONS.has(operationId),
-      });
-    }
-  }
-  return result;
+        credentials: !guard.bearer ? 'none' : guard.apiKey ? 'bearer+key' : 'bearer',
+        oauth: OAUTH_OPERATIONS.has(operation.operationId),
+      };
+    });
 }
 
 /** Methods declared on the path of `template` (to send an undeclared one now and then). */
 export function declaredMethods(template: string): string[] {
-  const item = (document.paths as Json)[template] as Json;
-  return METHODS.filter((method) => method in item).map((method) => method.toUpperCase());
+  return index
+    .methodsOf(template)
+    .filter((method) => FUZZED_METHODS.has(method))
+    .map((method) => method.toUpperCase());
 }
