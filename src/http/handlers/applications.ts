@@ -11,10 +11,9 @@ import {
 } from '../../auth/applications.ts';
 import type { ClientStatus } from '../../auth/client-status.ts';
 import type { Quotas } from '../../auth/quotas.ts';
-import type { ApplicationType } from '../../db/entities/Application.ts';
 import type { Orm } from '../../db/orm.ts';
 import { inTransaction } from '../../domain/ledger/transactions.ts';
-import { caller, type HandlerMap, type OperationHandler } from '../handler.ts';
+import { caller, type HandlerMap, type OperationHandler, respond, typedHandlers } from '../handler.ts';
 
 export interface ApplicationHandlerDeps {
   orm: Orm;
@@ -25,21 +24,26 @@ export interface ApplicationHandlerDeps {
 
 export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
   const { orm, apiKeys } = deps;
-  const handlers: HandlerMap = {
+  const handlers = typedHandlers<
+    | 'createApplication'
+    | 'listApplications'
+    | 'deleteApplication'
+    | 'createApiKey'
+    | 'listApiKeys'
+    | 'revokeApiKey'
+  >({
     async createApplication(request, ctx) {
-      const body = request.body as { name: string; redirectUris: string[]; type?: ApplicationType };
       const { application, clientSecret } = await inTransaction(orm, (em) =>
-        createApplication(em, caller(request).userId, body, deps.quotas),
+        createApplication(em, caller(request).userId, request.body, deps.quotas),
       );
-      ctx.status = 201;
       ctx.set('Location', `/api/v1/applications/${application.clientId}`);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = { ...applicationView(application), clientSecret };
+      respond(ctx, 'createApplication', 201, { ...applicationView(application), clientSecret });
     },
 
     async listApplications(request, ctx) {
       const applications = await listApplications(orm.em.fork(), caller(request).userId);
-      ctx.body = { data: applications.map(applicationView) };
+      respond(ctx, 'listApplications', 200, { data: applications.map(applicationView) });
     },
 
     async deleteApplication(request, ctx) {
@@ -56,30 +60,28 @@ export function applicationHandlers(deps: ApplicationHandlerDeps): HandlerMap {
 
     async createApiKey(request, ctx) {
       const auth = caller(request);
-      const { name } = request.body as { name: string };
-      const created = await apiKeys.create(auth.userId, auth.clientId, name);
-      ctx.status = 201;
+      const created = await apiKeys.create(auth.userId, auth.clientId, request.body.name);
       ctx.set('Location', `/api/v1/api-keys/${created.id}`);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = {
+      respond(ctx, 'createApiKey', 201, {
         id: created.id,
         key: created.key,
         name: created.name,
         prefix: created.prefix,
         clientId: created.clientId,
         createdAt: created.createdAt,
-      };
+      });
     },
 
     async listApiKeys(request, ctx) {
-      ctx.body = { data: await apiKeys.list(caller(request).userId) };
+      respond(ctx, 'listApiKeys', 200, { data: await apiKeys.list(caller(request).userId) });
     },
 
     async revokeApiKey(request, ctx) {
       await apiKeys.revoke(caller(request).userId, request.params.key_id);
       ctx.status = 204;
     },
-  };
+  });
   // Every one of these operations is account management: refused to third-party applications' tokens.
   const guard =
     (handler: OperationHandler): OperationHandler =>

@@ -11,10 +11,10 @@ import type { TokenResponse } from '../../auth/first-party-login.ts';
 import type { LoginThrottle } from '../../auth/login-throttle.ts';
 import { checkPasswordLogin } from '../../auth/password-login.ts';
 import { rateLimitHeaders } from '../../auth/rate-limit.ts';
-import type { User, UserRole } from '../../db/entities/User.ts';
+import type { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { UnauthorizedError } from '../../domain/errors.ts';
-import { caller, type HandlerMap } from '../handler.ts';
+import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
 
 export interface AuthHandlerDeps {
   orm: Orm;
@@ -39,21 +39,16 @@ function invalidCredentials(): UnauthorizedError {
 
 export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
   const { orm, throttle } = deps;
-  return {
+  return typedHandlers<'registerUser' | 'login' | 'getCurrentUser' | 'setUserRole'>({
     async registerUser(request, ctx) {
       ctx.set(rateLimitHeaders(await throttle.attempt('register', ctx.ip)));
-      const body = request.body as { username: string; password: string };
-      ctx.body = await registerUser(orm, body, deps.onUserRegistered);
-      ctx.status = 201;
+      const user = await registerUser(orm, request.body, deps.onUserRegistered);
       ctx.set('Location', '/api/v1/me');
+      respond(ctx, 'registerUser', 201, user);
     },
 
     async login(request, ctx) {
-      const { username, password, scope } = request.body as {
-        username: string;
-        password: string;
-        scope?: string;
-      };
+      const { username, password, scope } = request.body;
       const { user, budget } = await checkPasswordLogin(orm.em.fork(), throttle, {
         username,
         password,
@@ -62,7 +57,7 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
       ctx.set(rateLimitHeaders(budget));
       if (!user) throw invalidCredentials();
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = await deps.issueTokens(user, scope);
+      respond(ctx, 'login', 200, await deps.issueTokens(user, scope));
     },
 
     async getCurrentUser(request, ctx) {
@@ -74,13 +69,12 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
           'Bearer realm="gats", error="invalid_token"',
           '/problems/invalid-token',
         );
-      ctx.body = await userView(em, user);
+      respond(ctx, 'getCurrentUser', 200, await userView(em, user));
     },
 
     async setUserRole(request, ctx) {
-      const { role } = request.body as { role: UserRole };
-      ctx.body = await setUserRole(orm, request.params.user_id, role);
+      respond(ctx, 'setUserRole', 200, await setUserRole(orm, request.params.user_id, request.body.role));
       await deps.onRoleChanged?.(request.params.user_id);
     },
-  };
+  });
 }
