@@ -10,7 +10,6 @@ import { NOT_CONNECTED } from './availability.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
-import { closeReadStatements } from './read-statements.ts';
 
 /**
  * The ORM as the rest of the service sees it: SQL-capable (query builder, `execute`, row locks).
@@ -356,8 +355,19 @@ function names(migrations: { name: string }[]): string[] {
   return migrations.map((migration) => migration.name);
 }
 
+/** What other modules opened beside the ORM on its database (read-statements.ts), closed with it. */
+const closers = new WeakMap<Orm, (() => void)[]>();
+
+/** Runs `close` when `closeDatabase(orm)` closes the database, before the ORM's own connections. */
+export function onDatabaseClose(orm: Orm, close: () => void): void {
+  const list = closers.get(orm) ?? [];
+  list.push(close);
+  closers.set(orm, list);
+}
+
 export async function closeDatabase(orm: Orm): Promise<void> {
-  closeReadStatements(orm);
+  for (const close of closers.get(orm) ?? []) close();
+  closers.delete(orm);
   await orm.close(true);
 }
 

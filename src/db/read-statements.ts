@@ -12,7 +12,7 @@
 // Statements are written once with `?` placeholders, unquoted lowercase identifiers, and nothing
 // that differs between the two databases except what the caller branches on.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
-import type { Orm } from './orm.ts';
+import { type Orm, onDatabaseClose } from './orm.ts';
 import { databaseKindOf } from './platform.ts';
 
 /** A row as the driver returns it: column name to value. */
@@ -44,6 +44,7 @@ export function readStatements(orm: Orm): ReadStatements {
   if (!statements) {
     statements = openReadStatements(orm);
     opened.set(orm, statements);
+    onDatabaseClose(orm, () => closeReadStatements(orm));
   }
   return statements;
 }
