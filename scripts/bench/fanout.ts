@@ -132,7 +132,7 @@ export async function fanout(options: BenchOptions): Promise<void> {
   }
 }
 
-function helloTarget(hello: Child): Target {
+export function helloTarget(hello: Child): Target {
   return {
     name: 'Koa hello',
     child: hello,
@@ -142,7 +142,7 @@ function helloTarget(hello: Child): Target {
 }
 
 /** A studio creates the currency prices are posted for; an oracle posts them; a player listens. */
-async function serviceTarget(service: Service): Promise<Target> {
+export async function serviceTarget(service: Service): Promise<Target> {
   const studio = await createUser(service, 'studio');
   await createCollection(service, studio, 'bench-fanout');
   await createCurrency(service, studio, ASSET, 'bench-fanout');
@@ -184,7 +184,7 @@ function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-async function runCase(
+export async function runCase(
   target: Target,
   clients: number,
   rate: number,

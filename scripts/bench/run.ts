@@ -1,4 +1,4 @@
-// Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|replay-flood|verify-flood|all
+// Benchmark dispatcher: npm run bench -- reads|transfers|auth|fanout|memory|replay-flood|verify-flood|webhooks|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
@@ -15,6 +15,7 @@ import { reads } from './reads.ts';
 import { replayFlood } from './replay-flood.ts';
 import { transfers } from './transfers.ts';
 import { verifyFlood } from './verify-flood.ts';
+import { webhooks } from './webhooks.ts';
 
 const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   reads,
@@ -24,6 +25,7 @@ const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   memory,
   'replay-flood': replayFlood,
   'verify-flood': verifyFlood,
+  webhooks,
 };
 
 function usage(message: string): never {

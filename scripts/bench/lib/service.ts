@@ -42,10 +42,11 @@ export function serviceEnv(databaseEnv: Record<string, string>, port: number): R
   };
 }
 
-export async function startService(kind: DbKind): Promise<Service> {
+/** `extraEnv`: settings of the benchmark (e.g. webhooks to loopback receivers). */
+export async function startService(kind: DbKind, extraEnv: Record<string, string> = {}): Promise<Service> {
   const database: BenchDatabase = await createDatabase(kind);
   const port = await freePort();
-  const env = serviceEnv(database.env, port);
+  const env = { ...serviceEnv(database.env, port), ...extraEnv };
   // To profile the service under a benchmark: BENCH_SERVICE_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/p'.
   if (process.env.BENCH_SERVICE_NODE_OPTIONS) env.NODE_OPTIONS = process.env.BENCH_SERVICE_NODE_OPTIONS;
   let child: Child;
