@@ -15,6 +15,7 @@ import { setTimeout as sleep, setImmediate as yieldToEventLoop } from 'node:time
 import type { Config } from '../config/index.ts';
 import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { EventFilter } from '../events/filter.ts';
+import { prunedSince, retainedEvents } from '../events/retention.ts';
 import { type EventStore, toPublished } from '../events/store.ts';
 import type { OutboxTail } from '../events/tail.ts';
 import { eventFrame } from './frames.ts';
@@ -135,16 +136,17 @@ export class Replayer {
     // Subscribes of many connections would otherwise run their reads back to back without letting
     // the event loop serve anyone else (on SQLite each read is synchronous).
     await yieldToEventLoop();
-    const [prunedThrough, range] = await Promise.all([this.store.prunedThrough(), this.store.range()]);
-    const oldestEventId = range.oldest;
-    const newest = Math.max(range.newest ?? 0, this.tail.lastId);
+    const retained = await retainedEvents(this.store);
+    const oldestEventId = retained.oldest;
+    const newest = Math.max(retained.newest ?? 0, this.tail.lastId);
     const catchUp = `/api/v1/events?after=${after}`;
-    if (after < prunedThrough) {
+    const pruned = prunedSince(after, retained);
+    if (pruned) {
       return {
         reason: 'pruned',
         oldestEventId,
         catchUp: null,
-        detail: `Events after ${after} up to ${prunedThrough} are past the retention window.`,
+        detail: `${pruned}.`,
       };
     }
     if (after > newest) {

@@ -3,6 +3,7 @@ import type { EventType } from '../../db/entities/OutboxEvent.ts';
 import { GoneError } from '../../domain/errors.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import { ALL_EVENT_TYPES, type EventFilter } from '../../events/filter.ts';
+import { prunedSince, retainedEvents } from '../../events/retention.ts';
 import { type EventStore, toEnvelope } from '../../events/store.ts';
 import type { OutboxTail } from '../../events/tail.ts';
 import type { TicketStore } from '../../events/tickets.ts';
@@ -34,12 +35,13 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
         assetId: query.assetId,
         collection: query.collection,
       };
-      const [prunedThrough, range] = await Promise.all([deps.store.prunedThrough(), deps.store.range()]);
-      const oldestEventId = range.oldest === null ? null : String(range.oldest);
-      const after = query.after === undefined ? Math.max(prunedThrough, 0) : Number(query.after);
-      if (after < prunedThrough) {
+      const retained = await retainedEvents(deps.store);
+      const oldestEventId = retained.oldest === null ? null : String(retained.oldest);
+      const after = query.after === undefined ? Math.max(retained.prunedThrough, 0) : Number(query.after);
+      const pruned = prunedSince(after, retained);
+      if (pruned) {
         throw new GoneError(
-          `Events after ${after} up to ${prunedThrough} were removed by retention; reload current state, then continue from oldestEventId.`,
+          `${pruned}; reload current state, then continue from oldestEventId.`,
           '/problems/resync-required',
           'Resync required',
           { oldestEventId },
