@@ -1325,7 +1325,7 @@ export interface paths {
          * Resolve a DID
          * @description Resolves a DID to its DID document (`application/did+json`). A `did:key` (Ed25519, P-256 or P-384) is derived from the key itself, so any well-formed one resolves, registered here or not, exactly as the did:key specification and independent resolvers produce it (Multikey form). A `did:jwk` is derived from its JWK (a `JsonWebKey2020` method). This service's own `did:web` resolves to the document at `/.well-known/did.json`. Other `did:web` DIDs are not fetched: they are reported as not found. Public, no credentials needed.
          *
-         *     Errors: 400 `/problems/invalid-did` for a malformed DID (a `did:key` that does not decode to a multicodec public key, a `did:jwk` that is not a base64url public JWK), `/problems/unsupported-key-type` for a `did:key` of another key type (secp256k1, X25519, BLS12-381, RSA, P-521), and `/problems/did-method-not-supported` for a method other than `key`, `jwk` and `web`; 404 for a `did:web` other than this service's; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` when the path is not DID syntax (`did:<method>:<id>`), `/problems/invalid-did` for a malformed DID (a `did:key` that does not decode to a multicodec public key, a `did:jwk` that is not a base64url public JWK), `/problems/unsupported-key-type` for a `did:key` of another key type (secp256k1, X25519, BLS12-381, RSA, P-521), and `/problems/did-method-not-supported` for a method other than `key`, `jwk` and `web`; 404 for a `did:web` other than this service's; 500 on an unexpected failure.
          */
         get: operations["resolveDid"];
         put?: never;
@@ -1761,20 +1761,6 @@ export interface components {
         /**
          * Problem
          * @description An RFC 9457 problem details object (`application/problem+json`), used for every error except those of the OAuth endpoints (which keep RFC 6749 `{ error, error_description }`). `type` is a relative URI naming the problem; clients branch on it, never on `title` or `detail`.
-         * @example {
-         *       "type": "/problems/validation-failed",
-         *       "title": "Request validation failed",
-         *       "status": 400,
-         *       "detail": "The request body has 1 invalid field.",
-         *       "instance": "/api/v1/transfer",
-         *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f",
-         *       "errors": [
-         *         {
-         *           "pointer": "/body/amount",
-         *           "detail": "must match pattern \"^(0|[1-9][0-9]{0,59})(\\.[0-9]{1,36})?$\""
-         *         }
-         *       ]
-         *     }
          */
         Problem: {
             /**
@@ -1916,29 +1902,6 @@ export interface components {
         /**
          * Asset
          * @description A game asset: a unique NFT-style item (`kind: nft`, exactly one owner) or a fungible game currency (`kind: fungible`, balances per wallet). NFT-only fields (`owner`) are null for currencies; currency-only fields (`symbol`, `decimals`, `totalSupply`, `maxSupply`) are null for NFTs.
-         * @example {
-         *       "id": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
-         *       "kind": "nft",
-         *       "name": "Sword of Dawn",
-         *       "description": "A legendary blade forged at first light.",
-         *       "metadata": {
-         *         "image": "https://cdn.example-game.com/items/sword-1234.png",
-         *         "attributes": [
-         *           {
-         *             "trait_type": "rarity",
-         *             "value": "legendary"
-         *           }
-         *         ],
-         *         "creator": "Example Studio"
-         *       },
-         *       "collection": "dawn-quest",
-         *       "owner": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-         *       "symbol": null,
-         *       "decimals": null,
-         *       "totalSupply": null,
-         *       "maxSupply": null,
-         *       "createdAt": "2026-11-22T09:30:00.000Z"
-         *     }
          */
         Asset: {
             id: components["schemas"]["AssetId"];
@@ -2222,16 +2185,6 @@ export interface components {
         /**
          * CreatedApplication
          * @description The application just created. `clientSecret` is shown here once and never again (only its hash is stored); it is null for public applications.
-         * @example {
-         *       "clientId": "app_01JD3Z9K4M6P8R0T2V4W6X8Y0Z",
-         *       "clientSecret": "CuopRNx306UtRMKrnyeN6Nr__aC0TKDz_5oI6dmHs-I",
-         *       "name": "Dragon Quest Companion",
-         *       "redirectUris": [
-         *         "https://game.example.com/oauth/callback"
-         *       ],
-         *       "type": "confidential",
-         *       "createdAt": "2026-11-22T09:30:00.000Z"
-         *     }
          */
         CreatedApplication: {
             clientId: components["schemas"]["ClientId"];
@@ -3302,33 +3255,6 @@ export interface components {
         /**
          * DidDocument
          * @description A DID document (`application/did+json`, W3C DID 1.0). For `did:key` it is exactly what the did:key method specification derives from the key (Multikey form, the same key in `authentication`, `assertionMethod`, `capabilityDelegation` and `capabilityInvocation`), so it resolves identically with independent resolvers. For this service's `did:web` it lists every signing key, current first; retired keys stay in `assertionMethod` so credentials signed before a rotation keep verifying.
-         * @example {
-         *       "@context": [
-         *         "https://www.w3.org/ns/did/v1",
-         *         "https://w3id.org/security/multikey/v1"
-         *       ],
-         *       "id": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
-         *       "verificationMethod": [
-         *         {
-         *           "id": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
-         *           "type": "Multikey",
-         *           "controller": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
-         *           "publicKeyMultibase": "z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-         *         }
-         *       ],
-         *       "authentication": [
-         *         "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-         *       ],
-         *       "assertionMethod": [
-         *         "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-         *       ],
-         *       "capabilityDelegation": [
-         *         "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-         *       ],
-         *       "capabilityInvocation": [
-         *         "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK#z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK"
-         *       ]
-         *     }
          */
         DidDocument: {
             /** @description `https://www.w3.org/ns/did/v1` first, then `https://w3id.org/security/multikey/v1`. */
@@ -3849,39 +3775,6 @@ export interface components {
         /**
          * VerifyResult
          * @description The verdict and every check behind it. `verified` is true only when every listed check passed, advisory failures aside (a presentation's `holder-binding` when VC Data Model 2.0 does not require it). For a presentation, `subject` is the holder, `issuer` is the issuer shared by all presented credentials (null when they differ) and `types` are the credentials' types together. `grantedPermissions` lists the permissions granted by verified `PlayerRoleCredential`s issued by this service (never by another issuer), whether or not any were required, and only for a presentation that passes `holder-binding` (its holder signed it for the verifier's `challenge`) and whose holder is the role credential's subject. A credential sent on its own (`jwt` or `credential`) may verify, but grants nothing: anyone holding a copy could send it.
-         * @example {
-         *       "verified": true,
-         *       "kind": "credential",
-         *       "issuer": "did:web:localhost%3A3000",
-         *       "subject": "did:key:z6MkhaXgBZDvotDkL5257faiztiGiC2QtKLGpbnnEGta2doK",
-         *       "types": [
-         *         "VerifiableCredential",
-         *         "PlayerRoleCredential"
-         *       ],
-         *       "checks": [
-         *         {
-         *           "name": "format",
-         *           "passed": true
-         *         },
-         *         {
-         *           "name": "signature",
-         *           "passed": true
-         *         },
-         *         {
-         *           "name": "issuer",
-         *           "passed": true
-         *         },
-         *         {
-         *           "name": "validity",
-         *           "passed": true
-         *         },
-         *         {
-         *           "name": "status",
-         *           "passed": true
-         *         }
-         *       ],
-         *       "grantedPermissions": []
-         *     }
          */
         VerifyResult: {
             verified: boolean;
@@ -4108,10 +4001,6 @@ export interface components {
         /**
          * OAuthError
          * @description An RFC 6749 §5.2 error, as oidc-provider writes it. `error` is one of `invalid_request`, `invalid_client`, `invalid_grant`, `unauthorized_client`, `unsupported_grant_type`, `invalid_scope`, `invalid_target` (RFC 8707), `unsupported_token_type` (RFC 7009) or `server_error`; clients branch on it, never on `error_description`.
-         * @example {
-         *       "error": "invalid_grant",
-         *       "error_description": "grant request is invalid"
-         *     }
          */
         OAuthError: {
             error: string;
@@ -5336,7 +5225,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/problems/invalid-credentials",
-                     *       "title": "Invalid credentials",
+                     *       "title": "Authentication required",
                      *       "status": 401,
                      *       "detail": "The username or password is incorrect.",
                      *       "instance": "/api/v1/auth/login",

@@ -1,6 +1,7 @@
 // Prism on the bundled contract, as a child process: in proxy mode in front of the service (every
 // request and response is checked; with --errors a departing response becomes a 500 listing the
-// violations), or in mock mode serving the contract's examples (test/contract/mock.test.ts).
+// violations), or as the project's mock (scripts/contracts/mock.ts: Prism's mock answering invalid
+// requests as the service does; test/contract/prism-mock.test.ts).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -35,25 +36,28 @@ async function freePort(): Promise<number> {
 }
 
 export function startPrismProxy(upstream: string): Promise<PrismProcess> {
-  return startPrism(['proxy', CONTRACT_PATH, upstream, '--errors']);
+  return startPrism(repoPath('node_modules/@stoplight/prism-cli/dist/index.js'), [
+    'proxy',
+    CONTRACT_PATH,
+    upstream,
+    '--errors',
+  ]);
 }
 
-export function startPrismMock(): Promise<PrismProcess> {
-  return startPrism(['mock', CONTRACT_PATH]);
+/** `npm run mock`, static (the contract's examples) or `dynamic` (bodies generated from the schemas). */
+export function startPrismMock(options: { dynamic?: boolean } = {}): Promise<PrismProcess> {
+  return startPrism(repoPath('scripts/contracts/mock.ts'), [
+    '--log-level',
+    'fatal',
+    ...(options.dynamic ? ['--dynamic'] : []),
+  ]);
 }
 
-async function startPrism(args: string[]): Promise<PrismProcess> {
+async function startPrism(script: string, args: string[]): Promise<PrismProcess> {
   const port = await freePort();
   const child: ChildProcess = spawn(
     nodeBinary,
-    [
-      repoPath('node_modules/@stoplight/prism-cli/dist/index.js'),
-      ...args,
-      '--host',
-      '127.0.0.1',
-      '--port',
-      String(port),
-    ],
+    [script, ...args, '--host', '127.0.0.1', '--port', String(port)],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
