@@ -1,10 +1,13 @@
 /**
- * `npm run gen`: regenerates generated/ from contracts/, then the README's configuration table from
- * the configuration schema. generated/ is written into a fresh sibling folder and swapped in, so a
- * failure leaves the previous one untouched and no stale file survives.
+ * `npm run gen`: regenerates generated/ from contracts/, keeps the bundled documents of a new
+ * `info.version` under contracts/released/<version>/ (the breaking-change gate's baseline), then the
+ * README's configuration table from the configuration schema. generated/ is written into a fresh
+ * sibling folder and swapped in, so a failure leaves the previous one untouched and no stale file
+ * survives.
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keepReleases } from './contracts/compatibility.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir, repoRoot } from './gen/paths.ts';
 import { writeConfigTable } from './lib/config-docs.ts';
@@ -15,6 +18,8 @@ try {
   await rm(generatedDir, { recursive: true, force: true });
   await rename(staging, generatedDir);
   console.log('generated/ is up to date with contracts/');
+  for (const file of await keepReleases(generatedDir))
+    console.log(`${file}: kept as released (a new version)`);
   if (await writeConfigTable())
     console.log('README.md: configuration table rewritten from src/config/index.ts');
 } catch (error) {

@@ -1,9 +1,11 @@
 /**
  * `npm run lint`: Redocly lints both contracts (rules in redocly.yaml), Spectral's `spectral:oas`
  * and `spectral:asyncapi` rulesets lint the bundled documents (.spectral.yaml; any result, even a
- * hint, fails), Biome checks the TypeScript (rules in biome.json), and dependency-cruiser checks
- * which module may import which (.dependency-cruiser.cjs, README "How the code is laid out"; the
- * violations listed in .dependency-cruiser-known-violations.json are reported but pass). Every step
+ * hint, fails), the breaking-change gate compares them with the released ones in
+ * contracts/released/ (docs/versioning.md), Biome checks the TypeScript (rules in biome.json), and
+ * dependency-cruiser checks which module may import which (.dependency-cruiser.cjs, README "How the
+ * code is laid out"; the violations listed in .dependency-cruiser-known-violations.json are
+ * reported but pass). Every step
  * always runs so one pass shows every problem; the exit code is non-zero when any reports an error.
  */
 import { existsSync } from 'node:fs';
@@ -41,6 +43,11 @@ const steps: Step[] = [
       '--fail-severity',
       'hint',
     ],
+  },
+  {
+    name: 'Breaking-change gate (generated/ against contracts/released/, docs/versioning.md)',
+    script: join(repoRoot, 'scripts', 'contracts', 'check-compatibility.ts'),
+    args: [],
   },
   {
     name: `Biome check (${codeDirs.join(', ')})`,

@@ -1,0 +1,216 @@
+/**
+ * The breaking-change gate (docs/versioning.md): compares the bundled contracts with the released
+ * ones kept under contracts/released/<version>/ and fails on a breaking change unless the version
+ * moved as semver requires (the major, or the minor of a 0.x version).
+ *
+ * - OpenAPI: Optic (`optic diff <released> <current> --check`, its breaking-change rules: a removed
+ *   operation, response property or enum value, a new required request property or parameter, a
+ *   changed type, ...).
+ * - AsyncAPI: @asyncapi/diff for the document's structure (channels, operations, messages, servers,
+ *   security), and Optic again for the message payloads, seen as an OpenAPI document in which each
+ *   message the service receives is a request body and each message it sends a response body, so
+ *   that Optic's direction-aware rules apply to them (a field removed from an event breaks
+ *   clients; a field newly required in `subscribe` breaks them too).
+ */
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { diff as asyncApiDiff } from '@asyncapi/diff';
+import { repoRoot } from '../gen/paths.ts';
+import { runNode } from '../gen/run-node.ts';
+
+type Json = Record<string, unknown>;
+export type DocumentKind = 'openapi' | 'asyncapi';
+
+export const releasedRoot = join(repoRoot, 'contracts', 'released');
+const opticCli = join(repoRoot, 'node_modules', '@useoptic', 'optic', 'build', 'index.js');
+
+export interface Finding {
+  kind: DocumentKind;
+  /** The released version compared with. */
+  against: string;
+  /** Whether the version moved enough for a breaking change. */
+  allowed: boolean;
+  breaking: string[];
+}
+
+const parseVersion = (version: string): number[] => version.split(/[.+-]/, 3).map(Number);
+
+function compareVersions(a: string, b: string): number {
+  const [x, y] = [parseVersion(a), parseVersion(b)];
+  for (let i = 0; i < 3; i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
+/** Whether going from `from` to `to` may break clients under semver (0.x: the minor counts). */
+export function allowsBreaking(from: string, to: string): boolean {
+  const [a, b] = [parseVersion(from), parseVersion(to)];
+  return b[0] > a[0] || (a[0] === 0 && b[0] === 0 && b[1] > a[1]);
+}
+
+/** The released versions holding a `kind` document, ascending. */
+export async function releasedVersions(root: string, kind: DocumentKind): Promise<string[]> {
+  const entries = await readdir(root, { withFileTypes: true }).catch(() => []);
+  const versions: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory()) continue;
+    const has = await readFile(join(root, entry.name, `${kind}.json`)).then(
+      () => true,
+      () => false,
+    );
+    if (has) versions.push(entry.name);
+  }
+  return versions.sort(compareVersions);
+}
+
+/** Optic's breaking changes between two OpenAPI documents (files), as lines of its report. */
+async function opticBreaking(base: string, head: string, workDir: string): Promise<string[]> {
+  const { code, output } = await runNode(opticCli, ['diff', base, head, '--check', '--severity', 'error'], {
+    cwd: workDir,
+    env: { OPTIC_TELEMETRY_LEVEL: 'none', NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
+  if (code === 0) return [];
+  const lines = output
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => /^x \[|^x [A-Z]+ \//.test(line));
+  return lines.length > 0 ? lines : [output.trim()];
+}
+
+/**
+ * The message payloads of an AsyncAPI document as an OpenAPI document: `POST /<channel>/<message>`
+ * with the payload as its request body for a message the service receives, `GET` with the payload
+ * as the 200 response for one it sends. Components keep their pointers (`#/components/schemas/...`).
+ */
+export function payloadsAsOpenApi(asyncapi: Json): Json {
+  const channels = (asyncapi.channels ?? {}) as Record<string, Json>;
+  const received = new Set<string>();
+  for (const operation of Object.values((asyncapi.operations ?? {}) as Record<string, Json>)) {
+    if (operation.action !== 'receive') continue;
+    for (const message of (operation.messages ?? []) as Json[]) received.add(String(message.$ref));
+  }
+  const paths: Record<string, Json> = {};
+  for (const [channelName, channel] of Object.entries(channels)) {
+    for (const [messageName, message] of Object.entries((channel.messages ?? {}) as Record<string, Json>)) {
+      const content = { 'application/json': { schema: message.payload ?? {} } };
+      const pointer = `#/channels/${channelName}/messages/${messageName}`;
+      paths[`/${channelName}/${messageName}`] = received.has(pointer)
+        ? { post: { requestBody: { required: true, content }, responses: { '204': { description: 'ok' } } } }
+        : { get: { responses: { '200': { description: 'sent by the service', content } } } };
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: `${String((asyncapi.info as Json).title)} (message payloads)`, version: '0' },
+    paths,
+    components: { schemas: ((asyncapi.components ?? {}) as Json).schemas ?? {} },
+  };
+}
+
+async function breakingOpenApi(base: Json, head: Json): Promise<string[]> {
+  const workDir = await mkdtemp(join(tmpdir(), 'contract-gate-'));
+  try {
+    const [basePath, headPath] = [join(workDir, 'base.json'), join(workDir, 'head.json')];
+    await writeFile(basePath, JSON.stringify(base));
+    await writeFile(headPath, JSON.stringify(head));
+    return await opticBreaking(basePath, headPath, workDir);
+  } finally {
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+async function breakingAsyncApi(base: Json, head: Json): Promise<string[]> {
+  // With the default (JSON) output format, breaking() is the list of changes.
+  const changes = asyncApiDiff(base, head, {}).breaking() as { action: string; path: string }[];
+  const structure = changes.map((change) => `${change.action} ${change.path}`);
+  const payloads = await breakingOpenApi(payloadsAsOpenApi(base), payloadsAsOpenApi(head));
+  return [...structure, ...payloads];
+}
+
+/**
+ * Compares the current `kind` document with the release of its own version (no breaking change
+ * allowed) and with the latest earlier release (allowed only if the version moved enough).
+ */
+export async function checkDocument(
+  kind: DocumentKind,
+  current: Json,
+  root: string = releasedRoot,
+): Promise<{ findings: Finding[]; problems: string[] }> {
+  const version = String((current.info as Json).version);
+  const versions = await releasedVersions(root, kind);
+  const same = versions.find((v) => v === version);
+  const previous = versions.filter((v) => compareVersions(v, version) < 0).at(-1);
+  const problems: string[] = [];
+  if (same === undefined)
+    problems.push(
+      `${kind} ${version}: contracts/released/${version}/${kind}.json is missing (npm run gen writes it)`,
+    );
+  const newer = versions.filter((v) => compareVersions(v, version) > 0);
+  if (newer.length > 0) problems.push(`${kind} ${version} is older than the released ${newer.join(', ')}`);
+  const compare = async (against: string): Promise<Finding> => {
+    const released = JSON.parse(await readFile(join(root, against, `${kind}.json`), 'utf8')) as Json;
+    const breaking =
+      kind === 'openapi'
+        ? await breakingOpenApi(released, current)
+        : await breakingAsyncApi(released, current);
+    return { kind, against, allowed: allowsBreaking(against, version), breaking };
+  };
+  const baselines = [previous, same].filter((v): v is string => v !== undefined);
+  const findings = await Promise.all(baselines.map(compare));
+  return { findings, problems };
+}
+
+/** The gate's verdict on both documents: the lines to print, and whether it passes. */
+export async function checkCompatibility(
+  documents: Partial<Record<DocumentKind, Json>>,
+  root: string = releasedRoot,
+): Promise<{ ok: boolean; report: string[] }> {
+  const results = await Promise.all(
+    Object.entries(documents).map(([kind, doc]) => checkDocument(kind as DocumentKind, doc, root)),
+  );
+  const report: string[] = [];
+  let ok = true;
+  for (const { findings, problems } of results) {
+    for (const problem of problems) report.push(`FAIL ${problem}`);
+    ok &&= problems.length === 0;
+    for (const finding of findings) {
+      const head = `${finding.kind} against released ${finding.against}`;
+      if (finding.breaking.length === 0) report.push(`ok   ${head}: no breaking change`);
+      else if (finding.allowed)
+        report.push(
+          `ok   ${head}: ${finding.breaking.length} breaking change(s), allowed by the version move`,
+        );
+      else {
+        ok = false;
+        report.push(
+          `FAIL ${head}: breaking change(s) within the same compatible version (move info.version, docs/versioning.md):`,
+          ...finding.breaking.map((line) => `       ${line}`),
+        );
+      }
+    }
+  }
+  return { ok, report };
+}
+
+/**
+ * Keeps the bundled documents of a version that has no release yet under
+ * contracts/released/<version>/ (`npm run gen` calls this after a version move). A kept release is
+ * never rewritten: later changes under the same version are checked against it.
+ */
+export async function keepReleases(generated: string, root: string = releasedRoot): Promise<string[]> {
+  const kept: string[] = [];
+  for (const kind of ['openapi', 'asyncapi'] as const) {
+    const text = await readFile(join(generated, kind, `${kind}.json`), 'utf8');
+    const version = String(((JSON.parse(text) as Json).info as Json).version);
+    const target = join(root, version, `${kind}.json`);
+    const exists = await readFile(target).then(
+      () => true,
+      () => false,
+    );
+    if (exists) continue;
+    await mkdir(join(root, version), { recursive: true });
+    await writeFile(target, text);
+    kept.push(`contracts/released/${version}/${kind}.json`);
+  }
+  return kept;
+}

@@ -1,0 +1,180 @@
+// The breaking-change gate (`npm run lint`, scripts/contracts/compatibility.ts) on copies of the
+// released contracts in a temporary folder: it must catch a removed response field and a newly
+// required request field, in the REST and the WebSocket contract, pass an additive change, and let
+// a breaking change through only with a version move that semver allows. The REST copies keep the
+// two operations the changes touch (and what they reference): Optic takes about 10 s of CPU on the
+// whole document, 2 s on these.
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  checkCompatibility,
+  checkDocument,
+  keepReleases,
+  releasedRoot,
+  releasedVersions,
+} from '../../scripts/contracts/compatibility.ts';
+import { generatedDir } from '../../scripts/gen/paths.ts';
+
+type Json = Record<string, any>;
+/** Each check runs Optic; the checks run side by side on a small, shared machine. */
+const GATE_TIMEOUT = 120_000;
+const KEPT_PATHS = ['/api/v1/price/{id}', '/api/v1/transfer'];
+
+const readJson = async (path: string): Promise<Json> => JSON.parse(await readFile(path, 'utf8')) as Json;
+
+/** The document with only `paths` and the components they reach. */
+function prune(doc: Json, paths: string[]): Json {
+  const kept: Json = {
+    ...doc,
+    paths: Object.fromEntries(paths.map((p) => [p, doc.paths[p]])),
+    components: {},
+  };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (typeof node === 'object' && node !== null) {
+      const ref = (node as Json).$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/components/')) {
+        const [section, name] = ref.slice('#/components/'.length).split('/');
+        kept.components[section] ??= {};
+        if (!(name in kept.components[section])) {
+          kept.components[section][name] = doc.components[section][name];
+          visit(doc.components[section][name]);
+        }
+      }
+      for (const value of Object.values(node)) visit(value);
+    }
+  };
+  visit(kept.paths);
+  visit(doc.security);
+  kept.components.securitySchemes = doc.components.securitySchemes;
+  return kept;
+}
+
+let root = '';
+let openapi: Json;
+let asyncapi: Json;
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'released-'));
+  for (const version of await releasedVersions(releasedRoot, 'openapi')) {
+    await mkdir(join(root, version), { recursive: true });
+    const released = await readJson(join(releasedRoot, version, 'openapi.json'));
+    await writeFile(join(root, version, 'openapi.json'), JSON.stringify(prune(released, KEPT_PATHS)));
+  }
+  for (const version of await releasedVersions(releasedRoot, 'asyncapi')) {
+    await mkdir(join(root, version), { recursive: true });
+    await cp(join(releasedRoot, version, 'asyncapi.json'), join(root, version, 'asyncapi.json'));
+  }
+  openapi = prune(await readJson(join(generatedDir, 'openapi', 'openapi.json')), KEPT_PATHS);
+  asyncapi = await readJson(join(generatedDir, 'asyncapi', 'asyncapi.json'));
+});
+
+afterAll(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+/** A REST contract without Price.source (a response field) and with a required TransferRequest.memo. */
+function breakingOpenApi(): Json {
+  const changed = structuredClone(openapi);
+  const price = changed.components.schemas.Price;
+  delete price.properties.source;
+  price.required = price.required.filter((name: string) => name !== 'source');
+  const transfer = changed.components.schemas.TransferRequest;
+  transfer.properties.memo = { type: 'string', maxLength: 140 };
+  transfer.required = [...transfer.required, 'memo'];
+  return changed;
+}
+
+describe('breaking-change gate', () => {
+  it(
+    'keeps a release for the current versions of both documents',
+    async () => {
+      expect(await releasedVersions(releasedRoot, 'openapi')).toContain(openapi.info.version);
+      expect(await releasedVersions(releasedRoot, 'asyncapi')).toContain(asyncapi.info.version);
+    },
+    GATE_TIMEOUT,
+  );
+
+  it.concurrent(
+    'fails on a removed response field and a newly required request field (OpenAPI)',
+    async () => {
+      const { ok, report } = await checkCompatibility({ openapi: breakingOpenApi() }, root);
+      expect(ok).toBe(false);
+      const text = report.join('\n');
+      expect(text).toMatch(/FAIL openapi against released/);
+      expect(text).toMatch(/cannot remove response property 'source'/);
+      expect(text).toMatch(/required request property 'memo'|'memo'.*required/);
+    },
+    GATE_TIMEOUT,
+  );
+
+  it.concurrent(
+    'fails on a field removed from an event and one newly required in subscribe (AsyncAPI)',
+    async () => {
+      const changed = structuredClone(asyncapi);
+      delete changed.components.schemas.Price.properties.source;
+      const price = changed.components.schemas.Price;
+      price.required = price.required.filter((name: string) => name !== 'source');
+      const subscribe = changed.components.schemas.SubscribeMessage;
+      subscribe.required = [...new Set([...(subscribe.required ?? []), 'assetId'])];
+      const { findings, problems } = await checkDocument('asyncapi', changed, root);
+      expect(problems).toEqual([]);
+      const breaking = findings.flatMap((f) => f.breaking).join('\n');
+      expect(findings.every((f) => !f.allowed)).toBe(true);
+      expect(breaking).toMatch(/cannot remove response property 'source'/);
+      expect(breaking).toMatch(/POST \/events\/subscribe:\n.*cannot make a request property required/);
+    },
+    GATE_TIMEOUT,
+  );
+
+  it.concurrent(
+    'passes an additive change: a new response field and a new optional request field',
+    async () => {
+      const changed = structuredClone(openapi);
+      changed.components.schemas.Price.properties.volume = { type: 'string' };
+      changed.components.schemas.TransferRequest.properties.memo = { type: 'string', maxLength: 140 };
+      const { findings, problems } = await checkDocument('openapi', changed, root);
+      expect(problems).toEqual([]);
+      expect(findings.map((f) => f.breaking)).toEqual([[]]);
+    },
+    GATE_TIMEOUT,
+  );
+
+  it.concurrent(
+    'lets the breaking change through with a minor move of a 0.x version, not a patch',
+    async () => {
+      const scratch = await mkdtemp(join(tmpdir(), 'released-move-'));
+      try {
+        await cp(root, scratch, { recursive: true });
+        const [major, minor] = String(openapi.info.version).split('.').map(Number);
+        const moved = breakingOpenApi();
+        moved.info.version = `${major}.${minor + 1}.0`;
+        // What `npm run gen` does after a version move: keep the new version's documents.
+        const generated = join(scratch, 'generated');
+        await mkdir(join(generated, 'openapi'), { recursive: true });
+        await mkdir(join(generated, 'asyncapi'), { recursive: true });
+        await writeFile(join(generated, 'openapi', 'openapi.json'), JSON.stringify(moved));
+        await writeFile(join(generated, 'asyncapi', 'asyncapi.json'), JSON.stringify(asyncapi));
+        expect(await keepReleases(generated, scratch)).toEqual([
+          `contracts/released/${moved.info.version}/openapi.json`,
+        ]);
+        const minorMove = await checkDocument('openapi', moved, scratch);
+        expect(minorMove.problems).toEqual([]);
+        expect(minorMove.findings.map((f) => [f.against, f.allowed, f.breaking.length > 0])).toEqual([
+          [openapi.info.version, true, true],
+          [moved.info.version, false, false],
+        ]);
+        const patch = structuredClone(moved);
+        patch.info.version = `${major}.${minor}.9`;
+        const patchMove = await checkDocument('openapi', patch, scratch);
+        expect(patchMove.problems[0]).toMatch(/released\/.*\.9\/openapi\.json is missing/);
+        expect(patchMove.findings.map((f) => [f.allowed, f.breaking.length > 0])).toEqual([[false, true]]);
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+    GATE_TIMEOUT,
+  );
+});
