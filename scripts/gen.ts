@@ -7,7 +7,7 @@
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { keepReleases } from './contracts/compatibility.ts';
+import { keepReleases } from './contracts/lib/compatibility.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir, repoRoot } from './gen/paths.ts';
 import { writeConfigTable } from './lib/config-docs.ts';

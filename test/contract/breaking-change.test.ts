@@ -1,4 +1,4 @@
-// The breaking-change gate (`npm run lint`, scripts/contracts/compatibility.ts) on copies of the
+// The breaking-change gate (`npm run lint`, scripts/contracts/lib/compatibility.ts) on copies of the
 // released contracts in a temporary folder: it must catch a removed response field and a newly
 // required request field, in the REST and the WebSocket contract, pass an additive change, and let
 // a breaking change through only with a version move that semver allows. The REST copies keep the
@@ -7,6 +7,7 @@
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   checkCompatibility,
@@ -14,10 +15,10 @@ import {
   keepReleases,
   releasedRoot,
   releasedVersions,
-} from '../../scripts/contracts/compatibility.ts';
-import { generatedDir } from '../../scripts/gen/paths.ts';
+} from '../../scripts/contracts/lib/compatibility.ts';
 
 type Json = Record<string, any>;
+const generatedDir = fileURLToPath(new URL('../../generated', import.meta.url));
 /** Each check runs Optic; the checks run side by side on a small, shared machine. */
 const GATE_TIMEOUT = 120_000;
 const KEPT_PATHS = ['/api/v1/price/{id}', '/api/v1/transfer'];

@@ -16,8 +16,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { diff as asyncApiDiff } from '@asyncapi/diff';
-import { repoRoot } from '../gen/paths.ts';
-import { runNode } from '../gen/run-node.ts';
+import { repoRoot } from '../../gen/paths.ts';
+import { runNode } from '../../gen/run-node.ts';
 
 type Json = Record<string, unknown>;
 export type DocumentKind = 'openapi' | 'asyncapi';
