@@ -69,10 +69,68 @@ export async function asyncApiModels(bundled: JsonObject): Promise<ModelFiles> {
     const body = `export ${output.result}\n`;
     files.set(`${output.modelName}.ts`, `${tsHeader('asyncapi')}${imports}${imports ? '\n' : ''}${body}`);
   }
+  files.set('channels.ts', channelUnions(bundled));
   const names = [...files.keys()].map((file) => file.slice(0, -'.ts'.length));
-  const index = names.map((name) => `export type { ${name} } from './${name}.ts';\n`).join('');
+  const index = names.map((name) => `export type * from './${name}.ts';\n`).join('');
   files.set('index.ts', tsHeader('asyncapi') + index);
   return files;
+}
+
+/** Follows `$ref`s inside the bundled document. */
+function deref(doc: JsonObject, node: unknown): unknown {
+  let current = node;
+  while (isObject(current) && typeof current.$ref === 'string') {
+    let target: unknown = doc;
+    for (const token of current.$ref.slice(2).split('/')) target = (target as JsonObject)[token];
+    current = target;
+  }
+  return current;
+}
+
+/**
+ * Per channel, the union of the messages each side sends: `<Channel>ClientMessage` (what the
+ * channel's `receive` operations take) and `<Channel>ServerMessage` (everything else: `send`
+ * operations and replies). Written here from the operations, because Modelina's per-channel union
+ * keeps one operation's messages only (`PongMessage | ErrorMessage`).
+ */
+function channelUnions(doc: JsonObject): string {
+  const received = new Set<unknown>();
+  for (const operation of Object.values(isObject(doc.operations) ? doc.operations : {})) {
+    if (!isObject(operation) || operation.action !== 'receive') continue;
+    for (const message of Array.isArray(operation.messages) ? operation.messages : [])
+      received.add(deref(doc, message));
+  }
+  const modelOf = (message: unknown): string => {
+    const payload = isObject(message) ? deref(doc, message.payload) : undefined;
+    if (!isObject(payload) || typeof payload.title !== 'string')
+      throw new Error('a message payload without a title');
+    return payload.title;
+  };
+  const imports = new Set<string>();
+  const unions: string[] = [];
+  for (const [channelId, channel] of Object.entries(isObject(doc.channels) ? doc.channels : {})) {
+    if (!isObject(channel) || !isObject(channel.messages)) continue;
+    const messages = Object.values(channel.messages).map((m) => deref(doc, m));
+    const side = (client: boolean): string[] => [
+      ...new Set(messages.filter((m) => received.has(m) === client).map(modelOf)),
+    ];
+    for (const [suffix, models] of [
+      ['ClientMessage', side(true)],
+      ['ServerMessage', side(false)],
+    ] as const) {
+      for (const model of models) imports.add(model);
+      const address = String(channel.address);
+      const who = suffix === 'ClientMessage' ? 'a client sends on' : 'the service sends on';
+      unions.push(
+        `/** Every message ${who} \`${address}\`. */\nexport type ${pascal(channelId)}${suffix} =\n  | ${models.join('\n  | ')};\n`,
+      );
+    }
+  }
+  const importLines = [...imports]
+    .sort()
+    .map((name) => `import type { ${name} } from './${name}.ts';\n`)
+    .join('');
+  return `${tsHeader('asyncapi')}${importLines}\n${unions.join('\n')}`;
 }
 
 const isObject = (value: unknown): value is JsonObject =>

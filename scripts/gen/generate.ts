@@ -23,7 +23,10 @@ contracts produce, so change the contracts and run \`npm run gen\`.
   read by the request validator and by \`npm run mock\`).
 - \`openapi/types.ts\`: its TypeScript types (openapi-typescript).
 - \`asyncapi/asyncapi.json\`: the AsyncAPI 3.0 contract bundled into one file (served at \`/asyncapi.json\`).
-- \`asyncapi/models/\`: TypeScript models of every WebSocket message payload (Modelina).
+- \`asyncapi/models/\`: TypeScript models of every WebSocket message payload (Modelina, property names
+  as on the wire), and in \`channels.ts\` the union of the messages each side sends on each channel
+  (\`EventsServerMessage\`, \`AssetSubscriptionsClientMessage\`, ...). TypeScript only: no other
+  language's models are published (none is tested).
 - \`docs/openapi.html\`, \`docs/asyncapi/index.html\`: the HTML references, self-contained.
 `;
 
