@@ -220,7 +220,7 @@ afterAll(async () => {
 
 describe('Prism mock (npm run mock), static: the documented answers', () => {
   it('covers every operation of the contract', () => {
-    expect(operations.length).toBe(56);
+    expect(operations.length).toBeGreaterThanOrEqual(56);
     const examples = operations.flatMap(documentedAnswers).reduce((n, a) => n + a.examples.length, 0);
     expect(examples).toBeGreaterThan(400);
   });
