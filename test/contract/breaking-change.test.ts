@@ -47,8 +47,8 @@ function prune(doc: Json, paths: string[]): Json {
       for (const value of Object.values(node)) visit(value);
     }
   };
-  visit(kept.paths);
-  visit(doc.security);
+  // Everything else at the root (security, OpenAPI 3.1 `webhooks`, ...) keeps what it references.
+  for (const [key, value] of Object.entries(kept)) if (key !== 'components') visit(value);
   kept.components.securitySchemes = doc.components.securitySchemes;
   return kept;
 }
