@@ -30,6 +30,13 @@ const GAP_MAX_PATIENCE_MS = 1000;
  * fan-out takes at most about half of the event loop; with few sockets the pause is negligible.
  */
 const MAX_PACE_MS = 20;
+/**
+ * Internal changes (ledger_change: wallet links) are read at most this often: under a write load the
+ * relay reads the outbox hundreds of times a second, and a second query each time cost PostgreSQL
+ * transfers throughput; a link reaches other instances within this or, without further commits,
+ * at the next poll.
+ */
+const CHANGES_EVERY_MS = 100;
 
 export type EventListener = (events: readonly PublishedEvent[]) => void;
 export type ChangeListener = (changes: readonly ChangeRow[]) => void;
@@ -51,6 +58,7 @@ export class OutboxTail {
   /** Internal changes (ledger_change): read after the events, only while someone listens. */
   private readonly changeListeners = new Set<ChangeListener>();
   private changePosition = 0;
+  private changesReadAt = 0;
   private readonly store: EventStore;
   private readonly pollMs: number;
   private readonly logger: Logger;
@@ -173,7 +181,11 @@ export class OutboxTail {
 
   private async drain(): Promise<void> {
     await this.drainEvents();
-    if (this.changeListeners.size > 0) await this.drainChanges();
+    const now = performance.now();
+    if (this.changeListeners.size > 0 && now - this.changesReadAt >= CHANGES_EVERY_MS) {
+      this.changesReadAt = now;
+      await this.drainChanges();
+    }
   }
 
   /**
