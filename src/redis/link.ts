@@ -34,6 +34,12 @@ export interface RedisLink {
   ready(timeoutMs: number): Promise<void>;
   /** Whether Redis may be used now: every client connected and no recent failure. */
   usable(): boolean;
+  /**
+   * Whether Redis answers now (readiness): `usable()` and a PING answered within the command
+   * time-out; a Redis that keeps connections open but stops answering is caught here even while
+   * no other command has run, and counts as a failure.
+   */
+  answers(): Promise<boolean>;
   /** Records a failed command: callers fall back for a moment without trying Redis. */
   failed(error: unknown, purpose: string): void;
   /** Called with the new state whenever usability changes. */
@@ -107,6 +113,18 @@ export function createRedisLink(url: string, prefix: string, logger: Logger): Re
     },
     usable() {
       return connected() && Date.now() - failedAt >= BACKOFF_MS;
+    },
+    async answers() {
+      if (!link.usable()) return false;
+      const [client, purpose] = [...clients].find(([, name]) => !name.includes('(subscriber)')) ?? [];
+      if (!client) return true;
+      try {
+        await client.ping();
+        return true;
+      } catch (error) {
+        link.failed(error, `${purpose} (readiness)`);
+        return false;
+      }
     },
     failed(error, purpose) {
       failedAt = Date.now();

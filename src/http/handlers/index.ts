@@ -80,7 +80,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
       pingDatabase: async () => {
         await orm.em.getConnection().execute('select 1');
       },
-      redisUsable: redis ? () => redis.usable() : undefined,
+      redisAnswers: redis ? () => redis.answers() : undefined,
       draining: services.draining,
     }),
   };

@@ -10,8 +10,8 @@ export interface OperationsDeps {
   metrics: Metrics;
   /** Resolves when the database answers; rejects otherwise. */
   pingDatabase: () => Promise<void>;
-  /** Whether Redis is usable (absent without REDIS_URL). */
-  redisUsable?: () => boolean;
+  /** Redis answers now (absent without Redis). */
+  redisAnswers?: () => Promise<boolean>;
   /** Whether the instance is shutting down (load balancers should stop routing here). */
   draining?: () => boolean;
   /** PUBLIC_URL: the server the published documents name. */
@@ -71,7 +71,7 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
         status: ready ? 'ok' : 'unavailable',
         checks: {
           database,
-          ...(deps.redisUsable ? { redis: deps.redisUsable() ? 'ok' : 'degraded' } : {}),
+          ...(deps.redisAnswers ? { redis: (await deps.redisAnswers()) ? 'ok' : 'degraded' } : {}),
           ...(draining ? { shutdown: 'failed' } : {}),
         },
       };
