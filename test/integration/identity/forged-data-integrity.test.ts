@@ -21,7 +21,7 @@ import {
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
 import { check, failedChecks } from './checks.ts';
-import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
+import { newTestKey, registerKey, signedPresentation, type TestKey } from './test-keys.ts';
 
 type Json = Record<string, any>;
 
@@ -61,20 +61,11 @@ describe.each(DB_KINDS)('13.1: forged Data Integrity credentials on %s', (kind) 
   }
 
   async function presentation(credential: Json, challenge: string): Promise<Json> {
-    return vc.signPresentation({
-      presentation: {
-        '@context': ['https://www.w3.org/ns/credentials/v2'],
-        type: ['VerifiablePresentation'],
-        holder: holder.did,
-        verifiableCredential: [credential],
-      },
-      suite: new DataIntegrityProof({
-        signer: (await holder.multikey()).signer(),
-        cryptosuite: eddsaRdfc2022,
-      }),
-      challenge,
-      documentLoader: loader(),
-    });
+    return signedPresentation(
+      holder,
+      { holder: holder.did, verifiableCredential: [credential] },
+      { challenge, documentLoader: loader() },
+    );
   }
 
   beforeAll(async () => {

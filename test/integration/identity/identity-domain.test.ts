@@ -21,7 +21,7 @@ import {
 } from '../../helpers/ledger-fixtures.ts';
 import { readConformanceJson, vcdm2SuiteInputs } from '../../unit/identity/conformance.ts';
 import { check, failedChecks } from './checks.ts';
-import { newTestKey, registerKey, type TestKey, unsecuredJws } from './test-keys.ts';
+import { newTestKey, registerKey, signedPresentation, type TestKey, unsecuredJws } from './test-keys.ts';
 
 const SECRET = 'identity-test-secret-0123456789abcdef';
 const DAY = 24 * 3600 * 1000;
@@ -380,21 +380,11 @@ describe.each(DB_KINDS)('identity on %s', (kind) => {
     });
 
     async function dataIntegrityPresentation(challenge: string, domain: string, signer = holder) {
-      return vc.signPresentation({
-        presentation: {
-          '@context': ['https://www.w3.org/ns/credentials/v2'],
-          type: ['VerifiablePresentation'],
-          holder: holder.did,
-          verifiableCredential: [roleCredential],
-        },
-        suite: new DataIntegrityProof({
-          signer: (await signer.multikey()).signer(),
-          cryptosuite: eddsaRdfc2022,
-        }),
-        challenge,
-        domain,
-        documentLoader: loader(),
-      });
+      return signedPresentation(
+        signer,
+        { holder: holder.did, verifiableCredential: [roleCredential] },
+        { challenge, domain, documentLoader: loader() },
+      );
     }
 
     it('accepts a Data Integrity presentation bound to the challenge and domain, granting the role permissions', async () => {

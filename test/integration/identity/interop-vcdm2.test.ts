@@ -23,7 +23,12 @@ import {
 } from '../../helpers/ledger-fixtures.ts';
 import { readConformanceJson } from '../../unit/identity/conformance.ts';
 import { check, failedChecks } from './checks.ts';
-import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
+import {
+  newTestKey,
+  registerKey,
+  signedPresentation as signPresentationBy,
+  type TestKey,
+} from './test-keys.ts';
 
 type Json = Record<string, any>;
 
@@ -66,19 +71,9 @@ describe.each(DB_KINDS)('VC Data Model 2.0 interoperability on %s', (kind) => {
     body: Json,
     options: { signer?: TestKey; challenge?: string; domain?: string } = {},
   ): Promise<Json> {
-    const signer = options.signer ?? holder;
-    return vc.signPresentation({
-      presentation: {
-        '@context': ['https://www.w3.org/ns/credentials/v2'],
-        type: ['VerifiablePresentation'],
-        ...body,
-      },
-      suite: new DataIntegrityProof({
-        signer: (await signer.multikey()).signer(),
-        cryptosuite: eddsaRdfc2022,
-      }),
+    return signPresentationBy(options.signer ?? holder, body, {
       challenge: options.challenge ?? 'c-19',
-      ...(options.domain ? { domain: options.domain } : {}),
+      domain: options.domain,
       documentLoader: loader(),
     });
   }

@@ -1,9 +1,3 @@
-// Finding 13.3: role credentials do not outlive the role, lifetimes are capped, a user's
-// credentials can be listed (to revoke them), a credential on its own grants nothing, and an
-// ownership credential reports whether the wallet still holds the asset.
-import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
-import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
-import * as vc from '@digitalbazaar/vc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setUserRole } from '../../../src/auth/accounts.ts';
 import { grantableScopes } from '../../../src/auth/scopes.ts';
@@ -19,7 +13,7 @@ import {
   type TestUser,
 } from '../../helpers/ledger-fixtures.ts';
 import { check, failedChecks } from './checks.ts';
-import { newTestKey, registerKey, type TestKey } from './test-keys.ts';
+import { newTestKey, registerKey, signedPresentation, type TestKey } from './test-keys.ts';
 
 const SECRET = 'identity-test-secret-0123456789abcdef';
 const DAY = 24 * 3600 * 1000;
@@ -43,20 +37,11 @@ describe.each(DB_KINDS)('13.3: role and ownership credentials on %s', (kind) => 
     });
 
   async function presentation(credential: Record<string, unknown>, challenge: string) {
-    return vc.signPresentation({
-      presentation: {
-        '@context': ['https://www.w3.org/ns/credentials/v2'],
-        type: ['VerifiablePresentation'],
-        holder: holder.did,
-        verifiableCredential: [credential],
-      },
-      suite: new DataIntegrityProof({
-        signer: (await holder.multikey()).signer(),
-        cryptosuite: eddsaRdfc2022,
-      }),
-      challenge,
-      documentLoader: offlineDocumentLoader(async (did) => identity.resolveDid(did)),
-    });
+    return signedPresentation(
+      holder,
+      { holder: holder.did, verifiableCredential: [credential] },
+      { challenge, documentLoader: offlineDocumentLoader(async (did) => identity.resolveDid(did)) },
+    );
   }
 
   beforeAll(async () => {

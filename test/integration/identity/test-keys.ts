@@ -2,7 +2,10 @@
 // to sign VC-JOSE credentials and presentations, Data Integrity presentations, and to pose as
 // someone else's key.
 import { createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
+import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
 import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
+import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
+import * as vc from '@digitalbazaar/vc';
 import { CompactSign, importJWK, type JWK } from 'jose';
 import { didKeyFromEd25519, ed25519Multikey } from '../../../src/domain/identity/did-key.ts';
 
@@ -78,4 +81,26 @@ export async function newTestKey(): Promise<TestKey> {
 export function unsecuredJws(payload: unknown, header: Record<string, unknown> = {}): string {
   const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
   return `${encode({ alg: 'none', ...header })}.${encode(payload)}.AAAA`;
+}
+
+/**
+ * A VC Data Model 2.0 presentation with `body` (holder, credentials, ...) and a Data Integrity
+ * proof (eddsa-rdfc-2022) by `signer` for the verifier's challenge (and domain).
+ */
+export async function signedPresentation(
+  signer: TestKey,
+  body: Record<string, unknown>,
+  proof: { challenge: string; domain?: string; documentLoader: (url: string) => Promise<unknown> },
+): Promise<Record<string, any>> {
+  return vc.signPresentation({
+    presentation: {
+      '@context': ['https://www.w3.org/ns/credentials/v2'],
+      type: ['VerifiablePresentation'],
+      ...body,
+    },
+    suite: new DataIntegrityProof({ signer: (await signer.multikey()).signer(), cryptosuite: eddsaRdfc2022 }),
+    challenge: proof.challenge,
+    ...(proof.domain ? { domain: proof.domain } : {}),
+    documentLoader: proof.documentLoader,
+  });
 }
