@@ -1808,7 +1808,7 @@ export interface components {
                  */
                 database: "ok" | "failed";
                 /**
-                 * @description Present when `REDIS_URL` is set: `ok`, or `degraded` while Redis is away (per-instance fallbacks in use; shared counters resume by themselves when it returns).
+                 * @description Present when `REDIS_URL` is set: `ok` when Redis answers a PING within 500 ms, or `degraded` while it is away or does not answer (per-instance fallbacks in use; shared counters resume by themselves when it returns).
                  * @enum {string}
                  */
                 redis?: "ok" | "degraded";
