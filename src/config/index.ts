@@ -100,6 +100,29 @@ export interface Config {
     maxReplaysPerKey: number;
     maxReplaysPerUser: number;
   };
+  /** On-chain assets (src/chain/): the EVM chains indexed and how their nodes are read. */
+  chain: ChainSettings;
+}
+
+export interface ChainEndpoint {
+  chainId: number;
+  rpcUrl: string;
+  /** Blocks on top of a block before its transfers count as confirmed (events are emitted then). */
+  confirmations: number;
+}
+
+export interface ChainSettings {
+  chains: ChainEndpoint[];
+  /** JSON-RPC requests per second per chain, at most (a token bucket, burst of the same size). */
+  rpcRate: number;
+  /** Largest block range one eth_getLogs asks for; halved on "range too large" or a time-out, grown back on success. */
+  maxBlockRange: number;
+  /** How often the head is polled when the indexer has caught up. */
+  pollMs: number;
+  /** One JSON-RPC request's time limit. */
+  rpcTimeoutMs: number;
+  /** Whether this instance runs the indexer (one indexer per deployment holds the lock; others wait). */
+  indexer: boolean;
 }
 
 export class ConfigError extends Error {
@@ -463,6 +486,45 @@ export const configSchema = z.object({
   WS_MAX_BUFFERED_BYTES: integer(MIB, 16 * KIB, 64 * MIB).meta(
     meta({ description: 'outgoing buffer above which a slow consumer is closed with 4008' }),
   ),
+  CHAINS: list()
+    .optional()
+    .meta(
+      meta({
+        description:
+          'EVM chains whose registered token contracts are indexed, as `<chainId>=<JSON-RPC URL>` items (e.g. `1=https://eth.example/rpc`); a chain can also be given alone as `CHAIN_<chainId>_RPC_URL`, and its confirmations as `CHAIN_<chainId>_CONFIRMATIONS`. Each node must answer `eth_chainId` with its chain id at start-up',
+        allowed: '`<chainId>=<http(s) or ws(s) URL>`, comma-separated',
+      }),
+    ),
+  CHAIN_CONFIRMATIONS: integer(12, 0, 10_000).meta(
+    meta({
+      description:
+        'blocks mined on top of a block before its on-chain transfers are confirmed and announced (per chain: `CHAIN_<chainId>_CONFIRMATIONS`); reorgs within this window are rolled back',
+    }),
+  ),
+  CHAIN_RPC_RATE: integer(10, 1, 10_000).meta(
+    meta({ description: 'JSON-RPC requests per second per chain the indexer sends at most' }),
+  ),
+  CHAIN_MAX_BLOCK_RANGE: integer(2000, 1, 1_000_000).meta(
+    meta({
+      description:
+        'largest block range one `eth_getLogs` asks for; halved when the node answers "range too large" or times out, doubled back after successes',
+    }),
+  ),
+  CHAIN_POLL_MS: integer(2000, 10, 600_000).meta(
+    meta({ description: 'head polling interval once the indexer has caught up' }),
+  ),
+  CHAIN_RPC_TIMEOUT_MS: integer(10_000, 100, 300_000).meta(
+    meta({
+      description:
+        'time limit of one JSON-RPC request; a time-out pauses the chain and retries with back-off',
+    }),
+  ),
+  CHAIN_INDEXER: oneOf(['on', 'off'] as const, 'on').meta(
+    meta({
+      description:
+        '`on`: this instance competes for the one indexer lock per deployment (PostgreSQL advisory lock; SQLite: the one process); `off`: it only serves reads',
+    }),
+  ),
 });
 
 export type ConfigVariable = keyof typeof configSchema.shape;
@@ -572,5 +634,71 @@ export function loadConfig(env: Env = process.env): Config {
       maxReplaysPerKey: e.WS_MAX_REPLAYS_PER_KEY,
       maxReplaysPerUser: e.WS_MAX_REPLAYS_PER_USER,
     },
+    chain: {
+      chains: chainEndpoints(e.CHAINS ?? [], env, e.CHAIN_CONFIRMATIONS),
+      rpcRate: e.CHAIN_RPC_RATE,
+      maxBlockRange: e.CHAIN_MAX_BLOCK_RANGE,
+      pollMs: e.CHAIN_POLL_MS,
+      rpcTimeoutMs: e.CHAIN_RPC_TIMEOUT_MS,
+      indexer: e.CHAIN_INDEXER === 'on',
+    },
   };
+}
+
+const CHAIN_VARIABLE = /^CHAIN_(\d+)_(RPC_URL|CONFIRMATIONS)$/;
+const RPC_PROTOCOLS = ['http:', 'https:', 'ws:', 'wss:'];
+
+/**
+ * The chains from `CHAINS` (`<id>=<url>` items) and `CHAIN_<id>_RPC_URL` / `CHAIN_<id>_CONFIRMATIONS`
+ * (named per chain, so outside the fixed schema); one line per bad item, like the schema's errors.
+ */
+function chainEndpoints(items: string[], env: Env, defaultConfirmations: number): ChainEndpoint[] {
+  const urls = new Map<number, string>();
+  const confirmations = new Map<number, number>();
+  const problems: string[] = [];
+  const chainId = (raw: string): number | undefined => {
+    const id = Number(raw);
+    return /^\d+$/.test(raw) && Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  };
+  const rpcUrl = (raw: string) => (RPC_PROTOCOLS.includes(URL.parse(raw)?.protocol ?? '') ? raw : undefined);
+  for (const item of items) {
+    const at = item.indexOf('=');
+    const id = chainId(item.slice(0, at).trim());
+    const target = rpcUrl(item.slice(at + 1).trim());
+    if (at < 0 || id === undefined || target === undefined) {
+      problems.push(`CHAINS items must be <chainId>=<http(s) or ws(s) URL>; got "${item}"`);
+    } else if (urls.has(id)) {
+      problems.push(`CHAINS names chain ${id} twice`);
+    } else urls.set(id, target);
+  }
+  for (const [name, value] of Object.entries(env)) {
+    const match = CHAIN_VARIABLE.exec(name);
+    if (!match || value === undefined || value === '') continue;
+    const id = chainId(match[1] ?? '');
+    if (id === undefined) {
+      problems.push(`${name}: the chain id must be a positive integer`);
+    } else if (match[2] === 'RPC_URL') {
+      const target = rpcUrl(value);
+      if (target === undefined) problems.push(`${name} must be an http(s) or ws(s) URL; got "${value}"`);
+      else if (urls.has(id) && urls.get(id) !== target)
+        problems.push(`${name} and CHAINS give chain ${id} different URLs`);
+      else urls.set(id, target);
+    } else {
+      const count = Number(value);
+      if (!/^\d+$/.test(value) || count > 10_000) {
+        problems.push(`${name} must be an integer from 0 to 10000; got "${value}"`);
+      } else confirmations.set(id, count);
+    }
+  }
+  for (const id of confirmations.keys()) {
+    if (!urls.has(id)) problems.push(`CHAIN_${id}_CONFIRMATIONS is set but chain ${id} has no RPC URL`);
+  }
+  if (problems.length > 0) throw new ConfigError(problems.join('\n'));
+  return [...urls]
+    .sort(([a], [b]) => a - b)
+    .map(([id, target]) => ({
+      chainId: id,
+      rpcUrl: target,
+      confirmations: confirmations.get(id) ?? defaultConfirmations,
+    }));
 }
