@@ -54,6 +54,15 @@ export type ResponseBody<Id extends OperationId, Status extends keyof operations
   operations[Id]['responses'][Status]
 >;
 
+/**
+ * The JSON body operation `Id` answers with `Status`, `never` when it declares no such answer (for
+ * helpers generic in the operation, where `ResponseBody`'s constraint cannot be checked).
+ */
+export type AnswerBody<
+  Id extends OperationId,
+  Status extends number,
+> = Status extends keyof operations[Id]['responses'] ? JsonOf<operations[Id]['responses'][Status]> : never;
+
 export type TypedHandlers<Ids extends OperationId> = {
   [Id in Ids]: (request: TypedRequest<Id>, ctx: Context) => Promise<void> | void;
 };

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { DocumentLoader } from 'jsonld-signatures';
+import type { components } from '../../../generated/openapi/types.ts';
 import { Asset, Holding, Identity, IssuedCredential, User, Wallet } from '../../db/entities/index.ts';
 import type { UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -203,11 +204,7 @@ export async function issueCredential(
   };
 }
 
-export interface RevokedView {
-  id: string;
-  status: 'revoked';
-  revokedAt: string;
-}
+export type RevokedView = components['schemas']['RevokedCredential'];
 
 /** Revokes a credential; only its requester or an admin may (to anyone else it does not exist). */
 export async function revokeCredential(
@@ -252,18 +249,7 @@ export async function revokeRoleCredentials(
   return issued.length;
 }
 
-export interface CredentialSummary {
-  id: string;
-  type: CredentialType;
-  subjectDid: string;
-  requestedBy: string;
-  issuedAt: string;
-  validUntil: string | null;
-  status: 'active' | 'revoked' | 'expired';
-  revokedAt: string | null;
-  statusListCredential: string;
-  statusListIndex: string;
-}
+export type CredentialSummary = components['schemas']['CredentialSummary'];
 
 export interface CredentialListQuery {
   /** Whose credentials (an admin may name anyone; others only themselves). Default: the caller. */

@@ -1,5 +1,12 @@
 // DID documents (W3C DID 1.0) as this service produces and reads them, and the two questions a
 // verifier asks of one: which key is this verification method, and may it be used for a purpose.
+import type { components } from '../../../generated/openapi/types.ts';
+
+/**
+ * A DID document as this service publishes it (its own, and the did:key documents it derives): the
+ * contract's `DidDocument`. Documents it reads (did:web) are only the looser `DidDocument` below.
+ */
+export type PublishedDidDocument = components['schemas']['DidDocument'];
 
 export interface VerificationMethod {
   id: string;

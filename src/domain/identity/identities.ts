@@ -4,11 +4,11 @@
 // key, and its owner would get 409).
 import { createPublicKey, generateKeyPairSync, randomBytes, verify as verifySignature } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { components } from '../../../generated/openapi/types.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { Identity, User } from '../../db/entities/index.ts';
 import type { Orm } from '../../db/orm.ts';
 import { AppError, ConflictError, ForbiddenError, ValidationError } from '../errors.ts';
-import type { DidDocument } from './did-document.ts';
 import {
   didKeyDocument,
   didKeyFromEd25519,
@@ -17,12 +17,8 @@ import {
   isValidEd25519Point,
 } from './did-key.ts';
 
-export interface IdentityView {
-  did: string;
-  didDocument: DidDocument;
-  keyCustody: 'service' | 'caller';
-  createdAt: string;
-}
+/** An identity as the contract publishes it. */
+export type IdentityView = components['schemas']['Identity'];
 
 export const heldKeySealContext = (did: string) => `user-did-key:${did}`;
 
@@ -30,10 +26,7 @@ export const heldKeySealContext = (did: string) => `user-did-key:${did}`;
 export const KEY_CHALLENGE_TTL_MS = 10 * 60 * 1000;
 const CHALLENGE_SEAL_CONTEXT = 'did-key-registration-challenge';
 
-export interface KeyChallenge {
-  challenge: string;
-  expiresAt: string;
-}
+export type KeyChallenge = components['schemas']['KeyChallenge'];
 
 /** Proof that the caller holds the private key: an Ed25519 signature over the challenge's UTF-8 bytes. */
 export interface KeyPossessionProof {

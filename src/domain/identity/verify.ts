@@ -9,6 +9,7 @@
 // others: such a presentation verifies, its holder-binding check failing as advisory (it counts
 // for granting permissions only, not for `verified`).
 import type { DocumentLoader } from 'jsonld-signatures';
+import type { components } from '../../../generated/openapi/types.ts';
 import {
   credentialStructureProblems,
   isDateTimeStamp,
@@ -80,15 +81,12 @@ export const FAILURE_REASONS = [
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];
 
-export interface VerificationCheck {
-  name: CheckName;
-  passed: boolean;
-  /** A failed check that does not make the result unverified (holder binding VC Data Model 2.0 does not require). */
-  advisory?: boolean;
-  /** When failed: the first failure's code. */
-  reason?: FailureReason;
-  detail?: string;
-}
+/**
+ * One check of a verification (the contract's `VerificationCheck`): `advisory` marks a failed check
+ * that does not make the result unverified (holder binding VC Data Model 2.0 does not require);
+ * `reason` is the first failure's code.
+ */
+export type VerificationCheck = components['schemas']['VerificationCheck'];
 
 interface Failure {
   code: FailureReason;
@@ -105,15 +103,7 @@ export interface VerifyRequest {
   requiredPermissions?: string[];
 }
 
-export interface VerifyResult {
-  verified: boolean;
-  kind: 'credential' | 'presentation';
-  issuer: string | null;
-  subject: string | null;
-  types: string[];
-  checks: VerificationCheck[];
-  grantedPermissions: string[];
-}
+export type VerifyResult = components['schemas']['VerifyResult'];
 
 /** What a status list says about one entry. */
 export type StatusAnswer = { known: true; set: boolean; listId: string } | { known: false; reason: string };

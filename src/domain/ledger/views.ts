@@ -1,5 +1,6 @@
 // The ledger's resources as the contract publishes them (Asset, Transfer, Price, Wallet, Collection).
 // The REST API and the outbox events share these, so an event's `data` is exactly what a GET returns.
+import type { components } from '../../../generated/openapi/types.ts';
 import type { Asset } from '../../db/entities/Asset.ts';
 import type { Collection } from '../../db/entities/Collection.ts';
 import type { PriceObservation } from '../../db/entities/PriceObservation.ts';
@@ -8,60 +9,16 @@ import type { Wallet } from '../../db/entities/Wallet.ts';
 import { formatAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
 
-export interface AssetMetadataView {
-  image: string;
-  attributes: { trait_type: string; value: string | number | boolean }[];
-  creator: string;
-}
+type Schemas = components['schemas'];
 
-export interface AssetView {
-  id: string;
-  kind: 'nft' | 'fungible';
-  name: string;
-  description: string | null;
-  metadata: AssetMetadataView;
-  collection: string;
-  owner: string | null;
-  symbol: string | null;
-  decimals: number | null;
-  totalSupply: string | null;
-  maxSupply: string | null;
-  createdAt: string;
-}
-
-export interface TransferView {
-  id: string;
-  assetId: string;
-  from: string;
-  to: string;
-  amount: string;
-  status: 'pending' | 'completed' | 'failed';
-  createdAt: string;
-  completedAt: string | null;
-  failureReason: string | null;
-}
-
-export interface PriceView {
-  assetId: string;
-  price: string;
-  currency: string;
-  source: string;
-  observedAt: string;
-}
-
-export interface WalletView {
-  address: string;
-  kind: 'custodial' | 'linked';
-  createdAt: string;
-}
-
-export interface CollectionView {
-  id: string;
-  name: string;
-  description: string | null;
-  owner: string;
-  createdAt: string;
-}
+// The views are the contract's schemas (generated/openapi/types.ts): a field the contract renames,
+// retypes or adds fails typecheck here, not in a test.
+export type AssetMetadataView = Schemas['AssetMetadata'];
+export type AssetView = Schemas['Asset'];
+export type TransferView = Schemas['Transfer'];
+export type PriceView = Schemas['Price'];
+export type WalletView = Schemas['Wallet'];
+export type CollectionView = Schemas['Collection'];
 
 /** Decimals of an asset's amounts: an NFT is indivisible. */
 export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {

@@ -1,22 +1,20 @@
 // Asset operations: reading assets and holdings, collections, minting NFTs and currencies.
 
 import type { Context } from 'koa';
-import type { components } from '../../../generated/openapi/types.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
-import type { AssetMetadataView } from '../../domain/ledger/views.ts';
 import { assetKey, holdersKey, userKey, walletKey } from '../../events/change-keys.ts';
-import type { HandlerMap, OperationRequest } from '../handler.ts';
+import { type HandlerMap, type ResponseBody, respond, type TypedRequest, typedHandlers } from '../handler.ts';
 import { bypassesCache, type ReadCache } from '../read-cache.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
-type Schemas = components['schemas'];
+type HoldingsOperation = 'listWalletAssets' | 'listMyAssets';
 
-function holdingFilters(request: OperationRequest): HoldingFilters {
+function holdingFilters(request: TypedRequest<HoldingsOperation>): HoldingFilters {
   return {
-    kind: request.query.kind as HoldingFilters['kind'],
-    collection: request.query.collection as string | undefined,
+    kind: request.query.kind,
+    collection: request.query.collection,
     limit: limitOf(request),
     cursor: cursorOf(request),
   };
@@ -30,14 +28,15 @@ function assetKeysOf(page: { data: readonly { asset: { id: string } }[] }): stri
 export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   /**
    * Answers with the JSON of `compute()`, cached under the operation and `key` until a change touches
-   * one of the change keys `keysOf` names (../read-cache.ts, ../../events/change-keys.ts).
+   * one of the change keys `keysOf` names (../read-cache.ts, ../../events/change-keys.ts). The
+   * answer is the 200 body the contract declares for the request's operation.
    */
-  async function sendCached<T>(
+  async function sendCached<Id extends 'getAsset' | 'listAssetOwners' | HoldingsOperation>(
     ctx: Context,
-    request: OperationRequest,
+    request: TypedRequest<Id>,
     key: unknown[],
-    compute: () => Promise<T>,
-    keysOf: (answer: T) => readonly string[],
+    compute: () => Promise<ResponseBody<Id, 200>>,
+    keysOf: (answer: ResponseBody<Id, 200>) => readonly string[],
   ): Promise<void> {
     const bypass = bypassesCache(request.headers['cache-control']);
     const body = await cache.json(JSON.stringify([request.operationId, ...key]), compute, keysOf, bypass);
@@ -46,19 +45,28 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   }
 
   /** A holdings listing of `owner` (a wallet or a user), cached under its filters. */
-  function sendHoldings<T>(
+  function sendHoldings<Id extends HoldingsOperation>(
     ctx: Context,
-    request: OperationRequest,
+    request: TypedRequest<Id>,
     owner: string,
-    list: (filters: HoldingFilters) => Promise<T>,
-    keysOf: (answer: T) => readonly string[],
+    list: (filters: HoldingFilters) => Promise<ResponseBody<Id, 200>>,
+    keysOf: (answer: ResponseBody<Id, 200>) => readonly string[],
   ): Promise<void> {
     const filters = holdingFilters(request);
     const key = [owner, filters.kind, filters.collection, filters.limit, filters.cursor];
     return sendCached(ctx, request, key, () => list(filters), keysOf);
   }
 
-  return {
+  return typedHandlers<
+    | 'getAsset'
+    | 'listAssetOwners'
+    | HoldingsOperation
+    | 'createCollection'
+    | 'listCollections'
+    | 'createNft'
+    | 'createCurrency'
+    | 'mintCurrency'
+  >({
     async getAsset(request, ctx) {
       const id = request.params.asset_id;
       await sendCached(
@@ -115,35 +123,38 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     },
 
     async createCollection(request, ctx) {
-      const body = request.body as Schemas['CreateCollectionRequest'];
-      ctx.status = 201;
-      ctx.body = await ledger.collections.create(actorOf(request), body);
+      respond(ctx, 'createCollection', 201, await ledger.collections.create(actorOf(request), request.body));
     },
 
     async listCollections(request, ctx) {
-      ctx.body = await ledger.collections.list({ limit: limitOf(request), cursor: cursorOf(request) });
+      const page = await ledger.collections.list({ limit: limitOf(request), cursor: cursorOf(request) });
+      respond(ctx, 'listCollections', 200, page);
     },
 
     async createNft(request, ctx) {
-      const body = request.body as Schemas['CreateNftRequest'];
+      const { body } = request;
       const to = body.to === undefined ? undefined : parseAddress(body.to, '/body/to');
-      const input = { ...body, metadata: body.metadata as AssetMetadataView, to };
-      sendStored(ctx, await ledger.assets.createNft(actorOf(request), input, idempotencyKeyOf(request)));
+      const input = { ...body, to };
+      const created = await ledger.assets.createNft(actorOf(request), input, idempotencyKeyOf(request));
+      sendStored(ctx, 'createNft', created);
     },
 
     async createCurrency(request, ctx) {
-      const body = request.body as Schemas['CreateCurrencyRequest'];
-      const input = { ...body, metadata: body.metadata as AssetMetadataView };
-      sendStored(ctx, await ledger.assets.createCurrency(actorOf(request), input, idempotencyKeyOf(request)));
+      const { body } = request;
+      const created = await ledger.assets.createCurrency(actorOf(request), body, idempotencyKeyOf(request));
+      sendStored(ctx, 'createCurrency', created);
     },
 
     async mintCurrency(request, ctx) {
-      const body = request.body as Schemas['MintCurrencyRequest'];
+      const { body } = request;
       const input = { to: parseAddress(body.to, '/body/to'), amount: body.amount };
-      sendStored(
-        ctx,
-        await ledger.assets.mint(actorOf(request), request.params.asset_id, input, idempotencyKeyOf(request)),
+      const minted = await ledger.assets.mint(
+        actorOf(request),
+        request.params.asset_id,
+        input,
+        idempotencyKeyOf(request),
       );
+      sendStored(ctx, 'mintCurrency', minted);
     },
-  };
+  });
 }

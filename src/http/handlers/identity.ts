@@ -1,15 +1,10 @@
 // Identity operations: DIDs, verifiable credentials (issue, verify, revoke), status lists and the
 // service's own DID document.
-import type { components } from '../../../generated/openapi/types.ts';
 import { type RateLimitResult, rateLimitedError, rateLimitHeaders } from '../../auth/rate-limit.ts';
 import { AppError } from '../../domain/errors.ts';
-import type { IssueRequest } from '../../domain/identity/credentials.ts';
 import type { IdentityService } from '../../domain/identity/service.ts';
-import type { VerifyRequest } from '../../domain/identity/verify.ts';
-import { caller, type HandlerMap } from '../handler.ts';
+import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { cursorOf, limitOf } from './ledger-request.ts';
-
-type Schemas = components['schemas'];
 
 const DID_JSON = 'application/did+json';
 const VC_JWT = 'application/vc+jwt';
@@ -47,34 +42,41 @@ export function identityHandlers(
   identity: IdentityService,
   limits: VerifyLimits = { bodyLimitBytes: 32 * 1024, maxJsonNodes: 2000 },
 ): HandlerMap {
-  return {
+  return typedHandlers<
+    | 'createIdentity'
+    | 'createKeyChallenge'
+    | 'issueCredential'
+    | 'verifyCredential'
+    | 'revokeCredential'
+    | 'listCredentials'
+    | 'resolveDid'
+    | 'getStatusListCredential'
+    | 'getServiceDidDocument'
+  >({
     async createIdentity(request, ctx) {
-      const body = request.body as Schemas['CreateIdentityRequest'];
+      const { body } = request;
       const proof =
         body.challenge !== undefined && body.signature !== undefined
           ? { challenge: body.challenge, signature: body.signature }
           : undefined;
       const created = await identity.createIdentity(caller(request).userId, body.publicKeyMultibase, proof);
-      ctx.status = 201;
       ctx.set('Location', `/identity/dids/${encodeURIComponent(created.did)}`);
-      ctx.body = created;
+      respond(ctx, 'createIdentity', 201, created);
     },
 
     async createKeyChallenge(request, ctx) {
-      const body = request.body as Schemas['KeyChallengeRequest'];
-      ctx.status = 201;
+      const challenge = identity.createKeyChallenge(caller(request).userId, request.body.publicKeyMultibase);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = identity.createKeyChallenge(caller(request).userId, body.publicKeyMultibase);
+      respond(ctx, 'createKeyChallenge', 201, challenge);
     },
 
     async issueCredential(request, ctx) {
       const { userId, role } = caller(request);
-      const issued = await identity.issueCredential(
-        { userId, role },
-        request.body as Schemas['IssueCredentialRequest'] as IssueRequest,
-      );
-      ctx.status = 201;
+      const issued = await identity.issueCredential({ userId, role }, request.body);
       ctx.set('Cache-Control', 'no-store');
+      // Not `respond`: the signed credential is built as an open JSON-LD object (credentials.ts),
+      // not yet as the contract's IssuedVerifiableCredential.
+      ctx.status = 201;
       ctx.body = issued;
     },
 
@@ -97,25 +99,27 @@ export function identityHandlers(
           throw rateLimitedError(state, 'request units (a verification costs VERIFY_RATE_COST)');
         ctx.set(rateLimitHeaders(state));
       }
-      ctx.body = await identity.verify(request.body as VerifyRequest);
+      respond(ctx, 'verifyCredential', 200, await identity.verify(request.body));
     },
 
     async revokeCredential(request, ctx) {
       const { userId, role } = caller(request);
-      ctx.body = await identity.revokeCredential({ userId, role }, request.params.credential_id);
+      respond(
+        ctx,
+        'revokeCredential',
+        200,
+        await identity.revokeCredential({ userId, role }, request.params.credential_id),
+      );
     },
 
     async listCredentials(request, ctx) {
       const { userId, role } = caller(request);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = await identity.listCredentials(
+      const page = await identity.listCredentials(
         { userId, role },
-        {
-          user: request.query.user as string | undefined,
-          limit: limitOf(request),
-          cursor: cursorOf(request),
-        },
+        { user: request.query.user, limit: limitOf(request), cursor: cursorOf(request) },
       );
+      respond(ctx, 'listCredentials', 200, page);
     },
 
     async resolveDid(request, ctx) {
@@ -138,5 +142,5 @@ export function identityHandlers(
       ctx.type = DID_JSON;
       ctx.body = await identity.serviceDidDocument();
     },
-  };
+  });
 }

@@ -3,9 +3,14 @@
 import type { Context } from 'koa';
 import type { WriteResult } from '../../domain/ledger/idempotency.ts';
 import type { Actor } from '../../domain/ledger/index.ts';
-import { caller, type OperationRequest } from '../handler.ts';
+import { type AnswerBody, caller, type OperationId, type OperationRequest } from '../handler.ts';
 
 const DEFAULT_LIMIT = 20;
+
+/** What the paging helpers read of a request: its (contract-typed) `limit` and `cursor`. */
+interface Paged {
+  query: { limit?: number; cursor?: string };
+}
 
 export function actorOf(request: OperationRequest): Actor {
   const auth = caller(request);
@@ -17,16 +22,23 @@ export function idempotencyKeyOf(request: OperationRequest): string | undefined 
   return Array.isArray(key) ? key[0] : key;
 }
 
-export function limitOf(request: OperationRequest): number {
-  return (request.query.limit as number | undefined) ?? DEFAULT_LIMIT;
+export function limitOf(request: Paged): number {
+  return request.query.limit ?? DEFAULT_LIMIT;
 }
 
-export function cursorOf(request: OperationRequest): string | undefined {
-  return request.query.cursor as string | undefined;
+export function cursorOf(request: Paged): string | undefined {
+  return request.query.cursor;
 }
 
-/** Sends a created resource (first answer or replay: the same status, body and Location). */
-export function sendStored(ctx: Context, response: WriteResult<unknown>): void {
+/**
+ * Sends a created resource (first answer or replay: the same status, body and Location), which
+ * must be the body operation `Id` declares for 201.
+ */
+export function sendStored<Id extends OperationId>(
+  ctx: Context,
+  _operation: Id,
+  response: WriteResult<AnswerBody<Id, 201>>,
+): void {
   for (const [name, value] of Object.entries(response.headers)) ctx.set(name, value);
   if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
   ctx.status = response.status;

@@ -9,7 +9,6 @@ import type { ClientStatus } from '../../auth/client-status.ts';
 import {
   addClientSecret,
   assertNotServiceAccount,
-  type CreateServiceAccountInput,
   createServiceAccount,
   deleteServiceAccount,
   getServiceAccount,
@@ -18,7 +17,7 @@ import {
 } from '../../auth/service-accounts.ts';
 import type { Orm } from '../../db/orm.ts';
 import { inTransaction } from '../../domain/ledger/transactions.ts';
-import { caller, type HandlerMap, type OperationHandler } from '../handler.ts';
+import { caller, type HandlerMap, type OperationHandler, respond, typedHandlers } from '../handler.ts';
 
 export interface ServiceAccountHandlerDeps {
   orm: Orm;
@@ -30,18 +29,27 @@ export interface ServiceAccountHandlerDeps {
 
 export function serviceAccountHandlers(deps: ServiceAccountHandlerDeps): HandlerMap {
   const { orm } = deps;
-  const handlers: HandlerMap = {
+  const handlers = typedHandlers<
+    | 'createServiceAccount'
+    | 'listServiceAccounts'
+    | 'getServiceAccount'
+    | 'deleteServiceAccount'
+    | 'createClientSecret'
+    | 'revokeClientSecret'
+  >({
     async createServiceAccount(request, ctx) {
       const auth = caller(request);
       const { account, clientSecret } = await inTransaction(orm, (em) =>
-        createServiceAccount(em, auth, request.body as CreateServiceAccountInput, {
+        createServiceAccount(em, auth, request.body, {
           limit: deps.limit,
           onUserRegistered: deps.onUserRegistered,
         }),
       );
-      ctx.status = 201;
       ctx.set('Location', `/api/v1/service-accounts/${account.id}`);
       ctx.set('Cache-Control', 'no-store');
+      // Not `respond` in this file: ServiceAccountView (src/auth/service-accounts.ts) types `scopes`
+      // as string[], not the contract's ApiScope[].
+      ctx.status = 201;
       ctx.body = { ...account, clientSecret };
     },
 
@@ -68,10 +76,9 @@ export function serviceAccountHandlers(deps: ServiceAccountHandlerDeps): Handler
     async createClientSecret(request, ctx) {
       const id = request.params.service_account_id;
       const created = await inTransaction(orm, (em) => addClientSecret(em, caller(request).userId, id));
-      ctx.status = 201;
       ctx.set('Location', `/api/v1/service-accounts/${id}/secrets/${created.id}`);
       ctx.set('Cache-Control', 'no-store');
-      ctx.body = created;
+      respond(ctx, 'createClientSecret', 201, created);
     },
 
     async revokeClientSecret(request, ctx) {
@@ -79,7 +86,7 @@ export function serviceAccountHandlers(deps: ServiceAccountHandlerDeps): Handler
       await inTransaction(orm, (em) => revokeClientSecret(em, caller(request).userId, id, secretId));
       ctx.status = 204;
     },
-  };
+  });
   const guard =
     (handler: OperationHandler): OperationHandler =>
     async (request, ctx) => {
