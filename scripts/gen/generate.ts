@@ -11,7 +11,7 @@ import { asyncApiHtml, openApiHtml } from './docs.ts';
 import { assertInternalRefs, toJson, writeText } from './files.ts';
 import { openApiTypes } from './openapi-types.ts';
 import { asyncApiRoot } from './paths.ts';
-import { applyProblemTypesToAsyncApi, applyProblemTypesToOpenApi } from './problems.ts';
+import { applyProblemTypesToAsyncApi, applyProblemTypesToOpenApi, problemTypesModule } from './problems.ts';
 
 const readme = `# generated/
 
@@ -27,6 +27,8 @@ contracts produce, so change the contracts and run \`npm run gen\`.
   as on the wire), and in \`channels.ts\` the union of the messages each side sends on each channel
   (\`EventsServerMessage\`, \`AssetSubscriptionsClientMessage\`, ...). TypeScript only: no other
   language's models are published (none is tested).
+- \`problems.ts\`: the problem-type registry (\`contracts/problems.yaml\`) as a constant and the
+  \`ProblemType\` union the server's errors are typed with.
 - \`docs/openapi.html\`, \`docs/asyncapi/index.html\`: the HTML references, self-contained.
 `;
 
@@ -47,6 +49,7 @@ async function allSettled<T extends readonly unknown[]>(
 export async function generate(outDir: string): Promise<void> {
   await allSettled([
     writeText(join(outDir, 'README.md'), readme),
+    writeText(join(outDir, 'problems.ts'), problemTypesModule()),
     generateOpenApi(outDir),
     generateAsyncApi(outDir),
   ]);

@@ -1,5 +1,10 @@
 // Domain errors: one class per kind of failure, each carrying its HTTP-neutral problem type and the
 // status it maps to. The HTTP edge renders them as RFC 9457 problem+json; nothing here knows Koa.
+// Problem types come from the contract's registry (contracts/problems.yaml, generated/problems.ts):
+// a type the registry lacks fails typecheck, and so does one given to a class of another status.
+import type { ProblemType, ProblemTypeWithStatus } from '../../generated/problems.ts';
+
+export type { ProblemType };
 
 export interface FieldError {
   /** JSON Pointer prefixed by the request part: /body/amount, /query/limit, /path/asset_id, /header/x-api-key. */
@@ -17,7 +22,7 @@ export interface ProblemInit {
 
 export class AppError extends Error {
   readonly status: number;
-  readonly type: string;
+  readonly type: ProblemType;
   readonly title: string;
   readonly detail: string | undefined;
   readonly errors: FieldError[] | undefined;
@@ -26,7 +31,7 @@ export class AppError extends Error {
   /** Whether `detail` may be shown to the client (false for unexpected failures). */
   readonly expose: boolean;
 
-  constructor(status: number, type: string, title: string, init: ProblemInit = {}) {
+  constructor(status: number, type: ProblemType, title: string, init: ProblemInit = {}) {
     super(init.detail ?? title);
     this.name = new.target.name;
     this.status = status;
@@ -44,7 +49,7 @@ export class ValidationError extends AppError {
   constructor(
     detail: string,
     errors?: FieldError[],
-    type = '/problems/validation-failed',
+    type: ProblemTypeWithStatus<400> = '/problems/validation-failed',
     title = 'Request validation failed',
   ) {
     super(400, type, title, { detail, errors });
@@ -52,31 +57,39 @@ export class ValidationError extends AppError {
 }
 
 export class UnauthorizedError extends AppError {
-  constructor(detail: string, challenge = 'Bearer', type = '/problems/unauthorized') {
+  constructor(
+    detail: string,
+    challenge = 'Bearer',
+    type: ProblemTypeWithStatus<401> = '/problems/unauthorized',
+  ) {
     super(401, type, 'Authentication required', { detail, headers: { 'WWW-Authenticate': challenge } });
   }
 }
 
 export class ForbiddenError extends AppError {
-  constructor(detail: string, type = '/problems/forbidden', title = 'Forbidden') {
+  constructor(detail: string, type: ProblemTypeWithStatus<403> = '/problems/forbidden', title = 'Forbidden') {
     super(403, type, title, { detail });
   }
 }
 
 export class NotFoundError extends AppError {
-  constructor(detail: string, type = '/problems/not-found', title = 'Not found') {
+  constructor(detail: string, type: ProblemTypeWithStatus<404> = '/problems/not-found', title = 'Not found') {
     super(404, type, title, { detail });
   }
 }
 
 export class ConflictError extends AppError {
-  constructor(detail: string, type = '/problems/conflict', title = 'Conflict') {
+  constructor(detail: string, type: ProblemTypeWithStatus<409> = '/problems/conflict', title = 'Conflict') {
     super(409, type, title, { detail });
   }
 }
 
 export class UnprocessableError extends AppError {
-  constructor(detail: string, type = '/problems/unprocessable', title = 'Unprocessable content') {
+  constructor(
+    detail: string,
+    type: ProblemTypeWithStatus<422> = '/problems/unprocessable',
+    title = 'Unprocessable content',
+  ) {
     super(422, type, title, { detail });
   }
 }
@@ -84,7 +97,7 @@ export class UnprocessableError extends AppError {
 export class GoneError extends AppError {
   constructor(
     detail: string,
-    type = '/problems/resync-required',
+    type: ProblemTypeWithStatus<410> = '/problems/resync-required',
     title = 'Resync required',
     extensions?: Record<string, unknown>,
   ) {

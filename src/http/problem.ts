@@ -1,6 +1,7 @@
 // The one error middleware: every failure below it becomes an RFC 9457 problem+json response.
 // Unexpected errors are logged in full and answered with a body that reveals nothing.
 import type { Context, Next } from 'koa';
+import type { components } from '../../generated/openapi/types.ts';
 import { databaseFailure } from '../db/availability.ts';
 import { AppError, DatabaseUnavailableError, OutcomeUnknownError } from '../domain/errors.ts';
 
@@ -38,7 +39,7 @@ export function sendProblem(ctx: Context, error: AppError): void {
   for (const [name, value] of Object.entries(error.headers)) ctx.set(name, value);
   ctx.status = error.status;
   ctx.type = PROBLEM_CONTENT_TYPE;
-  ctx.body = {
+  const body: components['schemas']['Problem'] = {
     ...error.extensions,
     type: error.type,
     title: error.title,
@@ -48,6 +49,7 @@ export function sendProblem(ctx: Context, error: AppError): void {
     requestId: ctx.state.requestId,
     ...(error.errors ? { errors: error.errors } : {}),
   };
+  ctx.body = body;
 }
 
 /** Errors thrown by Koa's own parts (body parser, http-errors) carry a status and an `expose` flag. */
@@ -92,12 +94,12 @@ export function errorMiddleware() {
         problem = caught;
       } else if (typeof error?.status === 'number' && error.status >= 400 && error.status < 500) {
         problem = fromHttpError(caught as { status: number; message: string });
-      } else if (databaseProblem(ctx, caught)) {
-        problem = databaseProblem(ctx, caught) as AppError;
       } else {
-        problem = new AppError(500, '/problems/internal', 'Internal server error', {
-          detail: 'An unexpected error occurred.',
-        });
+        problem =
+          databaseProblem(ctx, caught) ??
+          new AppError(500, '/problems/internal', 'Internal server error', {
+            detail: 'An unexpected error occurred.',
+          });
       }
       if (!problem.expose) {
         ctx.state.log?.error({ err: caught }, 'request failed');

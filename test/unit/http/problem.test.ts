@@ -2,7 +2,8 @@
 import { createServer } from 'node:http';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { ConflictError } from '../../../src/domain/errors.ts';
+import { PROBLEM_TYPES } from '../../../generated/problems.ts';
+import { AppError, ConflictError, NotFoundError } from '../../../src/domain/errors.ts';
 import { errorMiddleware } from '../../../src/http/problem.ts';
 
 async function call(
@@ -35,12 +36,12 @@ async function call(
 describe('error middleware', () => {
   it('renders a domain error as problem+json with its type, detail, instance and request id', async () => {
     const result = await call(
-      new ConflictError('A currency with id gold already exists.', '/problems/asset-id-taken'),
+      new ConflictError('A currency with id gold already exists.', '/problems/asset-exists'),
     );
     expect(result.status).toBe(409);
     expect(result.type).toMatch(/^application\/problem\+json/);
     expect(result.body).toEqual({
-      type: '/problems/asset-id-taken',
+      type: '/problems/asset-exists',
       title: 'Conflict',
       status: 409,
       detail: 'A currency with id gold already exists.',
@@ -64,5 +65,19 @@ describe('error middleware', () => {
     const result = await call('boom');
     expect(result.status).toBe(500);
     expect(result.body.detail).toBe('An unexpected error occurred.');
+  });
+
+  it('takes problem types from the contract registry only (checked by typecheck)', () => {
+    // Each @ts-expect-error fails `npm run typecheck` once the line it marks compiles.
+    const unregistered = () =>
+      // @ts-expect-error: not a type of contracts/problems.yaml
+      new AppError(400, '/problems/no-such-problem', 'No such problem');
+    const otherStatus = () =>
+      // @ts-expect-error: a 409 type given to a 404 error
+      new NotFoundError('No such thing.', '/problems/conflict');
+    expect(unregistered().type).toBe('/problems/no-such-problem');
+    expect(otherStatus().status).toBe(404);
+    const registered = new ConflictError('Exists.', '/problems/asset-exists');
+    expect(PROBLEM_TYPES[registered.type].status).toBe(registered.status);
   });
 });
