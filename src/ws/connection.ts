@@ -9,7 +9,7 @@ import type { AuthContext } from '../auth/caller.ts';
 import { matches, type PublishedEvent } from '../events/filter.ts';
 import { eventFrame } from './frames.ts';
 import { MessageRate } from './message-rate.ts';
-import type { Channel, ErrorCode } from './protocol.ts';
+import type { Channel, ErrorCode, ErrorExtra, ServerMessage } from './protocol.ts';
 import type { ReplaySubscription } from './replay.ts';
 
 export const CLOSE = {
@@ -88,13 +88,13 @@ export class Connection {
     this.ws.send(frame);
   }
 
-  error(
-    code: ErrorCode,
-    message: string,
-    requestId: string | null,
-    extra: Record<string, unknown> = {},
-  ): void {
-    this.send(JSON.stringify({ type: 'error', requestId, code, message, ...extra }));
+  /** Sends one message of the contract (the AsyncAPI-generated models) as JSON. */
+  message(message: ServerMessage): void {
+    this.send(JSON.stringify(message));
+  }
+
+  error(code: ErrorCode, message: string, requestId: string | null, extra: ErrorExtra = {}): void {
+    this.message({ type: 'error', requestId, code, message, ...extra });
   }
 
   /** Stops sending on the connection (nothing after the close frame) and closes it. */

@@ -3,6 +3,7 @@
 // answered with a plain HTTP problem+json response and no WebSocket.
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type { components } from '../../generated/openapi/types.ts';
 import type { AuthContext } from '../auth/caller.ts';
 import type { Config } from '../config/index.ts';
 import { AppError } from '../domain/errors.ts';
@@ -48,8 +49,8 @@ export class Handshake {
   /** Runs the checks; on a refusal, answers it on `socket` and returns null. */
   async admit(request: IncomingMessage, socket: Duplex): Promise<Admission | null> {
     const url = new URL(request.url ?? '/', 'http://localhost');
-    const channel = url.pathname as Channel;
-    if (channel !== '/ws' && channel !== '/assets/subscribe') {
+    const channel = url.pathname;
+    if (!isChannel(channel)) {
       refuse(
         socket,
         new AppError(404, '/problems/route-not-found', 'Route not found', {
@@ -135,15 +136,21 @@ export function shuttingDown(): AppError {
   });
 }
 
+/** The channels of the AsyncAPI contract. */
+function isChannel(path: string): path is Channel {
+  return path === '/ws' || path === '/assets/subscribe';
+}
+
 /** Answers a refused upgrade with the problem as a plain HTTP response, and ends the socket. */
 export function refuse(socket: Duplex, error: AppError): void {
   if (socket.destroyed) return;
-  const body = JSON.stringify({
+  const problem: components['schemas']['Problem'] = {
     type: error.type,
     title: error.title,
     status: error.status,
     detail: error.detail,
-  });
+  };
+  const body = JSON.stringify(problem);
   const headers = Object.entries(error.headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('');

@@ -1,49 +1,40 @@
 // Client frames, checked against the AsyncAPI contract (generated/asyncapi/asyncapi.json): the
 // payload schemas are found by their titles, so the gateway accepts exactly what the contract says.
+// Messages both ways are the AsyncAPI-generated models (generated/asyncapi/models).
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import type {
+  AssetSubscriptionsClientMessage,
+  AssetSubscriptionsServerMessage,
+  ErrorCode,
+  ErrorMessage,
+  EventsClientMessage,
+  EventsServerMessage,
+} from '../../generated/asyncapi/models/index.ts';
 import { ASYNCAPI_PATH } from '../contract/operations.ts';
-import type { EventType } from '../db/entities/OutboxEvent.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
 export type Channel = '/ws' | '/assets/subscribe';
 
-export type ClientMessage =
-  | {
-      type: 'subscribe';
-      requestId?: string;
-      events?: EventType[];
-      walletId?: string;
-      assetId?: string;
-      collection?: string;
-      lastEventId?: string;
-    }
-  | { type: 'unsubscribe'; requestId?: string; subscriptionId: string }
-  | { type: 'ping'; requestId?: string };
+/** A message a client sends, on either channel. */
+export type ClientMessage = EventsClientMessage | AssetSubscriptionsClientMessage;
 
-export type ErrorCode =
-  | 'invalid_message'
-  | 'unknown_type'
-  | 'invalid_filter'
-  | 'too_many_subscriptions'
-  | 'unknown_subscription'
-  | 'message_too_large'
-  | 'rate_limited'
-  | 'unavailable';
+/** A message the service sends, on either channel. */
+export type ServerMessage = EventsServerMessage | AssetSubscriptionsServerMessage;
+
+export type { ErrorCode };
+
+/** Fields an `error` message carries besides the usual four. */
+export type ErrorExtra = Pick<ErrorMessage, 'retryAfterMs' | 'subscriptionId'>;
 
 export class ProtocolError extends Error {
   readonly code: ErrorCode;
   readonly requestId: string | null;
   /** Fields the error message carries besides the usual four (`retryAfterMs`, `subscriptionId`). */
-  readonly extra: Record<string, unknown>;
-  constructor(
-    code: ErrorCode,
-    message: string,
-    requestId: string | null = null,
-    extra: Record<string, unknown> = {},
-  ) {
+  readonly extra: ErrorExtra;
+  constructor(code: ErrorCode, message: string, requestId: string | null = null, extra: ErrorExtra = {}) {
     super(message);
     this.code = code;
     this.requestId = requestId;
@@ -68,29 +59,41 @@ function findTitled(node: unknown, title: string, path: string[] = []): string |
 
 const FILTER_FIELDS = new Set(['events', 'walletId', 'assetId', 'collection', 'lastEventId']);
 
-const CHANNEL_MESSAGES: Record<Channel, Record<string, string>> = {
+/** The schema title of each message type a client may send on each channel. */
+const CHANNEL_MESSAGES: Record<Channel, Partial<Record<ClientMessage['type'], string>>> = {
   '/ws': { subscribe: 'SubscribeMessage', unsubscribe: 'UnsubscribeMessage', ping: 'PingMessage' },
   '/assets/subscribe': { subscribe: 'AssetSubscribeMessage', ping: 'PingMessage' },
 };
 
 /** Compiles validators for schemas of the bundled AsyncAPI document, found by their titles. */
-export function asyncApiValidators(titles: Iterable<string>): Map<string, ValidateFunction> {
+export function asyncApiValidators<T = unknown>(titles: Iterable<string>): Map<string, ValidateFunction<T>> {
   const document = JSON.parse(readFileSync(ASYNCAPI_PATH, 'utf8')) as Json;
   const ajv = addFormats(new Ajv2020({ allErrors: true, strict: false, validateSchema: false }));
   ajv.addSchema(document, 'asyncapi');
-  const validators = new Map<string, ValidateFunction>();
+  const validators = new Map<string, ValidateFunction<T>>();
   for (const title of titles) {
     const pointer = findTitled(document, title);
     if (!pointer) throw new Error(`AsyncAPI document has no schema titled ${title}`);
-    validators.set(title, ajv.compile({ $ref: `asyncapi${pointer}` }));
+    validators.set(title, ajv.compile<T>({ $ref: `asyncapi${pointer}` }));
   }
   return validators;
 }
 
+/** Whether `type` names a message a client may send on `channel`. */
+function isClientType(channel: Channel, type: string): type is ClientMessage['type'] {
+  return Object.hasOwn(CHANNEL_MESSAGES[channel], type);
+}
+
 export class MessageParser {
-  private readonly validators = asyncApiValidators(
-    new Set([...Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types)), 'RequestId']),
+  /**
+   * The validators of the client messages, each declared to check the generated model of its
+   * title: with the contract test of those models (test/contract/event-models.test.ts), the one
+   * place an unchecked frame becomes a typed message.
+   */
+  private readonly messages = asyncApiValidators<ClientMessage>(
+    new Set(Object.values(CHANNEL_MESSAGES).flatMap((types) => Object.values(types))),
   );
+  private readonly requestId = asyncApiValidators<string>(['RequestId']).get('RequestId');
 
   /** Parses one text frame; throws ProtocolError naming what is wrong. */
   parse(channel: Channel, text: string): ClientMessage {
@@ -103,30 +106,30 @@ export class MessageParser {
     if (!message || typeof message !== 'object' || Array.isArray(message)) {
       throw new ProtocolError('invalid_message', 'A message is a JSON object with a "type".');
     }
-    const record = message as Json;
     // Echoed only when valid: an answer must not carry a requestId the contract forbids.
-    const requestId = (this.validators.get('RequestId') as ValidateFunction)(record.requestId)
-      ? (record.requestId as string)
-      : null;
-    if (typeof record.type !== 'string')
+    const sent = 'requestId' in message ? message.requestId : undefined;
+    const requestId = this.requestId?.(sent) ? sent : null;
+    const type = 'type' in message ? message.type : undefined;
+    if (typeof type !== 'string')
       throw new ProtocolError('invalid_message', 'The message has no "type".', requestId);
-    const title = CHANNEL_MESSAGES[channel][record.type];
-    if (!title) {
+    const validate = isClientType(channel, type)
+      ? this.messages.get(CHANNEL_MESSAGES[channel][type] ?? '')
+      : undefined;
+    if (!validate) {
       throw new ProtocolError(
         'unknown_type',
-        `Unknown message type "${record.type}" on ${channel}; expected ${Object.keys(CHANNEL_MESSAGES[channel]).join(', ')}.`,
+        `Unknown message type "${type}" on ${channel}; expected ${Object.keys(CHANNEL_MESSAGES[channel]).join(', ')}.`,
         requestId,
       );
     }
-    const validate = this.validators.get(title) as ValidateFunction;
-    if (!validate(record)) {
+    if (!validate(message)) {
       const errors = validate.errors ?? [];
       const code = errors.every((error) => FILTER_FIELDS.has(fieldOf(error)))
         ? 'invalid_filter'
         : 'invalid_message';
       throw new ProtocolError(code, describe(errors), requestId);
     }
-    return record as ClientMessage;
+    return message;
   }
 }
 

@@ -12,6 +12,7 @@
 //   other clients always get the event loop; and a replay waits for its client's socket to drain
 //   (backpressure) before its next step.
 import { setTimeout as sleep, setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import type { ResyncRequiredMessageReason } from '../../generated/asyncapi/models/index.ts';
 import type { Config } from '../config/index.ts';
 import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { EventFilter } from '../events/filter.ts';
@@ -28,7 +29,7 @@ const MAX_PAUSE_MS = 20;
 const HIGH_WATER_BYTES = 16 * 1024;
 
 /** Why a resume point is refused; the contract's `ResyncRequiredMessage.reason`. */
-export type ResyncReason = 'pruned' | 'not_yet' | 'too_far_back';
+export type ResyncReason = ResyncRequiredMessageReason;
 
 export interface Resync {
   reason: ResyncReason;

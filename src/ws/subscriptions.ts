@@ -15,6 +15,7 @@ import type { Replayer, ReplaySink } from './replay.ts';
 /** Suggested wait before retrying a subscribe that met an unavailable database (`retryAfterMs`). */
 const RETRY_AFTER_MS = 2000;
 
+/** A `subscribe` of either channel (`/assets/subscribe`'s names one wallet and one asset). */
 type SubscribeMessage = Extract<ClientMessage, { type: 'subscribe' }>;
 
 export interface SubscriptionsDeps {
@@ -35,7 +36,7 @@ export class Subscriptions {
   async handle(connection: Connection, message: ClientMessage): Promise<void> {
     const requestId = message.requestId ?? null;
     if (message.type === 'ping') {
-      connection.send(JSON.stringify({ type: 'pong', requestId, serverTime: new Date().toISOString() }));
+      connection.message({ type: 'pong', requestId, serverTime: new Date().toISOString() });
       return;
     }
     if (message.type === 'unsubscribe') {
@@ -46,9 +47,7 @@ export class Subscriptions {
           requestId,
         );
       }
-      connection.send(
-        JSON.stringify({ type: 'unsubscribed', requestId, subscriptionId: message.subscriptionId }),
-      );
+      connection.message({ type: 'unsubscribed', requestId, subscriptionId: message.subscriptionId });
       return;
     }
     await this.subscribe(connection, message, requestId);
@@ -75,9 +74,10 @@ export class Subscriptions {
       filter,
       lastSentId: this.deps.tail.lastId,
     };
-    const resumeFrom = message.lastEventId === undefined ? null : Number(message.lastEventId);
+    const { lastEventId } = message;
+    const resumeFrom = lastEventId === undefined ? null : Number(lastEventId);
 
-    if (resumeFrom !== null) {
+    if (lastEventId !== undefined && resumeFrom !== null) {
       let resync: Awaited<ReturnType<Replayer['check']>>;
       try {
         resync = await this.deps.replayer.check(resumeFrom);
@@ -86,38 +86,34 @@ export class Subscriptions {
         throw unavailable('The event store could not be read; no subscription was made.', requestId);
       }
       if (resync) {
-        connection.send(
-          JSON.stringify({
-            type: 'resync_required',
-            requestId,
-            subscriptionId: null,
-            requestedEventId: message.lastEventId,
-            oldestEventId: resync.oldestEventId === null ? null : String(resync.oldestEventId),
-            reason: resync.reason,
-            catchUp: resync.catchUp,
-            detail: resync.detail,
-          }),
-        );
+        connection.message({
+          type: 'resync_required',
+          requestId,
+          subscriptionId: null,
+          requestedEventId: lastEventId,
+          oldestEventId: resync.oldestEventId === null ? null : String(resync.oldestEventId),
+          reason: resync.reason,
+          catchUp: resync.catchUp,
+          detail: resync.detail,
+        });
         return;
       }
       subscription.lastSentId = resumeFrom;
       connection.replaying += 1;
     }
     connection.subscriptions.set(subscription.id, subscription);
-    connection.send(
-      JSON.stringify({
-        type: 'subscribed',
-        requestId,
-        subscriptionId: subscription.id,
-        events: [...filter.types],
-        filters: {
-          walletId: filter.wallet === undefined ? null : formatAddress(filter.wallet),
-          assetId: filter.assetId ?? null,
-          collection: filter.collection ?? null,
-        },
-        replayFrom: message.lastEventId ?? null,
-      }),
-    );
+    connection.message({
+      type: 'subscribed',
+      requestId,
+      subscriptionId: subscription.id,
+      events: [...filter.types],
+      filters: {
+        walletId: filter.wallet === undefined ? null : formatAddress(filter.wallet),
+        assetId: filter.assetId ?? null,
+        collection: filter.collection ?? null,
+      },
+      replayFrom: lastEventId ?? null,
+    });
     if (resumeFrom !== null) void this.replay(connection, subscription, requestId);
   }
 
@@ -143,14 +139,12 @@ export class Subscriptions {
         user: connection.user,
       });
       if (!open()) return;
-      connection.send(
-        JSON.stringify({
-          type: 'replayed',
-          subscriptionId: subscription.id,
-          lastEventId: lastReplayed === null ? null : String(lastReplayed),
-          count,
-        }),
-      );
+      connection.message({
+        type: 'replayed',
+        subscriptionId: subscription.id,
+        lastEventId: lastReplayed === null ? null : String(lastReplayed),
+        count,
+      });
     } catch (error) {
       // A replay stopped half-way must not be followed by live events (a gap): the subscription
       // ends here, and the client subscribes again from the last event it received.
@@ -185,12 +179,10 @@ function filterOf(message: SubscribeMessage, requestId: string | null): EventFil
       );
     }
   }
-  return {
-    types: new Set(message.events ?? ALL_EVENT_TYPES),
-    wallet,
-    assetId: message.assetId,
-    collection: message.collection,
-  };
+  // `/assets/subscribe` names no event types and no collection: every type, any collection.
+  const events = 'events' in message ? message.events : undefined;
+  const collection = 'collection' in message ? message.collection : undefined;
+  return { types: new Set(events ?? ALL_EVENT_TYPES), wallet, assetId: message.assetId, collection };
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
