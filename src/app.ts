@@ -252,7 +252,7 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     verifyWorkers: config.verify.workers,
     permissionsOfRole: grantableScopes,
   });
-  const webhooks = createWebhooks({ orm, config, secretBox, events, logger });
+  const webhooks = createWebhooks({ orm, config, secretBox, events, logger, metrics });
   return { events, ledger, auth, identity, webhooks, onUserRegistered };
 }
 

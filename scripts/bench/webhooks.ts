@@ -1,11 +1,14 @@
-// Webhooks under load (issue 18): 100 subscriptions (every priceUpdate, loopback receivers in this
-// process) while an oracle commits 200 price posts per second, and the cost to WebSocket fan-out.
+// Webhooks under load (issue 18): 100 subscriptions (every priceUpdate, loopback receivers in a
+// worker thread) while an oracle commits 200 price posts per second, and the cost to WebSocket
+// fan-out.
 // Three runs of the fan-out case of fanout.ts at the same rate with WS_CLIENTS clients: the Koa hello
 // baseline, the service without webhooks, and the service with the subscriptions delivering.
 // Reported: webhook deliveries (expected = events x subscriptions), commit-to-delivery latency
 // (receipt minus the event's occurredAt; same host, same clock), and WebSocket commit-to-delivery
 // p50/p99 without and with webhooks. Targets: webhook p99 < 200 ms; WebSocket p99 moves < 20%.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// The receivers are one HTTP server in a worker thread (lib/webhook-receiver-worker.ts), off the
+// event loop that receives the WebSocket frames.
+import { Worker } from 'node:worker_threads';
 import { helloTarget, runCase, serviceTarget } from './fanout.ts';
 import { call } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
@@ -13,13 +16,24 @@ import { Histogram } from './lib/histogram.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
+import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
 
-const SUBSCRIPTIONS = 100;
-const RATE = 200;
+/** The load (BENCH_WEBHOOK_SUBSCRIPTIONS, BENCH_WEBHOOK_RATE: to find what a machine sustains). */
+const SUBSCRIPTIONS = envInteger('BENCH_WEBHOOK_SUBSCRIPTIONS', 100);
+const RATE = envInteger('BENCH_WEBHOOK_RATE', 200);
 const WS_CLIENTS = 100;
 const DRAIN_MS = 10_000;
 const TARGET_P99_MS = 200;
 const TARGET_WS_SHIFT = 0.2;
+
+function envInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > 10_000)
+    throw new Error(`${name} must be an integer from 1 to 10000`);
+  return value;
+}
 
 export async function webhooks(options: BenchOptions): Promise<void> {
   for (const kind of options.dbs) {
@@ -29,29 +43,19 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       MAX_WEBHOOKS_PER_USER: String(SUBSCRIPTIONS),
       WEBHOOK_CONCURRENCY: String(SUBSCRIPTIONS),
     });
-    let measuring = false;
-    let received = 0;
-    /** Events delivered at least once: every subscription wants each of them. */
-    const events = new Set<string>();
-    const latency = new Histogram();
-    const receiver = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (chunk: Buffer) => chunks.push(chunk));
-      req.on('end', () => {
-        const at = performance.timeOrigin + performance.now();
-        res.writeHead(204).end();
-        if (!measuring) return;
-        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
-          id: string;
-          occurredAt: string;
-        };
-        latency.record(at - Date.parse(event.occurredAt));
-        events.add(event.id);
-        received++;
+    const receiver = new Worker(new URL('./lib/webhook-receiver-worker.ts', import.meta.url));
+    let progress = { received: 0, events: 0 };
+    let report: ((value: { received: number; events: number; latencies: Float64Array }) => void) | null =
+      null;
+    const port = await new Promise<number>((resolve, reject) => {
+      receiver.once('error', reject);
+      receiver.on('message', (message: ReceiverMessage) => {
+        if ('port' in message) resolve(message.port);
+        else if ('progress' in message) progress = message.progress;
+        else report?.(message.report);
       });
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const { port } = receiver.address() as { port: number };
+    const command = (message: ReceiverCommand) => receiver.postMessage(message);
     try {
       heading(
         `webhooks on ${kind}: ${SUBSCRIPTIONS} subscriptions, ${RATE} events/s, ${WS_CLIENTS} WebSocket clients`,
@@ -68,13 +72,23 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           body: { url: `http://127.0.0.1:${port}/hooks/${i}`, eventTypes: ['priceUpdate'] },
         });
       }
-      measuring = true;
+      command({ measuring: true });
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
-      const expected = () => events.size * SUBSCRIPTIONS;
       const drainUntil = Date.now() + DRAIN_MS;
-      while (received < expected() && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 50));
-      measuring = false;
+      while (progress.received < progress.events * SUBSCRIPTIONS && Date.now() < drainUntil)
+        await new Promise((r) => setTimeout(r, 50));
+      command({ measuring: false });
+      const final = await new Promise<{ received: number; events: number; latencies: Float64Array }>(
+        (resolve) => {
+          report = resolve;
+          command({ report: true });
+        },
+      );
+      const { received } = final;
+      const expected = () => final.events * SUBSCRIPTIONS;
+      const latency = new Histogram();
+      for (const sample of final.latencies) latency.record(sample);
       const ms = (histogram: Histogram, fraction: number) => fixed(histogram.percentile(fraction), 1);
       table(
         ['', 'Koa hello (WS only)', 'service, no webhooks', 'service, with webhooks'],
@@ -89,7 +103,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
             'WebSocket deliveries per second',
             ...[baseline, without, withHooks].map((r) => fixed(r.deliveredPerSecond, 0)),
           ],
-          ['events committed', '', String(without.committed), String(withHooks.committed)],
+          ['events committed (measured part)', '', String(without.committed), String(withHooks.committed)],
+          ['events received by webhook (warm-up included)', '', '', String(final.events)],
           [
             'webhook deliveries / expected',
             '',
@@ -116,8 +131,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           `service WebSocket deliveries/s with webhooks: ${fixed((100 * withHooks.deliveredPerSecond) / Math.max(1, baseline.deliveredPerSecond))}% of Koa hello's`,
       );
     } finally {
-      receiver.closeAllConnections();
-      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      await receiver.terminate();
       await service.stop();
       await hello.stop();
     }

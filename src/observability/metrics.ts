@@ -1,4 +1,12 @@
-import { Counter, collectDefaultMetrics, Gauge, type Metric, type MetricValue, Registry } from 'prom-client';
+import {
+  Counter,
+  collectDefaultMetrics,
+  Gauge,
+  Histogram,
+  type Metric,
+  type MetricValue,
+  Registry,
+} from 'prom-client';
 
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
@@ -109,6 +117,90 @@ export interface Metrics {
   eventsPublished: Counter<'type'>;
   /** Uses of a per-instance fallback because Redis was away, by what fell back. */
   redisFallbacks: Counter<'use'>;
+  webhooks: WebhookMetrics;
+}
+
+/** Webhook delivery (src/webhooks/dispatcher.ts). */
+export interface WebhookMetrics {
+  /** webhook_attempts_total: attempts by outcome (`succeeded`, `failed`: retried later, `given_up`). */
+  attempts: Counter<'outcome'>;
+  /** webhook_attempt_duration_seconds: from the request's start to its answer (or failure). */
+  attemptSeconds: Histogram<'outcome'>;
+  /** webhook_delivery_lag_seconds: from the event's commit (occurredAt) to the 2xx that delivered it. */
+  lagSeconds: Histogram;
+}
+
+const WEBHOOK_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
+
+function createWebhookMetrics(registry: Registry): WebhookMetrics {
+  const registers = [registry];
+  return {
+    attempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook delivery attempts by outcome (succeeded; failed: retried later; given_up: retries exhausted)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    attemptSeconds: new Histogram({
+      name: 'webhook_attempt_duration_seconds',
+      help: 'Webhook attempt duration, from the request to the answer or the failure, by outcome',
+      labelNames: ['outcome'],
+      buckets: WEBHOOK_SECONDS_BUCKETS,
+      registers,
+    }),
+    lagSeconds: new Histogram({
+      name: 'webhook_delivery_lag_seconds',
+      help: "Time from an event's commit to the successful delivery of its webhook",
+      buckets: WEBHOOK_SECONDS_BUCKETS,
+      registers,
+    }),
+  };
+}
+
+/** What the webhook backlog gauges read when scraped (one query). */
+export interface WebhookBacklog {
+  /** Deliveries waiting for an attempt or a retry. */
+  pending: number;
+  /** Deliveries given up. */
+  failed: number;
+  /** Outbox events past enabled subscriptions' cursors (not yet turned into deliveries), summed. */
+  undelivered: number;
+  /** Subscriptions by status (active, failing, disabled). */
+  subscriptions: Record<string, number>;
+}
+
+/** webhook_backlog{state} and webhook_subscriptions{status}, read from the database when scraped. */
+export function watchWebhookBacklog(metrics: Metrics, read: () => Promise<WebhookBacklog>): void {
+  const registers = [metrics.registry];
+  let last: Promise<WebhookBacklog> | null = null;
+  // Both gauges are collected in one scrape: one read for both.
+  const current = () => {
+    last ??= read().finally(() => setTimeout(() => (last = null), 100).unref());
+    return last;
+  };
+  new Gauge({
+    name: 'webhook_backlog',
+    help: 'Webhook work outstanding by state (pending: deliveries awaiting an attempt or retry; failed: given up; undelivered: events past enabled subscriptions cursors)',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      const backlog = await current();
+      this.set({ state: 'pending' }, backlog.pending);
+      this.set({ state: 'failed' }, backlog.failed);
+      this.set({ state: 'undelivered' }, backlog.undelivered);
+    },
+  });
+  new Gauge({
+    name: 'webhook_subscriptions',
+    help: 'Webhook subscriptions by status (active, failing, disabled)',
+    labelNames: ['status'],
+    registers,
+    async collect() {
+      const backlog = await current();
+      for (const status of ['active', 'failing', 'disabled'])
+        this.set({ status }, backlog.subscriptions[status] ?? 0);
+    },
+  });
 }
 
 /** What the dependency gauges read when scraped. */
@@ -203,5 +295,6 @@ export function createMetrics(): Metrics {
       labelNames: ['use'],
       registers: [registry],
     }),
+    webhooks: createWebhookMetrics(registry),
   };
 }

@@ -2,35 +2,60 @@
 // once and in event-id order per subscription. All of its state is in the database:
 // - a subscription is leased (`lockedBy`, `lockedUntil`, taken by a conditional UPDATE) by one
 //   instance at a time, which alone advances its cursor and sends its deliveries; a crashed
-//   instance's lease runs out and another instance (or the restarted one) carries on from the rows;
-// - the cursor moves (guarded by its previous value) in the same transaction that inserts the
-//   deliveries of the events it passes, and never past the relay's final position (tail.lastId);
-// - a delivery is marked succeeded only after a 2xx, so a crash between the request and that write
-//   sends it again (receivers deduplicate on `webhook-id`, the delivery's id).
-// One request per subscription at a time (order) and WEBHOOK_CONCURRENCY per instance, each within
-// WEBHOOK_TIMEOUT_MS: a slow or dead endpoint holds up only its own subscription. The dispatcher
-// only listens to the relay (a nudge), so WebSocket fan-out never waits for it.
-import { randomUUID } from 'node:crypto';
+//   instance's lease runs out and another instance (or the restarted one) carries on from the rows.
+//   The leases of everything an instance holds are renewed together, by one statement;
+// - `cursor` is the last outbox id the subscription is done with: every matching event at or below
+//   it was delivered or has a delivery row (pending, failed); it never passes the relay's final
+//   position (tail.lastId), and only the lease holder moves it, guarded by its previous value (a
+//   replay moves it back);
+// - a delivery is recorded only after its outcome, so a crash between the request and that write
+//   sends it again; its id (`webhook-id`) derives from the subscription and the event, so the
+//   repeat carries the same id and receivers deduplicate on it.
+// Two paths. The fast one, for a subscription with no pending row: its events come from the
+// relay's recent events kept in memory (the outbox is read only to catch up from further back), are
+// sent one at a time in id order, and the successes are written together, every FLUSH_MS, for all
+// subscriptions at once (one insert of the delivery rows, one update of the cursors) instead of
+// several statements per delivery. The first failure writes its pending row at once and moves the
+// subscription to the slow path: delivery rows first (materialized from the outbox), then each
+// attempt recorded on its row, as retries, redeliveries and replays need; once no row is pending
+// it is back on the fast path.
+// One request per subscription at a time (order) and WEBHOOK_CONCURRENCY subscriptions per
+// instance, each request within WEBHOOK_TIMEOUT_MS: a slow or dead endpoint holds up only its own
+// subscription. The dispatcher only listens to the relay (a nudge and a copy of the events), so
+// WebSocket fan-out never waits for it.
+import { createHash, randomUUID } from 'node:crypto';
+import type { RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
-import { ulid } from '../domain/ids.ts';
-import { filterCondition } from '../events/filter.ts';
+import { databaseKindOf } from '../db/platform.ts';
+import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
-import { sendWebhook } from './sender.ts';
+import type { WebhookMetrics } from '../observability/metrics.ts';
+import { createPools, sendWebhook, signers } from './sender.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 import type { TargetPolicy } from './targets.ts';
 
 /** How often the dispatcher looks for work without being nudged (retries coming due, other instances' leases). */
 const POLL_MS = 250;
-/** Events turned into deliveries per step. */
+/** Unleased subscriptions are looked for at most this often (a nudge comes with every relay read). */
+const CLAIM_EVERY_MS = 25;
+/** Successful deliveries and cursors are written this often (together, for every subscription). */
+const FLUSH_MS = 50;
+/** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
-/** Deliveries sent per lease before the subscription is let go (so others get their turn). */
+/** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
 const DELIVERIES_PER_LEASE = 100;
+/** A subscription with nothing to send this long is let go. */
+const IDLE_RELEASE_MS = 2000;
+/** The relay's events kept in memory for the fast path (twice this at most). */
+const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
+/** Rows per insert statement (within SQLite's and PostgreSQL's bound-parameter limits). */
+const INSERT_CHUNK = 1000;
 
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
@@ -43,6 +68,12 @@ export interface DispatcherOptions extends TargetPolicy {
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
+  /** A subscription changed through the API (secret, enabled): read it again before its next request. */
+  changed(): void;
+  /** Writes the deliveries made so far (the fast path writes them in batches, every FLUSH_MS). */
+  flush(): Promise<void>;
+  /** The relay handed over events (kept for the fast path). */
+  published(events: readonly PublishedEvent[]): void;
   stop(): Promise<void>;
 }
 
@@ -52,6 +83,91 @@ export function retryDelayMs(base: number, attempts: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * The delivery id of one event to one subscription, the same every time it is computed (so a
+ * delivery sent again after a crash, before its row was written, keeps its `webhook-id`): `whd_`
+ * and a ULID whose time is the event's and whose 80 "random" bits come from a hash of both ids.
+ */
+export function deliveryId(subscriptionId: string, eventId: number, occurredAt: number): string {
+  let time = '';
+  let t = occurredAt;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const hash = createHash('sha256').update(`${subscriptionId}:${eventId}`).digest();
+  let tail = '';
+  for (let i = 0; i < 16; i++) tail += CROCKFORD[hash[i] % 32];
+  return `whd_${time}${tail}`;
+}
+
+/** An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames). */
+interface LiveEvent {
+  id: number;
+  type: PublishedEvent['type'];
+  assetId: string;
+  collectionId: string | null;
+  wallets: readonly string[];
+  json: string;
+  occurredAt: number;
+}
+
+const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
+
+function live(event: PublishedEvent): LiveEvent {
+  const occurredAt = Date.parse(OCCURRED_AT.exec(event.json)?.[1] ?? '');
+  return {
+    id: event.id,
+    type: event.type,
+    assetId: event.assetId,
+    collectionId: event.collectionId,
+    wallets: event.wallets,
+    json: event.json,
+    occurredAt: Number.isNaN(occurredAt) ? Date.now() : occurredAt,
+  };
+}
+
+function fromRow(row: OutboxEvent): LiveEvent {
+  return {
+    id: Number(row.id),
+    type: row.type,
+    assetId: row.assetId,
+    collectionId: row.collectionId ?? null,
+    wallets: row.wallets,
+    json: JSON.stringify(toEnvelope(row)),
+    occurredAt: row.occurredAt.getTime(),
+  };
+}
+
+/** A subscription this instance holds the lease of. */
+interface Held {
+  id: string;
+  url: string;
+  sealed: string;
+  previousSecretExpiresAt: number | null;
+  signers: ReturnType<typeof signers>;
+  filter: EventFilter;
+  mode: 'fast' | 'slow';
+  /** Fast path: done with every event up to here (delivered or not wanted). */
+  confirmed: number;
+  /** The cursor as last written. */
+  flushed: number;
+  /** Asked (by the poll) to go through the slow path: a pending row is due, or a replay moved the cursor. */
+  wantSlow: boolean;
+  /** The lease is gone, or the subscription was disabled or deleted: stop. */
+  lost: boolean;
+  sent: number;
+  lastWork: number;
+}
+
+/** A success waiting to be written. */
+interface Success {
+  held: Held;
+  row: Record<string, unknown>;
+}
+
 export function createDispatcher(deps: {
   orm: Orm;
   service: WebhookService;
@@ -59,22 +175,54 @@ export function createDispatcher(deps: {
   lastEventId: () => number;
   options: DispatcherOptions;
   logger: Logger;
+  metrics: WebhookMetrics;
   userAgent: string;
 }): Dispatcher {
-  const { orm, options, logger } = deps;
+  const { orm, options, logger, metrics } = deps;
   const instance = randomUUID();
-  // Longer than one attempt can take, renewed before each attempt.
+  const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
+  const pools = createPools();
+  const sendOptions = () => ({ ...options, userAgent: deps.userAgent, pools });
+  // Longer than one attempt can take; renewed every POLL_MS for everything held.
   const leaseMs = 2 * options.timeoutMs + 2000;
-  const active = new Set<string>();
+  const held = new Map<string, Held>();
   const running = new Set<Promise<void>>();
+  /** Successes not yet written. */
+  let successes: Success[] = [];
+  /** The relay's recent events, in id order, covering every event id in (recentAfter, last id]. */
+  let recent: LiveEvent[] = [];
+  let recentAfter: number | null = null;
+  /** Workers waiting for events or a nudge. */
+  let waiters: (() => void)[] = [];
   let scheduled = false;
   let ticking = false;
   let stopped = false;
+  let refreshNow = true;
+  let refreshedAt = 0;
+  let claimedAt = 0;
+  let claimTimer: NodeJS.Timeout | null = null;
+  let contendedAt = 0;
+  /** Unleased subscriptions are waiting while every slot is taken: let go after DELIVERIES_PER_LEASE. */
+  let contended = false;
+  /** Database work that must not interleave (writes of successes, refreshes of the held state). */
+  let serial: Promise<unknown> = Promise.resolve();
 
   const poll = setInterval(() => wake(), POLL_MS);
   poll.unref();
+  const flusher = setInterval(() => {
+    if (successes.length > 0 || [...held.values()].some((h) => h.confirmed > h.flushed)) void flush();
+  }, FLUSH_MS);
+  flusher.unref();
+
+  function inSeries<T>(work: () => Promise<T>): Promise<T> {
+    const next = serial.then(work, work);
+    serial = next.catch(() => undefined);
+    return next;
+  }
 
   function wake(): void {
+    for (const resolve of waiters) resolve();
+    waiters = [];
     if (scheduled || stopped) return;
     scheduled = true;
     setImmediate(() => {
@@ -83,50 +231,110 @@ export function createDispatcher(deps: {
     });
   }
 
+  function waitForWork(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   const em = () => orm.em.fork() as unknown as EntityManager;
   const leaseFree = (now: Date) => ({ $or: [{ lockedUntil: null }, { lockedUntil: { $lt: now } }] });
+
+  function track(sub: WebhookSubscription, h?: Held): Held {
+    const target = h ?? {
+      id: sub.id,
+      url: sub.url,
+      sealed: '',
+      previousSecretExpiresAt: null,
+      signers: [],
+      filter: subscriptionFilter(sub),
+      mode: 'fast',
+      confirmed: Number(sub.cursor),
+      flushed: Number(sub.cursor),
+      wantSlow: false,
+      lost: false,
+      sent: 0,
+      lastWork: Date.now(),
+    };
+    const expires = sub.previousSecretExpiresAt?.getTime() ?? null;
+    // The signing keys change with a rotation, and the previous one stops signing when its overlap ends.
+    const overlapEnded = expires !== null && expires <= Date.now() && target.signers.length > 1;
+    if (sub.secretsSealed !== target.sealed || expires !== target.previousSecretExpiresAt || overlapEnded) {
+      target.signers = signers(deps.service.signingSecrets(sub));
+      target.sealed = sub.secretsSealed;
+      target.previousSecretExpiresAt = expires;
+    }
+    return target;
+  }
 
   async function tick(): Promise<void> {
     if (ticking || stopped) return;
     ticking = true;
     try {
-      const free = options.concurrency - active.size;
-      if (free <= 0) return;
-      const now = new Date();
-      const reader = em();
-      const behind = await reader.find(
-        WebhookSubscription,
-        { enabled: true, deletedAt: null, cursor: { $lt: deps.lastEventId() }, ...leaseFree(now) },
-        { fields: ['id'], limit: free * 2 },
-      );
-      const due = await reader.find(
-        WebhookDelivery,
-        { status: 'pending', nextAttemptAt: { $lte: now } },
-        { fields: ['subscription'], limit: 500 },
-      );
-      const candidates = [
-        ...new Set([...behind.map((sub) => sub.id), ...due.map((delivery) => delivery.subscription.id)]),
-      ].filter((id) => !active.has(id));
+      const now = Date.now();
+      if (refreshNow || now - refreshedAt >= POLL_MS) {
+        refreshNow = false;
+        refreshedAt = now;
+        await inSeries(refresh);
+      }
+      const free = options.concurrency - held.size;
+      if (free <= 0) {
+        if (now - contendedAt >= POLL_MS) {
+          contendedAt = now;
+          contended = (await waitingSubscriptions(1)).length > 0;
+        }
+        return;
+      }
+      contended = false;
+      if (now - claimedAt < CLAIM_EVERY_MS) {
+        // Looked a moment ago: look again once the interval is over.
+        if (!claimTimer)
+          claimTimer = setTimeout(
+            () => {
+              claimTimer = null;
+              wake();
+            },
+            CLAIM_EVERY_MS - (now - claimedAt),
+          ).unref();
+        return;
+      }
+      claimedAt = now;
+      const candidates = await waitingSubscriptions(free * 2);
+      const claimed: string[] = [];
       for (const id of candidates) {
-        if (active.size >= options.concurrency || stopped) break;
-        const claimed = await em().nativeUpdate(
+        if (held.size + claimed.length >= options.concurrency || stopped) break;
+        const taken = await em().nativeUpdate(
           WebhookSubscription,
           { id, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
           { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
         );
-        if (claimed !== 1) continue;
-        active.add(id);
-        const work = serve(id)
-          .catch((error: unknown) => logger.warn({ err: error, webhook: id }, 'webhook delivery failed'))
+        if (taken === 1) claimed.push(id);
+      }
+      if (claimed.length === 0) return;
+      const reader = em();
+      const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
+      const withPending = new Set(
+        (
+          await reader.find(
+            WebhookDelivery,
+            { subscription: { $in: claimed }, status: 'pending' },
+            { fields: ['subscription'] },
+          )
+        ).map((row) => row.subscription.id),
+      );
+      for (const sub of subs) {
+        if (stopped) break;
+        const h = track(sub);
+        if (withPending.has(sub.id)) h.mode = 'slow';
+        held.set(h.id, h);
+        const work = serve(h)
+          .catch((error: unknown) => logger.warn({ err: error, webhook: h.id }, 'webhook delivery failed'))
           .finally(async () => {
-            await em()
-              .nativeUpdate(
-                WebhookSubscription,
-                { id, lockedBy: instance },
-                { lockedBy: null, lockedUntil: null },
-              )
-              .catch(() => undefined);
-            active.delete(id);
+            await release(h).catch(() => undefined);
             running.delete(work);
             wake();
           });
@@ -137,27 +345,290 @@ export function createDispatcher(deps: {
     }
   }
 
-  /** Delivers what is due for one leased subscription, in order, until it runs dry or fails. */
-  async function serve(id: string): Promise<void> {
-    for (let sent = 0; sent < DELIVERIES_PER_LEASE && !stopped; sent++) {
-      const store = em();
-      const sub = await store.findOne(WebhookSubscription, { id, lockedBy: instance });
-      if (!sub || !sub.enabled || sub.deletedAt) return;
-      await store.nativeUpdate(
-        WebhookSubscription,
-        { id, lockedBy: instance },
-        { lockedUntil: new Date(Date.now() + leaseMs) },
-      );
-      await materialize(store, sub);
-      const next = await store.findOne(
-        WebhookDelivery,
-        { subscription: id, status: 'pending' },
-        { orderBy: { eventId: 'asc' } },
-      );
-      // Order: a later event waits while an earlier one is waiting for its retry.
-      if (!next || next.nextAttemptAt.getTime() > Date.now()) return;
-      if (!(await attempt(store, sub, next))) return;
+  /**
+   * Unleased subscriptions with work: behind the relay, or with a retry due; not those whose oldest
+   * pending delivery waits for its retry (their next events wait behind it).
+   */
+  async function waitingSubscriptions(limit: number): Promise<string[]> {
+    const now = new Date();
+    const reader = em();
+    const behind = await reader.find(
+      WebhookSubscription,
+      { enabled: true, deletedAt: null, cursor: { $lt: deps.lastEventId() }, ...leaseFree(now) },
+      { fields: ['id'], limit },
+    );
+    const due = await reader.find(
+      WebhookDelivery,
+      { status: 'pending', nextAttemptAt: { $lte: now } },
+      { fields: ['subscription'], limit: 500 },
+    );
+    const dueIds = new Set(due.map((row) => row.subscription.id));
+    for (const h of held.values()) if (dueIds.has(h.id) && h.mode === 'fast') h.wantSlow = true;
+    const behindIds = behind.map((sub) => sub.id).filter((id) => !dueIds.has(id));
+    const blocked =
+      behindIds.length === 0
+        ? new Set<string>()
+        : new Set(
+            (
+              await reader.find(
+                WebhookDelivery,
+                { subscription: { $in: behindIds }, status: 'pending', nextAttemptAt: { $gt: now } },
+                { fields: ['subscription'] },
+              )
+            ).map((row) => row.subscription.id),
+          );
+    return [...new Set([...dueIds, ...behindIds.filter((id) => !blocked.has(id))])].filter(
+      (id) => !held.has(id),
+    );
+  }
+
+  /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
+  async function refresh(): Promise<void> {
+    if (held.size === 0) return;
+    const store = em();
+    await store.nativeUpdate(
+      WebhookSubscription,
+      { lockedBy: instance },
+      { lockedUntil: new Date(Date.now() + leaseMs) },
+    );
+    const rows = new Map(
+      (await store.find(WebhookSubscription, { lockedBy: instance })).map((sub) => [sub.id, sub]),
+    );
+    for (const h of held.values()) {
+      const sub = rows.get(h.id);
+      if (!sub?.enabled || sub.deletedAt) {
+        h.lost = true;
+        continue;
+      }
+      track(sub, h);
+      // A replay moved the cursor back (writes of this instance's cursors are in series with this read).
+      if (h.mode === 'fast' && Number(sub.cursor) !== h.flushed) h.wantSlow = true;
     }
+  }
+
+  /** Delivers what the subscription has, in order, until it runs dry, fails, or must let go. */
+  async function serve(h: Held): Promise<void> {
+    while (!stopped && !h.lost) {
+      if (h.wantSlow && h.mode === 'fast') {
+        await flush();
+        h.wantSlow = false;
+        h.mode = 'slow';
+      }
+      if (h.mode === 'slow') {
+        if (!(await slowStep(h))) return;
+        continue;
+      }
+      if (contended && h.sent >= DELIVERIES_PER_LEASE) return;
+      const batch = await nextEvents(h);
+      if (batch.events.length === 0) {
+        h.confirmed = Math.max(h.confirmed, batch.upTo);
+        if (Date.now() - h.lastWork >= IDLE_RELEASE_MS) return;
+        await waitForWork(POLL_MS);
+        continue;
+      }
+      h.lastWork = Date.now();
+      let all = true;
+      for (const event of batch.events) {
+        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, event))) {
+          all = false;
+          break;
+        }
+      }
+      if (all) h.confirmed = Math.max(h.confirmed, batch.upTo);
+    }
+  }
+
+  /** The next events the subscription wants after `confirmed`, and how far that answer reaches. */
+  async function nextEvents(h: Held): Promise<{ events: LiveEvent[]; upTo: number }> {
+    if (recentAfter !== null && h.confirmed >= recentAfter && recent.length > 0) {
+      let low = 0;
+      let high = recent.length;
+      while (low < high) {
+        const mid = (low + high) >>> 1;
+        if (recent[mid].id <= h.confirmed) low = mid + 1;
+        else high = mid;
+      }
+      const events: LiveEvent[] = [];
+      for (let i = low; i < recent.length; i++) {
+        if (!matches(recent[i], h.filter)) continue;
+        events.push(recent[i]);
+        if (events.length === MATERIALIZE_BATCH) return { events, upTo: recent[i].id };
+      }
+      return { events, upTo: recent[recent.length - 1].id };
+    }
+    const last = deps.lastEventId();
+    if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
+    const rows = await em().find(
+      OutboxEvent,
+      { ...filterCondition(h.filter), id: { $gt: h.confirmed, $lte: last } },
+      { orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
+    );
+    const events = rows.map(fromRow);
+    return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
+  }
+
+  /** Sends one event on the fast path: a success is written later with others; a failure at once. */
+  async function sendFast(h: Held, event: LiveEvent): Promise<boolean> {
+    const id = deliveryId(h.id, event.id, event.occurredAt);
+    const startedAt = new Date();
+    const outcome = await sendWebhook(h.url, { id, body: event.json, secrets: h.signers }, sendOptions());
+    const now = new Date();
+    const row = {
+      id,
+      subscription: h.id,
+      eventId: event.id,
+      eventType: event.type,
+      status: 'pending',
+      attempts: 0,
+      firstAttemptAt: null,
+      nextAttemptAt: startedAt,
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastError: null,
+      deliveredAt: null,
+      createdAt: startedAt,
+    };
+    if (outcome.ok) {
+      observe('succeeded', startedAt, now);
+      metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
+      successes.push({
+        held: h,
+        row: {
+          ...row,
+          status: 'succeeded',
+          attempts: 1,
+          firstAttemptAt: startedAt,
+          lastAttemptAt: now,
+          lastStatusCode: outcome.statusCode,
+          deliveredAt: now,
+        },
+      });
+      h.confirmed = event.id;
+      h.sent++;
+      return true;
+    }
+    // The successes before it first (the cursor reaches the event before this one), then its row.
+    await flush();
+    h.mode = 'slow';
+    if (h.lost) return false;
+    const store = em();
+    const written = await store.transactional(async (tx) => {
+      const moved = await tx.nativeUpdate(
+        WebhookSubscription,
+        { id: h.id, lockedBy: instance, cursor: h.flushed },
+        { cursor: event.id },
+      );
+      if (moved !== 1) return false;
+      await tx.insert(WebhookDelivery, row);
+      return true;
+    });
+    if (!written) return false;
+    h.confirmed = h.flushed = event.id;
+    const sub = await store.findOne(WebhookSubscription, { id: h.id });
+    const delivery = await store.findOne(WebhookDelivery, { id });
+    if (sub && delivery) await record(store, sub, delivery, outcome, startedAt);
+    return false;
+  }
+
+  function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
+    metrics.attempts.inc({ outcome });
+    metrics.attemptSeconds.observe({ outcome }, (now.getTime() - startedAt.getTime()) / 1000);
+  }
+
+  /** Writes the successes so far and the cursors of the fast path, in one transaction. */
+  function flush(): Promise<void> {
+    return inSeries(async () => {
+      const batch = successes;
+      successes = [];
+      const moves = [...held.values()]
+        .filter((h) => h.mode === 'fast' && !h.lost && h.confirmed > h.flushed)
+        .map((h) => ({ h, from: h.flushed, to: h.confirmed }));
+      if (moves.length === 0) return;
+      try {
+        const moved = await em().transactional(async (tx) => {
+          const done = await moveCursors(tx, moves);
+          const rows = batch.filter((success) => done.has(success.held.id)).map((success) => success.row);
+          for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+            await tx
+              .createQueryBuilder(WebhookDelivery)
+              .insert(rows.slice(i, i + INSERT_CHUNK) as RequiredEntityData<WebhookDelivery>[])
+              .onConflict(['subscription', 'eventId'])
+              .ignore()
+              .execute();
+          }
+          return done;
+        });
+        for (const { h, to } of moves) {
+          if (moved.has(h.id)) h.flushed = to;
+          // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
+          else h.wantSlow = true;
+        }
+      } catch (error) {
+        // Nothing written: the successes are sent again from the cursor (at least once).
+        logger.warn({ err: error }, 'webhook delivery records not written');
+        for (const { h } of moves) {
+          h.confirmed = h.flushed;
+          h.wantSlow = true;
+        }
+      }
+    });
+  }
+
+  /** Moves the cursors of many subscriptions in one statement, each from where it was; which moved. */
+  async function moveCursors(
+    tx: EntityManager,
+    moves: { h: Held; from: number; to: number }[],
+  ): Promise<Set<string>> {
+    const params: unknown[] = [];
+    const cases = moves.map(({ h, to }) => {
+      params.push(h.id, to);
+      return 'when ? then ?';
+    });
+    params.push(instance);
+    const guards = moves.map(({ h, from }) => {
+      params.push(h.id, from);
+      return '(id = ? and cursor = ?)';
+    });
+    const cast = postgres ? '::bigint' : '';
+    const rows = await tx
+      .getConnection()
+      .execute<{ id: string }[]>(
+        `update webhook_subscription set cursor = (case id ${cases.map((c) => c.replace('then ?', `then ?${cast}`)).join(' ')} end) ` +
+          `where locked_by = ? and (${guards.join(' or ')}) returning id`,
+        params,
+        'all',
+        tx.getTransactionContext(),
+      );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** One step of the slow path; whether the subscription goes on. */
+  async function slowStep(h: Held): Promise<boolean> {
+    const store = em();
+    const sub = await store.findOne(WebhookSubscription, { id: h.id, lockedBy: instance });
+    if (!sub?.enabled || sub.deletedAt) {
+      h.lost = true;
+      return false;
+    }
+    track(sub, h);
+    await materialize(store, sub);
+    const next = await store.findOne(
+      WebhookDelivery,
+      { subscription: h.id, status: 'pending' },
+      { orderBy: { eventId: 'asc' } },
+    );
+    if (!next) {
+      // Nothing pending: back to the fast path, from the cursor.
+      h.mode = 'fast';
+      h.wantSlow = false;
+      h.confirmed = h.flushed = Number(sub.cursor);
+      return true;
+    }
+    // Order: a later event waits while an earlier one is waiting for its retry.
+    if (next.nextAttemptAt.getTime() > Date.now()) return false;
+    h.lastWork = Date.now();
+    h.sent++;
+    return attempt(store, sub, h, next);
   }
 
   /** Adds the deliveries of the events past the cursor that the subscription wants, moving the cursor. */
@@ -167,7 +638,7 @@ export function createDispatcher(deps: {
     const events = await store.find(
       OutboxEvent,
       { ...filterCondition(subscriptionFilter(sub)), id: { $gt: sub.cursor, $lte: last } },
-      { fields: ['id', 'type'], orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
+      { fields: ['id', 'type', 'occurredAt'], orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
     );
     const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
     await store.transactional(async (tx) => {
@@ -192,7 +663,7 @@ export function createDispatcher(deps: {
       const rows = events
         .filter((event) => !existing.has(Number(event.id)))
         .map((event) => ({
-          id: `whd_${ulid()}`,
+          id: deliveryId(sub.id, Number(event.id), event.occurredAt.getTime()),
           subscription: sub.id,
           eventId: Number(event.id),
           eventType: event.type,
@@ -212,11 +683,9 @@ export function createDispatcher(deps: {
   }
 
   /** Sends one delivery and records the outcome; whether the subscription may go on. */
-  async function attempt(store: EntityManager, sub: WebhookSubscription, delivery: WebhookDelivery) {
+  async function attempt(store: EntityManager, sub: WebhookSubscription, h: Held, delivery: WebhookDelivery) {
     const event = await store.findOne(OutboxEvent, { id: delivery.eventId });
     const startedAt = new Date();
-    const firstAttemptAt = delivery.firstAttemptAt ?? startedAt;
-    const attempts = delivery.attempts + 1;
     if (!event) {
       await store.nativeUpdate(
         WebhookDelivery,
@@ -227,12 +696,27 @@ export function createDispatcher(deps: {
     }
     const outcome = await sendWebhook(
       sub.url,
-      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: deps.service.signingSecrets(sub) },
-      { ...options, userAgent: deps.userAgent },
+      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: h.signers },
+      sendOptions(),
     );
+    if (outcome.ok) metrics.lagSeconds.observe(Math.max(0, Date.now() - event.occurredAt.getTime()) / 1000);
+    return record(store, sub, delivery, outcome, startedAt);
+  }
+
+  /** Records an attempt's outcome on its row (and the subscription's status); whether it may go on. */
+  async function record(
+    store: EntityManager,
+    sub: WebhookSubscription,
+    delivery: WebhookDelivery,
+    outcome: Awaited<ReturnType<typeof sendWebhook>>,
+    startedAt: Date,
+  ): Promise<boolean> {
+    const firstAttemptAt = delivery.firstAttemptAt ?? startedAt;
+    const attempts = delivery.attempts + 1;
     const now = new Date();
     const recorded = { attempts, firstAttemptAt, lastAttemptAt: now, lastStatusCode: outcome.statusCode };
     if (outcome.ok) {
+      observe('succeeded', startedAt, now);
       await store.nativeUpdate(
         WebhookDelivery,
         { id: delivery.id },
@@ -247,6 +731,7 @@ export function createDispatcher(deps: {
       return true;
     }
     const giveUp = now.getTime() - firstAttemptAt.getTime() >= options.retryWindowSeconds * 1000;
+    observe(giveUp ? 'given_up' : 'failed', startedAt, now);
     await store.nativeUpdate(
       WebhookDelivery,
       { id: delivery.id },
@@ -265,6 +750,8 @@ export function createDispatcher(deps: {
         { id: sub.id },
         disable ? { status: 'disabled', enabled: false, failingSince } : { status: 'failing', failingSince },
       );
+      sub.status = disable ? 'disabled' : 'failing';
+      sub.failingSince = failingSince;
       logger.warn({ webhook: sub.id, eventId: String(delivery.eventId) }, 'webhook delivery given up');
       // The next event goes ahead: one dead message does not block the rest for ever.
       return !disable;
@@ -272,16 +759,55 @@ export function createDispatcher(deps: {
     return false;
   }
 
+  /** Writes what was delivered, then lets the subscription go. */
+  async function release(h: Held): Promise<void> {
+    try {
+      await flush();
+    } finally {
+      held.delete(h.id);
+      await em().nativeUpdate(
+        WebhookSubscription,
+        { id: h.id, lockedBy: instance },
+        { lockedBy: null, lockedUntil: null },
+      );
+    }
+  }
+
   return {
     wake,
+    flush,
+    changed() {
+      refreshNow = true;
+      wake();
+    },
+    published(events) {
+      if (events.length === 0) return;
+      if (recentAfter === null || events[0].id <= (recent.at(-1)?.id ?? recentAfter)) {
+        // The first hand-over (or ids going back, which the relay never does): start afresh.
+        recent = [];
+        recentAfter = events[0].id - 1;
+      }
+      for (const event of events) recent.push(live(event));
+      if (recent.length > 2 * RECENT_EVENTS) {
+        const dropped = recent.length - RECENT_EVENTS;
+        recentAfter = recent[dropped - 1].id;
+        recent = recent.slice(dropped);
+      }
+      wake();
+    },
     async stop() {
       stopped = true;
       clearInterval(poll);
-      // In-flight requests end within their timeout; unfinished deliveries stay pending (leases lapse).
+      clearInterval(flusher);
+      wake();
+      // In-flight requests end within their timeout; what succeeded is written, the rest stays for
+      // the next holder (leases are let go, or lapse).
       await Promise.race([
         Promise.allSettled([...running]),
         new Promise((resolve) => setTimeout(resolve, options.timeoutMs).unref()),
       ]);
+      await serial;
+      pools.close();
     },
   };
 }

@@ -6,6 +6,7 @@ import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Orm } from '../db/orm.ts';
 import type { EventsModule } from '../events/index.ts';
 import type { Logger } from '../observability/logger.ts';
+import { type Metrics, type WebhookBacklog, watchWebhookBacklog } from '../observability/metrics.ts';
 import { createDispatcher } from './dispatcher.ts';
 import { createWebhookService, type WebhookService } from './subscriptions.ts';
 
@@ -20,6 +21,7 @@ export function createWebhooks(deps: {
   secretBox: SecretBox;
   events: EventsModule;
   logger: Logger;
+  metrics: Metrics;
 }): WebhooksModule {
   const { config, events } = deps;
   const settings = config.webhooks;
@@ -30,6 +32,8 @@ export function createWebhooks(deps: {
   const policy = { allowLoopback: settings.allowLoopback, allowedNetworks: settings.allowedNetworks };
   const lastEventId = () => events.tail.lastId;
   let wake = () => {};
+  let changed = () => {};
+  let settle = async () => {};
   const service = createWebhookService({
     orm: deps.orm,
     secretBox: deps.secretBox,
@@ -37,6 +41,8 @@ export function createWebhooks(deps: {
     maxPerUser: settings.maxPerUser,
     lastEventId,
     wake: () => wake(),
+    changed: () => changed(),
+    settle: () => settle(),
   });
   const dispatcher = createDispatcher({
     orm: deps.orm,
@@ -44,11 +50,15 @@ export function createWebhooks(deps: {
     lastEventId,
     options: { ...policy, ...settings },
     logger: deps.logger,
+    metrics: deps.metrics.webhooks,
     userAgent: 'game-asset-tracking-service webhooks',
   });
   wake = dispatcher.wake;
-  // New events: look at once (the dispatcher does the work later, never in the relay's hand-over).
-  const unsubscribe = events.tail.onEvents(() => dispatcher.wake());
+  changed = dispatcher.changed;
+  settle = dispatcher.flush;
+  // New events: kept for the dispatcher, which does the work later, never in the relay's hand-over.
+  const unsubscribe = events.tail.onEvents((published) => dispatcher.published(published));
+  watchWebhookBacklog(deps.metrics, () => backlog(deps.orm, lastEventId()));
   return {
     service,
     async close() {
@@ -56,4 +66,30 @@ export function createWebhooks(deps: {
       await dispatcher.stop();
     },
   };
+}
+
+/** The webhook backlog gauges' reading: two grouped counts. */
+async function backlog(orm: Orm, lastEventId: number): Promise<WebhookBacklog> {
+  const em = orm.em.fork();
+  const connection = em.getConnection();
+  const deliveries = await connection.execute<{ status: string; n: number | string }[]>(
+    "select status, count(*) as n from webhook_delivery where status in ('pending', 'failed') group by status",
+  );
+  const subscriptions = await connection.execute<
+    { status: string; enabled: boolean | number; n: number | string; behind: number | string | null }[]
+  >(
+    'select status, enabled, count(*) as n, sum(case when cursor < ? then ? - cursor else 0 end) as behind ' +
+      'from webhook_subscription where deleted_at is null group by status, enabled',
+    [lastEventId, lastEventId],
+  );
+  const result: WebhookBacklog = { pending: 0, failed: 0, undelivered: 0, subscriptions: {} };
+  for (const row of deliveries) {
+    if (row.status === 'pending') result.pending = Number(row.n);
+    if (row.status === 'failed') result.failed = Number(row.n);
+  }
+  for (const row of subscriptions) {
+    result.subscriptions[row.status] = (result.subscriptions[row.status] ?? 0) + Number(row.n);
+    if (row.enabled) result.undelivered += Number(row.behind ?? 0);
+  }
+  return result;
 }

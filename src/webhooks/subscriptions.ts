@@ -129,6 +129,13 @@ export function createWebhookService(deps: {
   lastEventId: () => number;
   /** Tells this instance's dispatcher there is work (a replay, a redelivery, an enabled subscription). */
   wake: () => void;
+  /** Tells this instance's dispatcher a subscription changed (its secret, enabled): read it again. */
+  changed: () => void;
+  /**
+   * Resolves once this instance's dispatcher has written the deliveries it made (it writes them in
+   * batches, moments after the request): what a receiver has seen is listed and can be repaired.
+   */
+  settle: () => Promise<void>;
 }): WebhookService {
   const { orm, secretBox } = deps;
 
@@ -209,6 +216,7 @@ export function createWebhookService(deps: {
       sub.deletedAt = new Date();
       sub.enabled = false;
       await em.flush();
+      deps.changed();
     },
 
     async setEnabled(userId, id, enabled) {
@@ -219,7 +227,7 @@ export function createWebhookService(deps: {
       sub.status = enabled ? 'active' : 'disabled';
       if (enabled) sub.failingSince = null;
       await em.flush();
-      if (enabled) deps.wake();
+      deps.changed();
       return view(sub);
     },
 
@@ -231,10 +239,12 @@ export function createWebhookService(deps: {
       sub.secretsSealed = secretBox.seal(JSON.stringify([secret, secretsOf(sub)[0]]), sealContext(sub.id));
       sub.previousSecretExpiresAt = expiresAt;
       await em.flush();
+      deps.changed();
       return { secret, previousSecretExpiresAt: expiresAt.toISOString() };
     },
 
     async deliveries(userId, id, page) {
+      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
       const limit = Math.min(page.limit, DELIVERY_PAGE_MAX);
@@ -247,6 +257,7 @@ export function createWebhookService(deps: {
     },
 
     async redeliver(userId, id, deliveryId) {
+      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
       const delivery = await em.findOne(WebhookDelivery, { id: deliveryId, subscription: id });
@@ -258,6 +269,7 @@ export function createWebhookService(deps: {
     },
 
     async replay(userId, id, after) {
+      await deps.settle();
       const redelivering = await inTransaction(orm, async (em) => {
         const sub = await owned(em, userId, id);
         // Deliveries already made after `after` go again; events not yet turned into deliveries
