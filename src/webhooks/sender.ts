@@ -10,7 +10,7 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { resolveTarget, type TargetPolicy } from './targets.ts';
+import { type Resolver, resolveTarget, type TargetPolicy } from './targets.ts';
 
 /** The most of an answer's body read (and kept as the delivery's last error text). */
 const MAX_RESPONSE_BYTES = 4096;
@@ -79,7 +79,7 @@ export function signatureHeader(
 export async function sendWebhook(
   target: string,
   message: { id: string; body: string; secrets: string[] | Webhook[] },
-  options: TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools },
+  options: TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools; resolve?: Resolver },
 ): Promise<Outcome> {
   const url = new URL(target);
   let pinned: { address: string; family: number };

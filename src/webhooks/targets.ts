@@ -15,6 +15,11 @@ export interface TargetPolicy {
   allowedNetworks: string[];
 }
 
+/** Every address a host name resolves to (the system resolver; tests pass their own). */
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 export class TargetRefusedError extends Error {
@@ -65,12 +70,13 @@ export function addressAllowed(address: string, policy: TargetPolicy): boolean {
  */
 export async function resolveTarget(
   url: URL,
-  policy: TargetPolicy,
+  policy: TargetPolicy & { resolve?: Resolver },
 ): Promise<{ address: string; family: number }> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
+  const resolve = policy.resolve ?? systemResolver;
   const addresses = isIP(host)
     ? [{ address: host, family: isIP(host) }]
-    : await lookup(host, { all: true, verbatim: true }).catch(() => {
+    : await resolve(host).catch(() => {
         throw new TargetRefusedError(`the host ${host} does not resolve`);
       });
   if (addresses.length === 0) throw new TargetRefusedError(`the host ${host} does not resolve`);
