@@ -27,7 +27,14 @@ export function caller(request: OperationRequest): AuthContext {
 /** Every operationId of the contract (from the types `npm run gen` generates). */
 export type OperationId = keyof operations;
 
-type JsonOf<Body> = Body extends { content: { 'application/json': infer Json } } ? Json : undefined;
+/** The JSON media types of a `content` map: `application/json` and `application/<x>+json`. */
+type JsonMediaType<Content> = Extract<keyof Content, 'application/json' | `application/${string}+json`>;
+
+type JsonOf<Body> = Body extends { content: infer Content }
+  ? [JsonMediaType<Content>] extends [never]
+    ? undefined
+    : Content[JsonMediaType<Content>]
+  : undefined;
 
 /** The JSON request body operation `Id` declares (undefined for one without a body). */
 export type RequestBody<Id extends OperationId> = operations[Id] extends { requestBody: infer Body }

@@ -140,7 +140,7 @@ export function identityHandlers(
 
     async getServiceDidDocument(_request, ctx) {
       ctx.type = DID_JSON;
-      ctx.body = await identity.serviceDidDocument();
+      respond(ctx, 'getServiceDidDocument', 200, await identity.serviceDidDocument());
     },
   });
 }

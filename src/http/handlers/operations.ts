@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { ASYNCAPI_PATH, OPENAPI_PATH } from '../../contract/operations.ts';
 import type { Metrics } from '../../observability/metrics.ts';
-import type { HandlerMap } from '../handler.ts';
+import { type HandlerMap, type ResponseBody, respond, typedHandlers } from '../handler.ts';
 import { publishedAsyncApi, publishedOpenApi } from '../published-contracts.ts';
 import { allowHtmlPage } from '../security-headers.ts';
 
@@ -56,9 +56,16 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
   // The published documents are read once; they change only with a new release.
   const openapi = publishedOpenApi(readFileSync(OPENAPI_PATH, 'utf8'), deps.publicUrl);
   const asyncapi = publishedAsyncApi(readFileSync(ASYNCAPI_PATH, 'utf8'), deps.publicUrl);
-  return {
+  return typedHandlers<
+    | 'getHealth'
+    | 'getReadiness'
+    | 'getMetrics'
+    | 'getOpenApiDocument'
+    | 'getAsyncApiDocument'
+    | 'getDocsIndex'
+  >({
     getHealth(_request, ctx) {
-      ctx.body = { status: 'ok' };
+      respond(ctx, 'getHealth', 200, { status: 'ok' });
     },
     async getReadiness(_request, ctx) {
       // Redis is optional at run time: while it is away the instance serves with per-instance
@@ -66,8 +73,7 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
       const database = (await answersWithin(deps.pingDatabase, PING_TIMEOUT_MS)) ? 'ok' : 'failed';
       const draining = deps.draining?.() ?? false;
       const ready = database === 'ok' && !draining;
-      ctx.status = ready ? 200 : 503;
-      ctx.body = {
+      const body: ResponseBody<'getReadiness', 200 | 503> = {
         status: ready ? 'ok' : 'unavailable',
         checks: {
           database,
@@ -75,6 +81,8 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
           ...(draining ? { shutdown: 'failed' } : {}),
         },
       };
+      if (ready) respond(ctx, 'getReadiness', 200, body);
+      else respond(ctx, 'getReadiness', 503, body);
     },
     async getMetrics(_request, ctx) {
       ctx.type = deps.metrics.registry.contentType;
@@ -93,5 +101,5 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = DOCS_INDEX;
     },
-  };
+  });
 }
