@@ -24,7 +24,7 @@ import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { produceSteadily } from './lib/producer.ts';
-import { baselineOf, heading, loadTable, ratio } from './lib/report.ts';
+import { baselineOf, cpuRatio, heading, loadTable, ratio } from './lib/report.ts';
 import { type Service, startService } from './lib/service.ts';
 import type { AutocannonRequest } from './lib/untyped.ts';
 
@@ -48,6 +48,7 @@ async function hotReads(options: BenchOptions): Promise<void> {
         headers,
         connections: options.connections,
         durationSeconds: options.durationSeconds,
+        serverPid: url.startsWith(hello.baseUrl) ? hello.pid : service.pid,
       });
       const helloLoad = load('Koa hello GET /', `${hello.baseUrl}/`);
       const walletLoad = load(
@@ -75,6 +76,10 @@ async function hotReads(options: BenchOptions): Promise<void> {
       ratio('GET /wallets/{id}/assets', results[1].okPerSecond, baseline, TARGET[kind]);
       ratio('GET /wallets/{id}/assets, no-cache', results[2].okPerSecond, baseline);
       ratio('GET /assets/{id}', results[3].okPerSecond, baseline);
+      const hellos = [results[0], results[4]];
+      cpuRatio('GET /wallets/{id}/assets', results[1], hellos);
+      cpuRatio('GET /wallets/{id}/assets, no-cache', results[2], hellos);
+      cpuRatio('GET /assets/{id}', results[3], hellos);
     } finally {
       await service.stop();
       await hello.stop();
@@ -130,6 +135,7 @@ async function spreadReads(options: BenchOptions): Promise<void> {
         headers,
         connections: options.connections,
         durationSeconds: options.durationSeconds,
+        serverPid: service.pid,
         setupClient: (client) =>
           client.setRequests([
             {
@@ -147,6 +153,7 @@ async function spreadReads(options: BenchOptions): Promise<void> {
         url: `${hello.baseUrl}/`,
         connections: options.connections,
         durationSeconds: options.durationSeconds,
+        serverPid: hello.pid,
       };
       const cachedLoad = spread(`GET /wallets/{1 of ${SPREAD_WALLETS}}/assets`, studio.headers);
       const freshLoad = spread('same, Cache-Control: no-cache', {
@@ -192,6 +199,9 @@ async function spreadReads(options: BenchOptions): Promise<void> {
       const target = SPREAD_TARGET[kind];
       ratio('spread wallet reads under writes', results[1].okPerSecond, baseline, target?.cached);
       ratio('spread wallet reads under writes, no-cache', results[2].okPerSecond, baseline, target?.uncached);
+      // The service's CPU here includes the background transfers' (about 50/s).
+      cpuRatio('spread wallet reads under writes', results[1], [results[0], results[3]]);
+      cpuRatio('spread wallet reads under writes, no-cache', results[2], [results[0], results[3]]);
     } finally {
       await service.stop();
       await hello.stop();

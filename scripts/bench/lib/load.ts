@@ -1,5 +1,6 @@
 // HTTP load with autocannon, in this process: the same load against the service and the Koa hello
 // baseline, summarized the same way.
+import { cpuSeconds } from './proc.ts';
 import { type AutocannonClient, autocannon } from './untyped.ts';
 
 export interface LoadOptions {
@@ -11,6 +12,12 @@ export interface LoadOptions {
   headers?: Record<string, string>;
   body?: string;
   setupClient?: (client: AutocannonClient) => void;
+  /**
+   * The process answering (service or baseline): its CPU time over the run, per 2xx answer, is
+   * reported beside the rates. On a shared machine the rate moves with what else runs; the CPU an
+   * answer costs moves much less (it still counts background work of that process, such as writes).
+   */
+  serverPid?: number;
 }
 
 export interface LoadResult {
@@ -24,9 +31,12 @@ export interface LoadResult {
   ok: number;
   /** Responses that were not 2xx, by status, plus connection errors and timeouts. */
   failures: Record<string, number>;
+  /** CPU microseconds (user + system) of `serverPid` per 2xx answer, when it was given. */
+  serverCpuMicros?: number;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  const cpuBefore = options.serverPid === undefined ? 0 : cpuSeconds(options.serverPid);
   // autocannon merges options with Object.assign: an explicit `undefined` would erase its defaults.
   const result = await autocannon({
     url: options.url,
@@ -43,6 +53,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   }
   if (result.errors > 0) failures.errors = result.errors;
   if (result.timeouts > 0) failures.timeouts = result.timeouts;
+  const cpu = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid) - cpuBefore;
   return {
     label: options.label,
     okPerSecond: result['2xx'] / result.duration,
@@ -51,6 +62,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     mean: result.latency.average,
     ok: result['2xx'],
     failures,
+    ...(cpu !== undefined && result['2xx'] > 0 && { serverCpuMicros: (cpu * 1e6) / result['2xx'] }),
   };
 }
 

@@ -38,17 +38,30 @@ export function table(headers: string[], rows: (string | number)[][]): void {
 }
 
 export function loadTable(results: LoadResult[]): void {
+  const cpu = results.some((result) => result.serverCpuMicros !== undefined);
   table(
-    ['target', 'ok req/s', 'mean ms', 'p50 ms', 'p99 ms', 'failures'],
+    ['target', 'ok req/s', 'mean ms', 'p50 ms', 'p99 ms', ...(cpu ? ['CPU us/req'] : []), 'failures'],
     results.map((result) => [
       result.label,
       fixed(result.okPerSecond, 0),
       fixed(result.mean, 2),
       result.p50,
       result.p99,
+      ...(cpu ? [result.serverCpuMicros === undefined ? '-' : fixed(result.serverCpuMicros, 0)] : []),
       Object.keys(result.failures).length === 0 ? '0' : JSON.stringify(result.failures),
     ]),
   );
+}
+
+/**
+ * "name: 23.0% of Koa hello's CPU per answer": the baseline's CPU per answer over the target's (the
+ * rate ratio a machine with a core to spare for each would show; steadier than rates when shared).
+ */
+export function cpuRatio(name: string, value: LoadResult, baselines: LoadResult[]): void {
+  const own = baselines.map((run) => run.serverCpuMicros).filter((micros) => micros !== undefined);
+  if (value.serverCpuMicros === undefined || own.length === 0) return;
+  const baseline = own.reduce((sum, micros) => sum + micros, 0) / own.length;
+  console.log(`${name}: ${fixed((baseline / value.serverCpuMicros) * 100)}% of Koa hello by CPU per answer`);
 }
 
 /** "name: 41.2% of Koa hello (target >= 35%: met)". */
