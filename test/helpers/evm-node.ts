@@ -120,7 +120,12 @@ export async function startEvmNode(options: { timeoutMs?: number } = {}): Promis
     rpcUrls: { default: { http: [url] } },
   });
   const transport = http(url);
-  const publicClient = createPublicClient({ chain, transport }) as PublicClient;
+  const publicClient = createPublicClient({
+    chain,
+    transport,
+    cacheTime: 0,
+    pollingInterval: 50,
+  }) as PublicClient;
   const testClient = createTestClient({ chain, mode: 'hardhat', transport }) as TestClient;
   const wallets = new Map<number, WalletClient & { account: { address: Address } }>();
   const wallet = (index = 0) => {

@@ -1,6 +1,11 @@
 import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
+import { ChainBlock } from './ChainBlock.ts';
+import { ChainContract } from './ChainContract.ts';
+import { ChainHolding } from './ChainHolding.ts';
+import { ChainLease } from './ChainLease.ts';
+import { ChainTransfer } from './ChainTransfer.ts';
 import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
 import { Holding } from './Holding.ts';
@@ -26,6 +31,11 @@ export {
   ApiKey,
   Application,
   Asset,
+  ChainBlock,
+  ChainContract,
+  ChainHolding,
+  ChainLease,
+  ChainTransfer,
   ClientSecret,
   Collection,
   Holding,
@@ -77,4 +87,9 @@ export const entities = [
   ClientSecret,
   WebhookSubscription,
   WebhookDelivery,
+  ChainContract,
+  ChainBlock,
+  ChainTransfer,
+  ChainHolding,
+  ChainLease,
 ];

@@ -5,6 +5,7 @@ import { Migration20261122043000_apply_transfer_function } from './Migration2026
 import { Migration20261124113711_service_accounts } from './Migration20261124113711_service_accounts.ts';
 import { Migration20261124114502_ledger_change } from './Migration20261124114502_ledger_change.ts';
 import { Migration20261124121157_webhooks } from './Migration20261124121157_webhooks.ts';
+import { Migration20261124150632_chain_assets } from './Migration20261124150632_chain_assets.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -13,4 +14,5 @@ export const migrationsList = [
   Migration20261124113711_service_accounts,
   Migration20261124114502_ledger_change,
   Migration20261124121157_webhooks,
+  Migration20261124150632_chain_assets,
 ];

@@ -1,0 +1,216 @@
+// Registration of a studio's token contracts: the caller must own the collection (or be an admin),
+// the address is EIP-55 checked, the chain must be configured, the standard is verified with ERC-165
+// where the contract supports it, ERC-20 decimals/symbol/name are read, and `fromBlock` must not be
+// after the deployment (the holdings are sums of every transfer since).
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi } from 'viem';
+import type { ChainStandard } from '../db/entities/ChainContract.ts';
+import { ChainContract, Collection } from '../db/entities/index.ts';
+import type { Orm } from '../db/orm.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnprocessableError,
+  ValidationError,
+} from '../domain/errors.ts';
+import type { Actor } from '../domain/ledger/actor.ts';
+import { parseAddress } from '../domain/ledger/addresses.ts';
+import type { ChainRpc } from './rpc.ts';
+
+const ERC165 = parseAbi(['function supportsInterface(bytes4 interfaceId) view returns (bool)']);
+const ERC20_META = parseAbi([
+  'function decimals() view returns (uint8)',
+  'function symbol() view returns (string)',
+  'function name() view returns (string)',
+]);
+const INTERFACE_IDS = {
+  erc165: '0x01ffc9a7',
+  erc721: '0x80ac58cd',
+  erc1155: '0xd9b67a26',
+  invalid: '0xffffffff',
+} as const;
+
+export interface RegisterContractInput {
+  collectionId: string;
+  chainId: number;
+  address: string;
+  standard: ChainStandard;
+  fromBlock: number;
+}
+
+export interface RegisteredContract {
+  chainId: number;
+  /** EIP-55. */
+  address: Address;
+  standard: ChainStandard;
+  collection: string;
+  fromBlock: number;
+  name: string | null;
+  symbol: string | null;
+  decimals: number | null;
+  /** CAIP-19 asset namespace of the contract, e.g. `eip155:1/erc721:0x…`. */
+  caip19: string;
+  createdAt: string;
+}
+
+export function contractView(contract: ChainContract): RegisteredContract {
+  const address = getAddress(contract.address);
+  return {
+    chainId: contract.chainId,
+    address,
+    standard: contract.standard,
+    collection: contract.collection.id,
+    fromBlock: contract.fromBlock,
+    name: contract.name ?? null,
+    symbol: contract.symbol ?? null,
+    decimals: contract.decimals ?? null,
+    caip19: `eip155:${contract.chainId}/${contract.standard}:${address}`,
+    createdAt: contract.createdAt.toISOString(),
+  };
+}
+
+class ChainProblem extends UnprocessableError {
+  constructor(detail: string, type: string, title: string) {
+    super(detail, type, title);
+  }
+}
+
+async function callView<T>(
+  rpc: ChainRpc,
+  to: Address,
+  abi: readonly unknown[],
+  functionName: string,
+  args: unknown[] = [],
+): Promise<T | undefined> {
+  try {
+    const data = encodeFunctionData({ abi: abi as never, functionName, args } as never);
+    const result: Hex = await rpc.call(to, data);
+    if (result === '0x') return undefined;
+    return decodeFunctionResult({ abi: abi as never, functionName, data: result } as never) as T;
+  } catch {
+    return undefined; // reverted, or not this function
+  }
+}
+
+/** ERC-165 as the standard says: supportsInterface(0x01ffc9a7) true and supportsInterface(0xffffffff) false. */
+async function supportsErc165(rpc: ChainRpc, address: Address): Promise<boolean> {
+  const yes = await callView<boolean>(rpc, address, ERC165, 'supportsInterface', [INTERFACE_IDS.erc165]);
+  const no = await callView<boolean>(rpc, address, ERC165, 'supportsInterface', [INTERFACE_IDS.invalid]);
+  return yes === true && no === false;
+}
+
+export async function registerContract(
+  orm: Orm,
+  rpcs: ReadonlyMap<number, ChainRpc>,
+  actor: Actor,
+  input: RegisterContractInput,
+): Promise<RegisteredContract> {
+  const em = orm.em.fork();
+  const collection = await em.findOne(Collection, { id: input.collectionId });
+  if (!collection) throw new NotFoundError(`No collection with id ${input.collectionId}.`);
+  if (actor.role !== 'admin' && collection.owner.id !== actor.userId) {
+    throw new ForbiddenError(
+      `Only the owner of the collection ${input.collectionId} or an admin may register its contracts.`,
+    );
+  }
+  const stored = parseAddress(input.address, '/body/address');
+  const address = getAddress(stored);
+  const rpc = rpcs.get(input.chainId);
+  if (!rpc) {
+    throw new ValidationError(
+      `Chain ${input.chainId} is not configured on this service.`,
+      [{ pointer: '/body/chainId', detail: `configured chains: ${[...rpcs.keys()].join(', ') || 'none'}` }],
+      '/problems/chain-not-configured',
+      'Chain not configured',
+    );
+  }
+  const head = await rpc.blockNumber();
+  if (BigInt(input.fromBlock) > head) {
+    throw new ValidationError(`fromBlock ${input.fromBlock} is after the chain's head ${head}.`, [
+      { pointer: '/body/fromBlock', detail: `must be at most ${head}` },
+    ]);
+  }
+  const code = await rpc.code(address);
+  if (code === '0x') {
+    throw new ChainProblem(
+      `${address} has no contract code on chain ${input.chainId}.`,
+      '/problems/contract-not-found',
+      'No contract at this address',
+    );
+  }
+  if (input.fromBlock > 0) {
+    // An archive-less node may not answer for old state: then the check is skipped.
+    const before = await rpc.code(address, BigInt(input.fromBlock - 1)).catch(() => undefined);
+    if (before !== undefined && before !== '0x') {
+      throw new ValidationError(
+        `${address} already existed at block ${input.fromBlock - 1}: fromBlock must be at or before its deployment, or holdings would miss earlier transfers.`,
+        [{ pointer: '/body/fromBlock', detail: 'after the contract deployment' }],
+      );
+    }
+  }
+  const erc165 = await supportsErc165(rpc, address);
+  const is721 =
+    erc165 &&
+    (await callView<boolean>(rpc, address, ERC165, 'supportsInterface', [INTERFACE_IDS.erc721])) === true;
+  const is1155 =
+    erc165 &&
+    (await callView<boolean>(rpc, address, ERC165, 'supportsInterface', [INTERFACE_IDS.erc1155])) === true;
+  const mismatch = (detected: string) =>
+    new ChainProblem(
+      `${address} does not implement ${input.standard.toUpperCase()} (${detected}).`,
+      '/problems/contract-standard-mismatch',
+      'Contract does not implement the standard',
+    );
+  let name: string | null = null;
+  let symbol: string | null = null;
+  let decimals: number | null = null;
+  if (input.standard === 'erc721' && !is721)
+    throw mismatch(erc165 ? 'ERC-165 does not report 0x80ac58cd' : 'no ERC-165');
+  if (input.standard === 'erc1155' && !is1155)
+    throw mismatch(erc165 ? 'ERC-165 does not report 0xd9b67a26' : 'no ERC-165');
+  if (input.standard === 'erc20') {
+    if (is721 || is1155) throw mismatch(`ERC-165 reports ${is721 ? 'ERC-721' : 'ERC-1155'}`);
+    decimals = (await callView<number>(rpc, address, ERC20_META, 'decimals')) ?? null;
+    if (decimals === null) throw mismatch('decimals() does not answer');
+    symbol = (await callView<string>(rpc, address, ERC20_META, 'symbol')) ?? null;
+    name = (await callView<string>(rpc, address, ERC20_META, 'name')) ?? null;
+  } else {
+    name = (await callView<string>(rpc, address, ERC20_META, 'name')) ?? null;
+    symbol = (await callView<string>(rpc, address, ERC20_META, 'symbol')) ?? null;
+  }
+  const contract = em.create(ChainContract, {
+    chainId: input.chainId,
+    address: stored,
+    standard: input.standard,
+    collection,
+    fromBlock: input.fromBlock,
+    nextBlock: input.fromBlock,
+    name: name?.slice(0, 200) ?? null,
+    symbol: symbol?.slice(0, 32) ?? null,
+    decimals,
+    createdBy: actor.userId,
+    createdAt: new Date(),
+  });
+  try {
+    await em.flush();
+  } catch (error) {
+    if (error instanceof UniqueConstraintViolationException) {
+      throw new ConflictError(
+        `${address} on chain ${input.chainId} is already registered.`,
+        '/problems/contract-exists',
+        'Contract already registered',
+      );
+    }
+    throw error;
+  }
+  return contractView(contract);
+}
+
+export async function listContracts(orm: Orm, collectionId: string): Promise<RegisteredContract[]> {
+  const em = orm.em.fork();
+  if (!(await em.findOne(Collection, { id: collectionId })))
+    throw new NotFoundError(`No collection with id ${collectionId}.`);
+  const contracts = await em.find(ChainContract, { collection: collectionId }, { orderBy: { id: 'asc' } });
+  return contracts.map(contractView);
+}

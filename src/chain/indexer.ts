@@ -1,0 +1,334 @@
+// The indexer of one chain: backfills every registered contract from its `fromBlock`, then follows
+// the head; keeps block hashes for the unconfirmed window and rolls back to the fork point when the
+// node's chain no longer contains a block it read; marks transfers confirmed after the chain's
+// confirmations. One indexer per chain per deployment, by a lease row (src/chain/apply.ts).
+import { randomUUID } from 'node:crypto';
+import type { Address, Hex } from 'viem';
+import type { ChainEndpoint, ChainSettings } from '../config/index.ts';
+import { ChainContract, type ChainTransfer } from '../db/entities/index.ts';
+import type { Orm } from '../db/orm.ts';
+import type { Logger } from '../observability/logger.ts';
+import {
+  acquireLease,
+  applyRange,
+  CheckpointMoved,
+  confirmUpTo,
+  LeaseLost,
+  type RangeResult,
+  releaseLease,
+  rollbackAbove,
+  storedBlocks,
+} from './apply.ts';
+import { type Movement, movementsOf, type RpcLog } from './logs.ts';
+import { ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
+
+export type IndexerState = 'starting' | 'standby' | 'backfilling' | 'following' | 'paused' | 'stopped';
+
+export interface ChainStatus {
+  chainId: number;
+  state: IndexerState;
+  /** The node's latest block, as last seen. */
+  head: bigint | null;
+  /** The lowest checkpoint over the chain's contracts, minus one: every block up to it is applied. */
+  indexedBlock: bigint | null;
+  /** head - indexedBlock. */
+  lag: bigint | null;
+  confirmations: number;
+  lastError: string | null;
+  rpcErrors: number;
+  reorgs: number;
+}
+
+export interface IndexerHooks {
+  /** Transfers that reached their confirmations (committed): announce them. */
+  confirmed?(transfers: ChainTransfer[]): void;
+  /** Transfers a reorg dropped (committed). */
+  removed?(transfers: ChainTransfer[]): void;
+}
+
+export class ChainIdMismatch extends Error {
+  override name = 'ChainIdMismatch';
+}
+
+/** Which decoded movements belong to a contract of each standard (a Transfer of the other form is ignored). */
+const STANDARD_ACCEPTS: Record<string, (movement: Movement) => boolean> = {
+  erc20: (movement) => movement.event === 'Transfer' && movement.tokenId === '',
+  erc721: (movement) => movement.event === 'Transfer' && movement.tokenId !== '',
+  erc1155: (movement) => movement.event !== 'Transfer',
+};
+
+export class ChainIndexer {
+  readonly rpc: ChainRpc;
+  readonly holder: string;
+  private state: IndexerState = 'starting';
+  private head: bigint | null = null;
+  private indexedBlock: bigint | null = null;
+  private lastError: string | null = null;
+  private rpcErrors = 0;
+  private reorgs = 0;
+  private failures = 0;
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly orm: Orm;
+  private readonly endpoint: ChainEndpoint;
+  private readonly settings: ChainSettings;
+  private readonly logger: Logger;
+  private readonly hooks: IndexerHooks;
+  private readonly leaseMs: number;
+
+  constructor(
+    orm: Orm,
+    endpoint: ChainEndpoint,
+    settings: ChainSettings,
+    logger: Logger,
+    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks } = {},
+  ) {
+    this.orm = orm;
+    this.endpoint = endpoint;
+    this.settings = settings;
+    this.logger = logger;
+    this.hooks = options.hooks ?? {};
+    this.holder = options.holder ?? randomUUID();
+    this.leaseMs = options.leaseMs ?? Math.max(15_000, settings.pollMs * 5);
+    this.rpc = new ChainRpc(endpoint, settings);
+  }
+
+  get chainId(): number {
+    return this.endpoint.chainId;
+  }
+
+  status(): ChainStatus {
+    return {
+      chainId: this.chainId,
+      state: this.state,
+      head: this.head,
+      indexedBlock: this.indexedBlock,
+      lag: this.head !== null && this.indexedBlock !== null ? this.head - this.indexedBlock : null,
+      confirmations: this.endpoint.confirmations,
+      lastError: this.lastError,
+      rpcErrors: this.rpcErrors,
+      reorgs: this.reorgs,
+    };
+  }
+
+  /** Checks the node serves the configured chain (`eth_chainId`); throws ChainIdMismatch if not. */
+  async verifyChainId(): Promise<void> {
+    const actual = await this.rpc.chainId();
+    if (actual !== this.chainId) {
+      throw new ChainIdMismatch(
+        `the node at CHAIN ${this.chainId}'s RPC URL answers eth_chainId ${actual}, not ${this.chainId}`,
+      );
+    }
+  }
+
+  /** Starts the loop in the background: steps until caught up, then polls every CHAIN_POLL_MS. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(options: { release?: boolean } = {}): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.state = 'stopped';
+    if (options.release !== false) await releaseLease(this.orm, this.chainId, this.holder).catch(() => {});
+    await this.rpc.close().catch(() => {});
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = null;
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let outcome: 'progress' | 'idle' | 'standby';
+      try {
+        outcome = await this.step();
+        this.failures = 0;
+        this.lastError = null;
+      } catch (error) {
+        if (error instanceof LeaseLost || error instanceof CheckpointMoved) {
+          this.logger.warn({ chainId: this.chainId, err: error.message }, 'chain indexer: retrying step');
+          outcome = 'standby';
+        } else {
+          // RPC errors and time-outs (and a database away): pause, back off, resume where the checkpoint is.
+          this.failures += 1;
+          this.rpcErrors += 1;
+          this.lastError = (error as Error).message?.split('\n')[0] ?? String(error);
+          this.state = 'paused';
+          const delay = Math.min(30_000, this.settings.pollMs * 2 ** Math.min(this.failures, 10));
+          this.logger.warn(
+            { chainId: this.chainId, err: this.lastError, retryInMs: delay },
+            'chain indexer paused',
+          );
+          await this.sleep(delay);
+          continue;
+        }
+      }
+      if (outcome !== 'progress' && this.running) await this.sleep(this.settings.pollMs);
+    }
+  }
+
+  /**
+   * One step: the lease, the reorg check, one range of the contracts furthest behind, confirmations.
+   * Public for tests, which drive the indexer step by step.
+   */
+  async step(): Promise<'progress' | 'idle' | 'standby'> {
+    if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) {
+      this.state = 'standby';
+      return 'standby';
+    }
+    const head = await this.rpc.blockNumber();
+    this.head = head;
+
+    // Reorg check: the highest block read must still be the node's block at that height.
+    const stored = await storedBlocks(this.orm, this.chainId);
+    const top = stored[0];
+    if (top) {
+      const node = await this.rpc.block(BigInt(top.number));
+      if (!node || node.hash !== top.hash) {
+        await this.rollBack(stored);
+        return 'progress';
+      }
+    }
+
+    const contracts = await this.orm.em
+      .fork()
+      .find(ChainContract, { chainId: this.chainId }, { orderBy: { id: 'asc' } });
+    if (contracts.length === 0) {
+      this.indexedBlock = head;
+      this.state = 'following';
+      return 'idle';
+    }
+    const lowest = contracts.reduce(
+      (min, contract) => Math.min(min, contract.nextBlock),
+      Number.MAX_SAFE_INTEGER,
+    );
+    this.indexedBlock = BigInt(lowest) - 1n;
+    let progressed = false;
+    if (BigInt(lowest) <= head) {
+      const group = contracts.filter((contract) => contract.nextBlock === lowest);
+      progressed = await this.readRange(group, BigInt(lowest), head, stored);
+      if (progressed) {
+        const after = await this.orm.em.fork().find(ChainContract, { chainId: this.chainId });
+        this.indexedBlock =
+          BigInt(after.reduce((min, contract) => Math.min(min, contract.nextBlock), lowest)) - 1n;
+      }
+    }
+    this.state =
+      this.indexedBlock !== null && head - this.indexedBlock > BigInt(this.endpoint.confirmations)
+        ? 'backfilling'
+        : 'following';
+
+    // Confirmations: a transfer is confirmed once `confirmations` blocks are on top of its block.
+    const confirmedUpTo = head - BigInt(this.endpoint.confirmations);
+    if (confirmedUpTo >= 0n) {
+      const confirmed = await confirmUpTo(this.orm, this.chainId, this.holder, confirmedUpTo);
+      if (confirmed.length > 0) this.hooks.confirmed?.(confirmed);
+    }
+    return progressed && this.indexedBlock !== null && this.indexedBlock < head ? 'progress' : 'idle';
+  }
+
+  /**
+   * Reads `group` (contracts with the same checkpoint) from `from` and applies what it read. The
+   * end block's hash is read before and after the logs: if it changed, the chain moved under the
+   * read and nothing is applied. The block below `from`, if its hash is kept, must still be the
+   * node's (the parent of what was read): otherwise this is a reorg.
+   */
+  private async readRange(
+    group: ChainContract[],
+    from: bigint,
+    head: bigint,
+    stored: { number: number; hash: string }[],
+  ): Promise<boolean> {
+    let end: bigint;
+    let logs: RpcLog[];
+    for (;;) {
+      end = from + BigInt(this.rpc.range) - 1n < head ? from + BigInt(this.rpc.range) - 1n : head;
+      const before = await this.rpc.block(end);
+      if (!before) return false;
+      try {
+        logs = await this.rpc.logsExact(
+          group.map((contract) => contract.address as Address),
+          from,
+          end,
+        );
+      } catch (error) {
+        if (this.rpc.range > 1 && isRangeTooLarge(error)) {
+          this.rpc.shrink();
+          continue;
+        }
+        if (this.rpc.range > 1 && isTimeout(error)) this.rpc.shrink(); // and pause: the node may be down
+        throw error;
+      }
+      this.rpc.grow();
+      const after = await this.rpc.block(end);
+      if (!after || after.hash !== before.hash) return false;
+      const parent = stored.find((block) => BigInt(block.number) === from - 1n);
+      if (parent) {
+        const node = await this.rpc.block(from - 1n);
+        if (!node || node.hash !== parent.hash) {
+          await this.rollBack(stored);
+          return true;
+        }
+      }
+      const blocks = new Map<bigint, Hex>([[end, after.hash]]);
+      const { movements, undecodable } = movementsOf(logs);
+      if (movements.some((movement) => movement.blockNumber === end && movement.blockHash !== after.hash))
+        return false;
+      for (const movement of movements) blocks.set(movement.blockNumber, movement.blockHash);
+      if (undecodable > 0)
+        this.logger.warn(
+          { chainId: this.chainId, undecodable },
+          'chain indexer: skipped logs that do not decode',
+        );
+      for (const contract of group) {
+        const accepts = STANDARD_ACCEPTS[contract.standard] ?? (() => false);
+        const own = movements.filter(
+          (movement) => movement.contract === contract.address && accepts(movement),
+        );
+        const range: RangeResult = { contractId: contract.id, from, to: end, movements: own, blocks };
+        await applyRange(this.orm, this.chainId, this.holder, range);
+      }
+      return true;
+    }
+  }
+
+  /** Walks the kept hashes down to the highest block the node still has, and rolls back above it. */
+  private async rollBack(stored: { number: number; hash: string }[]): Promise<void> {
+    let fork: bigint | null = null;
+    for (const block of stored) {
+      const node = await this.rpc.block(BigInt(block.number));
+      if (node && node.hash === block.hash) {
+        fork = BigInt(block.number);
+        break;
+      }
+    }
+    const lowest = stored[stored.length - 1];
+    if (fork === null) {
+      // Deeper than the kept window (more than the confirmations): undo the whole window.
+      fork = lowest ? BigInt(lowest.number) - 1n : 0n;
+      this.logger.error(
+        { chainId: this.chainId, fork: fork.toString() },
+        'chain reorg deeper than the kept block hashes',
+      );
+    }
+    const removed = await rollbackAbove(this.orm, this.chainId, this.holder, fork);
+    this.reorgs += 1;
+    this.logger.warn(
+      { chainId: this.chainId, fork: fork.toString(), removed: removed.length },
+      'chain reorg rolled back',
+    );
+    if (removed.length > 0) this.hooks.removed?.(removed);
+  }
+}

@@ -1,0 +1,32 @@
+import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import { bigintAutoincrementId } from '../columns.ts';
+import { Collection } from './Collection.ts';
+
+export const CHAIN_STANDARDS = ['erc20', 'erc721', 'erc1155'] as const;
+export type ChainStandard = (typeof CHAIN_STANDARDS)[number];
+
+/**
+ * A token contract on an EVM chain, registered to a collection by its studio. `nextBlock` is the
+ * indexer's checkpoint for it: every block below it has been applied to the holdings, and it is
+ * written in the same transaction as the holdings (src/chain/apply.ts).
+ */
+export const ChainContract = defineEntity({
+  name: 'ChainContract',
+  properties: {
+    id: bigintAutoincrementId(),
+    chainId: p.integer(),
+    /** Lowercase address (EIP-55 form on output). */
+    address: p.string().length(42),
+    standard: p.enum(CHAIN_STANDARDS),
+    collection: () => p.manyToOne(Collection).ref().index(),
+    fromBlock: p.bigint('number'),
+    nextBlock: p.bigint('number'),
+    name: p.string().nullable(),
+    symbol: p.string().nullable(),
+    decimals: p.integer().nullable(),
+    createdBy: p.string().length(32),
+    createdAt: p.datetime(),
+  },
+  uniques: [{ properties: ['chainId', 'address'] }],
+});
+export type ChainContract = InferEntity<typeof ChainContract>;
