@@ -3,6 +3,7 @@
 /** Every problem type (RFC 9457 `type`) this service sends, keyed by its URI (contracts/problems.yaml). */
 export const PROBLEM_TYPES = {
   "/problems/bad-request": { title: "Bad request", status: 400, retryable: false },
+  "/problems/chain-not-configured": { title: "Chain not configured", status: 400, retryable: false },
   "/problems/did-method-not-supported": { title: "DID method not supported", status: 400, retryable: false },
   "/problems/invalid-address-checksum": { title: "Invalid address checksum", status: 400, retryable: false },
   "/problems/invalid-amount": { title: "Invalid amount", status: 400, retryable: false },
@@ -33,6 +34,7 @@ export const PROBLEM_TYPES = {
   "/problems/asset-exists": { title: "Asset already exists", status: 409, retryable: false },
   "/problems/collection-exists": { title: "Collection already exists", status: 409, retryable: false },
   "/problems/conflict": { title: "Conflict", status: 409, retryable: false },
+  "/problems/contract-exists": { title: "Contract already registered", status: 409, retryable: false },
   "/problems/did-exists": { title: "DID already registered", status: 409, retryable: false },
   "/problems/insufficient-balance": { title: "Insufficient balance", status: 409, retryable: false },
   "/problems/last-admin": { title: "Last admin", status: 409, retryable: false },
@@ -44,6 +46,8 @@ export const PROBLEM_TYPES = {
   "/problems/resync-required": { title: "Resync required", status: 410, retryable: false },
   "/problems/payload-too-large": { title: "Payload too large", status: 413, retryable: false },
   "/problems/unsupported-media-type": { title: "Unsupported media type", status: 415, retryable: false },
+  "/problems/contract-not-found": { title: "No contract at this address", status: 422, retryable: false },
+  "/problems/contract-standard-mismatch": { title: "Contract does not implement the standard", status: 422, retryable: false },
   "/problems/idempotency-key-reused": { title: "Unprocessable content", status: 422, retryable: false },
   "/problems/invalid-validity-period": { title: "Invalid validity period", status: 422, retryable: false },
   "/problems/unprocessable": { title: "Unprocessable content", status: 422, retryable: false },
@@ -51,6 +55,7 @@ export const PROBLEM_TYPES = {
   "/problems/too-many-connections": { title: "Too many connections", status: 429, retryable: true },
   "/problems/internal": { title: "Internal server error", status: 500, retryable: true },
   "/problems/not-implemented": { title: "Not implemented", status: 501, retryable: false },
+  "/problems/chain-unavailable": { title: "Chain node unavailable", status: 503, retryable: true },
   "/problems/database-unavailable": { title: "Database unavailable", status: 503, retryable: true },
   "/problems/outcome-unknown": { title: "Outcome unknown", status: 503, retryable: true },
   "/problems/shutting-down": { title: "Service unavailable", status: 503, retryable: true },

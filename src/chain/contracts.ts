@@ -8,6 +8,8 @@ import type { ChainStandard } from '../db/entities/ChainContract.ts';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import {
+  AppError,
+  ChainUnavailableError,
   ConflictError,
   ForbiddenError,
   NotFoundError,
@@ -16,7 +18,7 @@ import {
 } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
-import type { ChainRpc } from './rpc.ts';
+import { type ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
 
 const ERC165 = parseAbi(['function supportsInterface(bytes4 interfaceId) view returns (bool)']);
 const ERC20_META = parseAbi([
@@ -70,11 +72,7 @@ export function contractView(contract: ChainContract): RegisteredContract {
   };
 }
 
-class ChainProblem extends UnprocessableError {
-  constructor(detail: string, type: string, title: string) {
-    super(detail, type, title);
-  }
-}
+class ChainProblem extends UnprocessableError {}
 
 async function callView<T>(
   rpc: ChainRpc,
@@ -88,8 +86,15 @@ async function callView<T>(
     const result: Hex = await rpc.call(to, data);
     if (result === '0x') return undefined;
     return decodeFunctionResult({ abi: abi as never, functionName, data: result } as never) as T;
-  } catch {
-    return undefined; // reverted, or not this function
+  } catch (error) {
+    // The node away is not an answer: only a revert (or undecodable data) means "not this function".
+    if (
+      isTimeout(error) ||
+      /HttpRequestError|WebSocketRequestError|SocketClosedError/.test((error as Error)?.name ?? '')
+    ) {
+      throw error;
+    }
+    return undefined;
   }
 }
 
@@ -115,7 +120,6 @@ export async function registerContract(
     );
   }
   const stored = parseAddress(input.address, '/body/address');
-  const address = getAddress(stored);
   const rpc = rpcs.get(input.chainId);
   if (!rpc) {
     throw new ValidationError(
@@ -125,6 +129,34 @@ export async function registerContract(
       'Chain not configured',
     );
   }
+  try {
+    return await registerOnChain(orm, rpc, actor, input, collection, stored);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    if (isTimeout(error) || isRangeTooLarge(error) || isRpcFailure(error))
+      throw new ChainUnavailableError(input.chainId);
+    throw error;
+  }
+}
+
+/** A transport or JSON-RPC failure reported by viem (the node is away or refused the call). */
+function isRpcFailure(error: unknown): boolean {
+  const name = (error as Error)?.name ?? '';
+  return /HttpRequestError|RpcRequestError|WebSocketRequestError|SocketClosedError|RpcError|TimeoutError/.test(
+    name,
+  );
+}
+
+async function registerOnChain(
+  orm: Orm,
+  rpc: ChainRpc,
+  actor: Actor,
+  input: RegisterContractInput,
+  collection: Collection,
+  stored: string,
+): Promise<RegisteredContract> {
+  const em = orm.em.fork();
+  const address = getAddress(stored);
   const head = await rpc.blockNumber();
   if (BigInt(input.fromBlock) > head) {
     throw new ValidationError(`fromBlock ${input.fromBlock} is after the chain's head ${head}.`, [
@@ -183,7 +215,7 @@ export async function registerContract(
     chainId: input.chainId,
     address: stored,
     standard: input.standard,
-    collection,
+    collection: em.getReference(Collection, collection.id),
     fromBlock: input.fromBlock,
     nextBlock: input.fromBlock,
     name: name?.slice(0, 200) ?? null,

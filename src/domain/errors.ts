@@ -124,6 +124,16 @@ export class DatabaseUnavailableError extends AppError {
   }
 }
 
+/** An EVM chain's JSON-RPC node did not answer while a request needed it: nothing was changed. */
+export class ChainUnavailableError extends AppError {
+  constructor(chainId: number) {
+    super(503, '/problems/chain-unavailable', 'Chain node unavailable', {
+      detail: `The JSON-RPC node of chain ${chainId} did not answer; nothing was changed. Retry later.`,
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    });
+  }
+}
+
 /**
  * A state-changing request failed after its write may have reached the database (the connection
  * broke, or the request ran out of time): it may or may not have taken effect.

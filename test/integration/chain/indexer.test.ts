@@ -208,6 +208,26 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
         }),
       ),
     ).toEqual({ status: 400, type: '/problems/chain-not-configured' });
+    const dead = new Map([
+      [
+        HARDHAT_CHAIN_ID,
+        new ChainRpc(
+          { chainId: HARDHAT_CHAIN_ID, rpcUrl: `http://127.0.0.1:${await freePort()}`, confirmations: 2 },
+          settings({ rpcTimeoutMs: 300 }),
+        ),
+      ],
+    ]);
+    expect(
+      await problem(
+        registerContract(fixture.orm, dead, studio, {
+          collectionId: collection,
+          chainId: HARDHAT_CHAIN_ID,
+          address: coin,
+          standard: 'erc20',
+          fromBlock: 0,
+        }),
+      ),
+    ).toEqual({ status: 503, type: '/problems/chain-unavailable' });
     const player = await createUser(fixture, 'player');
     expect(
       await problem(
