@@ -20,8 +20,8 @@ import type { ServiceIssuer } from './service-issuer.ts';
 import { allocateStatusIndex, STATUS_PURPOSE, setStatusBit, statusListUrl } from './status-list.ts';
 import { signJose } from './vc-jose.ts';
 
-export type CredentialType = 'AssetOwnershipCredential' | 'PlayerRoleCredential';
-export type CredentialFormat = 'vc+jwt' | 'data-integrity';
+export type CredentialType = components['schemas']['CredentialType'];
+export type CredentialFormat = components['schemas']['CredentialFormat'];
 
 const DAY_MS = 24 * 3600 * 1000;
 /** The longest lifetime a credential may have (CREDENTIAL_MAX_VALIDITY_DAYS), and the default one. */
@@ -39,14 +39,14 @@ export interface Caller {
  */
 export type PermissionsOfRole = (role: UserRole) => string[];
 
-export interface IssueRequest {
-  type: CredentialType;
-  subjectDid: string;
-  wallet?: string;
-  assetId?: string;
-  validUntil?: string;
-  formats?: CredentialFormat[];
-}
+type Schemas = components['schemas'];
+
+/** What to attest and about whom: the contract's IssueCredentialRequest (one form per type). */
+export type IssueRequest = Schemas['IssueCredentialRequest'];
+
+/** A credential as issued, before any proof: the contract's IssuedVerifiableCredential. */
+type UnsignedCredential = Omit<Schemas['IssuedVerifiableCredential'], 'proof'>;
+type CredentialSubject = UnsignedCredential['credentialSubject'];
 
 export interface IssuedCredentialView {
   id: string;
@@ -99,14 +99,14 @@ export async function walletHolds(
 async function ownershipSubject(
   em: EntityManager,
   caller: Caller,
-  request: IssueRequest,
-): Promise<Record<string, unknown>> {
-  const address = (request.wallet as string).toLowerCase();
+  request: Schemas['AssetOwnershipCredentialRequest'],
+): Promise<CredentialSubject> {
+  const address = request.wallet.toLowerCase();
   const wallet = await em.findOne(Wallet, { address, user: caller.userId });
   if (!wallet) throw new ForbiddenError(`Wallet ${request.wallet} is not one you control.`);
-  const holds = await walletHolds(em, address, request.assetId as string);
+  const holds = await walletHolds(em, address, request.assetId);
   if (holds === null) throw new NotFoundError(`No asset with id ${request.assetId}.`);
-  const asset = { id: request.assetId as string };
+  const asset = { id: request.assetId };
   if (!holds) {
     throw new ConflictError(
       `Wallet ${request.wallet} does not hold ${asset.id}.`,
@@ -145,7 +145,7 @@ export async function issueCredential(
 
   const { subject, listId, index } = await context.orm.em.fork().transactional(async (em) => {
     const owner = await authorizeSubject(em, caller, request);
-    let claims: Record<string, unknown>;
+    let claims: CredentialSubject;
     if (request.type === 'AssetOwnershipCredential') {
       claims = await ownershipSubject(em, caller, request);
     } else {
@@ -171,7 +171,7 @@ export async function issueCredential(
   });
 
   const statusList = statusListUrl(context.publicUrl, listId);
-  const credential: Record<string, unknown> = {
+  const credential: UnsignedCredential = {
     '@context': [VC_V2_CONTEXT, UNDEFINED_TERMS_CONTEXT],
     id,
     type: ['VerifiableCredential', request.type],
