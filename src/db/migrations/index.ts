@@ -6,6 +6,7 @@ import { Migration20261124113711_service_accounts } from './Migration20261124113
 import { Migration20261124114502_ledger_change } from './Migration20261124114502_ledger_change.ts';
 import { Migration20261124121157_webhooks } from './Migration20261124121157_webhooks.ts';
 import { Migration20261124150632_chain_assets } from './Migration20261124150632_chain_assets.ts';
+import { Migration20261124152500_apply_plan_function } from './Migration20261124152500_apply_plan_function.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -15,4 +16,5 @@ export const migrationsList = [
   Migration20261124114502_ledger_change,
   Migration20261124121157_webhooks,
   Migration20261124150632_chain_assets,
+  Migration20261124152500_apply_plan_function,
 ];

@@ -7,7 +7,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../../db/orm.ts';
 import { databaseKindOf } from '../../db/platform.ts';
 import { Uint256Type } from '../../db/types/uint256.ts';
-import { type SqliteWriter, writeStatements } from '../../db/write-statements.ts';
+import { writeStatements } from '../../db/write-statements.ts';
 import type { StoredAddress } from './addresses.ts';
 import { amountOf } from './asset-rows.ts';
 
@@ -96,42 +96,6 @@ export function createHoldings(orm: Orm): Holdings {
       if (holding.balance < amount)
         throw new Error('debit past zero: the caller must check the balance first');
       await write(em, holding, holding.balance - amount, now);
-    },
-  };
-}
-
-/**
- * A transfer's two holdings on SQLite, inside a synchronous transaction (SqliteWriter): nothing else
- * runs between the read and the writes, so no lock is needed.
- */
-export interface SqliteTransferHoldings {
-  /** The balances of `from` and `to` (undefined: no row). */
-  read(assetId: string, from: StoredAddress, to: StoredAddress): { from?: bigint; to?: bigint };
-  /** Writes `balance` to the holding, creating the row when missing. */
-  write(assetId: string, wallet: StoredAddress, balance: bigint, now: Date): void;
-}
-
-export function sqliteTransferHoldings(writer: SqliteWriter, orm: Orm): SqliteTransferHoldings {
-  const platform = orm.em.getPlatform();
-  const amounts = new Uint256Type();
-  const read = writer.statement(
-    'select wallet, balance from holding where asset_id = ? and wallet in (?, ?)',
-  );
-  const upsert = writer.statement(
-    'insert into holding (wallet, asset_id, balance, updated_at) values (?, ?, ?, ?) ' +
-      'on conflict (wallet, asset_id) do update set balance = excluded.balance, updated_at = excluded.updated_at',
-  );
-  return {
-    read(assetId, from, to) {
-      const balances: { from?: bigint; to?: bigint } = {};
-      for (const row of read.all(assetId, from, to)) {
-        if (row.wallet === from) balances.from = amountOf(row.balance);
-        else balances.to = amountOf(row.balance);
-      }
-      return balances;
-    },
-    write(assetId, wallet, balance, now) {
-      upsert.run(wallet, assetId, amounts.convertToDatabaseValue(balance, platform), now.getTime());
     },
   };
 }

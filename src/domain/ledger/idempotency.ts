@@ -8,7 +8,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../../db/orm.ts';
 import { type Row, readStatements } from '../../db/read-statements.ts';
-import { type SqliteWriter, writeStatements } from '../../db/write-statements.ts';
+import { writeStatements } from '../../db/write-statements.ts';
 import { UnprocessableError } from '../errors.ts';
 import { inTransaction } from './transactions.ts';
 
@@ -95,48 +95,6 @@ const INSERT_RECORD =
 const DELETE_EXPIRED = 'delete from idempotency_record where id = ? and expires_at <= ?';
 const STORE_RESPONSE =
   'update idempotency_record set status = ?, response_body = ?, response_headers = ? where id = ?';
-
-/** Statements for records inside a synchronous SQLite transaction (../../db/write-statements.ts). */
-export interface SqliteRecords {
-  /** The unexpired record of `key`; an expired one is deleted (it protects nothing any more). */
-  find(key: IdempotencyKey, now: Date): Row | undefined;
-  /** Stores the answer given to `key`'s request. */
-  insert(key: IdempotencyKey, response: StoredResponse<unknown>, now: Date): void;
-}
-
-/** A SQLite date column as epoch ms (how the ORM and ../../db/write-statements.ts store dates). */
-function epochMs(value: unknown): number {
-  return typeof value === 'number' ? value : new Date(String(value)).getTime();
-}
-
-export function sqliteRecords(writer: SqliteWriter): SqliteRecords {
-  const read = writer.statement(READ_RECORD);
-  const deleteExpired = writer.statement(DELETE_EXPIRED);
-  const insert = writer.statement(
-    'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
-      'values (?, ?, ?, ?, ?, ?, ?)',
-  );
-  return {
-    find(key, now) {
-      const record = read.get(key.id);
-      if (!record) return undefined;
-      if (epochMs(record.expires_at) > now.getTime()) return record;
-      deleteExpired.run(key.id, now.getTime());
-      return undefined;
-    },
-    insert(key, response, now) {
-      insert.run(
-        key.id,
-        key.requestHash,
-        response.status,
-        JSON.stringify(response.body),
-        JSON.stringify(response.headers),
-        now.getTime(),
-        key.expiresAt(now).getTime(),
-      );
-    },
-  };
-}
 
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
   const reads = readStatements(orm);

@@ -9,6 +9,7 @@ import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createHoldings } from './holdings.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
+import { ledgerStoreOf } from './store/index.ts';
 import { createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
 import { createWalletService, type WalletService } from './wallets.ts';
@@ -49,7 +50,7 @@ export function createLedger({
     collections: createCollectionService(orm),
     assets: createAssetService(orm, wallets, idempotency, balances),
     holdings: createHoldingLists(orm),
-    transfers: createTransferService(orm, idempotency, balances),
+    transfers: createTransferService(orm, idempotency, ledgerStoreOf(orm)),
     prices: createPriceService(orm, idempotency),
   };
 }

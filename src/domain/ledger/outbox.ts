@@ -8,7 +8,6 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { LedgerChange } from '../../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
-import type { SqliteWriter } from '../../db/write-statements.ts';
 import type { Change } from '../../events/change-keys.ts';
 import { holdOutboxWriterLock, OUTBOX_LOCK_KEY } from '../../events/outbox-lock.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
@@ -93,36 +92,6 @@ export function recordNewTransfer(
   occurredAt: Date,
 ): Promise<void> {
   return append(em, newTransferEvent(transfer, collectionId, occurredAt));
-}
-
-/**
- * The key of the outbox writers' advisory lock on PostgreSQL, for writers that take it inside a
- * database function (gats_apply_transfer).
- */
-export const OUTBOX_WRITER_LOCK_KEY = OUTBOX_LOCK_KEY;
-
-/**
- * Appends an event inside a synchronous SQLite transaction (SqliteWriter). SQLite has one writer, so
- * ids are visible in commit order and no lock is taken (../../events/outbox-lock.ts).
- */
-export function sqliteOutbox(writer: SqliteWriter<Change>): (event: Omit<OutboxEvent, 'id'>) => void {
-  const insert = writer.statement(
-    'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet) ' +
-      'values (?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  return (event) => {
-    insert.run(
-      event.type,
-      event.occurredAt.getTime(),
-      JSON.stringify(event.data),
-      event.assetId,
-      event.collectionId ?? null,
-      JSON.stringify(event.wallets),
-      event.fromWallet ?? null,
-      event.toWallet ?? null,
-    );
-    writer.changed(event);
-  };
 }
 
 /** `priceUpdate`: concerns an asset, no wallet. */

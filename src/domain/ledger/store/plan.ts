@@ -1,0 +1,157 @@
+// The ledger store's contract (DESIGN.md §4): the domain decides every ledger write as a PLAN (what
+// must still hold when the write runs, and every row it changes), and a store applies the plan in one
+// transaction or not at all. A store decides nothing: it checks the plan's guards against the rows as
+// they are inside its transaction, applies the changes, and reports what it committed to the commit
+// hook before it answers. There are two stores, SQLite (./sqlite.ts) and PostgreSQL (./postgres.ts);
+// test/conformance/ledger-store.test.ts holds both to the same cases.
+//
+// A plan may carry any number of legs: a batch transfer is one plan with more guards and changes, a
+// change without guards (an on-chain transfer applied as seen) is one whose `guards` is empty.
+import type { EventType } from '../../../db/entities/OutboxEvent.ts';
+import type { StoredAddress } from '../addresses.ts';
+import type { IdempotencyKey, StoredResponse } from '../idempotency.ts';
+
+/**
+ * What must hold inside the store's transaction, checked in order before any change is applied,
+ * against the state before the plan (a guard never sees the plan's own changes). The first that fails
+ * ends the plan: nothing is written and the store answers `rejected` with it.
+ */
+export type Guard =
+  /** `userId` controls `wallet` (the wallet row names the user). */
+  | { kind: 'controls'; userId: string; wallet: StoredAddress }
+  /** `wallet` holds at least `atLeast` of `assetId` (an absent holding holds 0). */
+  | { kind: 'holds'; assetId: string; wallet: StoredAddress; atLeast: bigint }
+  /** The currency's total supply plus `adding` stays at or below `max`. */
+  | { kind: 'supplyWithin'; assetId: string; adding: bigint; max: bigint }
+  /** No asset has the id `assetId` yet. */
+  | { kind: 'assetAbsent'; assetId: string }
+  /** No wallet row has the address `wallet` yet. */
+  | { kind: 'walletAbsent'; wallet: StoredAddress };
+
+/** A failed guard, with what the store found when the guard is about an amount (balance or supply). */
+export interface GuardFailure {
+  guard: Guard;
+  /** `holds`: the balance found; `supplyWithin`: the supply found. */
+  found?: bigint;
+}
+
+/** Adds `delta` (negative: takes) to the holding of (`assetId`, `wallet`), creating it when missing. */
+export interface BalanceChange {
+  assetId: string;
+  wallet: StoredAddress;
+  delta: bigint;
+}
+
+export interface NewAsset {
+  id: string;
+  kind: 'nft' | 'fungible';
+  name: string;
+  description: string | null;
+  metadata: Record<string, unknown>;
+  collectionId: string;
+  creatorId: string;
+  symbol: string | null;
+  decimals: number | null;
+  totalSupply: bigint | null;
+  maxSupply: bigint | null;
+  owner: StoredAddress | null;
+  createdAt: Date;
+}
+
+export interface NewTransfer {
+  id: string;
+  assetId: string;
+  from: StoredAddress;
+  to: StoredAddress;
+  amount: bigint;
+  requestedBy: string | null;
+  createdAt: Date;
+}
+
+export interface NewPrice {
+  assetId: string;
+  price: string;
+  priceScaled: bigint;
+  currency: string;
+  source: string;
+  observedAt: Date;
+  postedBy: string;
+  createdAt: Date;
+}
+
+export interface NewWallet {
+  address: StoredAddress;
+  userId: string;
+  kind: 'custodial' | 'linked';
+  encryptedPrivateKey: string | null;
+  createdAt: Date;
+}
+
+/** An outbox event row (its id is drawn by the store). */
+export interface NewEvent {
+  type: EventType;
+  occurredAt: Date;
+  data: Record<string, unknown>;
+  assetId: string;
+  collectionId?: string | null;
+  wallets: string[];
+  fromWallet?: string | null;
+  toWallet?: string | null;
+}
+
+/** An internal ledger_change row: a change that publishes no event but changes cached reads. */
+export interface NewLedgerChange {
+  kind: 'walletLinked';
+  occurredAt: Date;
+  userId: string | null;
+  wallet: string | null;
+}
+
+/** One ledger write as the domain decided it. Every list may be empty. */
+export interface Plan {
+  /** When the write happens: the idempotency record's creation (its expiry counts from it), updated_at. */
+  at: Date;
+  /** The request's idempotency record and the answer it stores (none without a key). */
+  idempotency?: { key: IdempotencyKey; response: StoredResponse<unknown> };
+  guards: Guard[];
+  /** Rows created first (holdings, transfers and prices may refer to them). */
+  assets?: NewAsset[];
+  wallets?: NewWallet[];
+  balances?: BalanceChange[];
+  /** Adds `delta` to a currency's total supply. */
+  supplies?: { assetId: string; delta: bigint }[];
+  /** Sets an NFT's `owner`. */
+  owners?: { assetId: string; owner: StoredAddress }[];
+  /** Transfer rows; the store draws their `seq`. */
+  transfers?: NewTransfer[];
+  prices?: NewPrice[];
+  /** Outbox events, in the order their ids are drawn. */
+  events?: NewEvent[];
+  ledgerChanges?: NewLedgerChange[];
+}
+
+/**
+ * How a plan ended: applied (committed, reported to the commit hook); `replay` when its idempotency
+ * key already holds an unexpired record (nothing applied; the record's columns as stored, for
+ * Idempotency.replay); `rejected` when a guard failed (nothing applied).
+ */
+export type PlanOutcome =
+  | { outcome: 'applied' }
+  | { outcome: 'replay'; record: Record<string, unknown> }
+  | ({ outcome: 'rejected' } & GuardFailure);
+
+/** Applies ledger plans atomically. Every ledger write goes through `apply`. */
+export interface LedgerStore {
+  apply(plan: Plan): Promise<PlanOutcome>;
+}
+
+/**
+ * A plan whose changes would break an invariant no guard covered (a balance below zero from an
+ * unguarded delta): rolled back, and this error reaches the caller. A domain that guards its debits
+ * never sees it.
+ */
+export class NegativeBalanceError extends Error {
+  constructor(assetId: string, wallet: string) {
+    super(`The plan takes ${wallet}'s balance of ${assetId} below zero.`);
+  }
+}

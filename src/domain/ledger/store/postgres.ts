@@ -1,0 +1,168 @@
+// The PostgreSQL ledger store: a plan is one call of the database function `gats_apply_plan`
+// (migration Migration20261124152500_apply_plan_function), one round trip in its own transaction, as a
+// named prepared statement on the ORM's pool. The plan travels as one JSON argument; the function
+// takes the idempotency record, locks what the plan names in a fixed order (the orders are computed
+// here), checks the guards in order and applies the rows. A lost deadlock, a serialization failure
+// or a concurrent insert of the same key rolled everything back: the plan is simply run again, and
+// its guards then see the winner.
+import type { Orm } from '../../../db/orm.ts';
+import type { Row } from '../../../db/read-statements.ts';
+import { pgStatements } from '../../../db/write-statements.ts';
+import { commitHookOf } from '../../../events/commit-hook.ts';
+import { OUTBOX_LOCK_KEY } from '../../../events/outbox-lock.ts';
+import { isTransient } from '../transactions.ts';
+import { type Guard, type LedgerStore, NegativeBalanceError, type Plan } from './plan.ts';
+
+const APPLY_PLAN = 'select gats_apply_plan($1::jsonb, $2) as existing';
+const ATTEMPTS = 5;
+
+const text = (value: bigint | null) => (value === null ? null : value.toString());
+
+function guardJson(guard: Guard): Record<string, unknown> {
+  switch (guard.kind) {
+    case 'controls':
+      return { k: 'controls', u: guard.userId, w: guard.wallet };
+    case 'holds':
+      return { k: 'holds', a: guard.assetId, w: guard.wallet, n: text(guard.atLeast) };
+    case 'supplyWithin':
+      return { k: 'supply', a: guard.assetId, n: text(guard.adding), max: text(guard.max) };
+    case 'assetAbsent':
+      return { k: 'asset_absent', a: guard.assetId };
+    case 'walletAbsent':
+      return { k: 'wallet_absent', w: guard.wallet };
+  }
+}
+
+const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The function's argument: only the parts the plan has (the function skips absent ones cheaply). */
+export function planJson(plan: Plan): string {
+  const p: Record<string, unknown> = { at: plan.at.toISOString() };
+  if (plan.idempotency) {
+    const { key, response } = plan.idempotency;
+    p.record = {
+      id: key.id,
+      hash: key.requestHash,
+      status: response.status,
+      body: response.body,
+      headers: response.headers,
+      expires: key.expiresAt(plan.at).toISOString(),
+    };
+  }
+  // What is locked, each kind in one fixed order: the same rows in the same order for every plan.
+  const holdings = new Map<string, { a: string; w: string }>();
+  const supplies = new Set<string>();
+  for (const guard of plan.guards) {
+    if (guard.kind === 'holds')
+      holdings.set(`${guard.assetId} ${guard.wallet}`, { a: guard.assetId, w: guard.wallet });
+    if (guard.kind === 'supplyWithin') supplies.add(guard.assetId);
+  }
+  for (const change of plan.balances ?? [])
+    holdings.set(`${change.assetId} ${change.wallet}`, { a: change.assetId, w: change.wallet });
+  for (const change of plan.supplies ?? []) supplies.add(change.assetId);
+  if (supplies.size) p.supply_locks = [...supplies].sort(byText);
+  if (holdings.size)
+    p.locks = [...holdings.entries()].sort(([a], [b]) => byText(a, b)).map(([, lock]) => lock);
+  if (plan.guards.length) p.guards = plan.guards.map(guardJson);
+  if (plan.assets?.length)
+    p.assets = plan.assets.map((a) => ({
+      id: a.id,
+      kind: a.kind,
+      name: a.name,
+      description: a.description,
+      metadata: a.metadata,
+      collection: a.collectionId,
+      creator: a.creatorId,
+      symbol: a.symbol,
+      decimals: a.decimals,
+      total_supply: text(a.totalSupply),
+      max_supply: text(a.maxSupply),
+      owner: a.owner,
+      created_at: a.createdAt.toISOString(),
+    }));
+  if (plan.wallets?.length)
+    p.wallets = plan.wallets.map((w) => ({
+      address: w.address,
+      user_id: w.userId,
+      kind: w.kind,
+      key: w.encryptedPrivateKey,
+      created_at: w.createdAt.toISOString(),
+    }));
+  if (plan.balances?.length)
+    p.balances = plan.balances.map((b) => ({ a: b.assetId, w: b.wallet, d: text(b.delta) }));
+  if (plan.supplies?.length) p.supplies = plan.supplies.map((s) => ({ a: s.assetId, d: text(s.delta) }));
+  if (plan.owners?.length) p.owners = plan.owners.map((o) => ({ a: o.assetId, o: o.owner }));
+  if (plan.transfers?.length)
+    p.transfers = plan.transfers.map((t) => ({
+      id: t.id,
+      a: t.assetId,
+      f: t.from,
+      t: t.to,
+      n: text(t.amount),
+      u: t.requestedBy,
+      at: t.createdAt.toISOString(),
+    }));
+  if (plan.prices?.length)
+    p.prices = plan.prices.map((x) => ({
+      a: x.assetId,
+      price: x.price,
+      scaled: text(x.priceScaled),
+      currency: x.currency,
+      source: x.source,
+      observed_at: x.observedAt.toISOString(),
+      u: x.postedBy,
+      created_at: x.createdAt.toISOString(),
+    }));
+  if (plan.events?.length)
+    p.events = plan.events.map((e) => ({
+      type: e.type,
+      occurred_at: e.occurredAt.toISOString(),
+      data: e.data,
+      a: e.assetId,
+      c: e.collectionId ?? null,
+      wallets: e.wallets,
+      f: e.fromWallet ?? null,
+      t: e.toWallet ?? null,
+    }));
+  if (plan.ledgerChanges?.length)
+    p.changes = plan.ledgerChanges.map((c) => ({
+      kind: c.kind,
+      occurred_at: c.occurredAt.toISOString(),
+      u: c.userId,
+      w: c.wallet,
+    }));
+  return JSON.stringify(p);
+}
+
+export function createPostgresLedgerStore(orm: Orm): LedgerStore {
+  const statements = pgStatements(orm);
+  const hook = commitHookOf(orm);
+  return {
+    async apply(plan) {
+      const argument = planJson(plan);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const [row] = await statements.all('apply_plan', APPLY_PLAN, [argument, OUTBOX_LOCK_KEY]);
+          if (row.existing != null) return { outcome: 'replay', record: row.existing as Row };
+          hook.committed([...(plan.events ?? []), ...(plan.ledgerChanges ?? [])]);
+          return { outcome: 'applied' };
+        } catch (error) {
+          const { code, detail, hint } = error as { code?: unknown; detail?: string; hint?: string };
+          if (code === 'GTG01') {
+            const guard = plan.guards[Number(detail)];
+            return hint
+              ? { outcome: 'rejected', guard, found: BigInt(hint) }
+              : { outcome: 'rejected', guard };
+          }
+          if (code === 'GTN01') {
+            const [assetId, wallet] = String(detail).split(' ');
+            throw new NegativeBalanceError(assetId, wallet);
+          }
+          // Nothing was written: a lost deadlock, or a concurrent insert of the same key or row.
+          if (attempt >= ATTEMPTS || !(isTransient(error) || code === '23505')) throw error;
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,453 @@
+// One suite, both stores: the same plans applied through the SQLite and the PostgreSQL ledger store
+// (src/domain/ledger/store/) must commit the same rows, report the same commits to the commit hook,
+// reject on the same guard with the same finding, and replay the same idempotency records.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../src/db/entities/Asset.ts';
+import { Holding } from '../../src/db/entities/Holding.ts';
+import { IdempotencyRecord } from '../../src/db/entities/IdempotencyRecord.ts';
+import { LedgerChange } from '../../src/db/entities/LedgerChange.ts';
+import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
+import { PriceObservation } from '../../src/db/entities/PriceObservation.ts';
+import { Transfer } from '../../src/db/entities/Transfer.ts';
+import { Wallet } from '../../src/db/entities/Wallet.ts';
+import { newId } from '../../src/domain/ids.ts';
+import type { StoredAddress } from '../../src/domain/ledger/addresses.ts';
+import { createIdempotency, type IdempotencyKey } from '../../src/domain/ledger/idempotency.ts';
+import {
+  type LedgerStore,
+  ledgerStoreOf,
+  NegativeBalanceError,
+  type NewAsset,
+  type NewEvent,
+  type Plan,
+} from '../../src/domain/ledger/store/index.ts';
+import { commitHookOf } from '../../src/events/commit-hook.ts';
+import { DB_KINDS } from '../helpers/db.ts';
+import {
+  checkInvariants,
+  createUser,
+  type LedgerFixture,
+  openLedger,
+  type TestUser,
+} from '../helpers/ledger-fixtures.ts';
+
+const A = '0x00000000000000000000000000000000000000a1' as StoredAddress;
+const B = '0x00000000000000000000000000000000000000b2' as StoredAddress;
+
+describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
+  let fx: LedgerFixture;
+  let store: LedgerStore;
+  let studio: TestUser;
+  let player: TestUser;
+  let from: StoredAddress;
+  const invalidated: string[][] = [];
+  const idempotency = () => createIdempotency(fx.orm, 60);
+
+  beforeAll(async () => {
+    fx = await openLedger(kind);
+    store = ledgerStoreOf(fx.orm);
+    studio = await createUser(fx, 'studio');
+    player = await createUser(fx);
+    from = player.wallet as StoredAddress;
+    await fx.ledger.collections.create(studio, { id: 'conf', name: 'Conformance' });
+    commitHookOf(fx.orm).onInvalidate((keys) => invalidated.push([...keys].sort()));
+  });
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  let counter = 0;
+  function currency(overrides: Partial<NewAsset> = {}): NewAsset {
+    const id = `conf-${++counter}`;
+    return {
+      id,
+      kind: 'fungible',
+      name: id,
+      description: null,
+      metadata: { image: 'ipfs://x' },
+      collectionId: 'conf',
+      creatorId: studio.userId,
+      symbol: 'C',
+      decimals: 0,
+      totalSupply: 0n,
+      maxSupply: 1000n,
+      owner: null,
+      createdAt: new Date(),
+      ...overrides,
+    };
+  }
+
+  function transferEvent(assetId: string, f: string, t: string, at: Date): NewEvent {
+    return {
+      type: 'newTransfer',
+      occurredAt: at,
+      data: { assetId, from: f, to: t },
+      assetId,
+      collectionId: 'conf',
+      wallets: [f, t],
+      fromWallet: f,
+      toWallet: t,
+    };
+  }
+
+  /** A currency with `amount` minted into the player's wallet, through one plan. */
+  async function funded(amount: bigint): Promise<string> {
+    const asset = currency();
+    const at = new Date();
+    expect(
+      await store.apply({
+        at,
+        guards: [{ kind: 'assetAbsent', assetId: asset.id }],
+        assets: [asset],
+        supplies: [{ assetId: asset.id, delta: amount }],
+        balances: [{ assetId: asset.id, wallet: from, delta: amount }],
+        transfers: [
+          {
+            id: newId('tr'),
+            assetId: asset.id,
+            from: `0x${'0'.repeat(40)}` as StoredAddress,
+            to: from,
+            amount,
+            requestedBy: studio.userId,
+            createdAt: at,
+          },
+        ],
+      }),
+    ).toEqual({ outcome: 'applied' });
+    return asset.id;
+  }
+
+  function transferPlan(assetId: string, to: StoredAddress, amount: bigint, key?: IdempotencyKey): Plan {
+    const at = new Date();
+    const id = newId('tr');
+    return {
+      at,
+      idempotency: key && {
+        key,
+        response: { status: 201, body: { id, amount: String(amount) }, headers: { Location: `/t/${id}` } },
+      },
+      guards: [
+        { kind: 'controls', userId: player.userId, wallet: from },
+        { kind: 'holds', assetId, wallet: from, atLeast: amount },
+      ],
+      balances: [
+        { assetId, wallet: from, delta: -amount },
+        { assetId, wallet: to, delta: amount },
+      ],
+      transfers: [{ id, assetId, from, to, amount, requestedBy: player.userId, createdAt: at }],
+      events: [transferEvent(assetId, from, to, at)],
+    };
+  }
+
+  async function balances(assetId: string): Promise<Record<string, bigint>> {
+    const rows = await fx.orm.em.fork().find(Holding, { asset: assetId } as never);
+    return Object.fromEntries(rows.map((row) => [row.wallet, row.balance as bigint]));
+  }
+
+  const count = (entity: typeof Transfer | typeof OutboxEvent, assetId: string) =>
+    fx.orm.em.fork().count(entity as typeof Transfer, { asset: assetId } as never);
+  const events = (assetId: string) => fx.orm.em.fork().count(OutboxEvent, { assetId });
+
+  it('applies a transfer plan: balances, transfer row, event, record, and tells the commit hook', async () => {
+    const id = await funded(100n);
+    invalidated.length = 0;
+    const key = idempotency().keyOf({
+      userId: player.userId,
+      operation: 'conf',
+      key: 'k1',
+      request: { a: 1 },
+    });
+    const plan = transferPlan(id, A, 30n, key);
+    expect(await store.apply(plan)).toEqual({ outcome: 'applied' });
+    // Reported before apply resolved: the two wallets and the holders of the asset.
+    expect(invalidated).toEqual([[`h:${id}`, `w:${A}`, `w:${from}`].sort()]);
+    expect(await balances(id)).toEqual({ [from]: 70n, [A]: 30n });
+    const transfer = await fx.orm.em.fork().findOneOrFail(Transfer, { id: plan.transfers?.[0].id });
+    expect(transfer).toMatchObject({ fromAddress: from, toAddress: A, amount: 30n, status: 'completed' });
+    expect(transfer.createdAt.getTime()).toBe(plan.at.getTime());
+    const event = await fx.orm.em.fork().findOneOrFail(OutboxEvent, { assetId: id });
+    expect(event).toMatchObject({
+      type: 'newTransfer',
+      wallets: [from, A],
+      fromWallet: from,
+      toWallet: A,
+      collectionId: 'conf',
+    });
+    const record = await fx.orm.em.fork().findOneOrFail(IdempotencyRecord, { id: key?.id });
+    expect(record).toMatchObject({ status: 201, responseBody: plan.idempotency?.response.body });
+    expect(record.expiresAt.getTime() - record.createdAt.getTime()).toBe(60_000);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  it('replays a key that holds an unexpired record, and takes over an expired one', async () => {
+    const id = await funded(100n);
+    const idem = idempotency();
+    const key = idem.keyOf({
+      userId: player.userId,
+      operation: 'conf',
+      key: 'replay',
+      request: {},
+    }) as IdempotencyKey;
+    const first = transferPlan(id, A, 10n, key);
+    expect(await store.apply(first)).toEqual({ outcome: 'applied' });
+    const again = await store.apply(transferPlan(id, A, 10n, key));
+    expect(again.outcome).toBe('replay');
+    if (again.outcome !== 'replay') return;
+    expect(idem.replay(again.record, key)).toEqual({ ...first.idempotency?.response, replayed: true });
+    expect(await balances(id)).toEqual({ [from]: 90n, [A]: 10n });
+    await fx.orm.em
+      .fork()
+      .nativeUpdate(IdempotencyRecord, { id: key.id }, { expiresAt: new Date(Date.now() - 1000) });
+    expect(await store.apply(transferPlan(id, A, 10n, key))).toEqual({ outcome: 'applied' });
+    expect(await balances(id)).toEqual({ [from]: 80n, [A]: 20n });
+  });
+
+  it('rejects on the first failing guard, in plan order, and writes nothing', async () => {
+    const id = await funded(5n);
+    const key = idempotency().keyOf({ userId: player.userId, operation: 'conf', key: 'rej', request: {} });
+    const stranger = { ...transferPlan(id, A, 50n, key), guards: [] as Plan['guards'] };
+    stranger.guards = [
+      { kind: 'controls', userId: studio.userId, wallet: from },
+      { kind: 'holds', assetId: id, wallet: from, atLeast: 50n },
+    ];
+    const controls = await store.apply(stranger);
+    expect(controls).toEqual({ outcome: 'rejected', guard: stranger.guards[0] });
+    const short = transferPlan(id, A, 50n, key);
+    expect(await store.apply(short)).toEqual({ outcome: 'rejected', guard: short.guards[1], found: 5n });
+    // An absent holding holds 0.
+    const nobody = transferPlan(id, A, 1n);
+    nobody.guards = [{ kind: 'holds', assetId: id, wallet: B, atLeast: 1n }];
+    expect(await store.apply(nobody)).toEqual({ outcome: 'rejected', guard: nobody.guards[0], found: 0n });
+    expect(await balances(id)).toEqual({ [from]: 5n });
+    expect(await count(Transfer, id)).toBe(1); // the mint
+    expect(await events(id)).toBe(0);
+    expect(await fx.orm.em.fork().count(IdempotencyRecord, { id: key?.id })).toBe(0);
+  });
+
+  it('applies a plan of several legs all together or not at all', async () => {
+    const id = await funded(10n);
+    const at = new Date();
+    const legs = (second: bigint): Plan => ({
+      at,
+      guards: [
+        { kind: 'controls', userId: player.userId, wallet: from },
+        // Guards see the state before the plan: the domain sums a wallet's debits into one guard.
+        { kind: 'holds', assetId: id, wallet: from, atLeast: 4n + second },
+      ],
+      balances: [
+        { assetId: id, wallet: from, delta: -4n },
+        { assetId: id, wallet: A, delta: 4n },
+        { assetId: id, wallet: from, delta: -second },
+        { assetId: id, wallet: B, delta: second },
+      ],
+      transfers: [
+        { id: newId('tr'), assetId: id, from, to: A, amount: 4n, requestedBy: player.userId, createdAt: at },
+        {
+          id: newId('tr'),
+          assetId: id,
+          from,
+          to: B,
+          amount: second,
+          requestedBy: player.userId,
+          createdAt: at,
+        },
+      ],
+      events: [transferEvent(id, from, A, at), transferEvent(id, from, B, at)],
+    });
+    expect(await store.apply(legs(7n))).toMatchObject({ outcome: 'rejected', found: 10n });
+    expect(await balances(id)).toEqual({ [from]: 10n });
+    expect(await store.apply(legs(6n))).toEqual({ outcome: 'applied' });
+    expect(await balances(id)).toEqual({ [from]: 0n, [A]: 4n, [B]: 6n });
+    expect(await count(Transfer, id)).toBe(3);
+    const rows = await fx.orm.em.fork().find(OutboxEvent, { assetId: id }, { orderBy: { id: 'asc' } });
+    expect(rows.map((row) => row.toWallet)).toEqual([A, B]); // ids drawn in plan order
+  });
+
+  it('refuses an unguarded change that would take a balance below zero', async () => {
+    const id = await funded(3n);
+    const plan: Plan = {
+      at: new Date(),
+      guards: [],
+      balances: [
+        { assetId: id, wallet: from, delta: -5n },
+        { assetId: id, wallet: A, delta: 5n },
+      ],
+    };
+    await expect(store.apply(plan)).rejects.toBeInstanceOf(NegativeBalanceError);
+    expect(await balances(id)).toEqual({ [from]: 3n });
+    // Unguarded deltas that stay at or above zero apply (on-chain transfers applied as seen).
+    expect(
+      await store.apply({
+        ...plan,
+        balances: [
+          { assetId: id, wallet: from, delta: -3n },
+          { assetId: id, wallet: A, delta: 3n },
+        ],
+      }),
+    ).toEqual({ outcome: 'applied' });
+    expect(await balances(id)).toEqual({ [from]: 0n, [A]: 3n });
+  });
+
+  it('checks a supply against its cap and applies supply changes', async () => {
+    const id = await funded(990n);
+    const mint = (amount: bigint): Plan => ({
+      at: new Date(),
+      guards: [{ kind: 'supplyWithin', assetId: id, adding: amount, max: 1000n }],
+      supplies: [{ assetId: id, delta: amount }],
+      balances: [{ assetId: id, wallet: B, delta: amount }],
+    });
+    expect(await store.apply(mint(11n))).toEqual({
+      outcome: 'rejected',
+      guard: mint(11n).guards[0],
+      found: 990n,
+    });
+    expect(await store.apply(mint(10n))).toEqual({ outcome: 'applied' });
+    const asset = await fx.orm.em.fork().findOneOrFail(Asset, { id });
+    expect(asset.totalSupply).toBe(1000n);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  it('creates assets with increasing seq, refuses a taken id, sets an NFT owner', async () => {
+    const at = new Date();
+    const nft = currency({
+      kind: 'nft',
+      symbol: null,
+      decimals: null,
+      totalSupply: null,
+      maxSupply: null,
+      owner: from,
+    });
+    const plan: Plan = {
+      at,
+      guards: [{ kind: 'assetAbsent', assetId: nft.id }],
+      assets: [nft],
+      balances: [{ assetId: nft.id, wallet: from, delta: 1n }],
+      events: [
+        {
+          type: 'newNFT',
+          occurredAt: at,
+          data: { id: nft.id },
+          assetId: nft.id,
+          collectionId: 'conf',
+          wallets: [from],
+          fromWallet: null,
+          toWallet: from,
+        },
+      ],
+    };
+    invalidated.length = 0;
+    expect(await store.apply(plan)).toEqual({ outcome: 'applied' });
+    expect(invalidated).toEqual([[`a:${nft.id}`, `h:${nft.id}`, `w:${from}`]]);
+    expect(await store.apply(plan)).toEqual({ outcome: 'rejected', guard: plan.guards[0] });
+    const other = currency();
+    await store.apply({ at, guards: [], assets: [other] });
+    const [first, second] = await Promise.all([
+      fx.orm.em.fork().findOneOrFail(Asset, { id: nft.id }),
+      fx.orm.em.fork().findOneOrFail(Asset, { id: other.id }),
+    ]);
+    expect(second.seq).toBeGreaterThan(first.seq);
+    expect(first).toMatchObject({ kind: 'nft', owner: from, metadata: { image: 'ipfs://x' } });
+    expect(
+      await store.apply({
+        at,
+        guards: [],
+        owners: [{ assetId: nft.id, owner: A }],
+        balances: [
+          { assetId: nft.id, wallet: from, delta: -1n },
+          { assetId: nft.id, wallet: A, delta: 1n },
+        ],
+      }),
+    ).toEqual({ outcome: 'applied' });
+    expect((await fx.orm.em.fork().findOneOrFail(Asset, { id: nft.id })).owner).toBe(A);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  it('writes price rows, wallet rows and internal ledger changes', async () => {
+    const id = await funded(1n);
+    const at = new Date();
+    const wallet = `0x${randomBytes(20).toString('hex')}` as StoredAddress;
+    invalidated.length = 0;
+    const plan: Plan = {
+      at,
+      guards: [{ kind: 'walletAbsent', wallet }],
+      wallets: [
+        { address: wallet, userId: player.userId, kind: 'linked', encryptedPrivateKey: null, createdAt: at },
+      ],
+      prices: [
+        {
+          assetId: id,
+          price: '1.5',
+          priceScaled: 1_500_000_000_000_000_000n,
+          currency: 'USD',
+          source: 'test',
+          observedAt: at,
+          postedBy: studio.userId,
+          createdAt: at,
+        },
+      ],
+      events: [
+        {
+          type: 'priceUpdate',
+          occurredAt: at,
+          data: { assetId: id },
+          assetId: id,
+          collectionId: 'conf',
+          wallets: [],
+        },
+      ],
+      ledgerChanges: [{ kind: 'walletLinked', occurredAt: at, userId: player.userId, wallet }],
+    };
+    expect(await store.apply(plan)).toEqual({ outcome: 'applied' });
+    expect(invalidated).toEqual([[`u:${player.userId}`, `w:${wallet}`]]);
+    expect(await fx.orm.em.fork().findOneOrFail(Wallet, { address: wallet })).toMatchObject({
+      kind: 'linked',
+    });
+    const price = await fx.orm.em.fork().findOneOrFail(PriceObservation, { asset: id } as never);
+    expect(price).toMatchObject({ price: '1.5', priceScaled: 1_500_000_000_000_000_000n, currency: 'USD' });
+    expect(price.observedAt.getTime()).toBe(at.getTime());
+    expect(await fx.orm.em.fork().count(LedgerChange, { wallet })).toBe(1);
+    expect(await store.apply(plan)).toEqual({ outcome: 'rejected', guard: plan.guards[0] });
+    expect(await fx.orm.em.fork().count(LedgerChange, { wallet })).toBe(1);
+  });
+
+  it('keeps balances exact under concurrent opposite plans (no lost update, no deadlock)', async () => {
+    const id = await funded(1000n);
+    const other = await createUser(fx);
+    const otherWallet = other.wallet as StoredAddress;
+    const move = (user: TestUser, f: StoredAddress, t: StoredAddress, amount: bigint): Plan => {
+      const at = new Date();
+      return {
+        at,
+        guards: [
+          { kind: 'controls', userId: user.userId, wallet: f },
+          { kind: 'holds', assetId: id, wallet: f, atLeast: amount },
+        ],
+        balances: [
+          { assetId: id, wallet: f, delta: -amount },
+          { assetId: id, wallet: t, delta: amount },
+        ],
+        transfers: [
+          { id: newId('tr'), assetId: id, from: f, to: t, amount, requestedBy: user.userId, createdAt: at },
+        ],
+        events: [transferEvent(id, f, t, at)],
+      };
+    };
+    await store.apply(move(player, from, otherWallet, 500n));
+    const outcomes = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        i % 2 === 0
+          ? store.apply(move(player, from, otherWallet, 7n))
+          : store.apply(move(other, otherWallet, from, 5n)),
+      ),
+    );
+    expect(outcomes.every((outcome) => outcome.outcome === 'applied')).toBe(true);
+    expect(await balances(id)).toEqual({
+      [from]: 500n - 30n * 7n + 30n * 5n,
+      [otherWallet]: 500n + 30n * 7n - 30n * 5n,
+    });
+    expect(await events(id)).toBe(61);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+});
