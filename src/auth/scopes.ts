@@ -15,6 +15,13 @@ export const API_SCOPES = [
   'users:admin',
 ] as const;
 
+/** A scope of the API: the contract's ApiScope. */
+export type ApiScope = (typeof API_SCOPES)[number];
+
+export function isApiScope(scope: string): scope is ApiScope {
+  return (API_SCOPES as readonly string[]).includes(scope);
+}
+
 export const ALL_SCOPES: readonly string[] = [...OIDC_SCOPES, ...API_SCOPES];
 
 const BASE = ['openid', 'offline_access', 'assets:read', 'assets:write', 'transfers:write', 'identity:write'];

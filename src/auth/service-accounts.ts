@@ -17,7 +17,7 @@ import { formatAddress } from '../domain/ledger/addresses.ts';
 import { reservedNameProblem } from './application-names.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError } from './quotas.ts';
-import { API_SCOPES, scopesAllowedFor } from './scopes.ts';
+import { API_SCOPES, type ApiScope, isApiScope, scopesAllowedFor } from './scopes.ts';
 import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
 
 /** Client secrets active at once: two, so a rotation never leaves the client without a valid one. */
@@ -55,7 +55,7 @@ export interface ServiceAccountView {
   id: string;
   name: string;
   role: UserRole;
-  scopes: string[];
+  scopes: ApiScope[];
   tokenEndpointAuthMethod: ServiceAuthMethod;
   wallets: string[];
   clientSecrets: ClientSecretView[];
@@ -85,7 +85,8 @@ async function view(em: EntityManager, account: ServiceAccount): Promise<Service
     id: account.id,
     name: application.name,
     role: user.role,
-    scopes: account.scopes,
+    // Stored only after the check at creation; an unknown one (none today) is not shown.
+    scopes: account.scopes.filter(isApiScope),
     tokenEndpointAuthMethod: account.tokenEndpointAuthMethod as ServiceAuthMethod,
     wallets: wallets.map((wallet) => formatAddress(wallet.address)),
     clientSecrets: secrets.map(secretView),
@@ -156,7 +157,7 @@ export async function createServiceAccount(
   }
   const requested = input.scopes ?? API_SCOPES.filter((scope) => allowedScopes.has(scope));
   for (const [index, scope] of requested.entries()) {
-    if (!(API_SCOPES as readonly string[]).includes(scope) || !allowedScopes.has(scope))
+    if (!isApiScope(scope) || !allowedScopes.has(scope))
       errors.push({
         pointer: `/body/scopes/${index}`,
         detail: `the ${input.role} role does not allow ${scope}`,

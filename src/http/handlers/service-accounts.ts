@@ -47,21 +47,21 @@ export function serviceAccountHandlers(deps: ServiceAccountHandlerDeps): Handler
       );
       ctx.set('Location', `/api/v1/service-accounts/${account.id}`);
       ctx.set('Cache-Control', 'no-store');
-      // Not `respond` in this file: ServiceAccountView (src/auth/service-accounts.ts) types `scopes`
-      // as string[], not the contract's ApiScope[].
-      ctx.status = 201;
-      ctx.body = { ...account, clientSecret };
+      respond(ctx, 'createServiceAccount', 201, { ...account, clientSecret });
     },
 
     async listServiceAccounts(request, ctx) {
-      ctx.body = { data: await listServiceAccounts(orm.em.fork(), caller(request).userId) };
+      respond(ctx, 'listServiceAccounts', 200, {
+        data: await listServiceAccounts(orm.em.fork(), caller(request).userId),
+      });
     },
 
     async getServiceAccount(request, ctx) {
-      ctx.body = await getServiceAccount(
-        orm.em.fork(),
-        caller(request).userId,
-        request.params.service_account_id,
+      respond(
+        ctx,
+        'getServiceAccount',
+        200,
+        await getServiceAccount(orm.em.fork(), caller(request).userId, request.params.service_account_id),
       );
     },
 
