@@ -21,8 +21,9 @@
 // it is back on the fast path.
 // One request per subscription at a time (order) and WEBHOOK_CONCURRENCY subscriptions per
 // instance, each request within WEBHOOK_TIMEOUT_MS: a slow or dead endpoint holds up only its own
-// subscription. The dispatcher only listens to the relay (a nudge and a copy of the events), so
-// WebSocket fan-out never waits for it.
+// subscription. The requests are signed and sent by a thread of their own (send-worker.ts), the
+// HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
+// listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 import { createHash, randomUUID } from 'node:crypto';
 import type { RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
@@ -35,7 +36,8 @@ import { type EventFilter, filterCondition, matches, type PublishedEvent } from 
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { createPools, sendWebhook, signers } from './sender.ts';
+import { createSendThread } from './send-thread.ts';
+import type { Outcome } from './sender.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 import type { TargetPolicy } from './targets.ts';
 
@@ -147,7 +149,8 @@ interface Held {
   url: string;
   sealed: string;
   previousSecretExpiresAt: number | null;
-  signers: ReturnType<typeof signers>;
+  /** The secrets that sign now (the previous one too while its overlap lasts). */
+  secrets: string[];
   filter: EventFilter;
   mode: 'fast' | 'slow';
   /** Fast path: done with every event up to here (delivered or not wanted). */
@@ -181,8 +184,9 @@ export function createDispatcher(deps: {
   const { orm, options, logger, metrics } = deps;
   const instance = randomUUID();
   const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
-  const pools = createPools();
-  const sendOptions = () => ({ ...options, userAgent: deps.userAgent, pools });
+  // Requests are signed and sent by a thread of their own (send-worker.ts).
+  const sender = createSendThread();
+  const sendOptions = { ...options, userAgent: deps.userAgent };
   // Longer than one attempt can take; renewed every POLL_MS for everything held.
   const leaseMs = 2 * options.timeoutMs + 2000;
   const held = new Map<string, Held>();
@@ -250,7 +254,7 @@ export function createDispatcher(deps: {
       url: sub.url,
       sealed: '',
       previousSecretExpiresAt: null,
-      signers: [],
+      secrets: [],
       filter: subscriptionFilter(sub),
       mode: 'fast',
       confirmed: Number(sub.cursor),
@@ -262,9 +266,9 @@ export function createDispatcher(deps: {
     };
     const expires = sub.previousSecretExpiresAt?.getTime() ?? null;
     // The signing keys change with a rotation, and the previous one stops signing when its overlap ends.
-    const overlapEnded = expires !== null && expires <= Date.now() && target.signers.length > 1;
+    const overlapEnded = expires !== null && expires <= Date.now() && target.secrets.length > 1;
     if (sub.secretsSealed !== target.sealed || expires !== target.previousSecretExpiresAt || overlapEnded) {
-      target.signers = signers(deps.service.signingSecrets(sub));
+      target.secrets = deps.service.signingSecrets(sub);
       target.sealed = sub.secretsSealed;
       target.previousSecretExpiresAt = expires;
     }
@@ -471,7 +475,7 @@ export function createDispatcher(deps: {
   async function sendFast(h: Held, event: LiveEvent): Promise<boolean> {
     const id = deliveryId(h.id, event.id, event.occurredAt);
     const startedAt = new Date();
-    const outcome = await sendWebhook(h.url, { id, body: event.json, secrets: h.signers }, sendOptions());
+    const outcome = await sender.send(h.url, { id, body: event.json, secrets: h.secrets }, sendOptions);
     const now = new Date();
     const row = {
       id,
@@ -694,10 +698,10 @@ export function createDispatcher(deps: {
       );
       return true;
     }
-    const outcome = await sendWebhook(
+    const outcome = await sender.send(
       sub.url,
-      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: h.signers },
-      sendOptions(),
+      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: h.secrets },
+      sendOptions,
     );
     if (outcome.ok) metrics.lagSeconds.observe(Math.max(0, Date.now() - event.occurredAt.getTime()) / 1000);
     return record(store, sub, delivery, outcome, startedAt);
@@ -708,7 +712,7 @@ export function createDispatcher(deps: {
     store: EntityManager,
     sub: WebhookSubscription,
     delivery: WebhookDelivery,
-    outcome: Awaited<ReturnType<typeof sendWebhook>>,
+    outcome: Outcome,
     startedAt: Date,
   ): Promise<boolean> {
     const firstAttemptAt = delivery.firstAttemptAt ?? startedAt;
@@ -807,7 +811,7 @@ export function createDispatcher(deps: {
         new Promise((resolve) => setTimeout(resolve, options.timeoutMs).unref()),
       ]);
       await serial;
-      pools.close();
+      await sender.close();
     },
   };
 }

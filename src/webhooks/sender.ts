@@ -19,7 +19,7 @@ const MAX_POOLS = 256;
 /** Idle connections kept per pool. */
 const MAX_IDLE_SOCKETS = 64;
 
-/** Kept-alive connections, one pool per origin and checked address (the dispatcher has its own). */
+/** Kept-alive connections, one pool per origin and checked address (one set per sender thread). */
 export interface Pools {
   agent(url: URL, address: string): HttpAgent;
   /** Closes every pooled connection (the service stops). */
