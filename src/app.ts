@@ -10,6 +10,7 @@ import { apiKeyIsActive } from './auth/api-keys.ts';
 import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
 import { type AuthModule, createAuthModule } from './auth/index.ts';
 import { grantableScopes } from './auth/scopes.ts';
+import { createChainModule } from './chain/index.ts';
 import { type Config, ConfigError } from './config/index.ts';
 import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
@@ -124,7 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const services = await withStartupLock(orm, () =>
       createServices(config, { orm, logger, metrics, redis }),
     );
-    const { events, auth, identity, webhooks } = services;
+    const { events, auth, identity, webhooks, chain } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
     // Cached reads are invalidated by what committed changes touched: this instance's, by the commit
     // hook before their answers leave; every instance's, by the relay (events and internal changes).
@@ -195,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       drain,
       async close() {
         await drain();
+        await chain.stop();
         await webhooks.close();
         await auth.close();
         await identity.close();
@@ -253,7 +255,8 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     permissionsOfRole: grantableScopes,
   });
   const webhooks = createWebhooks({ orm, config, secretBox, events, logger, metrics });
-  return { events, ledger, auth, identity, webhooks, onUserRegistered };
+  const chain = await createChainModule({ orm, config, logger });
+  return { events, ledger, auth, identity, webhooks, chain, onUserRegistered };
 }
 
 /** 15.3: published passwords must not be reachable from the network by default. */

@@ -882,6 +882,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{collection_id}/contracts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a collection's on-chain contracts
+         * @description Lists the token contracts registered to the collection, oldest first. Public catalogue data, like collections: any authenticated caller may list them.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed collection id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listCollectionContracts"];
+        put?: never;
+        /**
+         * Register an on-chain token contract
+         * @description Registers an ERC-721, ERC-1155 or ERC-20 contract on one of the configured EVM chains to the collection, so its holdings and transfers are indexed from `fromBlock` on. Only the collection's owner (a studio) or an admin may. The service checks the address (EIP-55 when mixed case), that it holds contract code, the standard (ERC-721 and ERC-1155 through ERC-165; an ERC-20 must answer `decimals()`), reads `name`, `symbol` and `decimals`, and that `fromBlock` is not after the deployment. A retry after a lost response answers 409; list the collection's contracts to confirm.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field or a `fromBlock` after the head or the deployment, `/problems/invalid-address-checksum`, `/problems/chain-not-configured`; 401; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller does not own the collection; 404 when no collection has this id; 409 `/problems/contract-exists`; 413; 415; 422 `/problems/contract-not-found`, `/problems/contract-standard-mismatch`; 429; 500; 503 `/problems/chain-unavailable` when the chain's node does not answer.
+         */
+        post: operations["registerCollectionContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/nft/create": {
         parameters: {
             query?: never;
@@ -2824,6 +2852,65 @@ export interface components {
             description?: string;
         };
         /**
+         * ChainId
+         * @description An EVM chain id (EIP-155), such as 1 for Ethereum mainnet or 31337 for a local Hardhat node.
+         * @example 1
+         */
+        ChainId: number;
+        /**
+         * ChainStandard
+         * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
+         * @example erc721
+         * @enum {string}
+         */
+        ChainStandard: "erc721" | "erc1155" | "erc20";
+        /**
+         * ChainContract
+         * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20).
+         */
+        ChainContract: {
+            chainId: components["schemas"]["ChainId"];
+            address: components["schemas"]["Address"];
+            standard: components["schemas"]["ChainStandard"];
+            collection: components["schemas"]["CollectionId"];
+            /** @description The first block indexed (at or before the contract's deployment). */
+            fromBlock: number;
+            /** @description The contract's `name()`, when it answers one (truncated to 200 characters). */
+            name: string | null;
+            /** @description The contract's `symbol()`, when it answers one (truncated to 32 characters). */
+            symbol: string | null;
+            /** @description An ERC-20's `decimals()`; null for ERC-721 and ERC-1155. */
+            decimals: number | null;
+            /** @description CAIP-19 asset namespace and reference of the contract, e.g. `eip155:1/erc721:0x…`. */
+            caip19: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * ChainContractList
+         * @description The contracts registered to a collection, oldest first.
+         */
+        ChainContractList: {
+            data: components["schemas"]["ChainContract"][];
+        };
+        /**
+         * RegisterContractRequest
+         * @description A token contract to index into the collection.
+         * @example {
+         *       "chainId": 31337,
+         *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+         *       "standard": "erc721",
+         *       "fromBlock": 1
+         *     }
+         */
+        RegisterContractRequest: {
+            /** @description One of the chains this deployment indexes (`CHAINS`). */
+            chainId: components["schemas"]["ChainId"];
+            address: components["schemas"]["Address"];
+            standard: components["schemas"]["ChainStandard"];
+            /** @description The block to index from: at or before the contract's deployment (checked when the node keeps the state), so that holdings add up every transfer; at most the chain's current block. */
+            fromBlock: number;
+        };
+        /**
          * CreateNftRequest
          * @description A new NFT, owned by `to`, in `collection` (one the caller owns) or, without `collection`, in the caller's personal collection. `name`, `description` and `metadata` alone (the original specification's body) are enough.
          * @example {
@@ -4640,6 +4727,11 @@ export interface components {
          * @example key_01JD3ZB2C3D4E5F6G7H8J9K0M1
          */
         ApiKeyIdPath: components["schemas"]["ApiKeyId"];
+        /**
+         * @description The collection's id.
+         * @example dawn-quest
+         */
+        CollectionIdPath: components["schemas"]["CollectionId"];
         /**
          * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
          * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
@@ -6668,6 +6760,126 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listCollectionContracts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collection's contracts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "chainId": 31337,
+                     *           "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "standard": "erc721",
+                     *           "collection": "dawn-quest",
+                     *           "fromBlock": 1,
+                     *           "name": "Swords",
+                     *           "symbol": "SWD",
+                     *           "decimals": null,
+                     *           "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *           "createdAt": "2026-11-24T15:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChainContractList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerCollectionContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "chainId": 31337,
+                 *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                 *       "standard": "erc721",
+                 *       "fromBlock": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["RegisterContractRequest"];
+            };
+        };
+        responses: {
+            /** @description The registered contract; indexing starts from `fromBlock`. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chainId": 31337,
+                     *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "standard": "erc721",
+                     *       "collection": "dawn-quest",
+                     *       "fromBlock": 1,
+                     *       "name": "Swords",
+                     *       "symbol": "SWD",
+                     *       "decimals": null,
+                     *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "createdAt": "2026-11-24T15:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChainContract"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

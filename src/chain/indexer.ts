@@ -68,6 +68,7 @@ export class ChainIndexer {
   private reorgs = 0;
   private failures = 0;
   private running = false;
+  private chainIdVerified = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private readonly orm: Orm;
@@ -120,6 +121,7 @@ export class ChainIndexer {
         `the node at CHAIN ${this.chainId}'s RPC URL answers eth_chainId ${actual}, not ${this.chainId}`,
       );
     }
+    this.chainIdVerified = true;
   }
 
   /** Starts the loop in the background: steps until caught up, then polls every CHAIN_POLL_MS. */
@@ -184,6 +186,7 @@ export class ChainIndexer {
    * Public for tests, which drive the indexer step by step.
    */
   async step(): Promise<'progress' | 'idle' | 'standby'> {
+    if (!this.chainIdVerified) await this.verifyChainId();
     if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) {
       this.state = 'standby';
       return 'standby';

@@ -2,6 +2,7 @@
 // router (src/http/api.ts) refuses a handler for an operation the contract lacks.
 import type { UserRegisteredHook } from '../../auth/accounts.ts';
 import type { AuthModule } from '../../auth/index.ts';
+import type { ChainModule } from '../../chain/index.ts';
 import type { Config } from '../../config/index.ts';
 import type { Orm } from '../../db/orm.ts';
 import type { IdentityService } from '../../domain/identity/service.ts';
@@ -14,6 +15,7 @@ import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { applicationHandlers } from './applications.ts';
 import { authHandlers } from './auth.ts';
+import { chainHandlers } from './chain.ts';
 import { eventsHandlers } from './events.ts';
 import { identityHandlers } from './identity.ts';
 import { ledgerHandlers } from './ledger.ts';
@@ -33,6 +35,7 @@ export interface HandlerServices {
   identity: IdentityService;
   events: EventsModule;
   webhooks: WebhooksModule;
+  chain: ChainModule;
   /** Whether the instance is shutting down (readiness answers 503). */
   draining: () => boolean;
 }
@@ -57,6 +60,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
     }),
     ...webhookHandlers(services.webhooks.service),
     ...ledgerHandlers(services.ledger, services.readCache),
+    ...chainHandlers(services.chain),
     ...identityHandlers(services.identity, {
       ...config.verify,
       // 13.4: one verification uses VERIFY_RATE_COST units of the key's budget (1 at the door).

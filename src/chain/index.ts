@@ -1,0 +1,60 @@
+// The on-chain side of the service: one JSON-RPC client and one indexer per configured chain.
+// At start-up each node's `eth_chainId` is checked against its configuration (a mismatch stops the
+// start; a node that does not answer yet is checked again by its indexer before it reads anything).
+import type { Config } from '../config/index.ts';
+import { ConfigError } from '../config/index.ts';
+import type { Orm } from '../db/orm.ts';
+import type { Actor } from '../domain/ledger/actor.ts';
+import type { Logger } from '../observability/logger.ts';
+import {
+  listContracts,
+  type RegisterContractInput,
+  type RegisteredContract,
+  registerContract,
+} from './contracts.ts';
+import { ChainIdMismatch, ChainIndexer, type ChainStatus, type IndexerHooks } from './indexer.ts';
+import type { ChainRpc } from './rpc.ts';
+
+export interface ChainModule {
+  register(actor: Actor, input: RegisterContractInput): Promise<RegisteredContract>;
+  list(collectionId: string): Promise<RegisteredContract[]>;
+  /** Per configured chain: head, indexed block, lag, state. */
+  status(): ChainStatus[];
+  stop(): Promise<void>;
+}
+
+export async function createChainModule(deps: {
+  orm: Orm;
+  config: Config;
+  logger: Logger;
+  hooks?: IndexerHooks;
+}): Promise<ChainModule> {
+  const { orm, config, logger } = deps;
+  const indexers = config.chain.chains.map(
+    (endpoint) => new ChainIndexer(orm, endpoint, config.chain, logger, { hooks: deps.hooks }),
+  );
+  for (const indexer of indexers) {
+    try {
+      await indexer.verifyChainId();
+    } catch (error) {
+      if (error instanceof ChainIdMismatch) {
+        for (const other of indexers) await other.stop({ release: false });
+        throw new ConfigError(error.message);
+      }
+      logger.warn(
+        { chainId: indexer.chainId, err: (error as Error).message },
+        'chain node does not answer at start-up; its indexer checks eth_chainId before reading',
+      );
+    }
+  }
+  if (config.chain.indexer) for (const indexer of indexers) indexer.start();
+  const rpcs = new Map<number, ChainRpc>(indexers.map((indexer) => [indexer.chainId, indexer.rpc]));
+  return {
+    register: (actor, input) => registerContract(orm, rpcs, actor, input),
+    list: (collectionId) => listContracts(orm, collectionId),
+    status: () => indexers.map((indexer) => indexer.status()),
+    async stop() {
+      await Promise.all(indexers.map((indexer) => indexer.stop()));
+    },
+  };
+}
