@@ -374,7 +374,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     // neither released nor renewed; a second instance takes over once it expires).
     const first = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 1 }), logger, {
       holder: 'crashed',
-      leaseMs: 300,
+      leaseMs: 2000,
     });
     for (let i = 0; i < 5; i++) await first.step();
     const partial = await transfers(fixture.orm, erc20);
@@ -382,10 +382,10 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     expect(partial.length).toBeLessThan(12);
     const second = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 3 }), logger, {
       holder: 'successor',
-      leaseMs: 300,
+      leaseMs: 2000,
     });
     expect(await second.step()).toBe('standby');
-    await new Promise((resolve) => setTimeout(resolve, 350));
+    await new Promise((resolve) => setTimeout(resolve, 2100));
     await drain(second);
     // The crashed one comes back: it has lost the lease and writes nothing.
     expect(await first.step()).toBe('standby');
