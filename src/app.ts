@@ -32,7 +32,7 @@ import { ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
-import { createMetrics, type Metrics, watchDependencies } from './observability/metrics.ts';
+import { createMetrics, type Metrics, watchChains, watchDependencies } from './observability/metrics.ts';
 import { createRedisLink, type RedisLink } from './redis/link.ts';
 import { activeDemoAccounts, seedDemoIfEmpty } from './seed/demo.ts';
 import { createWebhooks } from './webhooks/index.ts';
@@ -171,6 +171,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       pool: () => poolStats(orm),
       redisUsable: redis ? () => redis.usable() : undefined,
     });
+    watchChains(metrics, () => chain.status());
     if (redis) await redisAnswers(redis);
 
     const drain = () => {

@@ -1815,6 +1815,12 @@ export interface components {
             [key: string]: unknown;
         };
         /**
+         * ChainId
+         * @description An EVM chain id (EIP-155), such as 1 for Ethereum mainnet or 31337 for a local Hardhat node.
+         * @example 1
+         */
+        ChainId: number;
+        /**
          * ReadinessStatus
          * @description Whether this instance can serve traffic: `ok` when the database answered and the instance is not shutting down, else `unavailable`. A load balancer should route only to instances answering 200. Redis is optional at run time: while it is away the instance stays ready with `redis: degraded` (rate limits, login throttles, WebSocket caps and tickets are then per instance).
          * @example {
@@ -1846,6 +1852,18 @@ export interface components {
                  */
                 shutdown?: "failed";
             };
+            /** @description Present when EVM chains are configured (`CHAINS`): per chain, what this instance's indexer sees. Informational: a chain that is behind or whose node is away does not make the instance unready (reads are served from what was indexed). `state`: `standby` while another instance holds the chain's indexer lease (then the block numbers are null), `paused` while the node errors or times out (retried with back-off), `backfilling` while more than the confirmations behind, else `following`. */
+            chains?: {
+                chainId: components["schemas"]["ChainId"];
+                /** @enum {string} */
+                state: "starting" | "standby" | "backfilling" | "following" | "paused" | "stopped";
+                /** @description The node's latest block, as last read; null before the first read. */
+                head: number | null;
+                /** @description Every block up to this one is applied for every registered contract. */
+                indexedBlock: number | null;
+                /** @description head - indexedBlock, in blocks. */
+                lag: number | null;
+            }[];
         };
         /**
          * AssetId
@@ -2851,12 +2869,6 @@ export interface components {
             /** @description What the collection is. */
             description?: string;
         };
-        /**
-         * ChainId
-         * @description An EVM chain id (EIP-155), such as 1 for Ethereum mainnet or 31337 for a local Hardhat node.
-         * @example 1
-         */
-        ChainId: number;
         /**
          * ChainStandard
          * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).

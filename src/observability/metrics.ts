@@ -272,6 +272,55 @@ export function watchDependencies(metrics: Metrics, probes: DependencyProbes): v
     );
 }
 
+/** What the chain indexers report (src/chain/indexer.ts `status()`), as metrics read when scraped. */
+export interface ChainProbe {
+  chainId: number;
+  state: string;
+  head: bigint | null;
+  indexedBlock: bigint | null;
+  lag: bigint | null;
+  rpcErrors: number;
+  reorgs: number;
+}
+
+/** Per configured EVM chain: head, indexed block, lag, RPC errors, reorgs, whether indexing is paused. */
+export function watchChains(metrics: Metrics, chains: () => ChainProbe[]): void {
+  const registers = [metrics.registry];
+  const perChain = (name: string, help: string, read: (chain: ChainProbe) => number | bigint | null) =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['chain_id'],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of chains()) {
+          const value = read(chain);
+          if (value !== null) this.set({ chain_id: String(chain.chainId) }, Number(value));
+        }
+      },
+    });
+  perChain('chain_head_block', "The chain node's latest block, as the indexer last read it", (c) => c.head);
+  perChain(
+    'chain_indexed_block',
+    'Every block up to this one is indexed for every registered contract',
+    (c) => c.indexedBlock,
+  );
+  perChain('chain_lag_blocks', 'Blocks between the head and the indexed block', (c) => c.lag);
+  perChain('chain_indexer_paused', '1 while the indexer is paused by node errors or time-outs', (c) =>
+    c.state === 'paused' ? 1 : 0,
+  );
+  perChain('chain_indexer_active', '1 on the instance holding the chain indexer lease', (c) =>
+    c.state === 'standby' || c.state === 'stopped' ? 0 : 1,
+  );
+  perChain(
+    'chain_rpc_errors_total',
+    'Indexer steps failed by the node (errors, time-outs) since start',
+    (c) => c.rpcErrors,
+  );
+  perChain('chain_reorgs_total', 'Reorgs rolled back since start', (c) => c.reorgs);
+}
+
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });

@@ -80,6 +80,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
     }),
     ...operationsHandlers({
       metrics: services.metrics,
+      chains: () => services.chain.status(),
       publicUrl: config.publicUrl,
       pingDatabase: async () => {
         await orm.em.getConnection().execute('select 1');

@@ -1,5 +1,6 @@
 // Health, readiness, metrics and the published contracts.
 import { readFileSync } from 'node:fs';
+import type { ChainStatus } from '../../chain/indexer.ts';
 import { ASYNCAPI_PATH, OPENAPI_PATH } from '../../contract/operations.ts';
 import type { Metrics } from '../../observability/metrics.ts';
 import { type HandlerMap, type ResponseBody, respond, typedHandlers } from '../handler.ts';
@@ -14,12 +15,25 @@ export interface OperationsDeps {
   redisAnswers?: () => Promise<boolean>;
   /** Whether the instance is shutting down (load balancers should stop routing here). */
   draining?: () => boolean;
+  /** Per configured EVM chain: the indexer's view (src/chain/). */
+  chains?: () => ChainStatus[];
   /** PUBLIC_URL: the server the published documents name. */
   publicUrl: string;
 }
 
 /** A database that has not answered in this time is reported failed (the pool may be waiting). */
 const PING_TIMEOUT_MS = 2_000;
+
+function chainReadiness(status: ChainStatus) {
+  const block = (value: bigint | null) => (value === null ? null : Number(value));
+  return {
+    chainId: status.chainId,
+    state: status.state,
+    head: block(status.head),
+    indexedBlock: block(status.indexedBlock),
+    lag: block(status.lag),
+  };
+}
 
 async function answersWithin(ping: () => Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -80,6 +94,7 @@ export function operationsHandlers(deps: OperationsDeps): HandlerMap {
           ...(deps.redisAnswers ? { redis: (await deps.redisAnswers()) ? 'ok' : 'degraded' } : {}),
           ...(draining ? { shutdown: 'failed' } : {}),
         },
+        ...(deps.chains && deps.chains().length > 0 ? { chains: deps.chains().map(chainReadiness) } : {}),
       };
       if (ready) respond(ctx, 'getReadiness', 200, body);
       else respond(ctx, 'getReadiness', 503, body);

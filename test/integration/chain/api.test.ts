@@ -102,4 +102,30 @@ describe.each(DB_KINDS)('on-chain contract registration API on %s', (kind) => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   });
+
+  it('reports per chain the head, indexed block and lag in /readyz and /metrics', async () => {
+    const head = Number(await node.publicClient.getBlockNumber());
+    let chain:
+      | { chainId: number; state: string; head: number; indexedBlock: number; lag: number }
+      | undefined;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const ready = await t.http('GET', '/readyz');
+      expect(ready.status).toBe(200);
+      chain = ready.body.chains?.[0];
+      if (chain?.state === 'following' && chain.indexedBlock >= head) break;
+      if (Date.now() > deadline) throw new Error(`not caught up: ${JSON.stringify(chain)}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(chain).toMatchObject({ chainId: HARDHAT_CHAIN_ID });
+    expect(chain?.lag).toBe((chain?.head ?? 0) - (chain?.indexedBlock ?? 0));
+    const metrics = await t.http('GET', '/metrics');
+    expect(metrics.status).toBe(200);
+    const value = (name: string) =>
+      Number(new RegExp(`^${name}\\{chain_id="${HARDHAT_CHAIN_ID}"\\} (\\d+)$`, 'm').exec(metrics.text)?.[1]);
+    expect(value('chain_indexed_block')).toBeGreaterThanOrEqual(head);
+    expect(value('chain_head_block')).toBeGreaterThanOrEqual(value('chain_indexed_block'));
+    expect(value('chain_indexer_active')).toBe(1);
+    expect(value('chain_indexer_paused')).toBe(0);
+  });
 });
