@@ -10,16 +10,12 @@ import type { Orm } from '../../db/orm.ts';
 import { type Row, readStatements } from '../../db/read-statements.ts';
 import { writeStatements } from '../../db/write-statements.ts';
 import { UnprocessableError } from '../errors.ts';
+import type { IdempotencyKey, StoredResponse } from './store/plan.ts';
 import { inTransaction } from './transactions.ts';
 
-/** A write's answer, stored for replay. */
-export interface StoredResponse<T> {
-  status: number;
-  body: T;
-  headers: Record<string, string>;
-}
-
 /** A write's answer as the caller gets it: `replayed` when it is the stored answer to an earlier try. */
+export type { IdempotencyKey, StoredResponse };
+
 export type WriteResult<T> = StoredResponse<T> & { replayed: boolean };
 
 export interface IdempotencyScope {
@@ -29,13 +25,6 @@ export interface IdempotencyScope {
   key: string | undefined;
   /** Everything that identifies the request (body and path parameters). */
   request: unknown;
-}
-
-/** The record a keyed request reads and writes: its id, the hash of its request, its expiry. */
-export interface IdempotencyKey {
-  id: string;
-  requestHash: string;
-  expiresAt(now: Date): Date;
 }
 
 export interface Idempotency {

@@ -6,7 +6,6 @@ import type { Orm } from '../../db/orm.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
-import { createHoldings } from './holdings.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
 import { ledgerStoreOf } from './store/index.ts';
@@ -40,7 +39,7 @@ export function createLedger({
 }: LedgerDependencies): Ledger {
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
-  const balances = createHoldings(orm);
+  const store = ledgerStoreOf(orm);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, {
@@ -48,9 +47,9 @@ export function createLedger({
       challengeTtlSeconds: walletLinkTtlSeconds,
     }),
     collections: createCollectionService(orm),
-    assets: createAssetService(orm, wallets, idempotency, balances),
+    assets: createAssetService(orm, wallets, idempotency, store),
     holdings: createHoldingLists(orm),
-    transfers: createTransferService(orm, idempotency, ledgerStoreOf(orm)),
+    transfers: createTransferService(orm, idempotency, store),
     prices: createPriceService(orm, idempotency),
   };
 }

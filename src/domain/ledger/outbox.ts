@@ -9,7 +9,8 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { LedgerChange } from '../../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
 import type { Change } from '../../events/change-keys.ts';
-import { holdOutboxWriterLock, OUTBOX_LOCK_KEY } from '../../events/outbox-lock.ts';
+import { holdOutboxWriterLock } from '../../events/outbox-lock.ts';
+import type { NewEvent } from './store/plan.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
 
 /** The changes written so far by each open ledger transaction (./transactions.ts opens them). */
@@ -50,9 +51,9 @@ export async function recordWalletLinked(
 }
 
 /** `newNFT`: the NFT's first owner is its `to` wallet, as for a mint. */
-export function recordNewNft(em: EntityManager, asset: AssetView, occurredAt: Date): Promise<void> {
+export function newNftEvent(asset: AssetView, occurredAt: Date): NewEvent {
   const owner = (asset.owner as string).toLowerCase();
-  return append(em, {
+  return {
     type: 'newNFT',
     occurredAt,
     data: { ...asset },
@@ -61,7 +62,7 @@ export function recordNewNft(em: EntityManager, asset: AssetView, occurredAt: Da
     wallets: [owner],
     fromWallet: null,
     toWallet: owner,
-  });
+  };
 }
 
 /** The `newTransfer` row of `transfer`, for transfers and currency mints (`from` the zero address). */
@@ -82,16 +83,6 @@ export function newTransferEvent(
     fromWallet: from,
     toWallet: to,
   };
-}
-
-/** `newTransfer`, for transfers and currency mints (whose `from` is the zero address). */
-export function recordNewTransfer(
-  em: EntityManager,
-  transfer: TransferView,
-  collectionId: string,
-  occurredAt: Date,
-): Promise<void> {
-  return append(em, newTransferEvent(transfer, collectionId, occurredAt));
 }
 
 /** `priceUpdate`: concerns an asset, no wallet. */

@@ -9,7 +9,20 @@
 // change without guards (an on-chain transfer applied as seen) is one whose `guards` is empty.
 import type { EventType } from '../../../db/entities/OutboxEvent.ts';
 import type { StoredAddress } from '../addresses.ts';
-import type { IdempotencyKey, StoredResponse } from '../idempotency.ts';
+
+/** A write's answer, stored for replay (the domain's, see ../idempotency.ts). */
+export interface StoredResponse<T> {
+  status: number;
+  body: T;
+  headers: Record<string, string>;
+}
+
+/** The record a keyed request reads and writes: its id, the hash of its request, its expiry. */
+export interface IdempotencyKey {
+  id: string;
+  requestHash: string;
+  expiresAt(now: Date): Date;
+}
 
 /**
  * What must hold inside the store's transaction, checked in order before any change is applied,
