@@ -1,17 +1,14 @@
 // Idempotency-Key support for creating and moving POSTs. A key is scoped to its user and operation.
-// The record is inserted FIRST in the same transaction as the change: a concurrent request with the
-// same key blocks on that unique key (PostgreSQL) or waits its turn (SQLite), then fails to insert
-// and replays the committed answer, so a change is never applied twice. A request that fails rolls
-// its record back with everything else, so a retry after an error runs again.
+// The record travels in the write's plan and the store inserts it FIRST in the same transaction as
+// the change: a concurrent request with the same key blocks on that unique key (PostgreSQL) or waits
+// its turn (SQLite), then finds the committed record and replays its answer, so a change is never
+// applied twice. A request that fails rolls its record back with everything else, so a retry after
+// an error runs again.
 import { createHash } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../../db/orm.ts';
 import { type Row, readStatements } from '../../db/read-statements.ts';
-import { writeStatements } from '../../db/write-statements.ts';
 import { UnprocessableError } from '../errors.ts';
 import type { IdempotencyKey, StoredResponse } from './store/plan.ts';
-import { inTransaction } from './transactions.ts';
 
 /** A write's answer as the caller gets it: `replayed` when it is the stored answer to an earlier try. */
 export type { IdempotencyKey, StoredResponse };
@@ -28,14 +25,9 @@ export interface IdempotencyScope {
 }
 
 export interface Idempotency {
-  /** Runs `work` in a transaction once per key; a retry gets the first answer, `replayed` set. */
-  run<T>(
-    scope: IdempotencyScope,
-    work: (em: EntityManager) => Promise<StoredResponse<T>>,
-  ): Promise<WriteResult<T>>;
   /**
-   * For writes that handle their record themselves (transfers, in one statement or one synchronous
-   * transaction): the record of a keyed request, undefined without a key. Same rules as `run`.
+   * The record of a keyed request, undefined without a key: a ledger plan carries it with the answer
+   * it stores (./store/plan.ts), and the store inserts it first in the write's transaction.
    */
   keyOf(scope: IdempotencyScope): IdempotencyKey | undefined;
   /**
@@ -65,29 +57,12 @@ export class IdempotencyKeyReusedError extends UnprocessableError {
   }
 }
 
-/**
- * A duplicate key: MikroORM's exception, or the driver's error from a raw statement (PostgreSQL
- * SQLSTATE 23505; better-sqlite3's SQLITE_CONSTRAINT_PRIMARYKEY / _UNIQUE).
- */
-function isUniqueViolation(error: unknown): boolean {
-  if (error instanceof UniqueConstraintViolationException) return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 // Every idempotent write reads and writes its record: raw statements, no entities.
 const READ_RECORD =
   'select request_hash, status, response_body, response_headers, expires_at from idempotency_record where id = ?';
-const INSERT_RECORD =
-  'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
-  "values (?, ?, 0, '{}', null, ?, ?)";
-const DELETE_EXPIRED = 'delete from idempotency_record where id = ? and expires_at <= ?';
-const STORE_RESPONSE =
-  'update idempotency_record set status = ?, response_body = ?, response_headers = ? where id = ?';
 
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
   const reads = readStatements(orm);
-  const writes = writeStatements(orm);
 
   function keyOf(scope: IdempotencyScope): IdempotencyKey | undefined {
     if (scope.key === undefined) return undefined;
@@ -108,17 +83,6 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
     };
   }
 
-  /** The stored answer for `id`; `expired` when only an expired record holds the key. */
-  async function replay<T>(
-    id: string,
-    requestHash: string,
-  ): Promise<(StoredResponse<T> & { replayed: true }) | 'expired' | null> {
-    const [record] = await reads.all(READ_RECORD, [id]);
-    if (!record) return null;
-    if (reads.date(record.expires_at).getTime() <= Date.now()) return 'expired';
-    return replayOf<T>(record, requestHash);
-  }
-
   return {
     keyOf,
     replay: (record, key) => replayOf(record, key.requestHash),
@@ -126,44 +90,6 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
       const [record] = await reads.all(READ_RECORD, [key.id]);
       if (!record || reads.date(record.expires_at).getTime() <= Date.now()) return undefined;
       return record;
-    },
-    async run(scope, work) {
-      if (scope.key === undefined) return { ...(await inTransaction(orm, work)), replayed: false };
-      const id = `${scope.userId}:${scope.operation}:${scope.key}`;
-      const requestHash = createHash('sha256').update(canonicalJson(scope.request)).digest('base64url');
-      const earlier = await replay<never>(id, requestHash);
-      if (earlier && earlier !== 'expired') return earlier;
-      try {
-        const result = await inTransaction(orm, async (em) => {
-          const now = new Date();
-          // An expired record no longer protects anything; make room for the new one. (A record
-          // written since the read above makes the insert fail, as a concurrent first try does.)
-          if (earlier === 'expired') await writes.run(em, DELETE_EXPIRED, [id, now]);
-          await writes.run(em, INSERT_RECORD, [
-            id,
-            requestHash,
-            now,
-            new Date(now.getTime() + ttlSeconds * 1000),
-          ]);
-          const response = await work(em);
-          await writes.run(em, STORE_RESPONSE, [
-            response.status,
-            JSON.stringify(response.body),
-            JSON.stringify(response.headers),
-            id,
-          ]);
-          return response;
-        });
-        return { ...result, replayed: false };
-      } catch (error) {
-        if (isUniqueViolation(error)) {
-          // Either a concurrent request with this key committed first (replay it), or the change
-          // itself hit a unique constraint (the caller maps that).
-          const winner = await replay(id, requestHash);
-          if (winner && winner !== 'expired') return winner as never;
-        }
-        throw error;
-      }
     },
   };
 }

@@ -42,7 +42,7 @@ export function createLedger({
   const store = ledgerStoreOf(orm);
   return {
     wallets,
-    walletLinks: createWalletLinkService(orm, {
+    walletLinks: createWalletLinkService(orm, store, {
       publicUrl: config.publicUrl,
       challengeTtlSeconds: walletLinkTtlSeconds,
     }),
@@ -50,7 +50,7 @@ export function createLedger({
     assets: createAssetService(orm, wallets, idempotency, store),
     holdings: createHoldingLists(orm),
     transfers: createTransferService(orm, idempotency, store),
-    prices: createPriceService(orm, idempotency),
+    prices: createPriceService(orm, idempotency, store),
   };
 }
 

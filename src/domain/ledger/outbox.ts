@@ -1,53 +1,16 @@
-// The transactional outbox (DESIGN.md §5): every mint, transfer and price change adds its event row
-// in the same transaction as the change, so an event exists exactly when its change committed; a
-// change that publishes no event but changes cached reads (a wallet link) adds an internal
-// ledger_change row instead. These are the only writers of both tables. Each row written is also
-// noted for the transaction's commit hook (src/events/commit-hook.ts), which invalidates the cached
-// reads it touched and announces the commit once the transaction has committed.
-
-import type { EntityManager } from '@mikro-orm/sql';
-import { LedgerChange } from '../../db/entities/LedgerChange.ts';
-import { OutboxEvent } from '../../db/entities/OutboxEvent.ts';
-import type { Change } from '../../events/change-keys.ts';
-import { holdOutboxWriterLock } from '../../events/outbox-lock.ts';
-import type { NewEvent } from './store/plan.ts';
+// The transactional outbox (DESIGN.md §5): every mint, transfer, NFT and price change carries its
+// event row in its plan, so the store writes it in the same transaction as the change and an event
+// exists exactly when its change committed; a change that publishes no event but changes cached reads
+// (a wallet link) carries an internal ledger_change row instead. These builders make those rows; the
+// stores (./store/) are the only writers of both tables, and report every row they committed to the
+// commit hook (src/events/commit-hook.ts), which invalidates the cached reads it touched and
+// announces the commit.
+import type { NewEvent, NewLedgerChange } from './store/plan.ts';
 import type { AssetView, PriceView, TransferView } from './views.ts';
 
-/** The changes written so far by each open ledger transaction (./transactions.ts opens them). */
-const written = new WeakMap<EntityManager, Change[]>();
-
-/** Notes the changes `em`'s transaction writes into `changes` (by the ledger's transaction runner). */
-export function noteChangesOf(em: EntityManager, changes: Change[]): void {
-  written.set(em, changes);
-}
-
-function noted(em: EntityManager): Change[] {
-  const changes = written.get(em);
-  if (!changes) throw new Error('ledger changes are written inside inTransaction (./transactions.ts)');
-  return changes;
-}
-
-async function append(em: EntityManager, event: Omit<OutboxEvent, 'id'>): Promise<void> {
-  const changes = noted(em);
-  // Ids must become visible in commit order for readers that resume "after id N": see outbox-lock.ts.
-  await holdOutboxWriterLock(em);
-  await em.insert(OutboxEvent, event);
-  changes.push(event);
-}
-
 /** `walletLinked` (internal, never published): `wallet` now belongs to `userId`. */
-export async function recordWalletLinked(
-  em: EntityManager,
-  userId: string,
-  wallet: string,
-  occurredAt: Date,
-): Promise<void> {
-  const changes = noted(em);
-  const change = { kind: 'walletLinked' as const, occurredAt, userId, wallet: wallet.toLowerCase() };
-  // The same lock as events: the relay settles gaps in these ids the same way.
-  await holdOutboxWriterLock(em);
-  await em.insert(LedgerChange, change);
-  changes.push(change);
+export function walletLinkedChange(userId: string, wallet: string, occurredAt: Date): NewLedgerChange {
+  return { kind: 'walletLinked', occurredAt, userId, wallet: wallet.toLowerCase() };
 }
 
 /** `newNFT`: the NFT's first owner is its `to` wallet, as for a mint. */
@@ -70,7 +33,7 @@ export function newTransferEvent(
   transfer: TransferView,
   collectionId: string,
   occurredAt: Date,
-): Omit<OutboxEvent, 'id'> & { type: 'newTransfer'; fromWallet: string; toWallet: string } {
+): NewEvent & { type: 'newTransfer'; fromWallet: string; toWallet: string } {
   const from = transfer.from.toLowerCase();
   const to = transfer.to.toLowerCase();
   return {
@@ -86,13 +49,8 @@ export function newTransferEvent(
 }
 
 /** `priceUpdate`: concerns an asset, no wallet. */
-export function recordPriceUpdate(
-  em: EntityManager,
-  price: PriceView,
-  collectionId: string,
-  occurredAt: Date,
-): Promise<void> {
-  return append(em, {
+export function newPriceEvent(price: PriceView, collectionId: string, occurredAt: Date): NewEvent {
+  return {
     type: 'priceUpdate',
     occurredAt,
     data: { ...price },
@@ -101,5 +59,5 @@ export function recordPriceUpdate(
     wallets: [],
     fromWallet: null,
     toWallet: null,
-  });
+  };
 }

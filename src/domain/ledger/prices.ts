@@ -2,15 +2,18 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import type { Orm } from '../../db/orm.ts';
-import { databaseKindOf } from '../../db/platform.ts';
-import { noteOutboxWriterLockHeld, OUTBOX_WRITER_LOCK_CTE } from '../../events/outbox-lock.ts';
+import { readStatements } from '../../db/read-statements.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { assetNotFound } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
-import { recordPriceUpdate } from './outbox.ts';
+import { newPriceEvent } from './outbox.ts';
+import type { LedgerStore } from './store/plan.ts';
 import { type PriceView, priceView } from './views.ts';
+import { applyWrite, earlierAnswerOr } from './writes.ts';
+
+const ASSET_COLLECTION = 'select collection_id from asset where id = ?';
 
 /** Prices are kept exactly, to 18 fractional digits (`priceScaled` = price × 10^18). */
 const PRICE_DECIMALS = 18;
@@ -19,21 +22,6 @@ const MAX_CANDLES = 1000;
 const INTERVAL_MS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const;
 
 export type PriceInterval = keyof typeof INTERVAL_MS;
-
-/**
- * A price post on PostgreSQL, in one statement: finds the asset (its collection comes back), takes
- * the outbox writer lock before the event insert that follows, and inserts the observation; no
- * row when the asset does not exist (nothing inserted).
- */
-const POST_PRICE_POSTGRES = `with ${OUTBOX_WRITER_LOCK_CTE},
-found as (select asset.id, asset.collection_id from asset, outbox_writer where asset.id = ?),
-inserted as (
-  insert into price_observation
-    (asset_id, price, price_scaled, currency, source, observed_at, posted_by_id, created_at)
-  select found.id, ?, ?::numeric, ?, ?, ?::timestamptz, ?, ?::timestamptz from found
-  returning asset_id
-)
-select found.collection_id from found join inserted on inserted.asset_id = found.id`;
 
 export interface PostPriceInput {
   price: string;
@@ -159,7 +147,8 @@ export function toCandles(
   return candles;
 }
 
-export function createPriceService(orm: Orm, idempotency: Idempotency): PriceService {
+export function createPriceService(orm: Orm, idempotency: Idempotency, store: LedgerStore): PriceService {
+  const reads = readStatements(orm);
   return {
     async post(actor, assetId, input, idempotencyKey) {
       const scaled = parseAmount(input.price, PRICE_DECIMALS, { pointer: '/body/price', label: 'price' });
@@ -170,31 +159,33 @@ export function createPriceService(orm: Orm, idempotency: Idempotency): PriceSer
           { pointer: '/body/observedAt', detail: 'must not be more than 5 minutes in the future' },
         ]);
       }
-      return idempotency.run(
-        { userId: actor.userId, operation: 'postPrice', key: idempotencyKey, request: { assetId, ...input } },
-        async (em) => {
-          const price = formatAmount(scaled, PRICE_DECIMALS);
-          let collectionId: string;
-          if (databaseKindOf(em.getPlatform()) === 'postgresql') {
-            // One round trip: the asset's collection, the outbox writer lock and the observation.
-            const [row] = await em.execute<{ collection_id: string }[]>(POST_PRICE_POSTGRES, [
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'postPrice',
+        key: idempotencyKey,
+        request: { assetId, ...input },
+      });
+      // An asset's collection never changes, and an asset is never deleted: no guard needed.
+      const [asset] = await reads.all(ASSET_COLLECTION, [assetId]);
+      if (!asset) return earlierAnswerOr(idempotency, key, assetNotFound(assetId));
+      const price = formatAmount(scaled, PRICE_DECIMALS);
+      const view: PriceView = {
+        assetId,
+        price,
+        currency: input.currency,
+        source: input.source,
+        observedAt: observedAt.toISOString(),
+      };
+      return applyWrite(
+        store,
+        idempotency,
+        key,
+        {
+          at: now,
+          guards: [],
+          prices: [
+            {
               assetId,
-              price,
-              scaled.toString(),
-              input.currency,
-              input.source,
-              observedAt,
-              actor.userId,
-              now,
-            ]);
-            if (!row) throw assetNotFound(assetId);
-            noteOutboxWriterLockHeld(em);
-            collectionId = row.collection_id;
-          } else {
-            const asset = await em.findOne(Asset, { id: assetId });
-            if (!asset) throw assetNotFound(assetId);
-            em.create(PriceObservation, {
-              asset,
               price,
               priceScaled: scaled,
               currency: input.currency,
@@ -202,21 +193,12 @@ export function createPriceService(orm: Orm, idempotency: Idempotency): PriceSer
               observedAt,
               postedBy: actor.userId,
               createdAt: now,
-            });
-            await em.flush();
-            collectionId = asset.collection.id;
-          }
-          const view: PriceView = {
-            assetId,
-            price,
-            currency: input.currency,
-            source: input.source,
-            observedAt: observedAt.toISOString(),
-          };
-          // occurredAt: when the event is written, the change's last statement before its commit.
-          await recordPriceUpdate(em, view, collectionId, new Date());
-          return { status: 201, body: view, headers: {} };
+            },
+          ],
+          events: [newPriceEvent(view, asset.collection_id as string, now)],
         },
+        { status: 201, body: view, headers: {} },
+        () => new Error('a price post has no guard'),
       );
     },
 

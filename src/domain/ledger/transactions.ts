@@ -5,9 +5,6 @@ import { DeadlockException, LockMode, LockWaitTimeoutException } from '@mikro-or
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Orm } from '../../db/orm.ts';
 import { databaseKindOf } from '../../db/platform.ts';
-import type { Change } from '../../events/change-keys.ts';
-import { commitHookOf } from '../../events/commit-hook.ts';
-import { noteChangesOf } from './outbox.ts';
 
 const MAX_ATTEMPTS = 5;
 
@@ -26,18 +23,12 @@ export function isTransient(error: unknown): boolean {
 
 /**
  * Runs `work` in a fresh transaction (its own identity map), retrying deadlocks and busy errors.
- * What it wrote to the outbox goes to the commit hook once it committed, before this resolves.
+ * Not for ledger writes: those are plans a ledger store applies (./store/).
  */
 export async function inTransaction<T>(orm: Orm, work: (em: EntityManager) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const changes: Change[] = [];
-      const result = await orm.em.fork().transactional((em) => {
-        noteChangesOf(em, changes);
-        return work(em);
-      });
-      commitHookOf(orm).committed(changes);
-      return result;
+      return await orm.em.fork().transactional((em) => work(em));
     } catch (error) {
       if (attempt >= MAX_ATTEMPTS || !isTransient(error)) throw error;
       // A little random back-off so the same transactions do not collide again in lock step.

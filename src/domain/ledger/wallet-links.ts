@@ -2,7 +2,6 @@
 // a single-use nonce bound to the user and the address; the wallet signs it (EIP-191 personal_sign);
 // the service checks the message, consumes the nonce, recovers the signer and links the address.
 import { randomInt } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { verifyMessage } from 'viem';
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe';
 import { SiweChallenge } from '../../db/entities/SiweChallenge.ts';
@@ -10,8 +9,8 @@ import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import { formatAddress, isValidAddress, type StoredAddress } from './addresses.ts';
-import { recordWalletLinked } from './outbox.ts';
-import { inTransaction } from './transactions.ts';
+import { walletLinkedChange } from './outbox.ts';
+import type { LedgerStore } from './store/plan.ts';
 import { type WalletView, walletView } from './views.ts';
 
 const STATEMENT = 'Link this wallet to your Game Asset Tracking Service account.';
@@ -78,7 +77,11 @@ function newNonce(): string {
   return nonce;
 }
 
-export function createWalletLinkService(orm: Orm, options: WalletLinkOptions): WalletLinkService {
+export function createWalletLinkService(
+  orm: Orm,
+  store: LedgerStore,
+  options: WalletLinkOptions,
+): WalletLinkService {
   const uri = options.publicUrl;
   const domain = new URL(options.publicUrl).host;
 
@@ -153,27 +156,21 @@ export function createWalletLinkService(orm: Orm, options: WalletLinkOptions): W
         if (existing.user?.id !== userId) throw new WalletAlreadyLinkedError(address);
         return walletView(existing);
       }
-      try {
-        // With its internal change row: every instance's cached listing of the user's assets now
-        // covers this wallet (src/events/commit-hook.ts).
-        const wallet = await inTransaction(orm, async (tx) => {
-          const created = tx.create(Wallet, {
-            address,
-            user: userId,
-            kind: 'linked',
-            encryptedPrivateKey: null,
-            createdAt: now,
-          });
-          await tx.flush();
-          await recordWalletLinked(tx, userId, address, now);
-          return created;
-        });
-        return walletView(wallet);
-      } catch (error) {
-        // Another user linked the same address between our read and our insert.
-        if (error instanceof UniqueConstraintViolationException) throw new WalletAlreadyLinkedError(address);
-        throw error;
-      }
+      // With its internal change row: every instance's cached listing of the user's assets now
+      // covers this wallet (src/events/commit-hook.ts).
+      const wallet = { address, userId, kind: 'linked' as const, encryptedPrivateKey: null, createdAt: now };
+      const outcome = await store.apply({
+        at: now,
+        guards: [{ kind: 'walletAbsent', wallet: address }],
+        wallets: [wallet],
+        ledgerChanges: [walletLinkedChange(userId, address, now)],
+      });
+      // Rejected: linked between our read and the plan, by another user (this user's nonce is
+      // consumed once, so not by this user).
+      const linked = await orm.em.fork().findOne(Wallet, { address });
+      if (!linked || linked.user?.id !== userId || outcome.outcome !== 'applied')
+        throw new WalletAlreadyLinkedError(address);
+      return walletView(linked);
     },
   };
 }
