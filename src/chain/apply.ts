@@ -1,7 +1,7 @@
 // Every write of the chain indexer, in one module, so that it can move to the ledger store's write
 // API when that lands (issue 20 asks chain holdings to go through the same store and commit hook).
 // Each function is one transaction that first checks the caller still holds the chain's lease.
-import { LockMode } from '@mikro-orm/core';
+import { FlushMode, LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import {
   ChainBlock,
@@ -83,11 +83,20 @@ function addDelta(deltas: Delta, contractId: number, tokenId: string, address: s
 
 async function applyDeltas(em: EntityManager, deltas: Delta, now: Date): Promise<number> {
   let clamped = 0;
-  for (const [key, delta] of deltas) {
-    if (delta === 0n) continue;
+  const changes = [...deltas].filter(([, delta]) => delta !== 0n);
+  // One query per 500 keys, not one per key: a range can touch thousands of addresses.
+  const existing = new Map<string, ChainHolding>();
+  for (let i = 0; i < changes.length; i += 500) {
+    const chunk = changes.slice(i, i + 500).map(([key]) => key.split('|') as [string, string, string]);
+    const rows = await em.find(ChainHoldingEntity, {
+      contract: { $in: [...new Set(chunk.map(([contractId]) => Number(contractId)))] },
+      address: { $in: [...new Set(chunk.map(([, , address]) => address))] },
+    });
+    for (const row of rows) existing.set(holdingKey(row.contract.id, row.tokenId, row.address), row);
+  }
+  for (const [key, delta] of changes) {
     const [contractId, tokenId, address] = key.split('|') as [string, string, string];
-    const contract = em.getReference(ChainContract, Number(contractId));
-    const row: ChainHolding | null = await em.findOne(ChainHoldingEntity, { contract, tokenId, address });
+    const row = existing.get(key);
     let balance = (row?.balance ?? 0n) + delta;
     if (balance < 0n) {
       // Only when history before fromBlock is missing (registration checks fromBlock against the
@@ -97,8 +106,10 @@ async function applyDeltas(em: EntityManager, deltas: Delta, now: Date): Promise
     }
     if (row && balance === 0n) em.remove(row);
     else if (row) Object.assign(row, { balance, updatedAt: now });
-    else if (balance > 0n)
+    else if (balance > 0n) {
+      const contract = em.getReference(ChainContract, Number(contractId));
       em.create(ChainHoldingEntity, { contract, tokenId, address, balance, updatedAt: now });
+    }
   }
   return clamped;
 }
@@ -126,7 +137,7 @@ export async function applyRange(
   range: RangeResult,
 ): Promise<{ inserted: number; clamped: number }> {
   const postgres = isPostgres(orm);
-  return orm.em.fork().transactional(async (em) => {
+  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
     await holdLease(em, chainId, holder, postgres);
     const contract = await em.findOneOrFail(ChainContract, { id: range.contractId });
     if (BigInt(contract.nextBlock) !== range.from) throw new CheckpointMoved(`contract ${contract.id}`);
@@ -174,7 +185,7 @@ export async function confirmUpTo(
   upTo: bigint,
 ): Promise<ChainTransfer[]> {
   const postgres = isPostgres(orm);
-  return orm.em.fork().transactional(async (em) => {
+  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
     await holdLease(em, chainId, holder, postgres);
     const confirmed = await em.find(
       ChainTransfer,
@@ -208,7 +219,7 @@ export async function rollbackAbove(
   forkBlock: bigint,
 ): Promise<ChainTransfer[]> {
   const postgres = isPostgres(orm);
-  return orm.em.fork().transactional(async (em) => {
+  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
     await holdLease(em, chainId, holder, postgres);
     const removed = await em.find(
       ChainTransfer,

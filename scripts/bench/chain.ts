@@ -1,0 +1,186 @@
+// Chain indexer backfill benchmark: node scripts/bench/chain.ts [--transfers 100000] [--db sqlite|postgres]
+//   [--range 2000]
+// Starts a Hardhat 3 node on loopback, deploys the OpenZeppelin 4.9.6 ERC-20 preset, mines
+// `--transfers` mints (automine off, 1,000 transactions per block, sent as batched JSON-RPC from the
+// node's unlocked development account), then backfills them with the real indexer (src/chain/) into
+// a fresh database and prints logs/s. Head-following lag to a WebSocket event is not measured yet:
+// chain transfers do not reach the outbox yet (README, "On-chain assets").
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { encodeDeployData, encodeFunctionData, type Hex } from 'viem';
+import { ChainIndexer } from '../../src/chain/indexer.ts';
+import { ChainContract, ChainTransfer, Collection, User } from '../../src/db/entities/index.ts';
+import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
+import { createScratchDatabase } from '../../src/db/scratch-database.ts';
+import { createLogger } from '../../src/observability/logger.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const { values } = parseArgs({
+  options: {
+    transfers: { type: 'string', default: '100000' },
+    db: { type: 'string', default: 'sqlite' },
+    range: { type: 'string', default: '2000' },
+  },
+});
+const TRANSFERS = Number(values.transfers);
+const PER_BLOCK = 1000;
+const kind = values.db === 'postgres' ? 'postgresql' : 'sqlite';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+async function rpc(url: string, calls: { method: string; params: unknown[] }[]): Promise<unknown[]> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(calls.map((call, id) => ({ jsonrpc: '2.0', id, ...call }))),
+  });
+  const answers = (await response.json()) as { id: number; result?: unknown; error?: { message: string } }[];
+  return answers
+    .sort((a, b) => a.id - b.id)
+    .map((answer) => {
+      if (answer.error) throw new Error(answer.error.message);
+      return answer.result;
+    });
+}
+
+async function startNode(): Promise<{ url: string; child: ChildProcess; dir: string }> {
+  const port = await freePort();
+  const dir = path.join(ROOT, 'node_modules', '.cache', `evm-bench-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}\n');
+  writeFileSync(path.join(dir, 'hardhat.config.js'), 'export default {};\n');
+  const cli = path.join(ROOT, 'node_modules', 'hardhat', 'dist', 'src', 'cli.js');
+  const child = spawn(process.execPath, [cli, 'node', '--hostname', '127.0.0.1', '--port', String(port)], {
+    cwd: dir,
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    try {
+      await rpc(url, [{ method: 'eth_chainId', params: [] }]);
+      return { url, child, dir };
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  throw new Error('hardhat node did not start');
+}
+
+async function main(): Promise<void> {
+  const node = await startNode();
+  const database = await createScratchDatabase(kind, { prefix: 'gats_bench' });
+  const orm = await openDatabase(database);
+  try {
+    const [from] = (await rpc(node.url, [{ method: 'eth_accounts', params: [] }]))[0] as string[];
+    const artifact = JSON.parse(
+      readFileSync(
+        path.join(ROOT, 'node_modules/@openzeppelin/contracts/build/contracts/ERC20PresetMinterPauser.json'),
+        'utf8',
+      ),
+    );
+    const deployData = encodeDeployData({
+      abi: artifact.abi,
+      bytecode: artifact.bytecode,
+      args: ['Gold', 'GLD'],
+    });
+    const [deployHash] = (await rpc(node.url, [
+      { method: 'eth_sendTransaction', params: [{ from, data: deployData, gas: '0x500000' }] },
+    ])) as Hex[];
+    const [receipt] = (await rpc(node.url, [
+      { method: 'eth_getTransactionReceipt', params: [deployHash] },
+    ])) as {
+      contractAddress: Hex;
+      blockNumber: Hex;
+    }[];
+    const token = receipt?.contractAddress as Hex;
+    const fromBlock = Number(BigInt(receipt?.blockNumber ?? '0x0'));
+    await rpc(node.url, [{ method: 'evm_setAutomine', params: [false] }]);
+    const started = performance.now();
+    for (let sent = 0; sent < TRANSFERS; sent += PER_BLOCK) {
+      const calls = [];
+      for (let i = sent; i < Math.min(TRANSFERS, sent + PER_BLOCK); i++) {
+        const to = `0x${(i + 1).toString(16).padStart(40, '0')}`;
+        const data = encodeFunctionData({
+          abi: artifact.abi,
+          functionName: 'mint',
+          args: [to, BigInt(i + 1)],
+        });
+        calls.push({ method: 'eth_sendTransaction', params: [{ from, to: token, data, gas: '0x30000' }] });
+      }
+      await rpc(node.url, calls);
+      await rpc(node.url, [{ method: 'evm_mine', params: [] }]);
+    }
+    const generateSeconds = (performance.now() - started) / 1000;
+    const [headHex] = (await rpc(node.url, [{ method: 'eth_blockNumber', params: [] }])) as Hex[];
+    process.stdout.write(
+      `chain: ${TRANSFERS} mints in ${Number(BigInt(headHex ?? '0x0')) - fromBlock} blocks generated in ${generateSeconds.toFixed(1)} s\n`,
+    );
+
+    await migrate(orm);
+    const em = orm.em.fork();
+    em.create(User, {
+      id: 'usr_BENCH',
+      username: 'bench',
+      usernameNormalized: 'bench',
+      passwordHash: 'x',
+      role: 'studio',
+      createdAt: new Date(),
+    });
+    em.create(Collection, { id: 'bench', name: 'Bench', owner: 'usr_BENCH', createdAt: new Date() });
+    em.create(ChainContract, {
+      chainId: 31337,
+      address: token.toLowerCase(),
+      standard: 'erc20',
+      collection: 'bench',
+      fromBlock,
+      nextBlock: fromBlock,
+      name: 'Gold',
+      symbol: 'GLD',
+      decimals: 18,
+      createdBy: 'usr_BENCH',
+      createdAt: new Date(),
+    });
+    await em.flush();
+    const settings = {
+      chains: [],
+      rpcRate: 10_000,
+      maxBlockRange: Number(values.range),
+      pollMs: 10,
+      rpcTimeoutMs: 60_000,
+      indexer: true,
+    };
+    const indexer = new ChainIndexer(
+      orm,
+      { chainId: 31337, rpcUrl: node.url, confirmations: 12 },
+      settings,
+      createLogger('warn'),
+    );
+    const indexStart = performance.now();
+    while ((await indexer.step()) === 'progress') {}
+    const seconds = (performance.now() - indexStart) / 1000;
+    const rows = await orm.em.fork().count(ChainTransfer, {});
+    await indexer.stop();
+    process.stdout.write(
+      `chain: backfill on ${values.db}: ${rows} transfer logs in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} logs/s (range ${values.range} blocks)\n`,
+    );
+    if (rows !== TRANSFERS) throw new Error(`indexed ${rows} transfers, expected ${TRANSFERS}`);
+  } finally {
+    await closeDatabase(orm);
+    await database.drop();
+    node.child.kill('SIGTERM');
+    rmSync(node.dir, { recursive: true, force: true });
+  }
+}
+
+await main();
