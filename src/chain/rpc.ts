@@ -39,7 +39,10 @@ export interface BlockHeader {
 /** An answer that says the range (or result) was too large for the node. */
 export function isRangeTooLarge(error: unknown): boolean {
   const text = `${(error as Error)?.message ?? ''} ${(error as { details?: string })?.details ?? ''}`;
-  return /block range|range too|too many|too large|limit exceeded|exceeds|response size/i.test(text);
+  if ((error as Error)?.name === 'ResponseBodyTooLargeError') return true; // viem's 10 MB answer cap
+  return /block range|range too|too many|too large|limit exceeded|exceeds|exceeded the size|response size|returned more than/i.test(
+    text,
+  );
 }
 
 /** A request that ran out of time (viem's TimeoutError). */
