@@ -719,13 +719,17 @@ export function createDispatcher(deps: {
     const attempts = delivery.attempts + 1;
     const now = new Date();
     const recorded = { attempts, firstAttemptAt, lastAttemptAt: now, lastStatusCode: outcome.statusCode };
+    // Only the row as this attempt read it: a redelivery or replay asked for meanwhile (a new
+    // nextAttemptAt) stands, and the delivery goes again.
+    const unchanged = { id: delivery.id, nextAttemptAt: delivery.nextAttemptAt };
     if (outcome.ok) {
       observe('succeeded', startedAt, now);
-      await store.nativeUpdate(
-        WebhookDelivery,
-        { id: delivery.id },
-        { ...recorded, status: 'succeeded', lastError: null, deliveredAt: now },
-      );
+      await store.nativeUpdate(WebhookDelivery, unchanged, {
+        ...recorded,
+        status: 'succeeded',
+        lastError: null,
+        deliveredAt: now,
+      });
       if (sub.status !== 'active' || sub.failingSince)
         await store.nativeUpdate(
           WebhookSubscription,
@@ -736,16 +740,13 @@ export function createDispatcher(deps: {
     }
     const giveUp = now.getTime() - firstAttemptAt.getTime() >= options.retryWindowSeconds * 1000;
     observe(giveUp ? 'given_up' : 'failed', startedAt, now);
-    await store.nativeUpdate(
-      WebhookDelivery,
-      { id: delivery.id },
-      {
-        ...recorded,
-        lastError: outcome.error?.slice(0, 250) ?? null,
-        status: giveUp ? 'failed' : 'pending',
-        nextAttemptAt: new Date(now.getTime() + retryDelayMs(options.retryBaseMs, attempts)),
-      },
-    );
+    const written = await store.nativeUpdate(WebhookDelivery, unchanged, {
+      ...recorded,
+      lastError: outcome.error?.slice(0, 250) ?? null,
+      status: giveUp ? 'failed' : 'pending',
+      nextAttemptAt: new Date(now.getTime() + retryDelayMs(options.retryBaseMs, attempts)),
+    });
+    if (written !== 1) return true;
     if (giveUp) {
       const failingSince = sub.failingSince ?? now;
       const disable = now.getTime() - failingSince.getTime() >= options.disableAfterSeconds * 1000;
