@@ -295,6 +295,8 @@ export class ChainIndexer {
           { chainId: this.chainId, undecodable },
           'chain indexer: skipped logs that do not decode',
         );
+      // Reading may have taken long (big answers, halved ranges): renew the lease before writing.
+      if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) return false;
       for (const contract of group) {
         const accepts = STANDARD_ACCEPTS[contract.standard] ?? (() => false);
         const own = movements.filter(
