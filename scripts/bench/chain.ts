@@ -167,12 +167,22 @@ async function main(): Promise<void> {
       createLogger('warn'),
     );
     const indexStart = performance.now();
-    while ((await indexer.step()) === 'progress') {}
+    // As the indexer's own loop does: a failed step (the node dropping a connection after a huge
+    // answer) is retried from the checkpoint; the errors are counted and printed.
+    let errors = 0;
+    for (;;) {
+      try {
+        if ((await indexer.step()) !== 'progress') break;
+      } catch (error) {
+        errors += 1;
+        if (errors > 50) throw error;
+      }
+    }
     const seconds = (performance.now() - indexStart) / 1000;
     const rows = await orm.em.fork().count(ChainTransfer, {});
     await indexer.stop();
     process.stdout.write(
-      `chain: backfill on ${values.db}: ${rows} transfer logs in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} logs/s (range ${values.range} blocks)\n`,
+      `chain: backfill on ${values.db}: ${rows} transfer logs in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} logs/s (range ${values.range} blocks, ended at ${indexer.rpc.range}; ${errors} failed steps retried)\n`,
     );
     if (rows !== TRANSFERS) throw new Error(`indexed ${rows} transfers, expected ${TRANSFERS}`);
   } finally {
