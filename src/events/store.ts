@@ -4,6 +4,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
+import { readStatements } from '../db/read-statements.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
 import type { RelayConnection } from './relay-connection.ts';
 
@@ -32,15 +33,18 @@ export function toPublished(row: OutboxEvent): PublishedEvent {
   };
 }
 
-/** A row of the relay's own read (PostgreSQL, driver types: int8 as text, jsonb parsed). */
+/**
+ * A row of the relay's own read: driver types (PostgreSQL: int8 as text, jsonb parsed, timestamptz
+ * as Date; SQLite: JSON as text, the date as the column stores it).
+ */
 interface RelayRow {
   id: string | number;
   type: OutboxEvent['type'];
-  occurred_at: Date | string;
-  data: Record<string, unknown>;
+  occurred_at: unknown;
+  data: unknown;
   asset_id: string;
   collection_id: string | null;
-  wallets: string[];
+  wallets: unknown;
 }
 
 /** An internal ledger change (ledger_change) as the relay reads it. */
@@ -54,7 +58,9 @@ export interface ChangeRow {
 const CHANGES_READ = 'select id, kind, user_id, wallet from ledger_change where id > ? order by id limit ?';
 
 const RELAY_READ =
-  'select id, type, occurred_at, data, asset_id, collection_id, wallets from outbox_event where id > $1 order by id limit $2';
+  'select id, type, occurred_at, data, asset_id, collection_id, wallets from outbox_event where id > ? order by id limit ?';
+const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
+const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
 export class EventStore {
   private readonly orm: Orm;
@@ -66,20 +72,28 @@ export class EventStore {
     this.relay = relay;
   }
 
-  /** The relay's read: every event with id > `after`, ascending, at most `limit`. */
+  /**
+   * The relay's read: every event with id > `after`, ascending, at most `limit`. On PostgreSQL on the
+   * relay's own connection; on SQLite a prepared statement on the read connection (../db/
+   * read-statements.ts; it reads the last commit, and the relay reads after the commit hook): the
+   * relay runs after every write, and an ORM query there cost a few per cent of the CPU of reads
+   * served meanwhile.
+   */
   async next(after: number, limit: number): Promise<OutboxEvent[]> {
-    if (!this.relay) return this.after(after, limit);
-    const rows = await this.relay.query<RelayRow>(RELAY_READ, [after, limit], 'gats_relay_next');
+    const reads = readStatements(this.orm);
+    const rows = this.relay
+      ? await this.relay.query<RelayRow>(RELAY_READ_PG, [after, limit], 'gats_relay_next')
+      : ((await reads.all(RELAY_READ, [after, limit])) as unknown as RelayRow[]);
     return rows.map(
       (row) =>
         ({
           id: Number(row.id),
           type: row.type,
-          occurredAt: new Date(row.occurred_at),
-          data: row.data,
+          occurredAt: reads.date(row.occurred_at),
+          data: reads.json(row.data),
           assetId: row.asset_id,
           collectionId: row.collection_id,
-          wallets: row.wallets,
+          wallets: reads.json(row.wallets),
         }) as OutboxEvent,
     );
   }
@@ -87,12 +101,8 @@ export class EventStore {
   /** The relay's read of internal changes: every ledger_change row with id > `after`, ascending. */
   async changesAfter(after: number, limit: number): Promise<ChangeRow[]> {
     const rows = this.relay
-      ? await this.relay.query<Record<string, unknown>>(
-          CHANGES_READ.replace('?', '$1').replace('?', '$2'),
-          [after, limit],
-          'gats_relay_changes',
-        )
-      : await this.em().execute<Record<string, unknown>[]>(CHANGES_READ, [after, limit]);
+      ? await this.relay.query<Record<string, unknown>>(CHANGES_READ_PG, [after, limit], 'gats_relay_changes')
+      : await readStatements(this.orm).all(CHANGES_READ, [after, limit]);
     return rows.map((row) => ({
       id: Number(row.id),
       kind: row.kind as LedgerChangeKind,
