@@ -25,7 +25,7 @@
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 import { createHash, randomUUID } from 'node:crypto';
-import type { RequiredEntityData } from '@mikro-orm/core';
+import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
@@ -114,7 +114,12 @@ interface LiveEvent {
   wallets: readonly string[];
   json: string;
   occurredAt: number;
+  /** When the dispatcher had it (ms, performance.timeOrigin + now), and from where. */
+  heldAt: number;
+  source: 'relay' | 'catch_up';
 }
+
+const clock = () => performance.timeOrigin + performance.now();
 
 const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
 
@@ -128,6 +133,8 @@ function live(event: PublishedEvent): LiveEvent {
     wallets: event.wallets,
     json: event.json,
     occurredAt: Number.isNaN(occurredAt) ? Date.now() : occurredAt,
+    heldAt: clock(),
+    source: 'relay',
   };
 }
 
@@ -140,6 +147,8 @@ function fromRow(row: OutboxEvent): LiveEvent {
     wallets: row.wallets,
     json: JSON.stringify(toEnvelope(row)),
     occurredAt: row.occurredAt.getTime(),
+    heldAt: clock(),
+    source: 'catch_up',
   };
 }
 
@@ -308,16 +317,10 @@ export function createDispatcher(deps: {
       }
       claimedAt = now;
       const candidates = await waitingSubscriptions(free * 2);
-      const claimed: string[] = [];
-      for (const id of candidates) {
-        if (held.size + claimed.length >= options.concurrency || stopped) break;
-        const taken = await em().nativeUpdate(
-          WebhookSubscription,
-          { id, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
-          { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
-        );
-        if (taken === 1) claimed.push(id);
-      }
+      if (candidates.length === 0 || stopped) return;
+      // Work ahead: the sender thread starts (~0.1 s) while the leases are taken.
+      sender.warm();
+      const claimed = await claim(candidates, options.concurrency - held.size);
       if (claimed.length === 0) return;
       const reader = em();
       const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
@@ -347,6 +350,35 @@ export function createDispatcher(deps: {
     } finally {
       ticking = false;
     }
+  }
+
+  /**
+   * Takes the leases of up to `limit` of `candidates` that are still free, in one transaction: the
+   * rows are read and locked, then leased. PostgreSQL locks them `FOR UPDATE SKIP LOCKED`, so
+   * instances claiming at once each get others' leftovers instead of queueing behind (and then
+   * failing on) the same rows; SQLite has one writer at a time, its transaction alone is enough.
+   */
+  async function claim(candidates: string[], limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    return em().transactional(async (tx) => {
+      const free = await tx.find(
+        WebhookSubscription,
+        { id: { $in: candidates }, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
+        {
+          fields: ['id'],
+          limit,
+          ...(postgres ? { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE } : {}),
+        },
+      );
+      const ids = free.map((sub) => sub.id);
+      if (ids.length === 0) return [];
+      await tx.nativeUpdate(
+        WebhookSubscription,
+        { id: { $in: ids } },
+        { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
+      );
+      return ids;
+    });
   }
 
   /**
@@ -475,7 +507,19 @@ export function createDispatcher(deps: {
   async function sendFast(h: Held, event: LiveEvent): Promise<boolean> {
     const id = deliveryId(h.id, event.id, event.occurredAt);
     const startedAt = new Date();
-    const outcome = await sender.send(h.url, { id, body: event.json, secrets: h.secrets }, sendOptions);
+    const stage = metrics.stageSeconds;
+    stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
+    stage.observe({ stage: 'queue' }, Math.max(0, clock() - event.heldAt) / 1000);
+    const outcome = await sender.send(
+      h.url,
+      { id, body: event.json, secrets: h.secrets },
+      sendOptions,
+      (timings) => {
+        stage.observe({ stage: 'handoff' }, Math.max(0, timings.handoffMs) / 1000);
+        stage.observe({ stage: 'request' }, Math.max(0, timings.requestMs) / 1000);
+        stage.observe({ stage: 'return' }, Math.max(0, timings.returnMs) / 1000);
+      },
+    );
     const now = new Date();
     const row = {
       id,
@@ -783,6 +827,8 @@ export function createDispatcher(deps: {
     flush,
     changed() {
       refreshNow = true;
+      // A subscription was made (or enabled): its first delivery need not wait for the thread's start.
+      if (!stopped) sender.warm();
       wake();
     },
     published(events) {

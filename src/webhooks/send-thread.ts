@@ -9,18 +9,30 @@ import type { TargetPolicy } from './targets.ts';
 
 const WORKER_FILE = new URL('./send-worker.ts', import.meta.url);
 
+/** Where a request's time went (ms): to the thread, the request itself, the answer back. */
+export interface SendTimings {
+  handoffMs: number;
+  requestMs: number;
+  returnMs: number;
+}
+
 export interface SendThread {
   send(
     url: string,
     message: { id: string; body: string; secrets: string[] },
     options: TargetPolicy & { timeoutMs: number; userAgent: string },
+    /** Told where the time went (not when the thread was lost). */
+    timed?: (timings: SendTimings) => void,
   ): Promise<Outcome>;
+  /** Starts the thread now if it is not running (it takes ~0.1 s): deliveries are coming. */
+  warm(): void;
   close(): Promise<void>;
 }
 
 export function createSendThread(): SendThread {
   let worker: Worker | null = null;
-  const pending = new Map<number, (outcome: Outcome) => void>();
+  const pending = new Map<number, (outcome: Outcome, done?: SendDone) => void>();
+  const clock = () => performance.timeOrigin + performance.now();
   let next = 1;
 
   function failAll(reason: string): void {
@@ -34,7 +46,7 @@ export function createSendThread(): SendThread {
     started.on('message', (done: SendDone) => {
       const resolve = pending.get(done.n);
       pending.delete(done.n);
-      resolve?.(done.outcome);
+      resolve?.(done.outcome, done);
     });
     const lost = (reason: string) => {
       if (worker !== started) return;
@@ -48,18 +60,31 @@ export function createSendThread(): SendThread {
   }
 
   return {
-    send(url, message, options) {
+    send(url, message, options, timed) {
       const n = next++;
+      const postedAt = clock();
       return new Promise<Outcome>((resolve) => {
-        pending.set(n, resolve);
+        pending.set(n, (outcome, done) => {
+          if (done && timed)
+            timed({
+              handoffMs: done.startedAt - postedAt,
+              requestMs: done.doneAt - done.startedAt,
+              returnMs: clock() - done.doneAt,
+            });
+          resolve(outcome);
+        });
         const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
         thread().postMessage({
           n,
           url,
           ...message,
           options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
+          postedAt,
         } satisfies SendTask);
       });
+    },
+    warm() {
+      thread();
     },
     async close() {
       const current = worker;

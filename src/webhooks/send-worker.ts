@@ -14,12 +14,19 @@ export interface SendTask {
   body: string;
   secrets: string[];
   options: TargetPolicy & { timeoutMs: number; userAgent: string };
+  /** When the dispatcher posted it (ms, performance.timeOrigin + now: comparable across threads). */
+  postedAt: number;
 }
 
 export interface SendDone {
   n: number;
   outcome: Outcome;
+  /** When this thread began the request and when it had the outcome (same clock as postedAt). */
+  startedAt: number;
+  doneAt: number;
 }
+
+const clock = () => performance.timeOrigin + performance.now();
 
 const port = parentPort;
 if (!port) throw new Error('send-worker runs as a worker thread');
@@ -43,16 +50,19 @@ port.on('message', (task: SendTask | 'close') => {
     port.close();
     return;
   }
+  const startedAt = clock();
   void sendWebhook(
     task.url,
     { id: task.id, body: task.body, secrets: task.secrets.map(signerOf) },
     { ...task.options, pools },
   ).then(
-    (outcome) => port.postMessage({ n: task.n, outcome } satisfies SendDone),
+    (outcome) => port.postMessage({ n: task.n, outcome, startedAt, doneAt: clock() } satisfies SendDone),
     (error: unknown) =>
       port.postMessage({
         n: task.n,
         outcome: { ok: false, statusCode: null, error: (error as Error).message },
+        startedAt,
+        doneAt: clock(),
       } satisfies SendDone),
   );
 });

@@ -171,6 +171,7 @@ export function createWebhookService(deps: {
         await em.flush();
         return created;
       });
+      deps.changed();
       return { ...view(sub), secret };
     },
 

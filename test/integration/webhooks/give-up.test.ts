@@ -3,7 +3,7 @@
 // marked `failing` (with `failingSince`) and goes on with the next event; a subscription still failing
 // WEBHOOK_DISABLE_AFTER_SECONDS after `failingSince` is disabled. And the webhook metrics in /metrics
 // move with what the dispatcher does (attempts by outcome, attempt duration, commit-to-delivery lag,
-// backlog and subscriptions by state).
+// backlog and subscriptions by state, the stages of a delivery's time).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
@@ -148,6 +148,10 @@ describe.each(DB_KINDS)('webhook give-up and metrics on %s', (kind) => {
     expect(moved('webhook_attempt_duration_seconds_count{outcome="succeeded"}')).toBe(2);
     expect(moved('webhook_delivery_lag_seconds_count')).toBe(2);
     expect(moved('webhook_delivery_lag_seconds_sum')).toBeGreaterThan(0);
+    // Each delivery's time, stage by stage (both came from the relay, on the fast path).
+    for (const stage of ['relay', 'queue', 'handoff', 'request', 'return'])
+      expect(moved(`webhook_delivery_stage_seconds_count{stage="${stage}"}`), stage).toBe(2);
+    expect(moved('webhook_delivery_stage_seconds_count{stage="catch_up"}')).toBe(0);
     expect(sample(after, 'webhook_backlog{state="pending"}')).toBeGreaterThanOrEqual(0);
     expect(after).toMatch(/^webhook_backlog\{state="undelivered"\} \d+$/m);
     expect(sample(after, 'webhook_subscriptions{status="active"}')).toBeGreaterThanOrEqual(1);
