@@ -26,6 +26,7 @@ const SUBSCRIPTIONS = envInteger('BENCH_WEBHOOK_SUBSCRIPTIONS', 100);
 const RATE = envInteger('BENCH_WEBHOOK_RATE', 200);
 const WS_CLIENTS = 100;
 const DRAIN_MS = 10_000;
+const QUIET_MS = 300;
 const TARGET_P99_MS = 200;
 const TARGET_WS_SHIFT = 0.2;
 const CEILING_MS = 2000;
@@ -81,9 +82,20 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       command({ measuring: true });
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
+      // Done when every event seen reached every subscription and nothing more came for QUIET_MS: a
+      // progress report (every 50 ms) can be complete just before the last events' first deliveries.
       const drainUntil = Date.now() + DRAIN_MS;
-      while (progress.received < progress.events * SUBSCRIPTIONS && Date.now() < drainUntil)
+      let quietSince = Date.now();
+      let lastReceived = -1;
+      while (Date.now() < drainUntil) {
+        if (progress.received !== lastReceived) {
+          lastReceived = progress.received;
+          quietSince = Date.now();
+        }
+        if (progress.received >= progress.events * SUBSCRIPTIONS && Date.now() - quietSince >= QUIET_MS)
+          break;
         await new Promise((r) => setTimeout(r, 50));
+      }
       command({ measuring: false });
       const final = await new Promise<ReceiverReport>((resolve) => {
         report = resolve;

@@ -49,6 +49,8 @@ const CLAIM_EVERY_MS = 25;
 const FLUSH_MS = 50;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
+/** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
+const SEND_SERIES = 16;
 /** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
 const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
@@ -464,8 +466,8 @@ export function createDispatcher(deps: {
       }
       h.lastWork = Date.now();
       let all = true;
-      for (const event of batch.events) {
-        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, event))) {
+      for (let i = 0; i < batch.events.length; i += SEND_SERIES) {
+        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, batch.events.slice(i, i + SEND_SERIES)))) {
           all = false;
           break;
         }
@@ -503,62 +505,85 @@ export function createDispatcher(deps: {
     return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
   }
 
-  /** Sends one event on the fast path: a success is written later with others; a failure at once. */
-  async function sendFast(h: Held, event: LiveEvent): Promise<boolean> {
-    const id = deliveryId(h.id, event.id, event.occurredAt);
-    const startedAt = new Date();
+  /**
+   * Sends events on the fast path, one after the other, handed to the sender thread together:
+   * successes are written later with others; the first failure at once (and the rest wait).
+   * Whether every one was delivered.
+   */
+  async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
     const stage = metrics.stageSeconds;
-    stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
-    stage.observe({ stage: 'queue' }, Math.max(0, clock() - event.heldAt) / 1000);
-    const outcome = await sender.send(
-      h.url,
-      { id, body: event.json, secrets: h.secrets },
-      sendOptions,
-      (timings) => {
-        stage.observe({ stage: 'handoff' }, Math.max(0, timings.handoffMs) / 1000);
-        stage.observe({ stage: 'request' }, Math.max(0, timings.requestMs) / 1000);
-        stage.observe({ stage: 'return' }, Math.max(0, timings.returnMs) / 1000);
-      },
-    );
-    const now = new Date();
-    const row = {
-      id,
-      subscription: h.id,
-      eventId: event.id,
-      eventType: event.type,
-      status: 'pending' as const,
-      attempts: 0,
-      firstAttemptAt: null,
-      nextAttemptAt: startedAt,
-      lastAttemptAt: null,
-      lastStatusCode: null,
-      lastError: null,
-      deliveredAt: null,
-      createdAt: startedAt,
-    };
-    if (outcome.ok) {
-      observe('succeeded', startedAt, now);
-      metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
-      successes.push({
-        held: h,
-        row: {
-          ...row,
-          status: 'succeeded',
-          attempts: 1,
-          firstAttemptAt: startedAt,
-          lastAttemptAt: now,
-          lastStatusCode: outcome.statusCode,
-          deliveredAt: now,
-        },
-      });
-      h.confirmed = event.id;
-      h.sent++;
-      return true;
+    const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
+    const handedAt = clock();
+    for (const event of events) {
+      stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
+      stage.observe({ stage: 'queue' }, Math.max(0, handedAt - event.heldAt) / 1000);
     }
+    const answer = await sender.series(
+      h.url,
+      events.map((event, i) => ({ id: ids[i], body: event.json })),
+      h.secrets,
+      sendOptions,
+    );
+    for (const [i, sent] of answer.sent.entries()) {
+      // To the thread and behind the series' earlier requests; the request; the answer back.
+      stage.observe({ stage: 'handoff' }, Math.max(0, sent.startedAt - answer.postedAt) / 1000);
+      stage.observe({ stage: 'request' }, Math.max(0, sent.doneAt - sent.startedAt) / 1000);
+      stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - sent.doneAt) / 1000);
+      const event = events[i];
+      const startedAt = new Date(sent.startedAt);
+      const now = new Date(sent.doneAt);
+      const row = {
+        id: ids[i],
+        subscription: h.id,
+        eventId: event.id,
+        eventType: event.type,
+        status: 'pending' as const,
+        attempts: 0,
+        firstAttemptAt: null,
+        nextAttemptAt: startedAt,
+        lastAttemptAt: null,
+        lastStatusCode: null,
+        lastError: null,
+        deliveredAt: null,
+        createdAt: startedAt,
+      };
+      if (sent.outcome.ok) {
+        observe('succeeded', startedAt, now);
+        metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
+        successes.push({
+          held: h,
+          row: {
+            ...row,
+            status: 'succeeded',
+            attempts: 1,
+            firstAttemptAt: startedAt,
+            lastAttemptAt: now,
+            lastStatusCode: sent.outcome.statusCode,
+            deliveredAt: now,
+          },
+        });
+        h.confirmed = event.id;
+        h.sent++;
+        continue;
+      }
+      await failedFast(h, event, row, sent.outcome, startedAt);
+      return false;
+    }
+    return answer.sent.length === events.length;
+  }
+
+  /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */
+  async function failedFast(
+    h: Held,
+    event: LiveEvent,
+    row: RequiredEntityData<WebhookDelivery>,
+    outcome: Outcome,
+    startedAt: Date,
+  ): Promise<void> {
     // The successes before it first (the cursor reaches the event before this one), then its row.
     await flush();
     h.mode = 'slow';
-    if (h.lost) return false;
+    if (h.lost) return;
     const store = em();
     const written = await store.transactional(async (tx) => {
       const moved = await tx.nativeUpdate(
@@ -570,12 +595,11 @@ export function createDispatcher(deps: {
       await tx.insert(WebhookDelivery, row);
       return true;
     });
-    if (!written) return false;
+    if (!written) return;
     h.confirmed = h.flushed = event.id;
     const sub = await store.findOne(WebhookSubscription, { id: h.id });
-    const delivery = await store.findOne(WebhookDelivery, { id });
+    const delivery = await store.findOne(WebhookDelivery, { id: row.id });
     if (sub && delivery) await record(store, sub, delivery, outcome, startedAt);
-    return false;
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {

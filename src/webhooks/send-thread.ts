@@ -1,42 +1,55 @@
-// The dispatcher's side of the sender thread (send-worker.ts): one worker, requests in flight
-// matched to their answers by number. Hand-written on node:worker_threads (as the JSON-LD pool):
-// one message type each way. If the thread dies, the requests in flight fail (they are retried as any
-// failed attempt) and the next request starts a new thread.
+// The dispatcher's side of the sender thread (send-worker.ts): one worker, series of requests in
+// flight matched to their answers by number. Hand-written on node:worker_threads (as the JSON-LD
+// pool): one message type each way. If the thread dies, the requests in flight fail (they are retried
+// as any failed attempt) and the next request starts a new thread.
 import { Worker } from 'node:worker_threads';
-import type { SendDone, SendTask } from './send-worker.ts';
+import type { SendDone, SendTask, Sent } from './send-worker.ts';
 import type { Outcome } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
 
+export type { Sent } from './send-worker.ts';
+
 const WORKER_FILE = new URL('./send-worker.ts', import.meta.url);
 
-/** Where a request's time went (ms): to the thread, the request itself, the answer back. */
-export interface SendTimings {
-  handoffMs: number;
-  requestMs: number;
-  returnMs: number;
+type SendOptions = TargetPolicy & { timeoutMs: number; userAgent: string };
+
+/** A series' answer: when it was handed over and answered (ms, same clock as Sent's), and each outcome. */
+export interface SeriesAnswer {
+  postedAt: number;
+  answeredAt: number;
+  /** In order; shorter than the messages when one failed (it is the last). */
+  sent: Sent[];
 }
 
 export interface SendThread {
   send(
     url: string,
     message: { id: string; body: string; secrets: string[] },
-    options: TargetPolicy & { timeoutMs: number; userAgent: string },
-    /** Told where the time went (not when the thread was lost). */
-    timed?: (timings: SendTimings) => void,
+    options: SendOptions,
   ): Promise<Outcome>;
+  /** Sends one subscription's messages one after the other, stopping at the first that fails. */
+  series(
+    url: string,
+    messages: { id: string; body: string }[],
+    secrets: string[],
+    options: SendOptions,
+  ): Promise<SeriesAnswer>;
   /** Starts the thread now if it is not running (it takes ~0.1 s): deliveries are coming. */
   warm(): void;
   close(): Promise<void>;
 }
 
+const clock = () => performance.timeOrigin + performance.now();
+
 export function createSendThread(): SendThread {
   let worker: Worker | null = null;
-  const pending = new Map<number, (outcome: Outcome, done?: SendDone) => void>();
-  const clock = () => performance.timeOrigin + performance.now();
+  const pending = new Map<number, (sent: Sent[]) => void>();
   let next = 1;
 
   function failAll(reason: string): void {
-    for (const resolve of pending.values()) resolve({ ok: false, statusCode: null, error: reason });
+    const now = clock();
+    for (const resolve of pending.values())
+      resolve([{ outcome: { ok: false, statusCode: null, error: reason }, startedAt: now, doneAt: now }]);
     pending.clear();
   }
 
@@ -46,7 +59,7 @@ export function createSendThread(): SendThread {
     started.on('message', (done: SendDone) => {
       const resolve = pending.get(done.n);
       pending.delete(done.n);
-      resolve?.(done.outcome, done);
+      resolve?.(done.sent);
     });
     const lost = (reason: string) => {
       if (worker !== started) return;
@@ -59,29 +72,32 @@ export function createSendThread(): SendThread {
     return started;
   }
 
+  function series(
+    url: string,
+    messages: { id: string; body: string }[],
+    secrets: string[],
+    options: SendOptions,
+  ): Promise<SeriesAnswer> {
+    const n = next++;
+    const postedAt = clock();
+    return new Promise<SeriesAnswer>((resolve) => {
+      pending.set(n, (sent) => resolve({ postedAt, answeredAt: clock(), sent }));
+      const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
+      thread().postMessage({
+        n,
+        url,
+        messages,
+        secrets,
+        options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
+      } satisfies SendTask);
+    });
+  }
+
   return {
-    send(url, message, options, timed) {
-      const n = next++;
-      const postedAt = clock();
-      return new Promise<Outcome>((resolve) => {
-        pending.set(n, (outcome, done) => {
-          if (done && timed)
-            timed({
-              handoffMs: done.startedAt - postedAt,
-              requestMs: done.doneAt - done.startedAt,
-              returnMs: clock() - done.doneAt,
-            });
-          resolve(outcome);
-        });
-        const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
-        thread().postMessage({
-          n,
-          url,
-          ...message,
-          options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
-          postedAt,
-        } satisfies SendTask);
-      });
+    series,
+    async send(url, { id, body, secrets }, options) {
+      const answer = await series(url, [{ id, body }], secrets, options);
+      return answer.sent[0].outcome;
     },
     warm() {
       thread();
