@@ -13,10 +13,11 @@ import { helloTarget, runCase, serviceTarget } from './fanout.ts';
 import { call } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
 import { Histogram } from './lib/histogram.ts';
+import { runLoad } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
-import { senderCeiling } from './lib/webhook-ceiling.ts';
+import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
 import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
 
 type ReceiverReport = Extract<ReceiverMessage, { report: unknown }>['report'];
@@ -68,8 +69,26 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           'seconds of events': options.durationSeconds,
         },
       );
-      // The ceiling first, alone on the machine's share: the sender thread flat out to the same receiver.
-      const ceiling = await senderCeiling(`http://127.0.0.1:${port}/ceiling`, CEILING_MS, CEILING_LOOPS);
+      // The ceiling first, alone on the machine's share: the sender thread flat out to the same receiver
+      // (and to Koa hello), and the receiver alone (unsigned POSTs by autocannon) beside Koa hello.
+      const receiverUrl = `http://127.0.0.1:${port}/ceiling`;
+      const helloUrl = `${hello.baseUrl}/ceiling`;
+      const ceiling = await senderCeiling(receiverUrl, CEILING_MS, CEILING_LOOPS);
+      const senderToHello = await senderCeiling(helloUrl, CEILING_MS, CEILING_LOOPS);
+      const post = {
+        connections: CEILING_LOOPS,
+        durationSeconds: CEILING_MS / 1000,
+        method: 'POST' as const,
+      };
+      const body = { headers: { 'content-type': 'application/json' }, body: CEILING_BODY };
+      const receiverAlone = await runLoad({ label: 'receiver', url: receiverUrl, ...post, ...body });
+      const helloAlone = await runLoad({
+        label: 'Koa hello',
+        url: helloUrl,
+        ...post,
+        ...body,
+        serverPid: hello.pid,
+      });
       const target = await serviceTarget(service);
       const baseline = await runCase(helloTarget(hello), WS_CLIENTS, RATE, options);
       const without = await runCase(target, WS_CLIENTS, RATE, options);
@@ -168,6 +187,11 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       );
       table(['stage', 'count', 'p50 ms <=', 'p99 ms <=', 'max bucket ms <='], stages);
       console.log(`attempts by outcome: ${attempts || 'none'}`);
+      console.log(
+        `ceiling (${CEILING_LOOPS} concurrent, ${CEILING_MS / 1000} s each, alone): signed by the sender thread -> ` +
+          `receiver ${fixed(ceiling, 0)}/s, -> Koa hello ${fixed(senderToHello, 0)}/s; unsigned by autocannon -> ` +
+          `receiver ${fixed(receiverAlone.okPerSecond, 0)}/s, -> Koa hello ${fixed(helloAlone.okPerSecond, 0)}/s`,
+      );
       console.log(
         `sustained ${fixed(sustained, 0)} webhook deliveries/s (offered ${SUBSCRIPTIONS * RATE}/s) = ` +
           `${fixed((100 * sustained) / Math.max(1, ceiling))}% of this machine's ceiling, ${fixed(ceiling, 0)}/s ` +
