@@ -518,36 +518,47 @@ export function createDispatcher(deps: {
       stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
       stage.observe({ stage: 'queue' }, Math.max(0, handedAt - event.heldAt) / 1000);
     }
-    const answer = await sender.series(
+    let delivered = 0;
+    /** The failed one, if any (the last answer). */
+    const failures: {
+      event: LiveEvent;
+      row: RequiredEntityData<WebhookDelivery>;
+      outcome: Outcome;
+      startedAt: Date;
+    }[] = [];
+    await sender.series(
       h.url,
       events.map((event, i) => ({ id: ids[i], body: event.json })),
       h.secrets,
       sendOptions,
-    );
-    for (const [i, sent] of answer.sent.entries()) {
-      // To the thread and behind the series' earlier requests; the request; the answer back.
-      stage.observe({ stage: 'handoff' }, Math.max(0, sent.startedAt - answer.postedAt) / 1000);
-      stage.observe({ stage: 'request' }, Math.max(0, sent.doneAt - sent.startedAt) / 1000);
-      stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - sent.doneAt) / 1000);
-      const event = events[i];
-      const startedAt = new Date(sent.startedAt);
-      const now = new Date(sent.doneAt);
-      const row = {
-        id: ids[i],
-        subscription: h.id,
-        eventId: event.id,
-        eventType: event.type,
-        status: 'pending' as const,
-        attempts: 0,
-        firstAttemptAt: null,
-        nextAttemptAt: startedAt,
-        lastAttemptAt: null,
-        lastStatusCode: null,
-        lastError: null,
-        deliveredAt: null,
-        createdAt: startedAt,
-      };
-      if (sent.outcome.ok) {
+      (answer) => {
+        // To the thread and behind the series' earlier requests; the request; the answer back.
+        stage.observe({ stage: 'handoff' }, Math.max(0, answer.startedAt - answer.postedAt) / 1000);
+        stage.observe({ stage: 'request' }, Math.max(0, answer.doneAt - answer.startedAt) / 1000);
+        stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
+        const i = delivered;
+        const event = events[i];
+        const startedAt = new Date(answer.startedAt);
+        const now = new Date(answer.doneAt);
+        const row = {
+          id: ids[i],
+          subscription: h.id,
+          eventId: event.id,
+          eventType: event.type,
+          status: 'pending' as const,
+          attempts: 0,
+          firstAttemptAt: null,
+          nextAttemptAt: startedAt,
+          lastAttemptAt: null,
+          lastStatusCode: null,
+          lastError: null,
+          deliveredAt: null,
+          createdAt: startedAt,
+        };
+        if (!answer.outcome.ok) {
+          failures.push({ event, row, outcome: answer.outcome, startedAt });
+          return;
+        }
         observe('succeeded', startedAt, now);
         metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
         successes.push({
@@ -558,18 +569,21 @@ export function createDispatcher(deps: {
             attempts: 1,
             firstAttemptAt: startedAt,
             lastAttemptAt: now,
-            lastStatusCode: sent.outcome.statusCode,
+            lastStatusCode: answer.outcome.statusCode,
             deliveredAt: now,
           },
         });
         h.confirmed = event.id;
         h.sent++;
-        continue;
-      }
-      await failedFast(h, event, row, sent.outcome, startedAt);
+        delivered++;
+      },
+    );
+    const [failed] = failures;
+    if (failed) {
+      await failedFast(h, failed.event, failed.row, failed.outcome, failed.startedAt);
       return false;
     }
-    return answer.sent.length === events.length;
+    return delivered === events.length;
   }
 
   /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */

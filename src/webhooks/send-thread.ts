@@ -1,5 +1,5 @@
 // The dispatcher's side of the sender thread (send-worker.ts): one worker, series of requests in
-// flight matched to their answers by number. Hand-written on node:worker_threads (as the JSON-LD
+// flight matched to their answers (one per request, as it comes) by number. Hand-written on node:worker_threads (as the JSON-LD
 // pool): one message type each way. If the thread dies, the requests in flight fail (they are retried
 // as any failed attempt) and the next request starts a new thread.
 import { Worker } from 'node:worker_threads';
@@ -13,12 +13,10 @@ const WORKER_FILE = new URL('./send-worker.ts', import.meta.url);
 
 type SendOptions = TargetPolicy & { timeoutMs: number; userAgent: string };
 
-/** A series' answer: when it was handed over and answered (ms, same clock as Sent's), and each outcome. */
-export interface SeriesAnswer {
+/** One message's answer: its outcome and times, when its series was handed over and when this answer came. */
+export interface Answer extends Sent {
   postedAt: number;
   answeredAt: number;
-  /** In order; shorter than the messages when one failed (it is the last). */
-  sent: Sent[];
 }
 
 export interface SendThread {
@@ -27,13 +25,17 @@ export interface SendThread {
     message: { id: string; body: string; secrets: string[] },
     options: SendOptions,
   ): Promise<Outcome>;
-  /** Sends one subscription's messages one after the other, stopping at the first that fails. */
+  /**
+   * Sends one subscription's messages one after the other, stopping at the first that fails; `each`
+   * hears every answer as it comes, in order. Resolves after the last.
+   */
   series(
     url: string,
     messages: { id: string; body: string }[],
     secrets: string[],
     options: SendOptions,
-  ): Promise<SeriesAnswer>;
+    each: (answer: Answer) => void,
+  ): Promise<void>;
   /** Starts the thread now if it is not running (it takes ~0.1 s): deliveries are coming. */
   warm(): void;
   close(): Promise<void>;
@@ -43,23 +45,24 @@ const clock = () => performance.timeOrigin + performance.now();
 
 export function createSendThread(): SendThread {
   let worker: Worker | null = null;
-  const pending = new Map<number, (sent: Sent[]) => void>();
+  const pending = new Map<number, (sent: Sent, last: boolean) => void>();
   let next = 1;
 
   function failAll(reason: string): void {
     const now = clock();
-    for (const resolve of pending.values())
-      resolve([{ outcome: { ok: false, statusCode: null, error: reason }, startedAt: now, doneAt: now }]);
+    const answers = [...pending.values()];
     pending.clear();
+    for (const answer of answers)
+      answer({ outcome: { ok: false, statusCode: null, error: reason }, startedAt: now, doneAt: now }, true);
   }
 
   function thread(): Worker {
     if (worker) return worker;
     const started = new Worker(WORKER_FILE);
     started.on('message', (done: SendDone) => {
-      const resolve = pending.get(done.n);
-      pending.delete(done.n);
-      resolve?.(done.sent);
+      const answer = pending.get(done.n);
+      if (done.last) pending.delete(done.n);
+      answer?.(done.sent, done.last);
     });
     const lost = (reason: string) => {
       if (worker !== started) return;
@@ -77,11 +80,15 @@ export function createSendThread(): SendThread {
     messages: { id: string; body: string }[],
     secrets: string[],
     options: SendOptions,
-  ): Promise<SeriesAnswer> {
+    each: (answer: Answer) => void,
+  ): Promise<void> {
     const n = next++;
     const postedAt = clock();
-    return new Promise<SeriesAnswer>((resolve) => {
-      pending.set(n, (sent) => resolve({ postedAt, answeredAt: clock(), sent }));
+    return new Promise<void>((resolve) => {
+      pending.set(n, (sent, last) => {
+        each({ ...sent, postedAt, answeredAt: clock() });
+        if (last) resolve();
+      });
       const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
       thread().postMessage({
         n,
@@ -96,8 +103,11 @@ export function createSendThread(): SendThread {
   return {
     series,
     async send(url, { id, body, secrets }, options) {
-      const answer = await series(url, [{ id, body }], secrets, options);
-      return answer.sent[0].outcome;
+      let outcome: Outcome = { ok: false, statusCode: null, error: 'no answer' };
+      await series(url, [{ id, body }], secrets, options, (answer) => {
+        outcome = answer.outcome;
+      });
+      return outcome;
     },
     warm() {
       thread();

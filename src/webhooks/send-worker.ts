@@ -2,9 +2,10 @@
 // answers each outcome. The HTTP client's work (connections, headers, TLS, the HMAC) is most of a
 // delivery's CPU; here it runs off the event loop that serves the API and fans events out to
 // WebSockets, so a burst of webhooks does not delay them.
-// A task is a series of one subscription's messages, sent one after the other (in order) and answered
-// together, stopping at the first that fails: a subscription with a backlog pays the hand-over
-// between threads once per series, not once per request.
+// A task is a series of one subscription's messages, sent one after the other (in order), stopping at
+// the first that fails; each outcome is answered as it comes (what a receiver saw is soon recorded),
+// but the next request does not wait for the dispatcher: a subscription with a backlog pays the
+// hand-over to this thread once per series, not once per request.
 import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
 import { createPools, type Outcome, sendWebhook, signers } from './sender.ts';
@@ -28,8 +29,9 @@ export interface Sent {
 
 export interface SendDone {
   n: number;
-  /** In order; shorter than the task's messages when one failed (it is the last). */
-  sent: Sent[];
+  sent: Sent;
+  /** The series' last answer: every message was sent, or this one failed. */
+  last: boolean;
 }
 
 const clock = () => performance.timeOrigin + performance.now();
@@ -50,10 +52,9 @@ function signerOf(secret: string): Webhook {
   return signer;
 }
 
-async function series(task: SendTask): Promise<Sent[]> {
+async function series(task: SendTask, answer: (done: SendDone) => void): Promise<void> {
   const secrets = task.secrets.map(signerOf);
-  const sent: Sent[] = [];
-  for (const message of task.messages) {
+  for (const [i, message] of task.messages.entries()) {
     const startedAt = clock();
     let outcome: Outcome;
     try {
@@ -61,10 +62,10 @@ async function series(task: SendTask): Promise<Sent[]> {
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: (error as Error).message };
     }
-    sent.push({ outcome, startedAt, doneAt: clock() });
-    if (!outcome.ok) break;
+    const last = !outcome.ok || i === task.messages.length - 1;
+    answer({ n: task.n, sent: { outcome, startedAt, doneAt: clock() }, last });
+    if (last) return;
   }
-  return sent;
 }
 
 port.on('message', (task: SendTask | 'close') => {
@@ -73,5 +74,5 @@ port.on('message', (task: SendTask | 'close') => {
     port.close();
     return;
   }
-  void series(task).then((sent) => port.postMessage({ n: task.n, sent } satisfies SendDone));
+  void series(task, (done) => port.postMessage(done));
 });
