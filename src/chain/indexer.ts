@@ -20,6 +20,7 @@ import {
   storedBlocks,
 } from './apply.ts';
 import { type Movement, movementsOf, type RpcLog } from './logs.ts';
+import { projectConfirmed } from './projection.ts';
 import { ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
 
 export type IndexerState = 'starting' | 'standby' | 'backfilling' | 'following' | 'paused' | 'stopped';
@@ -77,13 +78,14 @@ export class ChainIndexer {
   private readonly logger: Logger;
   private readonly hooks: IndexerHooks;
   private readonly leaseMs: number;
+  private readonly tokenImage: string;
 
   constructor(
     orm: Orm,
     endpoint: ChainEndpoint,
     settings: ChainSettings,
     logger: Logger,
-    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks } = {},
+    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks; tokenImage?: string } = {},
   ) {
     this.orm = orm;
     this.endpoint = endpoint;
@@ -93,6 +95,7 @@ export class ChainIndexer {
     this.holder = options.holder ?? randomUUID();
     this.leaseMs = options.leaseMs ?? Math.max(15_000, settings.pollMs * 5);
     this.rpc = new ChainRpc(endpoint, settings);
+    this.tokenImage = options.tokenImage ?? 'https://localhost/explorer/chain-token.svg';
   }
 
   get chainId(): number {
@@ -239,6 +242,13 @@ export class ChainIndexer {
       const confirmed = await confirmUpTo(this.orm, this.chainId, this.holder, confirmedUpTo);
       if (confirmed.length > 0) this.hooks.confirmed?.(confirmed);
     }
+    // Confirmed transfers into the ledger (also what a crash left between a batch and its cursor).
+    const projection = await projectConfirmed(this.orm, {
+      chainId: this.chainId,
+      holder: this.holder,
+      image: this.tokenImage,
+    });
+    if (projection.more) return 'progress';
     return progressed && this.indexedBlock !== null && this.indexedBlock < head ? 'progress' : 'idle';
   }
 
