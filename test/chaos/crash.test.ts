@@ -10,7 +10,7 @@ describe.each(DB_KINDS)('crash test on %s', (db) => {
     const report = await runCrashTest({
       db,
       kills: 2,
-      durationSeconds: 16,
+      durationSeconds: 10,
       clients: 8,
       players: 6,
       log: () => {},

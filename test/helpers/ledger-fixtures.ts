@@ -20,7 +20,11 @@ export const TEST_PUBLIC_URL = 'http://localhost:3000';
 
 export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture> {
   const database = await freshDatabase(kind);
-  const orm = await openDatabase({ ...database, poolMax: 30 });
+  // The fixtures fire up to 100 writes at once at one row: they queue for the pool's 30 connections
+  // behind one row lock, which on a loaded machine can take longer than the production wait for a
+  // connection (5 s, whose expiry is a fault tested in test/faults/). These tests are about the
+  // ledger's invariants, so they wait as long as it takes.
+  const orm = await openDatabase({ ...database, poolMax: 30, connectTimeoutMs: 60_000 });
   await migrate(orm);
   const ledger = createLedger({
     orm,

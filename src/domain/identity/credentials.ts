@@ -48,13 +48,7 @@ export type IssueRequest = Schemas['IssueCredentialRequest'];
 type UnsignedCredential = Omit<Schemas['IssuedVerifiableCredential'], 'proof'>;
 type CredentialSubject = UnsignedCredential['credentialSubject'];
 
-export interface IssuedCredentialView {
-  id: string;
-  type: CredentialType;
-  jwt: string | null;
-  credential: Record<string, unknown>;
-  status: { statusListCredential: string; statusListIndex: string; statusPurpose: string };
-}
+export type IssuedCredentialView = Schemas['IssuedCredential'];
 
 export interface CredentialContext {
   orm: Orm;

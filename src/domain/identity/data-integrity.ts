@@ -10,6 +10,7 @@ import type { Ed25519KeyPair } from '@digitalbazaar/ed25519-multikey';
 import { createVerifyCryptosuite as eddsaJcs2022 } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
 import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
 import jsigs, { type DocumentLoader } from 'jsonld-signatures';
+import type { components } from '../../../generated/openapi/types.ts';
 
 /** The cryptosuite this service signs with. */
 export const CRYPTOSUITE = 'eddsa-rdfc-2022';
@@ -30,24 +31,33 @@ const isVerifiedCryptosuite = (name: unknown): name is VerifiedCryptosuite =>
 
 type Json = Record<string, unknown>;
 
-/** Adds an `assertionMethod` proof made with `keyPair` (whose id is the verification method). */
-export async function addDataIntegrityProof(
-  document: Json,
+/** The proof `addDataIntegrityProof` adds (the contract's DataIntegrityProof). */
+export type AddedProof = components['schemas']['DataIntegrityProof'];
+
+/**
+ * Adds an `assertionMethod` proof made with `keyPair` (whose id is the verification method): the
+ * document as given, plus its `proof` (jsonld-signatures' eddsa-rdfc-2022 suite makes exactly the
+ * contract's DataIntegrityProof; test/unit/identity checks it against the published vectors).
+ */
+export async function addDataIntegrityProof<T extends Json>(
+  document: T,
   keyPair: Ed25519KeyPair,
   documentLoader: DocumentLoader,
   date = new Date(),
-): Promise<Json> {
+): Promise<T & { proof: AddedProof }> {
   // Proof `created` has second precision, like the published vectors.
   const suite = new DataIntegrityProof({
     signer: keyPair.signer(),
     cryptosuite: eddsaRdfc2022,
     date: new Date(Math.floor(date.getTime() / 1000) * 1000),
   });
-  return jsigs.sign(structuredClone(document), {
+  const signed = await jsigs.sign(structuredClone(document), {
     suite,
     purpose: new jsigs.purposes.AssertionProofPurpose(),
     documentLoader,
   });
+  // The library's boundary: it returns a plain object, the document with the proof it made.
+  return signed as T & { proof: AddedProof };
 }
 
 const UNREADABLE =

@@ -74,10 +74,7 @@ export function identityHandlers(
       const { userId, role } = caller(request);
       const issued = await identity.issueCredential({ userId, role }, request.body);
       ctx.set('Cache-Control', 'no-store');
-      // Not `respond`: the signed credential is built as an open JSON-LD object (credentials.ts),
-      // not yet as the contract's IssuedVerifiableCredential.
-      ctx.status = 201;
-      ctx.body = issued;
+      respond(ctx, 'issueCredential', 201, issued);
     },
 
     async verifyCredential(request, ctx) {

@@ -2,7 +2,8 @@
 // account operations around it: registration, login throttling, roles, applications, API keys.
 
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { KEY_CACHE_TTL_MS } from '../../../src/auth/api-keys.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { SigningKey } from '../../../src/db/entities/SigningKey.ts';
 import { User } from '../../../src/db/entities/User.ts';
@@ -254,13 +255,20 @@ describe.each(DB_KINDS)('protected API access on %s', (kind) => {
       const tokens = await login(t, dave.username);
       expect((await me(credentials(tokens.access_token, dave.apiKey))).body.role).toBe('admin');
       await t.app.orm.em.fork().nativeUpdate(User, { id: dave.userId }, { role: 'player' });
-      await new Promise((resolve) => setTimeout(resolve, 5100)); // the API-key lookup cache lifetime
-      const response = await t.http('PUT', `/api/v1/users/${dave.userId}/role`, {
-        headers: credentials(tokens.access_token, dave.apiKey),
-        body: { role: 'admin' },
-      });
-      expect(response.status).toBe(403);
-      expect((await me(credentials(tokens.access_token, dave.apiKey))).body.role).toBe('player');
+      // Past the API-key lookup cache's lifetime (KEY_CACHE_TTL_MS): only the clock moves on (timers
+      // and I/O stay real), so the test need not sleep through it.
+      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+      try {
+        vi.setSystemTime(Date.now() + KEY_CACHE_TTL_MS + 100);
+        const response = await t.http('PUT', `/api/v1/users/${dave.userId}/role`, {
+          headers: credentials(tokens.access_token, dave.apiKey),
+          body: { role: 'admin' },
+        });
+        expect(response.status).toBe(403);
+        expect((await me(credentials(tokens.access_token, dave.apiKey))).body.role).toBe('player');
+      } finally {
+        vi.useRealTimers();
+      }
     });
   });
 
