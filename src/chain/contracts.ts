@@ -75,7 +75,7 @@ export function contractView(contract: ChainContract): RegisteredContract {
 
 class ChainProblem extends UnprocessableError {}
 
-async function callView<T>(
+export async function callView<T>(
   rpc: ChainRpc,
   to: Address,
   abi: readonly unknown[],

@@ -68,26 +68,36 @@ function keyOf(contract: ChainContract, cursor: number): IdempotencyKey {
   };
 }
 
-/** Writes the chain_asset rows that are missing (idempotent; no lease needed: rows never change). */
+/**
+ * Writes the chain_asset rows that are missing (idempotent: an existing row, perhaps written by the
+ * metadata fetcher meanwhile, is kept; no lease needed, a token's row never changes its token) and
+ * answers the metadata already fetched, by asset id.
+ */
 async function ensureChainAssets(
   orm: Orm,
   contract: ChainContract,
   rows: { assetId: string; tokenId: string; caip19: string }[],
-): Promise<void> {
-  if (rows.length === 0) return;
+): Promise<Map<string, Record<string, unknown>>> {
+  const fetched = new Map<string, Record<string, unknown>>();
+  if (rows.length === 0) return fetched;
   const em = orm.em.fork();
-  const known = new Set(
-    (
-      await em.find(ChainAsset, { assetId: { $in: rows.map((row) => row.assetId) } }, { fields: ['assetId'] })
-    ).map((row) => row.assetId),
-  );
+  const known = new Set<string>();
+  for (let i = 0; i < rows.length; i += 500) {
+    const chunk = rows.slice(i, i + 500).map((row) => row.assetId);
+    for (const row of await em.find(ChainAsset, { assetId: { $in: chunk } })) {
+      known.add(row.assetId);
+      if (row.metadata) fetched.set(row.assetId, row.metadata);
+    }
+  }
   const missing = rows.filter((row) => !known.has(row.assetId));
-  if (missing.length === 0) return;
-  const reference = em.getReference(ChainContract, contract.id);
-  await em.insertMany(
-    ChainAsset,
-    missing.map((row) => ({ ...row, contract: reference })),
-  );
+  if (missing.length === 0) return fetched;
+  await em
+    .createQueryBuilder(ChainAsset)
+    .insert(missing.map((row) => ({ ...row, contract: contract.id })))
+    .onConflict('assetId')
+    .ignore()
+    .execute();
+  return fetched;
 }
 
 /**
@@ -148,7 +158,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
     const caip19 = caip19Of(token, movement.tokenId);
     tokens.set(movement.tokenId, { assetId: chainAssetId(caip19), tokenId: movement.tokenId, caip19 });
   }
-  await ensureChainAssets(orm, contract, [...tokens.values()]);
+  const fetched = await ensureChainAssets(orm, contract, [...tokens.values()]);
   const reads = readStatements(orm);
   const ids = [...tokens.values()].map((token) => token.assetId);
   const existingAssets = new Set<string>();
@@ -177,6 +187,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
     contract: token,
     movements,
     existingAssets,
+    fetched,
     balances,
     key,
     upTo,

@@ -52,18 +52,25 @@ const SYMBOL = /^[A-Z0-9]{1,12}$/;
 export function chainAsset(
   contract: ChainTokenContract,
   tokenId: string,
-  options: { image: string; owner: StoredAddress | null; at: Date },
+  options: { image: string; owner: StoredAddress | null; at: Date; fetched?: Record<string, unknown> | null },
 ): NewAsset & { caip19: string } {
   const caip19 = caip19Of(contract, tokenId);
   const label = contract.name?.trim() || contract.symbol?.trim() || contract.address;
   const nft = contract.standard === 'erc721';
+  // What the metadata fetcher read (src/chain/metadata.ts), when it was done before this creation.
+  const fetched = options.fetched ?? {};
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
   return {
     id: chainAssetId(caip19),
     caip19,
     kind: nft ? 'nft' : 'fungible',
-    name: (tokenId === '' ? label : `${label.slice(0, 120)} #${tokenId}`).slice(0, 200),
-    description: null,
-    metadata: { image: options.image, attributes: [], creator: label.slice(0, 200) },
+    name: text(fetched.name) ?? (tokenId === '' ? label : `${label.slice(0, 120)} #${tokenId}`).slice(0, 200),
+    description: text(fetched.description),
+    metadata: {
+      image: text(fetched.image) ?? options.image,
+      attributes: Array.isArray(fetched.attributes) ? fetched.attributes : [],
+      creator: label.slice(0, 200),
+    },
     collectionId: contract.collectionId,
     creatorId: contract.creatorId,
     symbol: !nft && contract.symbol && SYMBOL.test(contract.symbol) ? contract.symbol : null,
@@ -85,6 +92,8 @@ export interface ProjectionInput {
   movements: ChainMovement[];
   /** Asset ids of the contract's tokens already in the ledger. */
   existingAssets: ReadonlySet<string>;
+  /** Metadata the fetcher read, by asset id (used when the asset is created). */
+  fetched?: ReadonlyMap<string, Record<string, unknown>>;
   /** Ledger balances of (assetId, address) keys this batch would take below zero (history before fromBlock). */
   balances: ReadonlyMap<string, bigint>;
   /** The idempotency record of this batch: its id names the contract and the cursor it starts at. */
@@ -138,7 +147,8 @@ export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: n
     const caip19 = caip19Of(contract, m.tokenId);
     const assetId = chainAssetId(caip19);
     if (!input.existingAssets.has(assetId) && !assets.has(assetId)) {
-      assets.set(assetId, chainAsset(contract, m.tokenId, { image: input.image, owner: null, at }));
+      const fetched = input.fetched?.get(assetId) ?? null;
+      assets.set(assetId, chainAsset(contract, m.tokenId, { image: input.image, owner: null, at, fetched }));
       if (nft) newNfts.push(assetId);
     }
     if (nft) owners.set(assetId, m.to);
