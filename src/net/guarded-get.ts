@@ -37,14 +37,22 @@ export async function guardedGet(
   const problem = targetUrlProblem(target, options);
   if (problem) throw new GuardedGetError(`${target} ${problem}`, false);
   const url = new URL(target);
+  // One time limit for the name's resolution and the exchange (a resolver may hang too).
+  const signal = AbortSignal.timeout(options.timeoutMs);
   let pinned: { address: string; family: number };
   try {
-    pinned = await resolveTarget(url, options);
+    pinned = await Promise.race([
+      resolveTarget(url, options),
+      new Promise<never>((_, reject) =>
+        signal.addEventListener('abort', () => reject(new Error(`${url.host} did not resolve in time`)), {
+          once: true,
+        }),
+      ),
+    ]);
   } catch (error) {
-    throw new GuardedGetError((error as Error).message, false);
+    throw new GuardedGetError((error as Error).message, signal.aborted);
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const signal = AbortSignal.timeout(options.timeoutMs);
   return new Promise((resolve, reject) => {
     const req = send(url, {
       method: 'GET',
