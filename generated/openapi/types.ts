@@ -973,7 +973,7 @@ export interface paths {
          * Mint supply of a currency
          * @description Creates `amount` new units of a currency and credits them to `to` (any wallet, such as a player's). Only the currency's creator or an admin may mint, and the caller's role must be `studio` or `admin`. The mint is recorded as a completed transfer from the zero address `0x0000000000000000000000000000000000000000`: the balance, the total supply, the transfer and its `newTransfer` event are written in one transaction, so the supply never passes `maxSupply`, even under concurrent mints. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 409 `/problems/asset-on-chain` when the currency is an on-chain ERC-20 or ERC-1155 token (its supply changes on chain only); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["mintCurrency"];
         delete?: never;
@@ -1081,7 +1081,7 @@ export interface paths {
          * Transfer an asset
          * @description Moves `amount` of an asset from `from`, a wallet the caller controls, to `to`. For an NFT the amount is exactly `"1"` and `from` must be its owner; for a currency it is a positive amount with at most the currency's `decimals` fractional digits. The debit, the credit, the transfer record and its `newTransfer` event are written in one transaction, with the balances locked: the answer is a `completed` transfer, or an error and no change at all. No balance ever goes negative and the supply is conserved, under any number of concurrent transfers. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without moving anything again.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 409 `/problems/asset-on-chain` when the asset is an on-chain token (`source.type: chain`: it moves on its chain, the ledger only mirrors it); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransfer"];
         delete?: never;
@@ -1867,9 +1867,10 @@ export interface components {
         };
         /**
          * AssetId
-         * @description The id of an asset. NFTs have generated ids `nft_` + 26 Crockford base32 characters (a ULID, time-ordered); game currencies have the id their studio chose, a lowercase slug such as `gold` (letters, digits and `-`, 2 to 32 characters, starting with a letter). The two forms never collide, and both are valid wherever an `asset_id` is expected.
+         * @description The id of an asset. NFTs have generated ids `nft_` + 26 Crockford base32 characters (a ULID, time-ordered); game currencies have the id their studio chose, a lowercase slug such as `gold` (letters, digits and `-`, 2 to 32 characters, starting with a letter); on-chain tokens have `chn_` + 26 Crockford base32 characters, the first 130 bits of the SHA-256 of the token's CAIP-19 id (`eip155:<chainId>/<erc721|erc1155|erc20>:<EIP-55 address>[/<tokenId>]`), which the asset's `source.caip19` carries (a CAIP-19 id is longer than 32 characters and holds `/` and `:`). The three forms never collide, and all are valid wherever an `asset_id` is expected.
          * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
          * @example gold
+         * @example chn_5Q2W8E3R7T1Y9V4J6K0P2A8S5D
          */
         AssetId: string;
         /**
@@ -1946,8 +1947,33 @@ export interface components {
          */
         Timestamp: string;
         /**
+         * ChainStandard
+         * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
+         * @example erc721
+         * @enum {string}
+         */
+        ChainStandard: "erc721" | "erc1155" | "erc20";
+        /**
+         * AssetSource
+         * @description Where an asset lives. `ledger`: this service's ledger, moved by `POST /api/v1/transfer`. `chain`: a token of a registered contract on an EVM chain; the ledger mirrors its confirmed transfers (holdings, supply, owner, history, events) and refuses to move it (409 `/problems/asset-on-chain`).
+         */
+        AssetSource: {
+            /** @constant */
+            type: "ledger";
+        } | {
+            /** @constant */
+            type: "chain";
+            chainId: components["schemas"]["ChainId"];
+            standard: components["schemas"]["ChainStandard"];
+            contract: components["schemas"]["Address"];
+            /** @description The token id (decimal digits) for ERC-721 and ERC-1155; null for an ERC-20. */
+            tokenId: string | null;
+            /** @description The token's CAIP-19 id: `eip155:<chainId>/<standard>:<EIP-55 address>/<tokenId>`, or without `/<tokenId>` for an ERC-20. */
+            caip19: string;
+        };
+        /**
          * Asset
-         * @description A game asset: a unique NFT-style item (`kind: nft`, exactly one owner) or a fungible game currency (`kind: fungible`, balances per wallet). NFT-only fields (`owner`) are null for currencies; currency-only fields (`symbol`, `decimals`, `totalSupply`, `maxSupply`) are null for NFTs.
+         * @description A game asset: a unique NFT-style item (`kind: nft`, exactly one owner) or a fungible game currency (`kind: fungible`, balances per wallet). NFT-only fields (`owner`) are null for currencies; currency-only fields (`symbol`, `decimals`, `totalSupply`, `maxSupply`) are null for NFTs. An on-chain token (`source.type: chain`) is an `nft` for ERC-721 and a `fungible` for ERC-20 and ERC-1155 (decimals 0), read-only through the ledger's writes.
          */
         Asset: {
             id: components["schemas"]["AssetId"];
@@ -1967,6 +1993,8 @@ export interface components {
             /** @description Cap on a currency's supply, or null when uncapped (and for an NFT). */
             maxSupply: components["schemas"]["Amount"] | null;
             createdAt: components["schemas"]["Timestamp"];
+            /** @description Where the asset lives (`ledger` or `chain`). Every answer carries it; it is optional only because `newNFT` events stored before it existed do not. */
+            source?: components["schemas"]["AssetSource"];
         };
         /**
          * AssetOwner
@@ -2869,13 +2897,6 @@ export interface components {
             /** @description What the collection is. */
             description?: string;
         };
-        /**
-         * ChainStandard
-         * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
-         * @example erc721
-         * @enum {string}
-         */
-        ChainStandard: "erc721" | "erc1155" | "erc20";
         /**
          * ChainContract
          * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20).
@@ -7789,23 +7810,13 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `from` holds less than `amount`, or does not own the NFT. Nothing moved. */
+            /** @description `from` holds less than `amount`, or does not own the NFT; or the asset is on chain (it moves on its chain, not through the ledger). Nothing moved. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "/problems/insufficient-balance",
-                     *       "title": "Insufficient balance",
-                     *       "status": 409,
-                     *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
-                     *       "instance": "/api/v1/transfer",
-                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };

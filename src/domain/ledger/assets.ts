@@ -10,6 +10,7 @@ import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
+import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { newNftEvent, newTransferEvent } from './outbox.ts';
@@ -212,6 +213,7 @@ export function createAssetService(
       // The currency's creator, decimals, cap and collection never change once it exists.
       const currency = await orm.em.fork().findOne(Asset, { id: currencyId, kind: 'fungible' });
       if (!currency) throw new NotFoundError(`No currency with id ${currencyId}.`);
+      if (isChainAssetId(currencyId)) throw new AssetOnChainError(currencyId);
       if (actor.role !== 'admin' && currency.creator.id !== actor.userId) {
         throw new ForbiddenError(`Only the creator of ${currencyId} or an admin may mint it.`);
       }

@@ -11,6 +11,7 @@ import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { assetNotFound } from './assets.ts';
+import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, StoredResponse, WriteResult } from './idempotency.ts';
 import { newTransferEvent } from './outbox.ts';
@@ -169,6 +170,7 @@ export function createTransferService(
       let amount: bigint;
       try {
         asset = await factsOf(input.assetId);
+        if (isChainAssetId(asset.id)) throw new AssetOnChainError(asset.id);
         amount = amountOf(asset, input.amount);
       } catch (error) {
         const earlier = await earlierAnswer(actor, input, key);

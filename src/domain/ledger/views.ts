@@ -19,6 +19,7 @@ export type TransferView = Schemas['Transfer'];
 export type PriceView = Schemas['Price'];
 export type WalletView = Schemas['Wallet'];
 export type CollectionView = Schemas['Collection'];
+export type AssetSourceView = Schemas['AssetSource'];
 
 /** Decimals of an asset's amounts: an NFT is indivisible. */
 export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {
@@ -39,7 +40,34 @@ export type AssetFields = Pick<
   | 'totalSupply'
   | 'maxSupply'
   | 'createdAt'
-> & { collection: { id: string } };
+> & {
+  collection: { id: string };
+  /** An on-chain token's CAIP-19 id (chain_asset.caip19); absent or null for a ledger asset. */
+  caip19?: string | null;
+};
+
+const CAIP19 = /^eip155:([0-9]+)\/(erc721|erc1155|erc20):(0x[0-9a-fA-F]{40})(?:\/([0-9]+))?$/;
+
+/** Where an asset lives: the ledger, or the chain token its CAIP-19 id names. */
+export function assetSourceOf(caip19: string | null | undefined): AssetSourceView {
+  const match = caip19 ? CAIP19.exec(caip19) : null;
+  if (!caip19 || !match) return { type: 'ledger' };
+  const [, chainId, standard, contract, tokenId] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  return {
+    type: 'chain',
+    chainId: Number(chainId),
+    standard: standard as 'erc721' | 'erc1155' | 'erc20',
+    contract,
+    tokenId: tokenId ?? null,
+    caip19,
+  };
+}
 
 export function assetView(asset: AssetFields): AssetView {
   const decimals = decimalsOf(asset);
@@ -56,6 +84,7 @@ export function assetView(asset: AssetFields): AssetView {
     totalSupply: asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimals),
     maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
     createdAt: asset.createdAt.toISOString(),
+    source: assetSourceOf(asset.caip19),
   };
 }
 
