@@ -982,6 +982,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/assets/{asset_id}/burn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Burn an NFT or an amount of a currency
+         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls: for an NFT the amount is exactly `"1"` and `from` must own it; for a currency it is a positive amount with at most the currency's `decimals` fractional digits, and the currency's `totalSupply` goes down by it. The burn is recorded as a completed transfer to the zero address `0x0000000000000000000000000000000000000000` (the mirror of a mint, which comes from it): the debit, the supply, the transfer and its `newTransfer` event are written in one transaction. A burned NFT stays readable: `GET /assets/{asset_id}` answers it with `burned: true` and `owner: null`, it has no holder, and it never moves again (a transfer or burn of it answers 409 `/problems/insufficient-balance`). Only the holder burns; `Location` names the transfer. Send an `Idempotency-Key`: a retry with the same key and body returns the first result without burning twice.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has this id; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT, or it is already burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["burnAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assets": {
         parameters: {
             query?: never;
@@ -1084,6 +1112,28 @@ export interface paths {
          *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfer/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer several assets atomically
+         * @description Applies up to 50 transfers (legs) as one transaction: every leg commits, or none does and nothing changes. Each leg is checked like `POST /api/v1/transfer` (the caller controls its `from`, `from` holds the amount, the amount fits the asset's decimals, `from` differs from `to` and `to` is not the zero address); several legs may debit the same holding, and together they must fit its balance (a wallet can pass on in a later leg only what it held before the batch). The answer lists the completed transfers in the order of the legs, under the operation's id (`op_...`); each transfer has its own `newTransfer` event, and the batch's events are consecutive in the event stream. One `Idempotency-Key` covers the whole batch: a retry with the same key and body returns the first result without moving anything again.
+         *
+         *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createTransferBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1956,7 +2006,7 @@ export interface components {
             description: string | null;
             metadata: components["schemas"]["AssetMetadata"];
             collection: components["schemas"]["CollectionId"];
-            /** @description The wallet holding the NFT (EIP-55); null for a currency. */
+            /** @description The wallet holding the NFT (EIP-55); null for a currency and for a burned NFT. */
             owner: components["schemas"]["Address"] | null;
             /** @description Ticker of a currency, such as `GOLD`; null for an NFT. */
             symbol: string | null;
@@ -1967,6 +2017,8 @@ export interface components {
             /** @description Cap on a currency's supply, or null when uncapped (and for an NFT). */
             maxSupply: components["schemas"]["Amount"] | null;
             createdAt: components["schemas"]["Timestamp"];
+            /** @description True for an NFT that was burned (`POST /api/v1/assets/{asset_id}/burn`): it has no owner and never moves again. False otherwise (a currency's burns lower its `totalSupply` instead). */
+            burned?: boolean;
         };
         /**
          * AssetOwner
@@ -3037,6 +3089,20 @@ export interface components {
             failureReason: string | null;
         };
         /**
+         * BurnRequest
+         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls. The burn is a transfer to the zero address `0x0000000000000000000000000000000000000000`.
+         * @example {
+         *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "amount": "1"
+         *     }
+         */
+        BurnRequest: {
+            /** @description The wallet the asset is burned from; the caller must control it. */
+            from: components["schemas"]["Address"];
+            /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
          * MyAssetHolding
          * @description An asset held by one of the caller's wallets, and how much of it.
          */
@@ -3181,6 +3247,38 @@ export interface components {
             to: components["schemas"]["Address"];
             /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
             amount: components["schemas"]["Amount"];
+        };
+        /**
+         * TransferBatchRequest
+         * @description Up to 50 transfers (legs) applied as one transaction: all of them or none. Each leg is a `TransferRequest` and is checked like a single transfer.
+         * @example {
+         *       "legs": [
+         *         {
+         *           "assetId": "gold",
+         *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "amount": "12.5"
+         *         },
+         *         {
+         *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+         *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "amount": "1"
+         *         }
+         *       ]
+         *     }
+         */
+        TransferBatchRequest: {
+            legs: components["schemas"]["TransferRequest"][];
+        };
+        /**
+         * TransferBatch
+         * @description An applied batch of transfers: the operation's id and its completed transfers, in the order of the request's legs. Each transfer is also readable at `/api/v1/transfers/{id}`, and each has its own `newTransfer` event; the events of one batch are consecutive in the event stream (they are written in the batch's one transaction).
+         */
+        TransferBatch: {
+            /** @description The operation's id, `op_` + a ULID. */
+            id: string;
+            transfers: components["schemas"]["Transfer"][];
         };
         /**
          * TransferPage
@@ -7317,6 +7415,147 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    burnAsset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "amount": "2.5"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BurnRequest"];
+            };
+        };
+        responses: {
+            /** @description The completed burn, as a transfer to the zero address. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description The transfer, `/api/v1/transfers/{id}`.
+                     * @example /api/v1/transfers/tr_01JD3Z9D4E6F8G0H2J4K6M8N0P
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tr_01JD3Z9D4E6F8G0H2J4K6M8N0P",
+                     *       "assetId": "gold",
+                     *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "to": "0x0000000000000000000000000000000000000000",
+                     *       "amount": "2.5",
+                     *       "status": "completed",
+                     *       "createdAt": "2026-11-22T09:20:00.000Z",
+                     *       "completedAt": "2026-11-22T09:20:00.000Z",
+                     *       "failureReason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /** @description The amount does not fit the asset, `from` has a wrong EIP-55 checksum, or the request is invalid; `errors` lists each invalid field. Nothing was burned. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control `from`. Nothing was burned. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/wallet-not-controlled",
+                     *       "title": "Wallet not controlled",
+                     *       "status": 403,
+                     *       "detail": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB is not one of your wallets.",
+                     *       "instance": "/api/v1/assets/gold/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No asset has this id. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "No asset with id silver.",
+                     *       "instance": "/api/v1/assets/silver/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `from` holds less than `amount`, does not own the NFT, or the NFT is already burned. Nothing was burned. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 1 gold, less than 2.5.",
+                     *       "instance": "/api/v1/assets/gold/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMyAssets: {
         parameters: {
             query?: {
@@ -7803,6 +8042,154 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
                      *       "instance": "/api/v1/transfer",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTransferBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "legs": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "amount": "12.5"
+                 *         },
+                 *         {
+                 *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                 *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "amount": "1"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TransferBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The applied batch. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3Z7A1B2C3D4E5F6G7H8J9M",
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "assetId": "gold",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "12.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:31:00.000Z",
+                     *           "completedAt": "2026-11-22T09:31:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9N",
+                     *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:31:00.000Z",
+                     *           "completedAt": "2026-11-22T09:31:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransferBatch"];
+                };
+            };
+            /** @description The amount does not fit the asset, an address has a wrong EIP-55 checksum, or the body is invalid; `errors` lists each invalid field. Nothing moved. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control a leg's `from`. Nothing moved. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A leg's asset does not exist. Nothing moved. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Leg 2: no asset with id silver.",
+                     *       "instance": "/api/v1/transfer/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A wallet holds less than its legs take, or does not own an NFT. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "Leg 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
+                     *       "instance": "/api/v1/transfer/batch",
                      *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */

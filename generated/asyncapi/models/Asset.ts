@@ -15,4 +15,5 @@ export interface Asset {
   'totalSupply': string | null;
   'maxSupply': string | null;
   'createdAt': string;
+  'burned'?: boolean;
 }
