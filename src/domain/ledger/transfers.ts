@@ -301,11 +301,15 @@ export function createTransferService(
           throw notControlled(leg.from, leg.place);
         }
         if (guard.kind !== 'holds') throw new Error(`Unexpected guard ${guard.kind}.`);
-        const { leg, total } = debits.get(`${guard.assetId}\u0000${guard.wallet}`) as {
-          leg: Leg;
-          total: bigint;
-        };
-        throw insufficient(leg, outcome.found ?? 0n, total);
+        // Names the leg at which the holding's running debit first passes what it held.
+        const found = outcome.found ?? 0n;
+        let taken = 0n;
+        const mine = legs.filter((leg) => leg.asset.id === guard.assetId && leg.from === guard.wallet);
+        const leg = mine.find((leg) => {
+          taken += leg.amount;
+          return taken > found;
+        }) as Leg;
+        throw insufficient(leg, found, taken);
       }
     }
   }
