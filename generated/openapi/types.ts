@@ -882,6 +882,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{collection_id}/mint/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint many NFTs and currency amounts at once (airdrop)
+         * @description Mints up to 100 items into the collection as one transaction, all or none: new NFTs owned by any wallets, and supply of the collection's currencies credited to any wallets. The caller's role must be `studio` or `admin`, the caller must own the collection (any, for an admin) and have created each currency minted (any, for an admin). Each item is checked like its single operation; the supply of each currency, summed over the batch, must stay within `maxSupply`. Each NFT has its `newNFT` event and each currency mint its `newTransfer` (from the zero address), consecutive in the event stream. One `Idempotency-Key` covers the whole batch: a retry with the same key and body returns the first result without minting twice.
+         *
+         *     Errors name the rejected item by its index from 0 in `detail` (`Item 3: ...`) and in `errors[].pointer` (`/body/items/{i}/...`): 400 `/problems/invalid-amount` when an amount does not fit its currency; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a malformed field, no items or more than 100, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller owns neither the collection nor (for a currency) created it; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 404 `/problems/not-found` when the collection does not exist or a currency is not one of its currencies; 409 `/problems/max-supply-exceeded` when a currency's supply would pass its `maxSupply`; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["mintBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/{collection_id}/contracts": {
         parameters: {
             query?: never;
@@ -2922,6 +2950,98 @@ export interface components {
             description?: string;
         };
         /**
+         * MintBatchItem
+         * @description One mint of a batch; exactly one of `nft` or (`currency` and `amount`).
+         */
+        MintBatchItem: {
+            /** @description The wallet that will own the new NFT (any wallet, such as a player's). */
+            to: components["schemas"]["Address"];
+            nft: {
+                name: string;
+                description?: string;
+                metadata: components["schemas"]["AssetMetadata"];
+            };
+        } | {
+            /** @description The wallet credited with the new supply. */
+            to: components["schemas"]["Address"];
+            /** @description A currency of the collection, created by the caller (any, for an admin). */
+            currency: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * MintBatchRequest
+         * @description Up to 100 mints (an airdrop) into the collection, applied as one transaction: all or none. An item with `nft` creates a new NFT owned by `to`; an item with `currency` and `amount` mints supply of one of the collection's currencies to `to`. `to` is any wallet but the zero address.
+         * @example {
+         *       "items": [
+         *         {
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "nft": {
+         *             "name": "Founder's Badge",
+         *             "metadata": {
+         *               "image": "https://cdn.example-game.com/items/badge.png",
+         *               "attributes": [],
+         *               "creator": "Example Studio"
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "currency": "gold",
+         *           "amount": "100"
+         *         }
+         *       ]
+         *     }
+         */
+        MintBatchRequest: {
+            items: components["schemas"]["MintBatchItem"][];
+        };
+        /**
+         * TransferStatus
+         * @description Lifecycle of a transfer: `pending` while it is being applied, then `completed` (the move is in the ledger) or `failed` (nothing moved; `failureReason` says why).
+         * @enum {string}
+         */
+        TransferStatus: "pending" | "completed" | "failed";
+        /**
+         * Transfer
+         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`.
+         * @example {
+         *       "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+         *       "assetId": "gold",
+         *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "12.5",
+         *       "status": "completed",
+         *       "createdAt": "2026-11-22T09:31:00.000Z",
+         *       "completedAt": "2026-11-22T09:31:00.004Z",
+         *       "failureReason": null
+         *     }
+         */
+        Transfer: {
+            /** @description Transfer id, `tr_` + a ULID. */
+            id: string;
+            assetId: components["schemas"]["AssetId"];
+            from: components["schemas"]["Address"];
+            to: components["schemas"]["Address"];
+            amount: components["schemas"]["Amount"];
+            status: components["schemas"]["TransferStatus"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When the transfer completed or failed; null while pending. */
+            completedAt: components["schemas"]["Timestamp"] | null;
+            /** @description Why a failed transfer failed (a problem type URI); null otherwise. */
+            failureReason: string | null;
+        };
+        /**
+         * MintBatch
+         * @description An applied batch mint: the operation's id, the new NFTs and the currency mints (each a transfer from the zero address), each list in the order of the request's items. Every item has its own event (`newNFT`, `newTransfer`), consecutive in the event stream.
+         */
+        MintBatch: {
+            /** @description The operation's id, `op_` + a ULID. */
+            id: string;
+            nfts: components["schemas"]["Asset"][];
+            mints: components["schemas"]["Transfer"][];
+        };
+        /**
          * ChainStandard
          * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
          * @example erc721
@@ -3052,41 +3172,6 @@ export interface components {
             to: components["schemas"]["Address"];
             /** @description A positive amount with at most the currency's `decimals` fractional digits. */
             amount: components["schemas"]["Amount"];
-        };
-        /**
-         * TransferStatus
-         * @description Lifecycle of a transfer: `pending` while it is being applied, then `completed` (the move is in the ledger) or `failed` (nothing moved; `failureReason` says why).
-         * @enum {string}
-         */
-        TransferStatus: "pending" | "completed" | "failed";
-        /**
-         * Transfer
-         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`.
-         * @example {
-         *       "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
-         *       "assetId": "gold",
-         *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
-         *       "amount": "12.5",
-         *       "status": "completed",
-         *       "createdAt": "2026-11-22T09:31:00.000Z",
-         *       "completedAt": "2026-11-22T09:31:00.004Z",
-         *       "failureReason": null
-         *     }
-         */
-        Transfer: {
-            /** @description Transfer id, `tr_` + a ULID. */
-            id: string;
-            assetId: components["schemas"]["AssetId"];
-            from: components["schemas"]["Address"];
-            to: components["schemas"]["Address"];
-            amount: components["schemas"]["Amount"];
-            status: components["schemas"]["TransferStatus"];
-            createdAt: components["schemas"]["Timestamp"];
-            /** @description When the transfer completed or failed; null while pending. */
-            completedAt: components["schemas"]["Timestamp"] | null;
-            /** @description Why a failed transfer failed (a problem type URI); null otherwise. */
-            failureReason: string | null;
         };
         /**
          * BurnRequest
@@ -6870,6 +6955,200 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    mintBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "nft": {
+                 *             "name": "Founder's Badge",
+                 *             "metadata": {
+                 *               "image": "https://cdn.example-game.com/items/badge.png",
+                 *               "attributes": [],
+                 *               "creator": "Example Studio"
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "currency": "gold",
+                 *           "amount": "100"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MintBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The applied batch. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3Z7A1B2C3D4E5F6G7H8J9M",
+                     *       "nfts": [
+                     *         {
+                     *           "id": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "kind": "nft",
+                     *           "name": "Founder's Badge",
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/badge.png",
+                     *             "attributes": [],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "collection": "dawn-quest",
+                     *           "owner": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "symbol": null,
+                     *           "decimals": null,
+                     *           "totalSupply": null,
+                     *           "maxSupply": null,
+                     *           "createdAt": "2026-11-22T09:20:00.000Z",
+                     *           "burned": false
+                     *         }
+                     *       ],
+                     *       "mints": [
+                     *         {
+                     *           "id": "tr_01JD3Z9D4E6F8G0H2J4K6M8N0P",
+                     *           "assetId": "gold",
+                     *           "from": "0x0000000000000000000000000000000000000000",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "100",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:20:00.000Z",
+                     *           "completedAt": "2026-11-22T09:20:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MintBatch"];
+                };
+            };
+            /** @description An amount does not fit its currency, an address has a wrong EIP-55 checksum, or the request is invalid; `errors` lists each invalid field. Nothing was minted. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/invalid-amount",
+                     *       "title": "Invalid amount",
+                     *       "status": 400,
+                     *       "detail": "Item 1: amount 100.001 has more than the 2 fractional digits of gold.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f",
+                     *       "errors": [
+                     *         {
+                     *           "pointer": "/body/items/1/amount",
+                     *           "detail": "at most 2 fractional digits"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `assets:write`, the caller's role may not mint, or the caller owns neither the collection nor a currency minted. Nothing was minted. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Only the owner of the collection dawn-quest or an admin may add assets to it.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No collection has this id, or a currency is not one of its currencies. Nothing was minted. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Item 1: no currency silver in the collection dawn-quest.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A currency's supply would pass its `maxSupply`. Nothing was minted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/max-supply-exceeded",
+                     *       "title": "Max supply exceeded",
+                     *       "status": 409,
+                     *       "detail": "Item 1: minting 600 gold in this batch would bring the supply to 1000100, past its max supply 1000000.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

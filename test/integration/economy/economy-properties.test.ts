@@ -110,7 +110,7 @@ describe.each(DB_KINDS)('economy invariants on %s', (kind) => {
           to: users[(from + l.shift) % users.length].wallet as StoredAddress,
           amount: l.nft === null ? String(l.amount) : '1',
         });
-        const calls = operations.flatMap((operation, i) => {
+        const calls = operations.flatMap<() => Promise<unknown>>((operation, i) => {
           const count = <T extends { replayed: boolean }>(result: T) => {
             if (!result.replayed) applied[operation.op]++;
             return result;
