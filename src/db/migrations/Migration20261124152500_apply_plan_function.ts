@@ -18,7 +18,7 @@ import { DualPlatformMigration } from '../dual-platform-migration.ts';
  * then the rows its inserts and updates touch, the counters last, the outbox writers' shared lock
  * (src/events/outbox-lock.ts) right before the event rows draw their ids.
  */
-const APPLY_PLAN = `create function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb
+export const APPLY_PLAN = `create function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb
 language plpgsql as $body$
 declare
   v_at timestamptz := (p->>'at')::timestamptz;

@@ -7,6 +7,7 @@ import { Migration20261124114502_ledger_change } from './Migration20261124114502
 import { Migration20261124121157_webhooks } from './Migration20261124121157_webhooks.ts';
 import { Migration20261124150632_chain_assets } from './Migration20261124150632_chain_assets.ts';
 import { Migration20261124152500_apply_plan_function } from './Migration20261124152500_apply_plan_function.ts';
+import { Migration20261124181500_apply_plan_without_cursors } from './Migration20261124181500_apply_plan_without_cursors.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -17,4 +18,5 @@ export const migrationsList = [
   Migration20261124121157_webhooks,
   Migration20261124150632_chain_assets,
   Migration20261124152500_apply_plan_function,
+  Migration20261124181500_apply_plan_without_cursors,
 ];
