@@ -99,6 +99,22 @@ class MaxSupplyExceededError extends ConflictError {
   }
 }
 
+/** A mint's answer: a completed transfer from the zero address. */
+function mintView(
+  id: string,
+  currencyId: string,
+  to: StoredAddress,
+  amount: bigint,
+  decimals: number,
+  at: Date,
+): TransferView {
+  const fields = { fromAddress: ZERO_ADDRESS, toAddress: to, amount, status: 'completed' as const };
+  return transferView(
+    { id, asset: { id: currencyId }, ...fields, failureReason: null, createdAt: at, completedAt: at },
+    decimals,
+  );
+}
+
 export function assetNotFound(id: string): NotFoundError {
   return new NotFoundError(`No asset with id ${id}.`);
 }
@@ -274,20 +290,7 @@ export function createAssetService(
               item: i,
             });
           const id = newId('tr');
-          const view = transferView(
-            {
-              id,
-              asset: { id: currency.id },
-              fromAddress: ZERO_ADDRESS,
-              toAddress: item.to,
-              amount,
-              status: 'completed',
-              failureReason: null,
-              createdAt: at,
-              completedAt: at,
-            },
-            decimals,
-          );
+          const view = mintView(id, currency.id, item.to, amount, decimals, at);
           plan.balances.push({ assetId: currency.id, wallet: item.to, delta: amount });
           plan.transfers.push({
             id,
@@ -411,20 +414,7 @@ export function createAssetService(
       });
       const at = new Date();
       const id = newId('tr');
-      const view = transferView(
-        {
-          id,
-          asset: { id: currencyId },
-          fromAddress: ZERO_ADDRESS,
-          toAddress: input.to,
-          amount,
-          status: 'completed',
-          failureReason: null,
-          createdAt: at,
-          completedAt: at,
-        },
-        decimals,
-      );
+      const view = mintView(id, currencyId, input.to, amount, decimals, at);
       const maxSupply = currency.maxSupply ?? null;
       return applyWrite(
         store,

@@ -314,6 +314,30 @@ export function createTransferService(
     }
   }
 
+  /** One transfer or burn (`to` the zero address), answered with its transfer. */
+  async function applySingle(
+    actor: Actor,
+    input: TransferInput,
+    key: IdempotencyKey | undefined,
+    what: 'transfer' | 'burn',
+  ): Promise<WriteResult<TransferView>> {
+    let leg: Leg;
+    try {
+      const asset = await factsOf(input.assetId);
+      const amount = amountOf(asset, input.amount, SINGLE, what);
+      leg = { asset, amount, from: input.from, to: input.to, place: SINGLE };
+    } catch (error) {
+      const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
+      if (earlier) return earlier;
+      throw error;
+    }
+    return applyLegs(actor, [leg], key, new Date(), ([view]) => ({
+      status: 201,
+      body: view,
+      headers: { Location: `/api/v1/transfers/${view.id}` },
+    }));
+  }
+
   return {
     async create(actor, input, idempotencyKey) {
       checkEndpoints(input);
@@ -323,20 +347,7 @@ export function createTransferService(
         key: idempotencyKey,
         request: input,
       });
-      let leg: Leg;
-      try {
-        const asset = await factsOf(input.assetId);
-        leg = { asset, amount: amountOf(asset, input.amount), from: input.from, to: input.to, place: SINGLE };
-      } catch (error) {
-        const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
-        if (earlier) return earlier;
-        throw error;
-      }
-      return applyLegs(actor, [leg], key, new Date(), ([view]) => ({
-        status: 201,
-        body: view,
-        headers: { Location: `/api/v1/transfers/${view.id}` },
-      }));
+      return applySingle(actor, input, key, 'transfer');
     },
 
     async batch(actor, inputs, idempotencyKey) {
@@ -394,21 +405,7 @@ export function createTransferService(
         key: idempotencyKey,
         request: input,
       });
-      let leg: Leg;
-      try {
-        const asset = await factsOf(input.assetId);
-        const amount = amountOf(asset, input.amount, SINGLE, 'burn');
-        leg = { asset, amount, from: input.from, to: ZERO_ADDRESS, place: SINGLE };
-      } catch (error) {
-        const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
-        if (earlier) return earlier;
-        throw error;
-      }
-      return applyLegs(actor, [leg], key, new Date(), ([view]) => ({
-        status: 201,
-        body: view,
-        headers: { Location: `/api/v1/transfers/${view.id}` },
-      }));
+      return applySingle(actor, { ...input, to: ZERO_ADDRESS }, key, 'burn');
     },
 
     async get(id) {
