@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from 'koa';
-import { OpenAPIBackend, type Operation, type Request } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIValidator, type Operation, type Request } from 'openapi-backend';
 import type { Authenticator } from '../auth/caller.ts';
 import type { ContractOperation, OperationGuard, OperationIndex } from '../contract/operations.ts';
 import { AppError, NotFoundError, ValidationError } from '../domain/errors.ts';
@@ -178,24 +178,31 @@ export async function createContractRouter(
  * outcomes as its handleRequest, minus the work it repeats per request.
  */
 async function compileValidators(document: Record<string, unknown>): Promise<OpenApi31Backend> {
+  // The document is dereferenced by openapi-backend's init (json-schema-ref-parser, which keeps the
+  // keywords beside a `$ref`, as OpenAPI 3.1 allows: e.g. CreateCollectionRequest's `not`); the
+  // validator is then made here with lazy compilation: prepareOperations asks for each operation's
+  // request validators (so each is still compiled before the first request), while the response
+  // validators, which openapi-backend compiles at init for every operation and which the service
+  // never uses (the tests check answers against the contract themselves), are never built. That
+  // was half of the service's start-up time. (openapi-backend's `quick` option also compiles lazily,
+  // but dereferences with a library that drops the keywords beside a `$ref`.)
   const api = new OpenApi31Backend({
     definition: structuredClone(document) as never,
     strict: true,
-    validate: true,
-    // Compile validators on demand: prepareOperations asks for each operation's request validators
-    // (so every one is still compiled before the first request); the response validators, which
-    // openapi-backend would otherwise compile at start for every operation and which the service
-    // never uses (the tests check responses against the contract themselves), are never built.
-    // Half of the service's start-up time went there. (quick also dereferences synchronously.)
-    quick: true,
+    validate: false,
+  });
+  await api.init();
+  if (api.router.apiRoot !== '/') throw new Error('the contract router supports only the API root /');
+  api.validator = new OpenAPIValidator({
+    definition: api.definition,
+    router: api.router,
+    lazyCompileValidators: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) =>
       storableDateTimes(
         addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, validateSchema: false })),
       ) as never,
   });
-  await api.init();
-  if (api.router.apiRoot !== '/') throw new Error('the contract router supports only the API root /');
   return api;
 }
 
