@@ -7066,22 +7066,6 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "type": "/problems/invalid-amount",
-                     *       "title": "Invalid amount",
-                     *       "status": 400,
-                     *       "detail": "Item 1: amount 100.001 has more than the 2 fractional digits of gold.",
-                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
-                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f",
-                     *       "errors": [
-                     *         {
-                     *           "pointer": "/body/items/1/amount",
-                     *           "detail": "at most 2 fractional digits"
-                     *         }
-                     *       ]
-                     *     }
-                     */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
