@@ -39,6 +39,9 @@ function facts(asset: Asset): HTMLElement {
       ['Total supply', asset.totalSupply ?? '0'],
       ['Maximum supply', asset.maxSupply ?? 'Uncapped'],
     );
+  } else if (asset.burned) {
+    // A burned NFT (POST /api/v1/assets/{id}/burn) stays readable, with no owner.
+    rows.push(['Owner', 'None: burned']);
   } else if (asset.owner) {
     rows.push(['Owner', walletLink(asset.owner)]);
   }
@@ -137,6 +140,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
             h('span', { class: 'badge' }, asset.kind === 'nft' ? 'NFT' : (asset.symbol ?? 'Currency')),
             chainBadge(asset) ? ' ' : null,
             chainBadge(asset),
+            asset.burned ? h('span', { class: 'badge' }, 'Burned') : null,
           ),
           asset.description ? h('p', {}, asset.description) : null,
           facts(asset),

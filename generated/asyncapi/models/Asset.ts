@@ -18,4 +18,5 @@ export interface Asset {
   'maxSupply': string | null;
   'createdAt': string;
   'source'?: AssetSourceOption1 | AssetSourceOption2;
+  'burned'?: boolean;
 }

@@ -6,7 +6,7 @@ import type { Collection } from '../../db/entities/Collection.ts';
 import type { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import type { Transfer } from '../../db/entities/Transfer.ts';
 import type { Wallet } from '../../db/entities/Wallet.ts';
-import { formatAddress } from './addresses.ts';
+import { formatAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
 
 type Schemas = components['schemas'];
@@ -71,6 +71,8 @@ export function assetSourceOf(caip19: string | null | undefined): AssetSourceVie
 
 export function assetView(asset: AssetFields): AssetView {
   const decimals = decimalsOf(asset);
+  // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
+  const burned = asset.owner === ZERO_ADDRESS;
   return {
     id: asset.id,
     kind: asset.kind,
@@ -78,13 +80,14 @@ export function assetView(asset: AssetFields): AssetView {
     description: asset.description ?? null,
     metadata: asset.metadata as unknown as AssetMetadataView,
     collection: asset.collection.id,
-    owner: asset.owner ? formatAddress(asset.owner) : null,
+    owner: asset.owner && !burned ? formatAddress(asset.owner) : null,
     symbol: asset.symbol ?? null,
     decimals: asset.kind === 'fungible' ? decimals : null,
     totalSupply: asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimals),
     maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
     createdAt: asset.createdAt.toISOString(),
     source: assetSourceOf(asset.caip19),
+    burned,
   };
 }
 
