@@ -32,6 +32,7 @@ export const PROBLEM_TYPES = {
   "/problems/route-not-found": { title: "Route not found", status: 404, retryable: false },
   "/problems/method-not-allowed": { title: "Method not allowed", status: 405, retryable: false },
   "/problems/asset-exists": { title: "Asset already exists", status: 409, retryable: false },
+  "/problems/asset-on-chain": { title: "Asset lives on chain", status: 409, retryable: false },
   "/problems/collection-exists": { title: "Collection already exists", status: 409, retryable: false },
   "/problems/conflict": { title: "Conflict", status: 409, retryable: false },
   "/problems/contract-exists": { title: "Contract already registered", status: 409, retryable: false },

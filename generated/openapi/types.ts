@@ -882,6 +882,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{collection_id}/mint/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint many NFTs and currency amounts at once (airdrop)
+         * @description Mints up to 100 items into the collection as one transaction, all or none: new NFTs owned by any wallets, and supply of the collection's currencies credited to any wallets. The caller's role must be `studio` or `admin`, the caller must own the collection (any, for an admin) and have created each currency minted (any, for an admin). Each item is checked like its single operation; the supply of each currency, summed over the batch, must stay within `maxSupply`. Each NFT has its `newNFT` event and each currency mint its `newTransfer` (from the zero address), consecutive in the event stream. One `Idempotency-Key` covers the whole batch: a retry with the same key and body returns the first result without minting twice.
+         *
+         *     Errors name the rejected item by its index from 0 in `detail` (`Item 3: ...`) and in `errors[].pointer` (`/body/items/{i}/...`): 400 `/problems/invalid-amount` when an amount does not fit its currency; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a malformed field, no items or more than 100, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller owns neither the collection nor (for a currency) created it; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 404 `/problems/not-found` when the collection does not exist or a currency is not one of its currencies; 409 `/problems/max-supply-exceeded` when a currency's supply would pass its `maxSupply`; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["mintBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/{collection_id}/contracts": {
         parameters: {
             query?: never;
@@ -973,9 +1001,37 @@ export interface paths {
          * Mint supply of a currency
          * @description Creates `amount` new units of a currency and credits them to `to` (any wallet, such as a player's). Only the currency's creator or an admin may mint, and the caller's role must be `studio` or `admin`. The mint is recorded as a completed transfer from the zero address `0x0000000000000000000000000000000000000000`: the balance, the total supply, the transfer and its `newTransfer` event are written in one transaction, so the supply never passes `maxSupply`, even under concurrent mints. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 409 `/problems/asset-on-chain` when the currency is an on-chain ERC-20 or ERC-1155 token (its supply changes on chain only); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["mintCurrency"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/burn": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Burn an NFT or an amount of a currency
+         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls: for an NFT the amount is exactly `"1"` and `from` must own it; for a currency it is a positive amount with at most the currency's `decimals` fractional digits, and the currency's `totalSupply` goes down by it. The burn is recorded as a completed transfer to the zero address `0x0000000000000000000000000000000000000000` (the mirror of a mint, which comes from it): the debit, the supply, the transfer and its `newTransfer` event are written in one transaction. A burned NFT stays readable: `GET /assets/{asset_id}` answers it with `burned: true` and `owner: null`, it has no holder, and it never moves again (a transfer or burn of it answers 409 `/problems/insufficient-balance`). Only the holder burns; `Location` names the transfer. Send an `Idempotency-Key`: a retry with the same key and body returns the first result without burning twice.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has this id; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT, or it is already burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["burnAsset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1081,9 +1137,31 @@ export interface paths {
          * Transfer an asset
          * @description Moves `amount` of an asset from `from`, a wallet the caller controls, to `to`. For an NFT the amount is exactly `"1"` and `from` must be its owner; for a currency it is a positive amount with at most the currency's `decimals` fractional digits. The debit, the credit, the transfer record and its `newTransfer` event are written in one transaction, with the balances locked: the answer is a `completed` transfer, or an error and no change at all. No balance ever goes negative and the supply is conserved, under any number of concurrent transfers. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without moving anything again.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 409 `/problems/asset-on-chain` when the asset is an on-chain token (`source.type: chain`: it moves on its chain, the ledger only mirrors it); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/transfer/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Transfer several assets atomically
+         * @description Applies up to 50 transfers (legs) as one transaction: every leg commits, or none does and nothing changes. Each leg is checked like `POST /api/v1/transfer` (the caller controls its `from`, `from` holds the amount, the amount fits the asset's decimals, `from` differs from `to` and `to` is not the zero address); several legs may debit the same holding, and together they must fit its balance (a wallet can pass on in a later leg only what it held before the batch). The answer lists the completed transfers in the order of the legs, under the operation's id (`op_...`); each transfer has its own `newTransfer` event, and the batch's events are consecutive in the event stream. One `Idempotency-Key` covers the whole batch: a retry with the same key and body returns the first result without moving anything again.
+         *
+         *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createTransferBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1867,9 +1945,10 @@ export interface components {
         };
         /**
          * AssetId
-         * @description The id of an asset. NFTs have generated ids `nft_` + 26 Crockford base32 characters (a ULID, time-ordered); game currencies have the id their studio chose, a lowercase slug such as `gold` (letters, digits and `-`, 2 to 32 characters, starting with a letter). The two forms never collide, and both are valid wherever an `asset_id` is expected.
+         * @description The id of an asset. NFTs have generated ids `nft_` + 26 Crockford base32 characters (a ULID, time-ordered); game currencies have the id their studio chose, a lowercase slug such as `gold` (letters, digits and `-`, 2 to 32 characters, starting with a letter); on-chain tokens have `chn_` + 26 Crockford base32 characters, the first 130 bits of the SHA-256 of the token's CAIP-19 id (`eip155:<chainId>/<erc721|erc1155|erc20>:<EIP-55 address>[/<tokenId>]`), which the asset's `source.caip19` carries (a CAIP-19 id is longer than 32 characters and holds `/` and `:`). The three forms never collide, and all are valid wherever an `asset_id` is expected.
          * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
          * @example gold
+         * @example chn_5Q2W8E3R7T1Y9V4J6K0P2A8S5D
          */
         AssetId: string;
         /**
@@ -1946,8 +2025,33 @@ export interface components {
          */
         Timestamp: string;
         /**
+         * ChainStandard
+         * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
+         * @example erc721
+         * @enum {string}
+         */
+        ChainStandard: "erc721" | "erc1155" | "erc20";
+        /**
+         * AssetSource
+         * @description Where an asset lives. `ledger`: this service's ledger, moved by `POST /api/v1/transfer`. `chain`: a token of a registered contract on an EVM chain; the ledger mirrors its confirmed transfers (holdings, supply, owner, history, events) and refuses to move it (409 `/problems/asset-on-chain`).
+         */
+        AssetSource: {
+            /** @constant */
+            type: "ledger";
+        } | {
+            /** @constant */
+            type: "chain";
+            chainId: components["schemas"]["ChainId"];
+            standard: components["schemas"]["ChainStandard"];
+            contract: components["schemas"]["Address"];
+            /** @description The token id (decimal digits) for ERC-721 and ERC-1155; null for an ERC-20. */
+            tokenId: string | null;
+            /** @description The token's CAIP-19 id: `eip155:<chainId>/<standard>:<EIP-55 address>/<tokenId>`, or without `/<tokenId>` for an ERC-20. */
+            caip19: string;
+        };
+        /**
          * Asset
-         * @description A game asset: a unique NFT-style item (`kind: nft`, exactly one owner) or a fungible game currency (`kind: fungible`, balances per wallet). NFT-only fields (`owner`) are null for currencies; currency-only fields (`symbol`, `decimals`, `totalSupply`, `maxSupply`) are null for NFTs.
+         * @description A game asset: a unique NFT-style item (`kind: nft`, exactly one owner) or a fungible game currency (`kind: fungible`, balances per wallet). NFT-only fields (`owner`) are null for currencies; currency-only fields (`symbol`, `decimals`, `totalSupply`, `maxSupply`) are null for NFTs. An on-chain token (`source.type: chain`) is an `nft` for ERC-721 and a `fungible` for ERC-20 and ERC-1155 (decimals 0), read-only through the ledger's writes.
          */
         Asset: {
             id: components["schemas"]["AssetId"];
@@ -1956,7 +2060,7 @@ export interface components {
             description: string | null;
             metadata: components["schemas"]["AssetMetadata"];
             collection: components["schemas"]["CollectionId"];
-            /** @description The wallet holding the NFT (EIP-55); null for a currency. */
+            /** @description The wallet holding the NFT (EIP-55); null for a currency and for a burned NFT. */
             owner: components["schemas"]["Address"] | null;
             /** @description Ticker of a currency, such as `GOLD`; null for an NFT. */
             symbol: string | null;
@@ -1967,6 +2071,10 @@ export interface components {
             /** @description Cap on a currency's supply, or null when uncapped (and for an NFT). */
             maxSupply: components["schemas"]["Amount"] | null;
             createdAt: components["schemas"]["Timestamp"];
+            /** @description Where the asset lives (`ledger` or `chain`). Every answer carries it; it is optional only because `newNFT` events stored before it existed do not. */
+            source?: components["schemas"]["AssetSource"];
+            /** @description True for an NFT that was burned (`POST /api/v1/assets/{asset_id}/burn`): it has no owner and never moves again. False otherwise (a currency's burns lower its `totalSupply` instead). */
+            burned?: boolean;
         };
         /**
          * AssetOwner
@@ -2870,12 +2978,97 @@ export interface components {
             description?: string;
         };
         /**
-         * ChainStandard
-         * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
-         * @example erc721
+         * MintBatchItem
+         * @description One mint of a batch; exactly one of `nft` or (`currency` and `amount`).
+         */
+        MintBatchItem: {
+            /** @description The wallet that will own the new NFT (any wallet, such as a player's). */
+            to: components["schemas"]["Address"];
+            nft: {
+                name: string;
+                description?: string;
+                metadata: components["schemas"]["AssetMetadata"];
+            };
+        } | {
+            /** @description The wallet credited with the new supply. */
+            to: components["schemas"]["Address"];
+            /** @description A currency of the collection, created by the caller (any, for an admin). */
+            currency: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * MintBatchRequest
+         * @description Up to 100 mints (an airdrop) into the collection, applied as one transaction: all or none. An item with `nft` creates a new NFT owned by `to`; an item with `currency` and `amount` mints supply of one of the collection's currencies to `to`. `to` is any wallet but the zero address.
+         * @example {
+         *       "items": [
+         *         {
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "nft": {
+         *             "name": "Founder's Badge",
+         *             "metadata": {
+         *               "image": "https://cdn.example-game.com/items/badge.png",
+         *               "attributes": [],
+         *               "creator": "Example Studio"
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "currency": "gold",
+         *           "amount": "100"
+         *         }
+         *       ]
+         *     }
+         */
+        MintBatchRequest: {
+            items: components["schemas"]["MintBatchItem"][];
+        };
+        /**
+         * TransferStatus
+         * @description Lifecycle of a transfer: `pending` while it is being applied, then `completed` (the move is in the ledger) or `failed` (nothing moved; `failureReason` says why).
          * @enum {string}
          */
-        ChainStandard: "erc721" | "erc1155" | "erc20";
+        TransferStatus: "pending" | "completed" | "failed";
+        /**
+         * Transfer
+         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`.
+         * @example {
+         *       "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+         *       "assetId": "gold",
+         *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "12.5",
+         *       "status": "completed",
+         *       "createdAt": "2026-11-22T09:31:00.000Z",
+         *       "completedAt": "2026-11-22T09:31:00.004Z",
+         *       "failureReason": null
+         *     }
+         */
+        Transfer: {
+            /** @description Transfer id, `tr_` + a ULID. */
+            id: string;
+            assetId: components["schemas"]["AssetId"];
+            from: components["schemas"]["Address"];
+            to: components["schemas"]["Address"];
+            amount: components["schemas"]["Amount"];
+            status: components["schemas"]["TransferStatus"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When the transfer completed or failed; null while pending. */
+            completedAt: components["schemas"]["Timestamp"] | null;
+            /** @description Why a failed transfer failed (a problem type URI); null otherwise. */
+            failureReason: string | null;
+        };
+        /**
+         * MintBatch
+         * @description An applied batch mint: the operation's id, the new NFTs and the currency mints (each a transfer from the zero address), each list in the order of the request's items. Every item has its own event (`newNFT`, `newTransfer`), consecutive in the event stream.
+         */
+        MintBatch: {
+            /** @description The operation's id, `op_` + a ULID. */
+            id: string;
+            nfts: components["schemas"]["Asset"][];
+            mints: components["schemas"]["Transfer"][];
+        };
         /**
          * ChainContract
          * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20).
@@ -3002,39 +3195,18 @@ export interface components {
             amount: components["schemas"]["Amount"];
         };
         /**
-         * TransferStatus
-         * @description Lifecycle of a transfer: `pending` while it is being applied, then `completed` (the move is in the ledger) or `failed` (nothing moved; `failureReason` says why).
-         * @enum {string}
-         */
-        TransferStatus: "pending" | "completed" | "failed";
-        /**
-         * Transfer
-         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`.
+         * BurnRequest
+         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls. The burn is a transfer to the zero address `0x0000000000000000000000000000000000000000`.
          * @example {
-         *       "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
-         *       "assetId": "gold",
          *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
-         *       "amount": "12.5",
-         *       "status": "completed",
-         *       "createdAt": "2026-11-22T09:31:00.000Z",
-         *       "completedAt": "2026-11-22T09:31:00.004Z",
-         *       "failureReason": null
+         *       "amount": "1"
          *     }
          */
-        Transfer: {
-            /** @description Transfer id, `tr_` + a ULID. */
-            id: string;
-            assetId: components["schemas"]["AssetId"];
+        BurnRequest: {
+            /** @description The wallet the asset is burned from; the caller must control it. */
             from: components["schemas"]["Address"];
-            to: components["schemas"]["Address"];
+            /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
             amount: components["schemas"]["Amount"];
-            status: components["schemas"]["TransferStatus"];
-            createdAt: components["schemas"]["Timestamp"];
-            /** @description When the transfer completed or failed; null while pending. */
-            completedAt: components["schemas"]["Timestamp"] | null;
-            /** @description Why a failed transfer failed (a problem type URI); null otherwise. */
-            failureReason: string | null;
         };
         /**
          * MyAssetHolding
@@ -3181,6 +3353,38 @@ export interface components {
             to: components["schemas"]["Address"];
             /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
             amount: components["schemas"]["Amount"];
+        };
+        /**
+         * TransferBatchRequest
+         * @description Up to 50 transfers (legs) applied as one transaction: all of them or none. Each leg is a `TransferRequest` and is checked like a single transfer.
+         * @example {
+         *       "legs": [
+         *         {
+         *           "assetId": "gold",
+         *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "amount": "12.5"
+         *         },
+         *         {
+         *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+         *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *           "amount": "1"
+         *         }
+         *       ]
+         *     }
+         */
+        TransferBatchRequest: {
+            legs: components["schemas"]["TransferRequest"][];
+        };
+        /**
+         * TransferBatch
+         * @description An applied batch of transfers: the operation's id and its completed transfers, in the order of the request's legs. Each transfer is also readable at `/api/v1/transfers/{id}`, and each has its own `newTransfer` event; the events of one batch are consecutive in the event stream (they are written in the batch's one transaction).
+         */
+        TransferBatch: {
+            /** @description The operation's id, `op_` + a ULID. */
+            id: string;
+            transfers: components["schemas"]["Transfer"][];
         };
         /**
          * TransferPage
@@ -6777,6 +6981,184 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    mintBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "nft": {
+                 *             "name": "Founder's Badge",
+                 *             "metadata": {
+                 *               "image": "https://cdn.example-game.com/items/badge.png",
+                 *               "attributes": [],
+                 *               "creator": "Example Studio"
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "currency": "gold",
+                 *           "amount": "100"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MintBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The applied batch. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3Z7A1B2C3D4E5F6G7H8J9M",
+                     *       "nfts": [
+                     *         {
+                     *           "id": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "kind": "nft",
+                     *           "name": "Founder's Badge",
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/badge.png",
+                     *             "attributes": [],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "collection": "dawn-quest",
+                     *           "owner": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "symbol": null,
+                     *           "decimals": null,
+                     *           "totalSupply": null,
+                     *           "maxSupply": null,
+                     *           "createdAt": "2026-11-22T09:20:00.000Z",
+                     *           "burned": false
+                     *         }
+                     *       ],
+                     *       "mints": [
+                     *         {
+                     *           "id": "tr_01JD3Z9D4E6F8G0H2J4K6M8N0P",
+                     *           "assetId": "gold",
+                     *           "from": "0x0000000000000000000000000000000000000000",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "100",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:20:00.000Z",
+                     *           "completedAt": "2026-11-22T09:20:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MintBatch"];
+                };
+            };
+            /** @description An amount does not fit its currency, an address has a wrong EIP-55 checksum, or the request is invalid; `errors` lists each invalid field. Nothing was minted. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `assets:write`, the caller's role may not mint, or the caller owns neither the collection nor a currency minted. Nothing was minted. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Only the owner of the collection dawn-quest or an admin may add assets to it.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No collection has this id, or a currency is not one of its currencies. Nothing was minted. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Item 1: no currency silver in the collection dawn-quest.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A currency's supply would pass its `maxSupply`. Nothing was minted. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/max-supply-exceeded",
+                     *       "title": "Max supply exceeded",
+                     *       "status": 409,
+                     *       "detail": "Item 1: minting 600 gold in this batch would bring the supply to 1000100, past its max supply 1000000.",
+                     *       "instance": "/api/v1/collections/dawn-quest/mint/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCollectionContracts: {
         parameters: {
             query?: never;
@@ -7317,6 +7699,147 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    burnAsset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "amount": "2.5"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BurnRequest"];
+            };
+        };
+        responses: {
+            /** @description The completed burn, as a transfer to the zero address. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    /**
+                     * @description The transfer, `/api/v1/transfers/{id}`.
+                     * @example /api/v1/transfers/tr_01JD3Z9D4E6F8G0H2J4K6M8N0P
+                     */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "tr_01JD3Z9D4E6F8G0H2J4K6M8N0P",
+                     *       "assetId": "gold",
+                     *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "to": "0x0000000000000000000000000000000000000000",
+                     *       "amount": "2.5",
+                     *       "status": "completed",
+                     *       "createdAt": "2026-11-22T09:20:00.000Z",
+                     *       "completedAt": "2026-11-22T09:20:00.000Z",
+                     *       "failureReason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Transfer"];
+                };
+            };
+            /** @description The amount does not fit the asset, `from` has a wrong EIP-55 checksum, or the request is invalid; `errors` lists each invalid field. Nothing was burned. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control `from`. Nothing was burned. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/wallet-not-controlled",
+                     *       "title": "Wallet not controlled",
+                     *       "status": 403,
+                     *       "detail": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB is not one of your wallets.",
+                     *       "instance": "/api/v1/assets/gold/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No asset has this id. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "No asset with id silver.",
+                     *       "instance": "/api/v1/assets/silver/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `from` holds less than `amount`, does not own the NFT, or the NFT is already burned. Nothing was burned. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 1 gold, less than 2.5.",
+                     *       "instance": "/api/v1/assets/gold/burn",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listMyAssets: {
         parameters: {
             query?: {
@@ -7789,7 +8312,145 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `from` holds less than `amount`, or does not own the NFT. Nothing moved. */
+            /** @description `from` holds less than `amount`, or does not own the NFT; or the asset is on chain (it moves on its chain, not through the ledger). Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTransferBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "legs": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "amount": "12.5"
+                 *         },
+                 *         {
+                 *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                 *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *           "amount": "1"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["TransferBatchRequest"];
+            };
+        };
+        responses: {
+            /** @description The applied batch. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3Z7A1B2C3D4E5F6G7H8J9M",
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "assetId": "gold",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "12.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:31:00.000Z",
+                     *           "completedAt": "2026-11-22T09:31:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9N",
+                     *           "assetId": "nft_01JD3Z7A1B2C3D4E5F6G7H8J9K",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:31:00.000Z",
+                     *           "completedAt": "2026-11-22T09:31:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransferBatch"];
+                };
+            };
+            /** @description The amount does not fit the asset, an address has a wrong EIP-55 checksum, or the body is invalid; `errors` lists each invalid field. Nothing moved. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control a leg's `from`. Nothing moved. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A leg's asset does not exist. Nothing moved. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Leg 2: no asset with id silver.",
+                     *       "instance": "/api/v1/transfer/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A wallet holds less than its legs take, or does not own an NFT. Nothing moved. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -7801,8 +8462,8 @@ export interface operations {
                      *       "type": "/problems/insufficient-balance",
                      *       "title": "Insufficient balance",
                      *       "status": 409,
-                     *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
-                     *       "instance": "/api/v1/transfer",
+                     *       "detail": "Leg 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
+                     *       "instance": "/api/v1/transfer/batch",
                      *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */

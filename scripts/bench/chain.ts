@@ -1,21 +1,30 @@
-// Chain indexer backfill benchmark: node scripts/bench/chain.ts [--transfers 100000] [--db sqlite|postgres]
-//   [--range 2000]
+// Chain indexer benchmark: node scripts/bench/chain.ts [--transfers 100000] [--db sqlite|postgres]
+//   [--range 2000] [--lag 50] [--poll 100]
 // Starts a Hardhat 3 node on loopback, deploys the OpenZeppelin 4.9.6 ERC-20 preset, mines
 // `--transfers` mints (automine off, 1,000 transactions per block, sent as batched JSON-RPC from the
-// node's unlocked development account), then backfills them with the real indexer (src/chain/) into
-// a fresh database and prints logs/s. Head-following lag to a WebSocket event is not measured yet:
-// chain transfers do not reach the outbox yet (README, "On-chain assets").
+// node's unlocked development account) and 12 blocks on top (all confirmed), then backfills them with
+// the real indexer (src/chain/) into a fresh database, projecting them into the ledger (assets,
+// holdings, transfers, outbox events), and prints logs/s.
+// Then head-following lag (`--lag` samples, 0 to skip): the service (`node src/server.ts`, its own
+// indexer polling every `--poll` ms, 2 confirmations) on another fresh database, a /ws client
+// subscribed to newTransfer, and per sample one mint mined in a block with the 2 confirming blocks
+// mined right after it: the time from the confirming block mined to the event on the socket (the
+// lag on top of the confirmation wait), p50/p99/max.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { encodeDeployData, encodeFunctionData, type Hex } from 'viem';
+import WebSocket from 'ws';
 import { ChainIndexer } from '../../src/chain/indexer.ts';
-import { ChainContract, ChainTransfer, Collection, User } from '../../src/db/entities/index.ts';
+import { ChainContract, ChainTransfer, Collection, Transfer, User } from '../../src/db/entities/index.ts';
 import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
 import { createScratchDatabase } from '../../src/db/scratch-database.ts';
 import { createLogger } from '../../src/observability/logger.ts';
+import { call, createCollection, createUser } from './lib/api.ts';
+import { Histogram } from './lib/histogram.ts';
+import { startService } from './lib/service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const { values } = parseArgs({
@@ -23,6 +32,8 @@ const { values } = parseArgs({
     transfers: { type: 'string', default: '100000' },
     db: { type: 'string', default: 'sqlite' },
     range: { type: 'string', default: '2000' },
+    lag: { type: 'string', default: '50' },
+    poll: { type: 'string', default: '100' },
   },
 });
 const TRANSFERS = Number(values.transfers);
@@ -121,6 +132,8 @@ async function main(): Promise<void> {
       await rpc(node.url, calls);
       await rpc(node.url, [{ method: 'evm_mine', params: [] }]);
     }
+    // 12 blocks on top: every mint has its confirmations, so the backfill also projects all of them.
+    for (let i = 0; i < 12; i++) await rpc(node.url, [{ method: 'evm_mine', params: [] }]);
     const generateSeconds = (performance.now() - started) / 1000;
     const [headHex] = (await rpc(node.url, [{ method: 'eth_blockNumber', params: [] }])) as Hex[];
     process.stdout.write(
@@ -180,16 +193,104 @@ async function main(): Promise<void> {
     }
     const seconds = (performance.now() - indexStart) / 1000;
     const rows = await orm.em.fork().count(ChainTransfer, {});
+    const projected = await orm.em.fork().count(Transfer, {});
     await indexer.stop();
     process.stdout.write(
-      `chain: backfill on ${values.db}: ${rows} transfer logs in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} logs/s (range ${values.range} blocks, ended at ${indexer.rpc.range}; ${errors} failed steps retried)\n`,
+      `chain: backfill on ${values.db}: ${rows} transfer logs indexed and ${projected} projected into the ledger in ${seconds.toFixed(1)} s = ${Math.round(rows / seconds)} logs/s (range ${values.range} blocks, ended at ${indexer.rpc.range}; ${errors} failed steps retried)\n`,
     );
     if (rows !== TRANSFERS) throw new Error(`indexed ${rows} transfers, expected ${TRANSFERS}`);
+    if (projected !== TRANSFERS) throw new Error(`projected ${projected} transfers, expected ${TRANSFERS}`);
+    if (Number(values.lag) > 0) await measureLag(node.url, artifact, from as Hex);
   } finally {
     await closeDatabase(orm);
     await database.drop();
     node.child.kill('SIGTERM');
     rmSync(node.dir, { recursive: true, force: true });
+  }
+}
+
+/** Head-following lag: confirming block mined -> newTransfer on /ws, through the service's own indexer. */
+async function measureLag(nodeUrl: string, artifact: { abi: unknown[]; bytecode: Hex }, from: Hex) {
+  const samples = Number(values.lag);
+  const mine = () => rpc(nodeUrl, [{ method: 'evm_mine', params: [] }]);
+  const deployData = encodeDeployData({
+    abi: artifact.abi,
+    bytecode: artifact.bytecode,
+    args: ['Lag', 'LAG'],
+  });
+  const [deployHash] = (await rpc(nodeUrl, [
+    { method: 'eth_sendTransaction', params: [{ from, data: deployData, gas: '0x500000' }] },
+  ])) as Hex[];
+  await mine();
+  const [receipt] = (await rpc(nodeUrl, [{ method: 'eth_getTransactionReceipt', params: [deployHash] }])) as {
+    contractAddress: Hex;
+    blockNumber: Hex;
+  }[];
+  const token = receipt?.contractAddress as Hex;
+  const service = await startService(values.db === 'postgres' ? 'postgres' : 'sqlite', {
+    CHAINS: `31337=${nodeUrl}`,
+    CHAIN_CONFIRMATIONS: '2',
+    CHAIN_POLL_MS: String(values.poll),
+    CHAIN_RPC_RATE: '1000',
+  });
+  let socket: WebSocket | undefined;
+  try {
+    const studio = await createUser(service, 'studio');
+    await createCollection(service, studio, 'lag');
+    await call(service.baseUrl, 'POST', '/api/v1/collections/lag/contracts', {
+      session: studio,
+      body: {
+        chainId: 31337,
+        address: token,
+        standard: 'erc20',
+        fromBlock: Number(BigInt(receipt?.blockNumber ?? '0x0')),
+      },
+    });
+    socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`, { headers: studio.headers });
+    const ws = socket;
+    const arrivals = new Map<string, number>();
+    let wake: (() => void) | null = null;
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('open', () => resolve());
+    });
+    ws.on('message', (data) => {
+      const message = JSON.parse(String(data)) as { type: string; data?: { to?: string; amount?: string } };
+      if (process.env.BENCH_DEBUG) process.stderr.write(`${String(data).slice(0, 300)}\n`);
+      if (message.type === 'newTransfer' && message.data?.to) {
+        arrivals.set(message.data.to.toLowerCase(), performance.now());
+        wake?.();
+      }
+    });
+    ws.send(JSON.stringify({ type: 'subscribe', events: ['newTransfer'] }));
+    const histogram = new Histogram();
+    for (let i = 0; i < samples; i++) {
+      const to = `0x${(0xbeef0000 + i).toString(16).padStart(40, '0')}`;
+      const data = encodeFunctionData({ abi: artifact.abi, functionName: 'mint', args: [to, 1n] });
+      await rpc(nodeUrl, [
+        { method: 'eth_sendTransaction', params: [{ from, to: token, data, gas: '0x30000' }] },
+      ]);
+      await mine(); // the mint's block
+      await mine();
+      await mine(); // its second confirmation: from here on the event is due
+      const confirmed = performance.now();
+      const deadline = confirmed + 30_000;
+      while (!arrivals.has(to) && performance.now() < deadline) {
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, 50);
+        });
+      }
+      const arrived = arrivals.get(to);
+      if (arrived === undefined) throw new Error(`no newTransfer for sample ${i} within 30 s`);
+      histogram.record(arrived - confirmed);
+    }
+    process.stdout.write(
+      `chain: head-following lag on ${values.db} (CHAIN_POLL_MS ${values.poll}, 2 confirmations mined at once): ${samples} samples, confirming block mined -> /ws newTransfer p50 ${histogram.percentile(0.5).toFixed(0)} ms, p99 ${histogram.percentile(0.99).toFixed(0)} ms, max ${histogram.percentile(1).toFixed(0)} ms\n`,
+    );
+  } finally {
+    socket?.close();
+    await service.stop();
   }
 }
 

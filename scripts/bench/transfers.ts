@@ -16,7 +16,7 @@ import type { AutocannonClient } from './lib/untyped.ts';
 
 const WALLETS = 100;
 const CLIENTS = 50;
-const CURRENCY = 'bench-gold';
+export const CURRENCY = 'bench-gold';
 /** In cents (the currency has 2 decimals): 1,000,000.00 per wallet, far more than a run can spend. */
 const MINTED_PER_WALLET = 100_000_000n;
 const TARGET_PER_SECOND = 1000;
@@ -61,7 +61,7 @@ export async function transfers(options: BenchOptions): Promise<void> {
 }
 
 /** 100 users, each holding 1,000,000.00 of the currency a separate studio created and minted. */
-async function fundedUsers(service: Service): Promise<Session[]> {
+export async function fundedUsers(service: Service): Promise<Session[]> {
   const studio = await createUser(service, 'studio');
   await createCollection(service, studio, 'bench-transfers');
   await createCurrency(service, studio, CURRENCY, 'bench-transfers');
@@ -81,7 +81,7 @@ async function fundedUsers(service: Service): Promise<Session[]> {
  * transfer of 0.01 to 1.00 from that user's wallet to a random other wallet, with a fresh
  * Idempotency-Key.
  */
-function randomTransfersFrom(users: Session[]): (client: AutocannonClient) => void {
+export function randomTransfersFrom(users: Session[]): (client: AutocannonClient) => void {
   let nextClient = 0;
   return (client) => {
     const sender = users[nextClient++ % users.length];
@@ -109,7 +109,7 @@ function randomTransfersFrom(users: Session[]): (client: AutocannonClient) => vo
   };
 }
 
-function centsToAmount(cents: bigint): string {
+export function centsToAmount(cents: bigint): string {
   return `${cents / 100n}.${String(cents % 100n).padStart(2, '0')}`;
 }
 
@@ -122,7 +122,7 @@ function amountToCents(amount: string): bigint {
  * Reads the currency's supply and every wallet's balance through the API, two ways (each wallet's
  * holdings, and the asset's owner list), and prints the checks.
  */
-async function checkInvariants(service: Service, users: Session[]): Promise<void> {
+export async function checkInvariants(service: Service, users: Session[]): Promise<void> {
   const asset = await call<{ totalSupply: string }>(service.baseUrl, 'GET', `/assets/${CURRENCY}`, {
     session: users[0],
   });

@@ -13,18 +13,25 @@ import { helloTarget, runCase, serviceTarget } from './fanout.ts';
 import { call } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
 import { Histogram } from './lib/histogram.ts';
+import { runLoad } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
+import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
 import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
+
+type ReceiverReport = Extract<ReceiverMessage, { report: unknown }>['report'];
 
 /** The load (BENCH_WEBHOOK_SUBSCRIPTIONS, BENCH_WEBHOOK_RATE: to find what a machine sustains). */
 const SUBSCRIPTIONS = envInteger('BENCH_WEBHOOK_SUBSCRIPTIONS', 100);
 const RATE = envInteger('BENCH_WEBHOOK_RATE', 200);
 const WS_CLIENTS = 100;
 const DRAIN_MS = 10_000;
+const QUIET_MS = 300;
 const TARGET_P99_MS = 200;
 const TARGET_WS_SHIFT = 0.2;
+const CEILING_MS = 2000;
+const CEILING_LOOPS = 50;
 
 function envInteger(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -45,8 +52,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
     });
     const receiver = new Worker(new URL('./lib/webhook-receiver-worker.ts', import.meta.url));
     let progress = { received: 0, events: 0 };
-    let report: ((value: { received: number; events: number; latencies: Float64Array }) => void) | null =
-      null;
+    let report: ((value: ReceiverReport) => void) | null = null;
     const port = await new Promise<number>((resolve, reject) => {
       receiver.once('error', reject);
       receiver.on('message', (message: ReceiverMessage) => {
@@ -63,6 +69,26 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           'seconds of events': options.durationSeconds,
         },
       );
+      // The ceiling first, alone on the machine's share: the sender thread flat out to the same receiver
+      // (and to Koa hello), and the receiver alone (unsigned POSTs by autocannon) beside Koa hello.
+      const receiverUrl = `http://127.0.0.1:${port}/ceiling`;
+      const helloUrl = `${hello.baseUrl}/ceiling`;
+      const ceiling = await senderCeiling(receiverUrl, CEILING_MS, CEILING_LOOPS);
+      const senderToHello = await senderCeiling(helloUrl, CEILING_MS, CEILING_LOOPS);
+      const post = {
+        connections: CEILING_LOOPS,
+        durationSeconds: CEILING_MS / 1000,
+        method: 'POST' as const,
+      };
+      const body = { headers: { 'content-type': 'application/json' }, body: CEILING_BODY };
+      const receiverAlone = await runLoad({ label: 'receiver', url: receiverUrl, ...post, ...body });
+      const helloAlone = await runLoad({
+        label: 'Koa hello',
+        url: helloUrl,
+        ...post,
+        ...body,
+        serverPid: hello.pid,
+      });
       const target = await serviceTarget(service);
       const baseline = await runCase(helloTarget(hello), WS_CLIENTS, RATE, options);
       const without = await runCase(target, WS_CLIENTS, RATE, options);
@@ -75,20 +101,45 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       command({ measuring: true });
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
+      // Done when every event seen reached every subscription and nothing more came for QUIET_MS: a
+      // progress report (every 50 ms) can be complete just before the last events' first deliveries.
       const drainUntil = Date.now() + DRAIN_MS;
-      while (progress.received < progress.events * SUBSCRIPTIONS && Date.now() < drainUntil)
+      let quietSince = Date.now();
+      let lastReceived = -1;
+      while (Date.now() < drainUntil) {
+        if (progress.received !== lastReceived) {
+          lastReceived = progress.received;
+          quietSince = Date.now();
+        }
+        if (progress.received >= progress.events * SUBSCRIPTIONS && Date.now() - quietSince >= QUIET_MS)
+          break;
         await new Promise((r) => setTimeout(r, 50));
+      }
       command({ measuring: false });
-      const final = await new Promise<{ received: number; events: number; latencies: Float64Array }>(
-        (resolve) => {
-          report = resolve;
-          command({ report: true });
-        },
-      );
+      const final = await new Promise<ReceiverReport>((resolve) => {
+        report = resolve;
+        command({ report: true });
+      });
+      const metricsText = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const stages = stageTable(metricsText);
+      const attempts = metricsText
+        .split('\n')
+        .filter((line) => line.startsWith('webhook_attempts_total{'))
+        .map((line) => line.replace('webhook_attempts_total', ''))
+        .join(', ');
       const { received } = final;
       const expected = () => final.events * SUBSCRIPTIONS;
       const latency = new Histogram();
       for (const sample of final.latencies) latency.record(sample);
+      // The first second after the subscriptions (claims, the sender thread's start, first connections)
+      // apart from the rest (steady state).
+      const firstAt = final.receivedAt.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
+      const lastAt = final.receivedAt.reduce((a, b) => Math.max(a, b), 0);
+      const startup = new Histogram();
+      const steady = new Histogram();
+      for (const [i, sample] of final.latencies.entries())
+        (final.receivedAt[i] - firstAt < 1000 ? startup : steady).record(sample);
+      const sustained = (1000 * received) / Math.max(1, lastAt - firstAt);
       const ms = (histogram: Histogram, fraction: number) => fixed(histogram.percentile(fraction), 1);
       table(
         ['', 'Koa hello (WS only)', 'service, no webhooks', 'service, with webhooks'],
@@ -113,6 +164,12 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           ],
           ['webhook commit->delivery p50 / p99 ms', '', '', `${ms(latency, 0.5)} / ${ms(latency, 0.99)}`],
           [
+            '  first second / after it: p99 ms (samples)',
+            '',
+            '',
+            `${ms(startup, 0.99)} (${startup.count}) / ${ms(steady, 0.99)} (${steady.count})`,
+          ],
+          [
             'target process CPU (% of a core)',
             '',
             fixed(without.targetCpuPercent, 0),
@@ -126,6 +183,22 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           Math.max(0.001, without.commitToDelivery.percentile(0.99)) -
         1;
       console.log(
+        "\nwhere a webhook delivery's time goes (service /metrics, webhook_delivery_stage_seconds):",
+      );
+      table(['stage', 'count', 'p50 ms <=', 'p99 ms <=', 'max bucket ms <='], stages);
+      console.log(`attempts by outcome: ${attempts || 'none'}`);
+      console.log(
+        `ceiling (${CEILING_LOOPS} concurrent, ${CEILING_MS / 1000} s each, alone): signed by the sender thread -> ` +
+          `receiver ${fixed(ceiling, 0)}/s, -> Koa hello ${fixed(senderToHello, 0)}/s; unsigned by autocannon -> ` +
+          `receiver ${fixed(receiverAlone.okPerSecond, 0)}/s, -> Koa hello ${fixed(helloAlone.okPerSecond, 0)}/s`,
+      );
+      console.log(
+        `sustained ${fixed(sustained, 0)} webhook deliveries/s (offered ${SUBSCRIPTIONS * RATE}/s) = ` +
+          `${fixed((100 * sustained) / Math.max(1, ceiling))}% of this machine's ceiling, ${fixed(ceiling, 0)}/s ` +
+          `(the sender thread alone, ${CEILING_LOOPS} loops, to the same receiver); the issue's 100 x 200 = 20000/s ` +
+          `is ${fixed(20_000 / Math.max(1, ceiling), 1)}x that ceiling`,
+      );
+      console.log(
         `webhook commit->delivery p99 ${fixed(p99, 1)} ms (target < ${TARGET_P99_MS} ms: ${p99 < TARGET_P99_MS && received >= expected() ? 'met' : 'NOT met'}); ` +
           `WebSocket p99 moved ${fixed(100 * shift)}% (target < ${100 * TARGET_WS_SHIFT}%: ${shift < TARGET_WS_SHIFT ? 'met' : 'NOT met'}); ` +
           `service WebSocket deliveries/s with webhooks: ${fixed((100 * withHooks.deliveredPerSecond) / Math.max(1, baseline.deliveredPerSecond))}% of Koa hello's`,
@@ -136,4 +209,35 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
+}
+
+/**
+ * webhook_delivery_stage_seconds from a /metrics text: per stage, the count and the bucket bounds
+ * (ms) holding the p50, the p99 and the largest sample (a Prometheus histogram keeps no more).
+ */
+function stageTable(metrics: string): string[][] {
+  const buckets = new Map<string, { le: number; count: number }[]>();
+  const pattern = /^webhook_delivery_stage_seconds_bucket\{([^}]*)\} (\d+)$/;
+  for (const line of metrics.split('\n')) {
+    const match = pattern.exec(line);
+    if (!match) continue;
+    const labels = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    const { le, stage } = labels;
+    const count = match[2];
+    const list = buckets.get(stage) ?? [];
+    list.push({ le: le === '+Inf' ? Number.POSITIVE_INFINITY : Number(le) * 1000, count: Number(count) });
+    buckets.set(stage, list);
+  }
+  const order = ['relay', 'catch_up', 'queue', 'handoff', 'request', 'return'];
+  return [...buckets.entries()]
+    .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+    .map(([stage, list]) => {
+      list.sort((a, b) => a.le - b.le);
+      const total = list.at(-1)?.count ?? 0;
+      const at = (fraction: number) => {
+        const bucket = list.find((entry) => entry.count >= Math.ceil(fraction * total));
+        return bucket ? String(bucket.le) : 'n/a';
+      };
+      return [stage, String(total), at(0.5), at(0.99), at(1)];
+    });
 }

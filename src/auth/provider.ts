@@ -123,6 +123,8 @@ export function createProvider(options: ProviderOptions): Provider {
     ttl: {
       AccessToken: accessTokenTtlSeconds,
       IdToken: accessTokenTtlSeconds,
+      // The client credentials grant's access tokens (service accounts) live as long as users' ones.
+      ClientCredentials: accessTokenTtlSeconds,
       AuthorizationCode: 60,
       Interaction: 15 * 60,
       Session: refreshTokenTtlSeconds,

@@ -23,7 +23,7 @@ export class CheckpointMoved extends Error {
   override name = 'CheckpointMoved';
 }
 
-async function holdLease(
+export async function holdLease(
   em: EntityManager,
   chainId: number,
   holder: string,

@@ -18,6 +18,7 @@ import {
 } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
+import { createErc20Asset } from './projection.ts';
 import { type ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
 
 const ERC165 = parseAbi(['function supportsInterface(bytes4 interfaceId) view returns (bool)']);
@@ -74,7 +75,7 @@ export function contractView(contract: ChainContract): RegisteredContract {
 
 class ChainProblem extends UnprocessableError {}
 
-async function callView<T>(
+export async function callView<T>(
   rpc: ChainRpc,
   to: Address,
   abi: readonly unknown[],
@@ -110,6 +111,7 @@ export async function registerContract(
   rpcs: ReadonlyMap<number, ChainRpc>,
   actor: Actor,
   input: RegisterContractInput,
+  tokenImage = 'https://localhost/explorer/chain-token.svg',
 ): Promise<RegisteredContract> {
   const em = orm.em.fork();
   const collection = await em.findOne(Collection, { id: input.collectionId });
@@ -130,7 +132,7 @@ export async function registerContract(
     );
   }
   try {
-    return await registerOnChain(orm, rpc, actor, input, collection, stored);
+    return await registerOnChain(orm, rpc, actor, input, collection, stored, tokenImage);
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (isTimeout(error) || isRangeTooLarge(error) || isRpcFailure(error))
@@ -154,6 +156,7 @@ async function registerOnChain(
   input: RegisterContractInput,
   collection: Collection,
   stored: string,
+  tokenImage: string,
 ): Promise<RegisteredContract> {
   const em = orm.em.fork();
   const address = getAddress(stored);
@@ -236,6 +239,8 @@ async function registerOnChain(
     }
     throw error;
   }
+  // An ERC-20 is one ledger asset, there from registration on (its supply and holdings follow).
+  if (contract.standard === 'erc20') await createErc20Asset(orm, contract, tokenImage);
   return contractView(contract);
 }
 

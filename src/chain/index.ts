@@ -30,8 +30,10 @@ export async function createChainModule(deps: {
   hooks?: IndexerHooks;
 }): Promise<ChainModule> {
   const { orm, config, logger } = deps;
+  // An on-chain token's image until its metadata is fetched (explorer/public/chain-token.svg).
+  const tokenImage = `${config.publicUrl}/explorer/chain-token.svg`;
   const indexers = config.chain.chains.map(
-    (endpoint) => new ChainIndexer(orm, endpoint, config.chain, logger, { hooks: deps.hooks }),
+    (endpoint) => new ChainIndexer(orm, endpoint, config.chain, logger, { hooks: deps.hooks, tokenImage }),
   );
   for (const indexer of indexers) {
     try {
@@ -50,7 +52,7 @@ export async function createChainModule(deps: {
   if (config.chain.indexer) for (const indexer of indexers) indexer.start();
   const rpcs = new Map<number, ChainRpc>(indexers.map((indexer) => [indexer.chainId, indexer.rpc]));
   return {
-    register: (actor, input) => registerContract(orm, rpcs, actor, input),
+    register: (actor, input) => registerContract(orm, rpcs, actor, input, tokenImage),
     list: (collectionId) => listContracts(orm, collectionId),
     status: () => indexers.map((indexer) => indexer.status()),
     async stop() {

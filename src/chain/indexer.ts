@@ -19,7 +19,9 @@ import {
   rollbackAbove,
   storedBlocks,
 } from './apply.ts';
-import { type Movement, movementsOf, type RpcLog } from './logs.ts';
+import { type Movement, movementsOf, type RpcLog, ZERO_ADDRESS } from './logs.ts';
+import { MetadataFetcher } from './metadata.ts';
+import { projectConfirmed } from './projection.ts';
 import { ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
 
 export type IndexerState = 'starting' | 'standby' | 'backfilling' | 'following' | 'paused' | 'stopped';
@@ -77,13 +79,16 @@ export class ChainIndexer {
   private readonly logger: Logger;
   private readonly hooks: IndexerHooks;
   private readonly leaseMs: number;
+  private readonly tokenImage: string;
+  /** Reads new tokens' metadata in the background (absent when CHAIN_METADATA is off). */
+  readonly metadata: MetadataFetcher | null;
 
   constructor(
     orm: Orm,
     endpoint: ChainEndpoint,
     settings: ChainSettings,
     logger: Logger,
-    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks } = {},
+    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks; tokenImage?: string } = {},
   ) {
     this.orm = orm;
     this.endpoint = endpoint;
@@ -93,6 +98,8 @@ export class ChainIndexer {
     this.holder = options.holder ?? randomUUID();
     this.leaseMs = options.leaseMs ?? Math.max(15_000, settings.pollMs * 5);
     this.rpc = new ChainRpc(endpoint, settings);
+    this.tokenImage = options.tokenImage ?? 'https://localhost/explorer/chain-token.svg';
+    this.metadata = settings.metadata ? new MetadataFetcher(orm, this.rpc, settings.metadata, logger) : null;
   }
 
   get chainId(): number {
@@ -134,6 +141,7 @@ export class ChainIndexer {
   async stop(options: { release?: boolean } = {}): Promise<void> {
     this.running = false;
     this.wake?.();
+    this.metadata?.stop();
     await this.loop;
     this.state = 'stopped';
     if (options.release !== false) await releaseLease(this.orm, this.chainId, this.holder).catch(() => {});
@@ -239,6 +247,13 @@ export class ChainIndexer {
       const confirmed = await confirmUpTo(this.orm, this.chainId, this.holder, confirmedUpTo);
       if (confirmed.length > 0) this.hooks.confirmed?.(confirmed);
     }
+    // Confirmed transfers into the ledger (also what a crash left between a batch and its cursor).
+    const projection = await projectConfirmed(this.orm, {
+      chainId: this.chainId,
+      holder: this.holder,
+      image: this.tokenImage,
+    });
+    if (projection.more) return 'progress';
     return progressed && this.indexedBlock !== null && this.indexedBlock < head ? 'progress' : 'idle';
   }
 
@@ -304,6 +319,13 @@ export class ChainIndexer {
         );
         const range: RangeResult = { contractId: contract.id, from, to: end, movements: own, blocks };
         await applyRange(this.orm, this.chainId, this.holder, range);
+        // New tokens' metadata, read in the background (never holds this loop up).
+        if (this.metadata && contract.standard !== 'erc20') {
+          const minted = own.filter((movement) => movement.from === ZERO_ADDRESS);
+          this.metadata.enqueue(
+            minted.map((movement) => ({ contractId: contract.id, tokenId: movement.tokenId })),
+          );
+        }
       }
       return true;
     }

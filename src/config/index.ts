@@ -123,6 +123,17 @@ export interface ChainSettings {
   rpcTimeoutMs: number;
   /** Whether this instance runs the indexer (one indexer per deployment holds the lock; others wait). */
   indexer: boolean;
+  /** The token metadata fetcher (src/chain/metadata.ts); absent: off. */
+  metadata?: ChainMetadataSettings;
+}
+
+export interface ChainMetadataSettings {
+  /** `https://host` of the IPFS gateway `ipfs://` URIs are read through. */
+  ipfsGateway: string;
+  allowLoopback: boolean;
+  allowedNetworks: string[];
+  timeoutMs: number;
+  maxBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -525,6 +536,42 @@ export const configSchema = z.object({
         '`on`: this instance competes for the one indexer lock per deployment (PostgreSQL advisory lock; SQLite: the one process); `off`: it only serves reads',
     }),
   ),
+  CHAIN_METADATA: oneOf(['on', 'off'] as const, 'on').meta(
+    meta({
+      description:
+        "`on`: the indexer fetches a new ERC-721/ERC-1155 token's metadata (`tokenURI`/`uri`) in the background, never holding indexing up; `off`: on-chain tokens keep a placeholder image",
+    }),
+  ),
+  CHAIN_METADATA_IPFS_GATEWAY: url(['https:', 'http:'])
+    .default('https://ipfs.io')
+    .meta(
+      meta({
+        description:
+          'the HTTPS IPFS gateway `ipfs://` token URIs are read through (`<gateway>/ipfs/<cid>/<path>`)',
+      }),
+    ),
+  CHAIN_METADATA_ALLOW_LOOPBACK: oneOf(['true', 'false'] as const, 'false').meta(
+    meta({
+      description:
+        'development only: token metadata may be read over plain `http` from a loopback host (and from loopback addresses)',
+    }),
+  ),
+  CHAIN_METADATA_ALLOWED_NETWORKS: list()
+    .optional()
+    .meta(
+      meta({
+        description:
+          'networks token metadata may be read from although private, link-local or otherwise not public (checked after DNS resolution)',
+        defaultText: 'empty',
+        allowed: 'CIDR ranges, comma-separated (e.g. `10.1.0.0/16`)',
+      }),
+    ),
+  CHAIN_METADATA_TIMEOUT_MS: integer(5000, 100, 60_000).meta(
+    meta({ description: 'time limit of one metadata request (3 tries, 1 s and 4 s apart)' }),
+  ),
+  CHAIN_METADATA_MAX_BYTES: integer(262_144, 1024, 10_485_760).meta(
+    meta({ description: 'largest metadata document read; a larger one is refused' }),
+  ),
 });
 
 export type ConfigVariable = keyof typeof configSchema.shape;
@@ -641,6 +688,16 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: e.CHAIN_POLL_MS,
       rpcTimeoutMs: e.CHAIN_RPC_TIMEOUT_MS,
       indexer: e.CHAIN_INDEXER === 'on',
+      metadata:
+        e.CHAIN_METADATA === 'on'
+          ? {
+              ipfsGateway: e.CHAIN_METADATA_IPFS_GATEWAY.replace(/\/$/, ''),
+              allowLoopback: e.CHAIN_METADATA_ALLOW_LOOPBACK === 'true',
+              allowedNetworks: e.CHAIN_METADATA_ALLOWED_NETWORKS ?? [],
+              timeoutMs: e.CHAIN_METADATA_TIMEOUT_MS,
+              maxBytes: e.CHAIN_METADATA_MAX_BYTES,
+            }
+          : undefined,
     },
   };
 }

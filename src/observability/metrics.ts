@@ -128,7 +128,17 @@ export interface WebhookMetrics {
   attemptSeconds: Histogram<'outcome'>;
   /** webhook_delivery_lag_seconds: from the event's commit (occurredAt) to the 2xx that delivered it. */
   lagSeconds: Histogram;
+  /**
+   * webhook_delivery_stage_seconds{stage}: where a fast-path delivery's time goes, stage by stage:
+   * `relay` (commit to the dispatcher's copy of the event; `catch_up` instead when it was read back
+   * from the outbox), `queue` (waiting for its turn: the subscription's earlier requests, a claim),
+   * `handoff` (to the sender thread), `request` (the HTTP round trip, signing included), `return`
+   * (the answer back to the dispatcher).
+   */
+  stageSeconds: Histogram<'stage'>;
 }
+
+const WEBHOOK_STAGE_BUCKETS = [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5];
 
 const WEBHOOK_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600];
 
@@ -152,6 +162,13 @@ function createWebhookMetrics(registry: Registry): WebhookMetrics {
       name: 'webhook_delivery_lag_seconds',
       help: "Time from an event's commit to the successful delivery of its webhook",
       buckets: WEBHOOK_SECONDS_BUCKETS,
+      registers,
+    }),
+    stageSeconds: new Histogram({
+      name: 'webhook_delivery_stage_seconds',
+      help: "A delivery's time by stage: relay (or catch_up), queue, handoff, request, return",
+      labelNames: ['stage'],
+      buckets: WEBHOOK_STAGE_BUCKETS,
       registers,
     }),
   };

@@ -25,7 +25,7 @@
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 import { createHash, randomUUID } from 'node:crypto';
-import type { RequiredEntityData } from '@mikro-orm/core';
+import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
@@ -49,6 +49,8 @@ const CLAIM_EVERY_MS = 25;
 const FLUSH_MS = 50;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
+/** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
+const SEND_SERIES = 16;
 /** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
 const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
@@ -114,7 +116,12 @@ interface LiveEvent {
   wallets: readonly string[];
   json: string;
   occurredAt: number;
+  /** When the dispatcher had it (ms, performance.timeOrigin + now), and from where. */
+  heldAt: number;
+  source: 'relay' | 'catch_up';
 }
+
+const clock = () => performance.timeOrigin + performance.now();
 
 const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
 
@@ -128,6 +135,8 @@ function live(event: PublishedEvent): LiveEvent {
     wallets: event.wallets,
     json: event.json,
     occurredAt: Number.isNaN(occurredAt) ? Date.now() : occurredAt,
+    heldAt: clock(),
+    source: 'relay',
   };
 }
 
@@ -140,6 +149,8 @@ function fromRow(row: OutboxEvent): LiveEvent {
     wallets: row.wallets,
     json: JSON.stringify(toEnvelope(row)),
     occurredAt: row.occurredAt.getTime(),
+    heldAt: clock(),
+    source: 'catch_up',
   };
 }
 
@@ -308,16 +319,10 @@ export function createDispatcher(deps: {
       }
       claimedAt = now;
       const candidates = await waitingSubscriptions(free * 2);
-      const claimed: string[] = [];
-      for (const id of candidates) {
-        if (held.size + claimed.length >= options.concurrency || stopped) break;
-        const taken = await em().nativeUpdate(
-          WebhookSubscription,
-          { id, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
-          { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
-        );
-        if (taken === 1) claimed.push(id);
-      }
+      if (candidates.length === 0 || stopped) return;
+      // Work ahead: the sender thread starts (~0.1 s) while the leases are taken.
+      sender.warm();
+      const claimed = await claim(candidates, options.concurrency - held.size);
       if (claimed.length === 0) return;
       const reader = em();
       const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
@@ -347,6 +352,35 @@ export function createDispatcher(deps: {
     } finally {
       ticking = false;
     }
+  }
+
+  /**
+   * Takes the leases of up to `limit` of `candidates` that are still free, in one transaction: the
+   * rows are read and locked, then leased. PostgreSQL locks them `FOR UPDATE SKIP LOCKED`, so
+   * instances claiming at once each get others' leftovers instead of queueing behind (and then
+   * failing on) the same rows; SQLite has one writer at a time, its transaction alone is enough.
+   */
+  async function claim(candidates: string[], limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    return em().transactional(async (tx) => {
+      const free = await tx.find(
+        WebhookSubscription,
+        { id: { $in: candidates }, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
+        {
+          fields: ['id'],
+          limit,
+          ...(postgres ? { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE } : {}),
+        },
+      );
+      const ids = free.map((sub) => sub.id);
+      if (ids.length === 0) return [];
+      await tx.nativeUpdate(
+        WebhookSubscription,
+        { id: { $in: ids } },
+        { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
+      );
+      return ids;
+    });
   }
 
   /**
@@ -432,8 +466,8 @@ export function createDispatcher(deps: {
       }
       h.lastWork = Date.now();
       let all = true;
-      for (const event of batch.events) {
-        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, event))) {
+      for (let i = 0; i < batch.events.length; i += SEND_SERIES) {
+        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, batch.events.slice(i, i + SEND_SERIES)))) {
           all = false;
           break;
         }
@@ -471,50 +505,99 @@ export function createDispatcher(deps: {
     return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
   }
 
-  /** Sends one event on the fast path: a success is written later with others; a failure at once. */
-  async function sendFast(h: Held, event: LiveEvent): Promise<boolean> {
-    const id = deliveryId(h.id, event.id, event.occurredAt);
-    const startedAt = new Date();
-    const outcome = await sender.send(h.url, { id, body: event.json, secrets: h.secrets }, sendOptions);
-    const now = new Date();
-    const row = {
-      id,
-      subscription: h.id,
-      eventId: event.id,
-      eventType: event.type,
-      status: 'pending',
-      attempts: 0,
-      firstAttemptAt: null,
-      nextAttemptAt: startedAt,
-      lastAttemptAt: null,
-      lastStatusCode: null,
-      lastError: null,
-      deliveredAt: null,
-      createdAt: startedAt,
-    };
-    if (outcome.ok) {
-      observe('succeeded', startedAt, now);
-      metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
-      successes.push({
-        held: h,
-        row: {
-          ...row,
-          status: 'succeeded',
-          attempts: 1,
-          firstAttemptAt: startedAt,
-          lastAttemptAt: now,
-          lastStatusCode: outcome.statusCode,
-          deliveredAt: now,
-        },
-      });
-      h.confirmed = event.id;
-      h.sent++;
-      return true;
+  /**
+   * Sends events on the fast path, one after the other, handed to the sender thread together:
+   * successes are written later with others; the first failure at once (and the rest wait).
+   * Whether every one was delivered.
+   */
+  async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
+    const stage = metrics.stageSeconds;
+    const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
+    const handedAt = clock();
+    for (const event of events) {
+      stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
+      stage.observe({ stage: 'queue' }, Math.max(0, handedAt - event.heldAt) / 1000);
     }
+    let delivered = 0;
+    /** The failed one, if any (the last answer). */
+    const failures: {
+      event: LiveEvent;
+      row: RequiredEntityData<WebhookDelivery>;
+      outcome: Outcome;
+      startedAt: Date;
+    }[] = [];
+    await sender.series(
+      h.url,
+      events.map((event, i) => ({ id: ids[i], body: event.json })),
+      h.secrets,
+      sendOptions,
+      (answer) => {
+        // To the thread and behind the series' earlier requests; the request; the answer back.
+        stage.observe({ stage: 'handoff' }, Math.max(0, answer.startedAt - answer.postedAt) / 1000);
+        stage.observe({ stage: 'request' }, Math.max(0, answer.doneAt - answer.startedAt) / 1000);
+        stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
+        const i = delivered;
+        const event = events[i];
+        const startedAt = new Date(answer.startedAt);
+        const now = new Date(answer.doneAt);
+        const row = {
+          id: ids[i],
+          subscription: h.id,
+          eventId: event.id,
+          eventType: event.type,
+          status: 'pending' as const,
+          attempts: 0,
+          firstAttemptAt: null,
+          nextAttemptAt: startedAt,
+          lastAttemptAt: null,
+          lastStatusCode: null,
+          lastError: null,
+          deliveredAt: null,
+          createdAt: startedAt,
+        };
+        if (!answer.outcome.ok) {
+          failures.push({ event, row, outcome: answer.outcome, startedAt });
+          return;
+        }
+        observe('succeeded', startedAt, now);
+        metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
+        successes.push({
+          held: h,
+          row: {
+            ...row,
+            status: 'succeeded',
+            attempts: 1,
+            firstAttemptAt: startedAt,
+            lastAttemptAt: now,
+            lastStatusCode: answer.outcome.statusCode,
+            deliveredAt: now,
+          },
+        });
+        h.confirmed = event.id;
+        h.sent++;
+        delivered++;
+      },
+    );
+    const [failed] = failures;
+    if (failed) {
+      await failedFast(h, failed.event, failed.row, failed.outcome, failed.startedAt);
+      return false;
+    }
+    return delivered === events.length;
+  }
+
+  /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */
+  async function failedFast(
+    h: Held,
+    event: LiveEvent,
+    row: RequiredEntityData<WebhookDelivery>,
+    outcome: Outcome,
+    startedAt: Date,
+  ): Promise<void> {
     // The successes before it first (the cursor reaches the event before this one), then its row.
     await flush();
     h.mode = 'slow';
-    if (h.lost) return false;
+    if (h.lost) return;
     const store = em();
     const written = await store.transactional(async (tx) => {
       const moved = await tx.nativeUpdate(
@@ -526,12 +609,11 @@ export function createDispatcher(deps: {
       await tx.insert(WebhookDelivery, row);
       return true;
     });
-    if (!written) return false;
+    if (!written) return;
     h.confirmed = h.flushed = event.id;
     const sub = await store.findOne(WebhookSubscription, { id: h.id });
-    const delivery = await store.findOne(WebhookDelivery, { id });
+    const delivery = await store.findOne(WebhookDelivery, { id: row.id });
     if (sub && delivery) await record(store, sub, delivery, outcome, startedAt);
-    return false;
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
@@ -671,7 +753,7 @@ export function createDispatcher(deps: {
           subscription: sub.id,
           eventId: Number(event.id),
           eventType: event.type,
-          status: 'pending',
+          status: 'pending' as const,
           attempts: 0,
           firstAttemptAt: null,
           nextAttemptAt: now,
@@ -783,6 +865,8 @@ export function createDispatcher(deps: {
     flush,
     changed() {
       refreshNow = true;
+      // A subscription was made (or enabled): its first delivery need not wait for the thread's start.
+      if (!stopped) sender.warm();
       wake();
     },
     published(events) {

@@ -1,40 +1,68 @@
-// The dispatcher's side of the sender thread (send-worker.ts): one worker, requests in flight
-// matched to their answers by number. Hand-written on node:worker_threads (as the JSON-LD pool):
-// one message type each way. If the thread dies, the requests in flight fail (they are retried as any
-// failed attempt) and the next request starts a new thread.
+// The dispatcher's side of the sender thread (send-worker.ts): one worker, series of requests in
+// flight matched to their answers (one per request, as it comes) by number. Hand-written on node:worker_threads (as the JSON-LD
+// pool): one message type each way. If the thread dies, the requests in flight fail (they are retried
+// as any failed attempt) and the next request starts a new thread.
 import { Worker } from 'node:worker_threads';
-import type { SendDone, SendTask } from './send-worker.ts';
+import type { SendDone, SendTask, Sent } from './send-worker.ts';
 import type { Outcome } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
 
+export type { Sent } from './send-worker.ts';
+
 const WORKER_FILE = new URL('./send-worker.ts', import.meta.url);
+
+type SendOptions = TargetPolicy & { timeoutMs: number; userAgent: string };
+
+/** One message's answer: its outcome and times, when its series was handed over and when this answer came. */
+export interface Answer extends Sent {
+  postedAt: number;
+  answeredAt: number;
+}
 
 export interface SendThread {
   send(
     url: string,
     message: { id: string; body: string; secrets: string[] },
-    options: TargetPolicy & { timeoutMs: number; userAgent: string },
+    options: SendOptions,
   ): Promise<Outcome>;
+  /**
+   * Sends one subscription's messages one after the other, stopping at the first that fails; `each`
+   * hears every answer as it comes, in order. Resolves after the last.
+   */
+  series(
+    url: string,
+    messages: { id: string; body: string }[],
+    secrets: string[],
+    options: SendOptions,
+    each: (answer: Answer) => void,
+  ): Promise<void>;
+  /** Starts the thread now if it is not running (it takes ~0.1 s): deliveries are coming. */
+  warm(): void;
   close(): Promise<void>;
 }
 
+const clock = () => performance.timeOrigin + performance.now();
+
 export function createSendThread(): SendThread {
   let worker: Worker | null = null;
-  const pending = new Map<number, (outcome: Outcome) => void>();
+  const pending = new Map<number, (sent: Sent, last: boolean) => void>();
   let next = 1;
 
   function failAll(reason: string): void {
-    for (const resolve of pending.values()) resolve({ ok: false, statusCode: null, error: reason });
+    const now = clock();
+    const answers = [...pending.values()];
     pending.clear();
+    for (const answer of answers)
+      answer({ outcome: { ok: false, statusCode: null, error: reason }, startedAt: now, doneAt: now }, true);
   }
 
   function thread(): Worker {
     if (worker) return worker;
     const started = new Worker(WORKER_FILE);
     started.on('message', (done: SendDone) => {
-      const resolve = pending.get(done.n);
-      pending.delete(done.n);
-      resolve?.(done.outcome);
+      const answer = pending.get(done.n);
+      if (done.last) pending.delete(done.n);
+      answer?.(done.sent, done.last);
     });
     const lost = (reason: string) => {
       if (worker !== started) return;
@@ -47,19 +75,42 @@ export function createSendThread(): SendThread {
     return started;
   }
 
-  return {
-    send(url, message, options) {
-      const n = next++;
-      return new Promise<Outcome>((resolve) => {
-        pending.set(n, resolve);
-        const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
-        thread().postMessage({
-          n,
-          url,
-          ...message,
-          options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
-        } satisfies SendTask);
+  function series(
+    url: string,
+    messages: { id: string; body: string }[],
+    secrets: string[],
+    options: SendOptions,
+    each: (answer: Answer) => void,
+  ): Promise<void> {
+    const n = next++;
+    const postedAt = clock();
+    return new Promise<void>((resolve) => {
+      pending.set(n, (sent, last) => {
+        each({ ...sent, postedAt, answeredAt: clock() });
+        if (last) resolve();
       });
+      const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
+      thread().postMessage({
+        n,
+        url,
+        messages,
+        secrets,
+        options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
+      } satisfies SendTask);
+    });
+  }
+
+  return {
+    series,
+    async send(url, { id, body, secrets }, options) {
+      let outcome: Outcome = { ok: false, statusCode: null, error: 'no answer' };
+      await series(url, [{ id, body }], secrets, options, (answer) => {
+        outcome = answer.outcome;
+      });
+      return outcome;
+    },
+    warm() {
+      thread();
     },
     async close() {
       const current = worker;

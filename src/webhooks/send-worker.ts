@@ -2,6 +2,10 @@
 // answers each outcome. The HTTP client's work (connections, headers, TLS, the HMAC) is most of a
 // delivery's CPU; here it runs off the event loop that serves the API and fans events out to
 // WebSockets, so a burst of webhooks does not delay them.
+// A task is a series of one subscription's messages, sent one after the other (in order), stopping at
+// the first that fails; each outcome is answered as it comes (what a receiver saw is soon recorded),
+// but the next request does not wait for the dispatcher: a subscription with a backlog pays the
+// hand-over to this thread once per series, not once per request.
 import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
 import { createPools, type Outcome, sendWebhook, signers } from './sender.ts';
@@ -10,16 +14,27 @@ import type { TargetPolicy } from './targets.ts';
 export interface SendTask {
   n: number;
   url: string;
-  id: string;
-  body: string;
+  messages: { id: string; body: string }[];
   secrets: string[];
   options: TargetPolicy & { timeoutMs: number; userAgent: string };
 }
 
+/** One message's outcome, and when this thread began its request and had the outcome. */
+export interface Sent {
+  outcome: Outcome;
+  /** ms, performance.timeOrigin + now: comparable across threads (and with Date.now()). */
+  startedAt: number;
+  doneAt: number;
+}
+
 export interface SendDone {
   n: number;
-  outcome: Outcome;
+  sent: Sent;
+  /** The series' last answer: every message was sent, or this one failed. */
+  last: boolean;
 }
+
+const clock = () => performance.timeOrigin + performance.now();
 
 const port = parentPort;
 if (!port) throw new Error('send-worker runs as a worker thread');
@@ -37,22 +52,27 @@ function signerOf(secret: string): Webhook {
   return signer;
 }
 
+async function series(task: SendTask, answer: (done: SendDone) => void): Promise<void> {
+  const secrets = task.secrets.map(signerOf);
+  for (const [i, message] of task.messages.entries()) {
+    const startedAt = clock();
+    let outcome: Outcome;
+    try {
+      outcome = await sendWebhook(task.url, { ...message, secrets }, { ...task.options, pools });
+    } catch (error) {
+      outcome = { ok: false, statusCode: null, error: (error as Error).message };
+    }
+    const last = !outcome.ok || i === task.messages.length - 1;
+    answer({ n: task.n, sent: { outcome, startedAt, doneAt: clock() }, last });
+    if (last) return;
+  }
+}
+
 port.on('message', (task: SendTask | 'close') => {
   if (task === 'close') {
     pools.close();
     port.close();
     return;
   }
-  void sendWebhook(
-    task.url,
-    { id: task.id, body: task.body, secrets: task.secrets.map(signerOf) },
-    { ...task.options, pools },
-  ).then(
-    (outcome) => port.postMessage({ n: task.n, outcome } satisfies SendDone),
-    (error: unknown) =>
-      port.postMessage({
-        n: task.n,
-        outcome: { ok: false, statusCode: null, error: (error as Error).message },
-      } satisfies SendDone),
-  );
+  void series(task, (done) => port.postMessage(done));
 });

@@ -8,8 +8,8 @@
 // request on a reused socket that the server closed meanwhile is sent once more on a fresh one.
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { pinnedLookup } from '../net/targets.ts';
 import { type Resolver, resolveTarget, type TargetPolicy } from './targets.ts';
 
 /** The most of an answer's body read (and kept as the delivery's last error text). */
@@ -97,11 +97,7 @@ export async function sendWebhook(
     'webhook-signature': signatureHeader(message.secrets, message.id, at, message.body),
   };
   // Connect to the checked address only (the Host header and TLS name stay the URL's host).
-  const lookup: LookupFunction = (_host, lookupOptions, callback) => {
-    if ((lookupOptions as { all?: boolean }).all)
-      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [pinned]);
-    else callback(null, pinned.address, pinned.family);
-  };
+  const lookup = pinnedLookup(pinned);
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   const agent = options.pools.agent(url, pinned.address);
   const signal = AbortSignal.timeout(options.timeoutMs);

@@ -3,9 +3,9 @@
 // repair operations (list deliveries, redeliver one, replay from an event id).
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
+import type { components } from '../../generated/openapi/types.ts';
 import { lockUser, QuotaExceededError } from '../auth/quotas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
@@ -21,36 +21,15 @@ import { type TargetPolicy, webhookUrlProblem } from './targets.ts';
 export const SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
 const DELIVERY_PAGE_MAX = 100;
 
-export interface WebhookView {
-  id: string;
-  url: string;
-  eventTypes: EventType[];
-  filter: { walletId?: string; assetId?: string; collection?: string };
-  enabled: boolean;
-  status: WebhookSubscription['status'];
-  failingSince: string | null;
-  createdAt: string;
-}
+type Schemas = components['schemas'];
 
-export interface DeliveryView {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attempts: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  lastAttemptAt: string | null;
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-}
-
-export interface CreateWebhookInput {
-  url: string;
-  eventTypes?: EventType[];
-  filter?: { walletId?: string; assetId?: string; collection?: string };
-}
+// The views are the contract's schemas (generated/openapi/types.ts): a field the contract renames or
+// retypes fails typecheck here.
+export type WebhookView = Schemas['Webhook'];
+export type CreatedWebhookView = Schemas['CreatedWebhook'];
+export type DeliveryView = Schemas['WebhookDelivery'];
+export type DeliveryPage = Schemas['WebhookDeliveryPage'];
+export type CreateWebhookInput = Schemas['CreateWebhookRequest'];
 
 function view(sub: WebhookSubscription): WebhookView {
   const filter: WebhookView['filter'] = {};
@@ -60,7 +39,7 @@ function view(sub: WebhookSubscription): WebhookView {
   return {
     id: sub.id,
     url: sub.url,
-    eventTypes: sub.eventTypes as EventType[],
+    eventTypes: sub.eventTypes,
     filter,
     enabled: sub.enabled,
     status: sub.status,
@@ -88,7 +67,7 @@ function deliveryView(delivery: WebhookDelivery): DeliveryView {
 /** The subscription's filter in the events module's terms (the one definition of matching). */
 export function subscriptionFilter(sub: WebhookSubscription): EventFilter {
   return {
-    types: new Set(sub.eventTypes as EventType[]),
+    types: new Set(sub.eventTypes),
     wallet: sub.walletFilter ?? undefined,
     assetId: sub.assetFilter ?? undefined,
     collection: sub.collectionFilter ?? undefined,
@@ -103,19 +82,19 @@ function generateSigningSecret(): string {
 const sealContext = (id: string) => `webhook:${id}`;
 
 export interface WebhookService {
-  create(userId: string, input: CreateWebhookInput): Promise<WebhookView & { secret: string }>;
+  create(userId: string, input: CreateWebhookInput): Promise<CreatedWebhookView>;
   list(userId: string): Promise<WebhookView[]>;
   get(userId: string, id: string): Promise<WebhookView>;
   remove(userId: string, id: string): Promise<void>;
   setEnabled(userId: string, id: string, enabled: boolean): Promise<WebhookView>;
-  rotateSecret(userId: string, id: string): Promise<{ secret: string; previousSecretExpiresAt: string }>;
+  rotateSecret(userId: string, id: string): Promise<Schemas['RotatedWebhookSecret']>;
   deliveries(
     userId: string,
     id: string,
-    page: { limit: number; cursor?: string; status?: string },
-  ): Promise<{ data: DeliveryView[]; next_cursor: string | null }>;
+    page: { limit: number; cursor?: string; status?: DeliveryView['status'] },
+  ): Promise<DeliveryPage>;
   redeliver(userId: string, id: string, deliveryId: string): Promise<DeliveryView>;
-  replay(userId: string, id: string, after: number): Promise<{ redelivering: number }>;
+  replay(userId: string, id: string, after: number): Promise<Schemas['WebhookReplay']>;
   /** The secrets that sign now, newest first (the previous one while its overlap lasts). */
   signingSecrets(sub: WebhookSubscription): string[];
 }
@@ -192,6 +171,7 @@ export function createWebhookService(deps: {
         await em.flush();
         return created;
       });
+      deps.changed();
       return { ...view(sub), secret };
     },
 

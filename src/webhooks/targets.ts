@@ -1,87 +1,10 @@
-// Where webhooks may go (SSRF). A URL is checked when a subscription is created (https, or http on a
-// loopback host when WEBHOOK_ALLOW_LOOPBACK is set; no credentials, no fragment), and its host is
-// resolved again at every delivery: every address it resolves to must be public unicast (ipaddr.js
-// classifies the private, loopback, link-local, carrier-grade NAT, multicast, reserved ... ranges;
-// the cloud metadata address 169.254.169.254 is link-local) or inside WEBHOOK_ALLOWED_NETWORKS.
-// The request then connects to the address that was checked, never resolving the name a second time,
-// so a DNS answer that changes between the check and the connection (DNS rebinding) cannot steer it.
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
-
-export interface TargetPolicy {
-  allowLoopback: boolean;
-  /** CIDR ranges allowed although not public. */
-  allowedNetworks: string[];
-}
-
-/** Every address a host name resolves to (the system resolver; tests pass their own). */
-export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
-
-const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
-
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-export class TargetRefusedError extends Error {
-  override name = 'TargetRefusedError';
-}
-
-/** What is wrong with a subscription URL, or null. */
-export function webhookUrlProblem(value: string, policy: TargetPolicy): string | null {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'is not an absolute URL';
-  }
-  if (url.username || url.password) return 'must not contain credentials';
-  if (url.hash || value.includes('#')) return 'must not contain a fragment';
-  if (url.protocol === 'http:') {
-    if (!policy.allowLoopback || !LOOPBACK_HOSTS.has(url.hostname))
-      return 'must use https (plain http only on a loopback host, when the service allows it for development)';
-  } else if (url.protocol !== 'https:') {
-    return 'must use https';
-  }
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && !addressAllowed(host, policy)) return 'must not point at a private or reserved address';
-  return null;
-}
-
-function parseNetworks(networks: string[]): [ipaddr.IPv4 | ipaddr.IPv6, number][] {
-  return networks.map((cidr) => ipaddr.parseCIDR(cidr));
-}
-
-/** Whether the service may connect to `address`. */
-export function addressAllowed(address: string, policy: TargetPolicy): boolean {
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const range = parsed.range();
-  if (range === 'unicast') return true;
-  if (range === 'loopback' && policy.allowLoopback) return true;
-  return parseNetworks(policy.allowedNetworks).some(
-    ([network, bits]) => network.kind() === parsed.kind() && parsed.match(network, bits),
-  );
-}
-
-/**
- * Resolves the URL's host once and checks every address it has (an attacker's name may list a
- * public address beside a private one); returns the address to connect to.
- */
-export async function resolveTarget(
-  url: URL,
-  policy: TargetPolicy & { resolve?: Resolver },
-): Promise<{ address: string; family: number }> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const resolve = policy.resolve ?? systemResolver;
-  const addresses = isIP(host)
-    ? [{ address: host, family: isIP(host) }]
-    : await resolve(host).catch(() => {
-        throw new TargetRefusedError(`the host ${host} does not resolve`);
-      });
-  if (addresses.length === 0) throw new TargetRefusedError(`the host ${host} does not resolve`);
-  const refused = addresses.find(({ address }) => !addressAllowed(address, policy));
-  if (refused)
-    throw new TargetRefusedError(`the host ${host} resolves to a refused address (${refused.address})`);
-  return addresses[0];
-}
+// Where webhooks may go: the service's shared SSRF rules (src/net/targets.ts), under the webhook
+// settings' names (WEBHOOK_ALLOW_LOOPBACK, WEBHOOK_ALLOWED_NETWORKS).
+export {
+  addressAllowed,
+  type Resolver,
+  resolveTarget,
+  type TargetPolicy,
+  TargetRefusedError,
+  targetUrlProblem as webhookUrlProblem,
+} from '../net/targets.ts';

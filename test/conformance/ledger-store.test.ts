@@ -450,4 +450,129 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await events(id)).toBe(61);
     expect(await checkInvariants(fx.orm)).toEqual([]);
   });
+
+  // Issue 21: a burn is a leg to the zero address that credits no one and lowers the supply; a burned
+  // NFT is owned by the zero address; a batch is one plan whose guards cover every leg.
+  const ZERO = `0x${'0'.repeat(40)}` as StoredAddress;
+
+  it('applies a burn plan: the debit, the supply down, no credit, the transfer to the zero address', async () => {
+    const id = await funded(100n);
+    const at = new Date();
+    const plan: Plan = {
+      at,
+      guards: [
+        { kind: 'controls', userId: player.userId, wallet: from },
+        { kind: 'holds', assetId: id, wallet: from, atLeast: 40n },
+      ],
+      balances: [{ assetId: id, wallet: from, delta: -40n }],
+      supplies: [{ assetId: id, delta: -40n }],
+      transfers: [
+        {
+          id: newId('tr'),
+          assetId: id,
+          from,
+          to: ZERO,
+          amount: 40n,
+          requestedBy: player.userId,
+          createdAt: at,
+        },
+      ],
+      events: [transferEvent(id, from, ZERO, at)],
+    };
+    expect(await store.apply(plan)).toEqual({ outcome: 'applied' });
+    expect(await balances(id)).toEqual({ [from]: 60n });
+    expect((await fx.orm.em.fork().findOneOrFail(Asset, { id })).totalSupply).toBe(60n);
+    expect(await count(Transfer, id)).toBe(2);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  it('burns an NFT for good: owned by the zero address, held by no one, its holds guard fails after', async () => {
+    const at = new Date();
+    const nft: NewAsset = {
+      ...currency(),
+      id: newId('nft'),
+      kind: 'nft',
+      symbol: null,
+      decimals: null,
+      totalSupply: null,
+      maxSupply: null,
+      owner: from,
+    };
+    expect(
+      await store.apply({
+        at,
+        guards: [],
+        assets: [nft],
+        balances: [{ assetId: nft.id, wallet: from, delta: 1n }],
+      }),
+    ).toEqual({ outcome: 'applied' });
+    const burn = (): Plan => ({
+      at: new Date(),
+      guards: [{ kind: 'holds', assetId: nft.id, wallet: from, atLeast: 1n }],
+      balances: [{ assetId: nft.id, wallet: from, delta: -1n }],
+      owners: [{ assetId: nft.id, owner: ZERO }],
+      transfers: [
+        {
+          id: newId('tr'),
+          assetId: nft.id,
+          from,
+          to: ZERO,
+          amount: 1n,
+          requestedBy: player.userId,
+          createdAt: at,
+        },
+      ],
+    });
+    expect(await store.apply(burn())).toEqual({ outcome: 'applied' });
+    expect((await fx.orm.em.fork().findOneOrFail(Asset, { id: nft.id })).owner).toBe(ZERO);
+    const again = await store.apply(burn());
+    expect(again).toMatchObject({
+      outcome: 'rejected',
+      guard: { kind: 'holds', assetId: nft.id },
+      found: 0n,
+    });
+    expect(await count(Transfer, nft.id)).toBe(1);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  it('applies a multi-leg plan whole, or rejects it on the summed debit with nothing written', async () => {
+    const id = await funded(100n);
+    const legs = (amounts: bigint[]): Plan => {
+      const at = new Date();
+      const total = amounts.reduce((sum, n) => sum + n, 0n);
+      return {
+        at,
+        guards: [
+          { kind: 'controls', userId: player.userId, wallet: from },
+          { kind: 'holds', assetId: id, wallet: from, atLeast: total },
+        ],
+        balances: amounts.flatMap((amount, i) => [
+          { assetId: id, wallet: from, delta: -amount },
+          { assetId: id, wallet: i % 2 ? A : B, delta: amount },
+        ]),
+        transfers: amounts.map((amount, i) => ({
+          id: newId('tr'),
+          assetId: id,
+          from,
+          to: i % 2 ? A : B,
+          amount,
+          requestedBy: player.userId,
+          createdAt: at,
+        })),
+        events: amounts.map((_, i) => transferEvent(id, from, i % 2 ? A : B, at)),
+      };
+    };
+    expect(await store.apply(legs([10n, 20n, 30n]))).toEqual({ outcome: 'applied' });
+    expect(await balances(id)).toEqual({ [from]: 40n, [B]: 40n, [A]: 20n });
+    const refused = await store.apply(legs([30n, 5n, 6n]));
+    expect(refused).toMatchObject({
+      outcome: 'rejected',
+      guard: { kind: 'holds', atLeast: 41n },
+      found: 40n,
+    });
+    expect(await balances(id)).toEqual({ [from]: 40n, [B]: 40n, [A]: 20n });
+    expect(await count(Transfer, id)).toBe(4);
+    expect(await events(id)).toBe(3);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
 });

@@ -2,7 +2,7 @@
 // on a fresh SQLite data dir with the demo seed, driven in Debian's Chromium by playwright-core.
 // Covers sign-in through the real login and consent pages, the demo wallet, an invalid address,
 // mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
-// catch-up by lastEventId after a dropped connection, the price chart, and sign-out.
+// catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, and sign-out.
 // Screenshots go to test-results/explorer/ (and docs/explorer.png when missing or EXPLORER_SCREENSHOT=1).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -350,6 +350,22 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.locator('.owner-list li').first().waitFor();
     await alicePage.waitForLoadState('networkidle');
     await shot(alicePage, 'asset-chart');
+  });
+
+  it('shows a burned NFT as burned, with no owner', async () => {
+    const nft = await api<{ id: string }>(
+      'POST',
+      '/api/v1/nft/create',
+      {
+        name: 'Potion',
+        metadata: { image: 'https://cdn.example.com/potion.png', attributes: [], creator: 'e2e' },
+      },
+      alice.headers,
+    );
+    await api('POST', `/api/v1/assets/${nft.id}/burn`, { from: alice.wallet, amount: '1' }, alice.headers);
+    await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
+    await alicePage.locator('.asset-summary h1 .badge', { hasText: 'Burned' }).waitFor();
+    await alicePage.getByText('None: burned').waitFor();
   });
 
   it('signs out, revoking the session API key', async () => {

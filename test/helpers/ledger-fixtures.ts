@@ -96,6 +96,9 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
         problems.push(`${asset.id}: balances add up to ${sum}, supply is ${asset.totalSupply}`);
       if (asset.maxSupply != null && (asset.totalSupply as bigint) > asset.maxSupply)
         problems.push(`${asset.id}: supply past max`);
+    } else if (asset.owner === '0x0000000000000000000000000000000000000000') {
+      // Burned: held by no one.
+      if (mine.length !== 0) problems.push(`${asset.id}: burned but held by ${mine.length} wallets`);
     } else {
       if (mine.length !== 1 || mine[0].balance !== 1n) problems.push(`${asset.id}: ${mine.length} holders`);
       else if (mine[0].wallet !== asset.owner)

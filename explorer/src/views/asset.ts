@@ -9,7 +9,7 @@ import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
-import { assetImage, attributeList } from './asset-card.ts';
+import { assetImage, attributeList, chainBadge, isOnChain, isOnChainId } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { priceChart } from './price-chart.ts';
 import { openTransferDialog } from './transfer-form.ts';
@@ -39,8 +39,27 @@ function facts(asset: Asset): HTMLElement {
       ['Total supply', asset.totalSupply ?? '0'],
       ['Maximum supply', asset.maxSupply ?? 'Uncapped'],
     );
+  } else if (asset.burned) {
+    // A burned NFT (POST /api/v1/assets/{id}/burn) stays readable, with no owner.
+    rows.push(['Owner', 'None: burned']);
   } else if (asset.owner) {
     rows.push(['Owner', walletLink(asset.owner)]);
+  }
+  const source = asset.source;
+  if (source?.type === 'chain') {
+    rows.push(
+      ['Chain', String(source.chainId)],
+      [
+        'Contract',
+        h(
+          'code',
+          { title: source.contract },
+          `${source.standard.toUpperCase()} ${shortAddress(source.contract)}`,
+        ),
+      ],
+      ['Token id', source.tokenId === null ? '—' : h('code', {}, source.tokenId)],
+      ['CAIP-19', h('code', { class: 'small' }, source.caip19)],
+    );
   }
   return h(
     'dl',
@@ -119,6 +138,9 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
             asset.name,
             ' ',
             h('span', { class: 'badge' }, asset.kind === 'nft' ? 'NFT' : (asset.symbol ?? 'Currency')),
+            chainBadge(asset) ? ' ' : null,
+            chainBadge(asset),
+            asset.burned ? h('span', { class: 'badge' }, 'Burned') : null,
           ),
           asset.description ? h('p', {}, asset.description) : null,
           facts(asset),
@@ -139,6 +161,11 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
 
   /** Offers "Transfer" from each of your wallets that holds the asset. */
   async function loadMyHolding(current: Asset): Promise<void> {
+    // An on-chain token moves on its chain: the ledger refuses to transfer it (409 asset-on-chain).
+    if (isOnChain(current)) {
+      replace(actions, h('p', { class: 'muted small' }, 'Moves on chain: transfer it with your wallet app.'));
+      return;
+    }
     const holdings = unwrap(
       await session.api.GET('/api/v1/assets', {
         params: { query: { kind: current.kind, collection: current.collection, limit: 100 } },
@@ -255,7 +282,15 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
                     h('td', {}, walletLink(transfer.from)),
                     h('td', {}, walletLink(transfer.to)),
                     h('td', { class: 'number' }, transfer.amount),
-                    h('td', {}, h('span', { class: `status ${transfer.status}` }, transfer.status)),
+                    h(
+                      'td',
+                      {},
+                      h('span', { class: `status ${transfer.status}` }, transfer.status),
+                      isOnChainId(transfer.assetId) ? ' ' : null,
+                      isOnChainId(transfer.assetId)
+                        ? h('span', { class: 'badge chain-badge' }, 'on chain')
+                        : null,
+                    ),
                   ),
                 ),
               ),

@@ -12,7 +12,7 @@ import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
-import { nftCard } from './asset-card.ts';
+import { chainBadge, isOnChain, nftCard } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { openMintDialog } from './mint-form.ts';
 import { openTransferDialog } from './transfer-form.ts';
@@ -121,7 +121,7 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
   }
 
   const transferButton = (holding: Holding) => {
-    if (!mine) return null;
+    if (!mine || isOnChain(holding.asset)) return null;
     const button = h('button', { type: 'button', class: 'secondary small' }, 'Transfer');
     button.setAttribute('aria-label', `Transfer ${holding.asset.name}`);
     button.addEventListener('click', () =>
@@ -178,6 +178,8 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
                     h('a', { href: paths.asset(holding.asset.id) }, holding.asset.name),
                     ' ',
                     h('span', { class: 'muted' }, holding.asset.symbol ?? ''),
+                    chainBadge(holding.asset) ? ' ' : null,
+                    chainBadge(holding.asset),
                   ),
                   h('td', { class: 'number' }, holding.balance),
                   mine ? h('td', { class: 'actions' }, transferButton(holding)) : null,

@@ -10,7 +10,7 @@ export type ReceiverCommand = { measuring: boolean } | { report: true };
 export type ReceiverMessage =
   | { port: number }
   | { progress: { received: number; events: number } }
-  | { report: { received: number; events: number; latencies: Float64Array } };
+  | { report: { received: number; events: number; latencies: Float64Array; receivedAt: Float64Array } };
 
 const port = parentPort;
 if (!port) throw new Error('webhook-receiver-worker runs as a worker thread');
@@ -19,6 +19,8 @@ let measuring = false;
 let received = 0;
 const events = new Set<string>();
 let latencies = new Float64Array(1 << 16);
+/** When each sample arrived (ms, same clock as latencies' occurredAt). */
+let arrivals = new Float64Array(1 << 16);
 let count = 0;
 const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
 const ID = /"id":"([^"]+)"/;
@@ -36,7 +38,11 @@ const server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const grown = new Float64Array(latencies.length * 2);
       grown.set(latencies);
       latencies = grown;
+      const grownArrivals = new Float64Array(arrivals.length * 2);
+      grownArrivals.set(arrivals);
+      arrivals = grownArrivals;
     }
+    arrivals[count] = at;
     latencies[count++] = at - occurredAt;
     events.add(ID.exec(body)?.[1] ?? '');
     received++;
@@ -53,7 +59,12 @@ port.on('message', (command: ReceiverCommand) => {
   if ('measuring' in command) measuring = command.measuring;
   else
     port.postMessage({
-      report: { received, events: events.size, latencies: latencies.slice(0, count) },
+      report: {
+        received,
+        events: events.size,
+        latencies: latencies.slice(0, count),
+        receivedAt: arrivals.slice(0, count),
+      },
     } satisfies ReceiverMessage);
 });
 port.on('close', () => server.close());

@@ -42,6 +42,19 @@ export interface CampaignOptions {
 const BATCH = 200;
 const TIMEOUT_MS = 30_000;
 
+/**
+ * One turn of the event loop (its timers and I/O included) before the campaign goes on. The campaign
+ * shares the loop with the app under test and with fetch's pool of keep-alive connections, and
+ * making requests is CPU work: about 1.5 s of it before the first request, several times that on a
+ * loaded machine. Done in one go, it froze every timer: fetch could not retire the connections the
+ * world was built on (it does so 2 s before the server's announced `Keep-Alive: timeout=5`), the
+ * campaign then sent its first requests on them, and the server's overdue 5 s idle timers closed them
+ * with those requests unread, which the kernel answers with a reset: `-> 0 ... read ECONNRESET` on
+ * ordinary requests. Turning the loop between pieces of work keeps both sides' timers on time, and
+ * a turn before each batch goes out lets fetch retire what expired meanwhile.
+ */
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 const bump = <K>(map: Map<K, number>, key: K) => map.set(key, (map.get(key) ?? 0) + 1);
 
 export async function runCampaign(
@@ -54,8 +67,15 @@ export async function runCampaign(
   const mutations = new Map<string, number>();
   const serverErrors: Finding[] = [];
   const violations: Finding[] = [];
+  // Each operation's requests, built once (for its first request and for the random draws), with a
+  // turn of the event loop after each (see `turn`).
+  const arbitraries: fc.Arbitrary<FuzzRequest>[] = [];
+  for (const op of operations()) {
+    arbitraries.push(requestArbitrary(op, world));
+    await turn();
+  }
   // Every operation equally often: the rare ones are where the bugs hide.
-  const anyRequest = fc.oneof(...operations().map((op) => requestArbitrary(op, world)));
+  const anyRequest = fc.oneof(...arbitraries);
 
   async function judge(request: FuzzRequest): Promise<void> {
     let status = 0;
@@ -103,10 +123,11 @@ export async function runCampaign(
 
   // One request of each operation first, so that every operation is exercised whatever the seed
   // (500 draws over 74 operations miss one about once in twelve seeds); then random draws.
-  const firsts = operations().map(
-    (op, index) =>
-      fc.sample(requestArbitrary(op, world), { seed: (options.seed ^ index) | 0, numRuns: 1 })[0],
-  );
+  const firsts: FuzzRequest[] = [];
+  for (const [index, arbitrary] of arbitraries.entries()) {
+    firsts.push(fc.sample(arbitrary, { seed: (options.seed ^ index) | 0, numRuns: 1 })[0]);
+    await turn();
+  }
   const started = performance.now();
   let sent = 0;
   for (let batch = 0; sent < options.requests; batch++) {
@@ -115,6 +136,7 @@ export async function runCampaign(
     const batchSeed = (options.seed ^ Math.imul(batch + 1, 0x9e3779b1)) | 0;
     const queue = firsts.splice(0, size);
     queue.push(...fc.sample(anyRequest, { seed: batchSeed, numRuns: size - queue.length }));
+    await turn();
     const workers = Array.from({ length: options.concurrency }, async () => {
       for (let request = queue.shift(); request; request = queue.shift()) await judge(request);
     });

@@ -21,6 +21,11 @@ export const ChainContract = defineEntity({
     collection: () => p.manyToOne(Collection).ref().index(),
     fromBlock: p.bigint('number'),
     nextBlock: p.bigint('number'),
+    /**
+     * The projection's cursor (src/chain/projection.ts): every confirmed transfer of a block up to
+     * it is in the ledger. Null: none yet (the projection starts at `fromBlock`).
+     */
+    projectedBlock: p.bigint('number').nullable(),
     name: p.string().nullable(),
     symbol: p.string().nullable(),
     decimals: p.integer().nullable(),

@@ -1,4 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import type { EventType } from './OutboxEvent.ts';
 import { WebhookSubscription } from './WebhookSubscription.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -13,8 +14,9 @@ export const WebhookDelivery = defineEntity({
     id: p.string().primary(),
     subscription: () => p.manyToOne(WebhookSubscription).ref(),
     eventId: p.bigint('number'),
-    eventType: p.string(),
-    status: p.string(),
+    // Text columns typed as the values written (the contract's enums).
+    eventType: p.string().$type<EventType>(),
+    status: p.string().$type<DeliveryStatus>(),
     attempts: p.integer(),
     /** When the current series of attempts began (retries stop WEBHOOK_RETRY_HOURS after it). */
     firstAttemptAt: p.datetime().nullable(),

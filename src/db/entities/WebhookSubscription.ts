@@ -1,4 +1,5 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
+import type { EventType } from './OutboxEvent.ts';
 import { User } from './User.ts';
 
 export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
@@ -16,7 +17,7 @@ export const WebhookSubscription = defineEntity({
     id: p.string().primary(),
     owner: () => p.manyToOne(User).ref().index(),
     url: p.text(),
-    eventTypes: p.json<string[]>(),
+    eventTypes: p.json<EventType[]>(),
     walletFilter: p.string().nullable(),
     assetFilter: p.string().nullable(),
     collectionFilter: p.string().nullable(),
@@ -25,7 +26,8 @@ export const WebhookSubscription = defineEntity({
     /** Until when the previous secret still signs too (after a rotation). */
     previousSecretExpiresAt: p.datetime().nullable(),
     enabled: p.boolean(),
-    status: p.string(),
+    // A text column typed as the values written (the contract's enum).
+    status: p.string().$type<WebhookStatus>(),
     failingSince: p.datetime().nullable(),
     cursor: p.bigint('number'),
     lockedBy: p.string().nullable(),

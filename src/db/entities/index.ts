@@ -1,6 +1,7 @@
 import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
+import { ChainAsset } from './ChainAsset.ts';
 import { ChainBlock } from './ChainBlock.ts';
 import { ChainContract } from './ChainContract.ts';
 import { ChainHolding } from './ChainHolding.ts';
@@ -31,6 +32,7 @@ export {
   ApiKey,
   Application,
   Asset,
+  ChainAsset,
   ChainBlock,
   ChainContract,
   ChainHolding,
@@ -92,4 +94,5 @@ export const entities = [
   ChainTransfer,
   ChainHolding,
   ChainLease,
+  ChainAsset,
 ];

@@ -8,6 +8,7 @@ import { Migration20261124121157_webhooks } from './Migration20261124121157_webh
 import { Migration20261124150632_chain_assets } from './Migration20261124150632_chain_assets.ts';
 import { Migration20261124152500_apply_plan_function } from './Migration20261124152500_apply_plan_function.ts';
 import { Migration20261124181500_apply_plan_without_cursors } from './Migration20261124181500_apply_plan_without_cursors.ts';
+import { Migration20261124181607_chain_projection } from './Migration20261124181607_chain_projection.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -19,4 +20,5 @@ export const migrationsList = [
   Migration20261124150632_chain_assets,
   Migration20261124152500_apply_plan_function,
   Migration20261124181500_apply_plan_without_cursors,
+  Migration20261124181607_chain_projection,
 ];

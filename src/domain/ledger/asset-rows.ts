@@ -3,10 +3,14 @@
 import type { ReadStatements, Row } from '../../db/read-statements.ts';
 import type { AssetFields } from './views.ts';
 
-/** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
+/**
+ * The columns of `asset` (aliased `a`) that `assetFieldsOf` reads, and an on-chain token's CAIP-19 id
+ * (a primary-key lookup in chain_asset, null for a ledger asset: its `source`).
+ */
 export const ASSET_COLUMNS =
   'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.owner, a.symbol, a.decimals, ' +
-  'a.total_supply, a.max_supply, a.created_at';
+  'a.total_supply, a.max_supply, a.created_at, ' +
+  '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
@@ -31,5 +35,6 @@ export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields
     totalSupply: amountOrNull(row.total_supply),
     maxSupply: amountOrNull(row.max_supply),
     createdAt: statements.date(row.created_at),
+    caip19: (row.caip19 as string | null) ?? null,
   };
 }

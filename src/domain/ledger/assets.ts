@@ -10,10 +10,11 @@ import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
+import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { newNftEvent, newTransferEvent } from './outbox.ts';
-import type { LedgerStore, NewAsset } from './store/plan.ts';
+import type { LedgerStore, NewAsset, Plan } from './store/plan.ts';
 import {
   type AssetMetadataView,
   type AssetView,
@@ -50,6 +51,20 @@ export interface MintInput {
   amount: string;
 }
 
+/** One item of a batch mint: a new NFT, or supply of a currency, for `to`. */
+export type MintBatchItemInput =
+  | { to: StoredAddress; nft: { name: string; description?: string; metadata: AssetMetadataView } }
+  | { to: StoredAddress; currency: string; amount: string };
+
+export interface MintBatchView {
+  id: string;
+  nfts: AssetView[];
+  mints: TransferView[];
+}
+
+/** The most items one batch mint takes (the contract's `MintBatchRequest.items.maxItems`). */
+export const MAX_MINT_BATCH_ITEMS = 100;
+
 export interface AssetService {
   get(id: string): Promise<AssetView>;
   createNft(actor: Actor, input: CreateNftInput, idempotencyKey?: string): Promise<WriteResult<AssetView>>;
@@ -64,6 +79,13 @@ export interface AssetService {
     input: MintInput,
     idempotencyKey?: string,
   ): Promise<WriteResult<TransferView>>;
+  /** Mints every item into `collectionId` or none (an airdrop); a rejected item is named (`Item i:`). */
+  mintBatch(
+    actor: Actor,
+    collectionId: string,
+    items: MintBatchItemInput[],
+    idempotencyKey?: string,
+  ): Promise<WriteResult<MintBatchView>>;
 }
 
 class AssetExistsError extends ConflictError {
@@ -76,6 +98,22 @@ class MaxSupplyExceededError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/max-supply-exceeded', 'Max supply exceeded');
   }
+}
+
+/** A mint's answer: a completed transfer from the zero address. */
+function mintView(
+  id: string,
+  currencyId: string,
+  to: StoredAddress,
+  amount: bigint,
+  decimals: number,
+  at: Date,
+): TransferView {
+  const fields = { fromAddress: ZERO_ADDRESS, toAddress: to, amount, status: 'completed' as const };
+  return transferView(
+    { id, asset: { id: currencyId }, ...fields, failureReason: null, createdAt: at, completedAt: at },
+    decimals,
+  );
 }
 
 export function assetNotFound(id: string): NotFoundError {
@@ -153,6 +191,158 @@ export function createAssetService(
       );
     },
 
+    async mintBatch(actor, collectionId, items, idempotencyKey) {
+      if (items.length === 0 || items.length > MAX_MINT_BATCH_ITEMS) {
+        throw new ValidationError(`A batch mint holds 1 to ${MAX_MINT_BATCH_ITEMS} items.`, [
+          { pointer: '/body/items', detail: `must hold 1 to ${MAX_MINT_BATCH_ITEMS} items` },
+        ]);
+      }
+      items.forEach((item, i) => {
+        if (item.to === ZERO_ADDRESS) {
+          throw new ValidationError(`Item ${i}: nothing can be minted to the zero address.`, [
+            { pointer: `/body/items/${i}/to`, detail: 'must not be the zero address' },
+          ]);
+        }
+      });
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'mintBatch',
+        key: idempotencyKey,
+        request: { collectionId, items },
+      });
+      const at = new Date();
+      const plan = {
+        assets: [] as NewAsset[],
+        balances: [] as { assetId: string; wallet: StoredAddress; delta: bigint }[],
+        supplies: new Map<string, { delta: bigint; max: bigint; decimals: number; item: number }>(),
+        transfers: [] as NonNullable<Plan['transfers']>,
+        events: [] as NonNullable<Plan['events']>,
+      };
+      const nfts: AssetView[] = [];
+      const mints: TransferView[] = [];
+      try {
+        const em = orm.em.fork();
+        await requireMintableCollection(em, actor, collectionId);
+        const currencies = new Map<string, Asset>();
+        for (const [i, item] of items.entries()) {
+          if ('nft' in item) {
+            const asset: NewAsset = {
+              id: newId('nft'),
+              kind: 'nft',
+              name: item.nft.name,
+              description: item.nft.description ?? null,
+              metadata: item.nft.metadata as unknown as Record<string, unknown>,
+              collectionId,
+              creatorId: actor.userId,
+              symbol: null,
+              decimals: null,
+              totalSupply: null,
+              maxSupply: null,
+              owner: item.to,
+              createdAt: at,
+            };
+            const view = assetView({ ...asset, collection: { id: collectionId } });
+            plan.assets.push(asset);
+            plan.balances.push({ assetId: asset.id, wallet: item.to, delta: 1n });
+            plan.events.push(newNftEvent(view, at));
+            nfts.push(view);
+            continue;
+          }
+          let currency = currencies.get(item.currency);
+          if (!currency) {
+            const found = await em.findOne(Asset, {
+              id: item.currency,
+              kind: 'fungible',
+              collection: collectionId,
+            });
+            if (!found)
+              throw new NotFoundError(
+                `Item ${i}: no currency ${item.currency} in the collection ${collectionId}.`,
+              );
+            if (actor.role !== 'admin' && found.creator.id !== actor.userId)
+              throw new ForbiddenError(
+                `Item ${i}: only the creator of ${item.currency} or an admin may mint it.`,
+              );
+            currency = found;
+            currencies.set(item.currency, currency);
+          }
+          const decimals = currency.decimals ?? 0;
+          let amount: bigint;
+          try {
+            amount = parseAmount(item.amount, decimals, {
+              pointer: `/body/items/${i}/amount`,
+              positive: true,
+            });
+          } catch (error) {
+            if (!(error instanceof InvalidAmountError)) throw error;
+            throw new InvalidAmountError(
+              `Item ${i}: ${error.detail}`,
+              `/body/items/${i}/amount`,
+              error.errors?.[0]?.detail ?? '',
+            );
+          }
+          const supply = plan.supplies.get(currency.id);
+          if (supply) supply.delta += amount;
+          else
+            plan.supplies.set(currency.id, {
+              delta: amount,
+              max: currency.maxSupply ?? UINT256_MAX,
+              decimals,
+              item: i,
+            });
+          const id = newId('tr');
+          const view = mintView(id, currency.id, item.to, amount, decimals, at);
+          plan.balances.push({ assetId: currency.id, wallet: item.to, delta: amount });
+          plan.transfers.push({
+            id,
+            assetId: currency.id,
+            from: ZERO_ADDRESS,
+            to: item.to,
+            amount,
+            requestedBy: actor.userId,
+            createdAt: at,
+          });
+          plan.events.push(newTransferEvent(view, collectionId, at));
+          mints.push(view);
+        }
+      } catch (error) {
+        return earlierAnswerOr(idempotency, key, error);
+      }
+      const supplies = [...plan.supplies.entries()];
+      return applyWrite(
+        store,
+        idempotency,
+        key,
+        {
+          at,
+          guards: supplies.map(([assetId, { delta, max }]) => ({
+            kind: 'supplyWithin',
+            assetId,
+            adding: delta,
+            max,
+          })),
+          assets: plan.assets,
+          supplies: supplies.map(([assetId, { delta }]) => ({ assetId, delta })),
+          balances: plan.balances,
+          transfers: plan.transfers,
+          events: plan.events,
+        },
+        { status: 201, body: { id: newId('op'), nfts, mints }, headers: {} },
+        ({ guard, found = 0n }) => {
+          const assetId = (guard as { assetId: string }).assetId;
+          const { delta, max, decimals, item } = plan.supplies.get(assetId) as {
+            delta: bigint;
+            max: bigint;
+            decimals: number;
+            item: number;
+          };
+          return new MaxSupplyExceededError(
+            `Item ${item}: minting ${formatAmount(delta, decimals)} ${assetId} in this batch would bring the supply to ${formatAmount(found + delta, decimals)}, past its max supply ${formatAmount(max, decimals)}.`,
+          );
+        },
+      );
+    },
+
     async createCurrency(actor, input, idempotencyKey) {
       const maxSupply =
         input.maxSupply === undefined
@@ -212,6 +402,7 @@ export function createAssetService(
       // The currency's creator, decimals, cap and collection never change once it exists.
       const currency = await orm.em.fork().findOne(Asset, { id: currencyId, kind: 'fungible' });
       if (!currency) throw new NotFoundError(`No currency with id ${currencyId}.`);
+      if (isChainAssetId(currencyId)) throw new AssetOnChainError(currencyId);
       if (actor.role !== 'admin' && currency.creator.id !== actor.userId) {
         throw new ForbiddenError(`Only the creator of ${currencyId} or an admin may mint it.`);
       }
@@ -225,20 +416,7 @@ export function createAssetService(
       });
       const at = new Date();
       const id = newId('tr');
-      const view = transferView(
-        {
-          id,
-          asset: { id: currencyId },
-          fromAddress: ZERO_ADDRESS,
-          toAddress: input.to,
-          amount,
-          status: 'completed',
-          failureReason: null,
-          createdAt: at,
-          completedAt: at,
-        },
-        decimals,
-      );
+      const view = mintView(id, currencyId, input.to, amount, decimals, at);
       const maxSupply = currency.maxSupply ?? null;
       return applyWrite(
         store,

@@ -1,6 +1,9 @@
 // Transfers: atomic moves between wallets. The caller must control `from`; the debit, the credit, the
 // transfer row and its event commit together or not at all. A transfer rejected by a rule (amount,
 // control, balance) is answered with a problem and leaves no row: every stored transfer completed.
+// A batch (issue 21) is one plan of several such legs, all or nothing; a burn is a leg to the zero
+// address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
+// address and so held by no one: it never moves again).
 import type { FilterQuery } from '@mikro-orm/core';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -11,10 +14,11 @@ import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { assetNotFound } from './assets.ts';
+import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, StoredResponse, WriteResult } from './idempotency.ts';
 import { newTransferEvent } from './outbox.ts';
-import type { LedgerStore } from './store/plan.ts';
+import type { BalanceChange, Guard, LedgerStore } from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 
@@ -32,8 +36,30 @@ export interface TransferFilters {
   cursor?: string;
 }
 
+export interface BurnInput {
+  assetId: string;
+  from: StoredAddress;
+  amount: string;
+}
+
+export interface TransferBatchView {
+  id: string;
+  transfers: TransferView[];
+}
+
+/** The most legs one batch takes (the contract's `TransferBatchRequest.legs.maxItems`). */
+export const MAX_BATCH_LEGS = 50;
+
 export interface TransferService {
   create(actor: Actor, input: TransferInput, idempotencyKey?: string): Promise<WriteResult<TransferView>>;
+  /** Applies every leg or none; a rejected leg's problem names it (`Leg i:`, `/body/legs/i/...`). */
+  batch(
+    actor: Actor,
+    legs: TransferInput[],
+    idempotencyKey?: string,
+  ): Promise<WriteResult<TransferBatchView>>;
+  /** Destroys `amount` held by `from`: a transfer to the zero address. */
+  burn(actor: Actor, input: BurnInput, idempotencyKey?: string): Promise<WriteResult<TransferView>>;
   get(id: string): Promise<TransferView>;
   list(filters: TransferFilters): Promise<Page<TransferView>>;
 }
@@ -47,16 +73,35 @@ class InsufficientBalanceError extends ConflictError {
   }
 }
 
+/** Where a leg's fields are in the request, and how its problems name it. */
+interface LegPlace {
+  /** `/body` for a single transfer, `/body/legs/{i}` for a batch's leg. */
+  pointer: string;
+  /** '' for a single transfer, `Leg {i}: ` for a batch's leg. */
+  label: string;
+}
+
+const SINGLE: LegPlace = { pointer: '/body', label: '' };
+
+function legPlace(index: number): LegPlace {
+  return { pointer: `/body/legs/${index}`, label: `Leg ${index}: ` };
+}
+
+/** Prefixes a problem's detail with the leg's label (`Leg 2: No asset with id silver.`). */
+function named(place: LegPlace, detail: string): string {
+  return place.label ? `${place.label}${detail.charAt(0).toLowerCase()}${detail.slice(1)}` : detail;
+}
+
 /** Rules that need no database: distinct wallets, no burning to the zero address. */
-function checkEndpoints(input: TransferInput): void {
+function checkEndpoints(input: TransferInput, place: LegPlace = SINGLE): void {
   if (input.to === ZERO_ADDRESS) {
-    throw new ValidationError('Assets cannot be sent to the zero address.', [
-      { pointer: '/body/to', detail: 'must not be the zero address' },
+    throw new ValidationError(named(place, 'Assets cannot be sent to the zero address.'), [
+      { pointer: `${place.pointer}/to`, detail: 'must not be the zero address' },
     ]);
   }
   if (input.from === input.to) {
-    throw new ValidationError('`from` and `to` are the same wallet.', [
-      { pointer: '/body/to', detail: 'must differ from `from`' },
+    throw new ValidationError(named(place, '`from` and `to` are the same wallet.'), [
+      { pointer: `${place.pointer}/to`, detail: 'must differ from `from`' },
     ]);
   }
 }
@@ -69,18 +114,35 @@ interface AssetFacts {
   collectionId: string;
 }
 
-function amountOf(asset: AssetFacts, text: string): bigint {
-  if (asset.kind === 'nft') {
-    const amount = parseAmount(text, 0, { pointer: '/body/amount', positive: true });
-    if (amount !== 1n)
+function amountOf(asset: AssetFacts, text: string, place: LegPlace = SINGLE, what = 'transfer'): bigint {
+  const pointer = `${place.pointer}/amount`;
+  try {
+    const amount = parseAmount(text, asset.kind === 'nft' ? 0 : asset.decimals, { pointer, positive: true });
+    if (asset.kind === 'nft' && amount !== 1n)
       throw new InvalidAmountError(
-        'The amount of an NFT transfer must be 1.',
-        '/body/amount',
+        `The amount of an NFT ${what} must be 1.`,
+        pointer,
         'must be 1 for an NFT',
       );
     return amount;
+  } catch (error) {
+    if (error instanceof InvalidAmountError && place.label)
+      throw new InvalidAmountError(
+        named(place, error.detail ?? ''),
+        pointer,
+        error.errors?.[0]?.detail ?? '',
+      );
+    throw error;
   }
-  return parseAmount(text, asset.decimals, { pointer: '/body/amount', positive: true });
+}
+
+/** One checked leg: its asset, amount and wallets. `to` is the zero address for a burn. */
+interface Leg {
+  asset: AssetFacts;
+  amount: bigint;
+  from: StoredAddress;
+  to: StoredAddress;
+  place: LegPlace;
 }
 
 export function createTransferService(
@@ -97,6 +159,9 @@ export function createTransferService(
     if (known) return known;
     const [row] = await reads.all(ASSET_FACTS, [assetId]);
     if (!row) throw assetNotFound(assetId);
+    // A chain asset moves on chain only (issue 20): never cached here, so every ledger move of it
+    // (transfer, batch leg, burn) is refused.
+    if (isChainAssetId(assetId)) throw new AssetOnChainError(assetId);
     const kind = row.kind as AssetFacts['kind'];
     const facts: AssetFacts = {
       id: assetId,
@@ -109,51 +174,172 @@ export function createTransferService(
     return facts;
   }
 
-  function insufficient(asset: AssetFacts, input: TransferInput, held: bigint, amount: bigint) {
+  function insufficient(leg: Leg, held: bigint, amount: bigint) {
+    const { asset } = leg;
     return new InsufficientBalanceError(
-      asset.kind === 'nft'
-        ? `${formatAddress(input.from)} does not own ${asset.id}.`
-        : `${formatAddress(input.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
+      named(
+        leg.place,
+        asset.kind === 'nft'
+          ? `${formatAddress(leg.from)} does not own ${asset.id}.`
+          : `${formatAddress(leg.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
+      ),
     );
   }
 
-  /** The transfer as stored and answered; everything in it is known before anything is written. */
-  function answerOf(asset: AssetFacts, input: TransferInput, amount: bigint, now: Date) {
+  /** The leg's transfer as stored and answered; everything in it is known before anything is written. */
+  function transferOf(leg: Leg, actor: Actor, now: Date) {
     const id = newId('tr');
     const view = transferView(
       {
         id,
-        asset: { id: asset.id },
-        fromAddress: input.from,
-        toAddress: input.to,
-        amount,
+        asset: { id: leg.asset.id },
+        fromAddress: leg.from,
+        toAddress: leg.to,
+        amount: leg.amount,
         status: 'completed',
         failureReason: null,
         createdAt: now,
         completedAt: now,
       },
-      asset.decimals,
+      leg.asset.decimals,
     );
-    const response: StoredResponse<TransferView> = {
-      status: 201,
-      body: view,
-      headers: { Location: `/api/v1/transfers/${id}` },
+    return {
+      id,
+      view,
+      row: {
+        id,
+        assetId: leg.asset.id,
+        from: leg.from,
+        to: leg.to,
+        amount: leg.amount,
+        requestedBy: actor.userId,
+        createdAt: now,
+      },
+      event: newTransferEvent(view, leg.asset.collectionId, now),
     };
-    return { id, view, response, event: newTransferEvent(view, asset.collectionId, now) };
   }
 
   /**
    * Rules checked before the plan (asset, amount) must not hide the answers that come first: a
-   * stored answer for the key, then the control of `from` (403). Runs only when one of them failed.
+   * stored answer for the key, then the control of every `from` (403). Runs only when one failed.
    */
-  async function earlierAnswer(actor: Actor, input: TransferInput, key: IdempotencyKey | undefined) {
+  async function earlierAnswer<T>(
+    actor: Actor,
+    froms: { from: StoredAddress; place: LegPlace }[],
+    key: IdempotencyKey | undefined,
+  ) {
     if (key) {
       const record = await idempotency.find(key);
-      if (record) return idempotency.replay<TransferView>(record, key);
+      if (record) return idempotency.replay<T>(record, key);
     }
-    const [controlled] = await reads.all(CONTROLLED, [input.from, actor.userId]);
-    if (!controlled) throw new WalletNotControlledError(input.from);
+    for (const { from, place } of froms) {
+      const [controlled] = await reads.all(CONTROLLED, [from, actor.userId]);
+      if (!controlled) throw notControlled(from, place);
+    }
     return undefined;
+  }
+
+  function notControlled(wallet: StoredAddress, place: LegPlace) {
+    const error = new WalletNotControlledError(wallet);
+    return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
+  }
+
+  /**
+   * Applies the legs as one plan: the caller controls every `from`, and every (asset, `from`) holds
+   * the sum its legs take, both as the holdings are before the plan. A burn leg credits no one,
+   * lowers a currency's supply and leaves a burned NFT owned by the zero address.
+   */
+  async function applyLegs<T>(
+    actor: Actor,
+    legs: Leg[],
+    key: IdempotencyKey | undefined,
+    at: Date,
+    answer: (views: TransferView[]) => StoredResponse<T>,
+  ): Promise<WriteResult<T>> {
+    const transfers = legs.map((leg) => transferOf(leg, actor, at));
+    const response = answer(transfers.map((t) => t.view));
+    const guards: Guard[] = [];
+    const controlled = new Map<StoredAddress, Leg>();
+    const debits = new Map<string, { leg: Leg; total: bigint }>();
+    for (const leg of legs) {
+      if (!controlled.has(leg.from)) {
+        controlled.set(leg.from, leg);
+        guards.push({ kind: 'controls', userId: actor.userId, wallet: leg.from });
+      }
+      const holding = `${leg.asset.id}\u0000${leg.from}`;
+      const debit = debits.get(holding);
+      if (debit) debit.total += leg.amount;
+      else debits.set(holding, { leg, total: leg.amount });
+    }
+    for (const { leg, total } of debits.values())
+      guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+    const balances: BalanceChange[] = [];
+    const supplies: { assetId: string; delta: bigint }[] = [];
+    const owners: { assetId: string; owner: StoredAddress }[] = [];
+    for (const leg of legs) {
+      balances.push({ assetId: leg.asset.id, wallet: leg.from, delta: -leg.amount });
+      if (leg.to !== ZERO_ADDRESS)
+        balances.push({ assetId: leg.asset.id, wallet: leg.to, delta: leg.amount });
+      else if (leg.asset.kind === 'fungible') supplies.push({ assetId: leg.asset.id, delta: -leg.amount });
+      if (leg.asset.kind === 'nft') owners.push({ assetId: leg.asset.id, owner: leg.to });
+    }
+    const outcome = await store.apply({
+      at,
+      idempotency: key && { key, response },
+      guards,
+      balances,
+      supplies: supplies.length ? supplies : undefined,
+      owners: owners.length ? owners : undefined,
+      transfers: transfers.map((t) => t.row),
+      events: transfers.map((t) => t.event),
+    });
+    switch (outcome.outcome) {
+      case 'applied':
+        return { ...response, replayed: false };
+      case 'replay':
+        return idempotency.replay<T>(outcome.record, key as IdempotencyKey);
+      case 'rejected': {
+        const { guard } = outcome;
+        if (guard.kind === 'controls') {
+          const leg = controlled.get(guard.wallet) as Leg;
+          throw notControlled(leg.from, leg.place);
+        }
+        if (guard.kind !== 'holds') throw new Error(`Unexpected guard ${guard.kind}.`);
+        // Names the leg at which the holding's running debit first passes what it held.
+        const found = outcome.found ?? 0n;
+        let taken = 0n;
+        const mine = legs.filter((leg) => leg.asset.id === guard.assetId && leg.from === guard.wallet);
+        const leg = mine.find((leg) => {
+          taken += leg.amount;
+          return taken > found;
+        }) as Leg;
+        throw insufficient(leg, found, taken);
+      }
+    }
+  }
+
+  /** One transfer or burn (`to` the zero address), answered with its transfer. */
+  async function applySingle(
+    actor: Actor,
+    input: TransferInput,
+    key: IdempotencyKey | undefined,
+    what: 'transfer' | 'burn',
+  ): Promise<WriteResult<TransferView>> {
+    let leg: Leg;
+    try {
+      const asset = await factsOf(input.assetId);
+      const amount = amountOf(asset, input.amount, SINGLE, what);
+      leg = { asset, amount, from: input.from, to: input.to, place: SINGLE };
+    } catch (error) {
+      const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
+      if (earlier) return earlier;
+      throw error;
+    }
+    return applyLegs(actor, [leg], key, new Date(), ([view]) => ({
+      status: 201,
+      body: view,
+      headers: { Location: `/api/v1/transfers/${view.id}` },
+    }));
   }
 
   return {
@@ -165,52 +351,65 @@ export function createTransferService(
         key: idempotencyKey,
         request: input,
       });
-      let asset: AssetFacts;
-      let amount: bigint;
+      return applySingle(actor, input, key, 'transfer');
+    },
+
+    async batch(actor, inputs, idempotencyKey) {
+      if (inputs.length === 0 || inputs.length > MAX_BATCH_LEGS) {
+        throw new ValidationError(`A batch holds 1 to ${MAX_BATCH_LEGS} legs.`, [
+          { pointer: '/body/legs', detail: `must hold 1 to ${MAX_BATCH_LEGS} legs` },
+        ]);
+      }
+      inputs.forEach((input, i) => {
+        checkEndpoints(input, legPlace(i));
+      });
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'createTransferBatch',
+        key: idempotencyKey,
+        request: { legs: inputs },
+      });
+      const legs: Leg[] = [];
       try {
-        asset = await factsOf(input.assetId);
-        amount = amountOf(asset, input.amount);
+        for (const [i, input] of inputs.entries()) {
+          const place = legPlace(i);
+          let asset: AssetFacts;
+          try {
+            asset = await factsOf(input.assetId);
+          } catch (error) {
+            if (error instanceof NotFoundError) throw new NotFoundError(named(place, error.detail ?? ''));
+            throw error;
+          }
+          legs.push({
+            asset,
+            amount: amountOf(asset, input.amount, place),
+            from: input.from,
+            to: input.to,
+            place,
+          });
+        }
       } catch (error) {
-        const earlier = await earlierAnswer(actor, input, key);
+        const froms = inputs.map((input, i) => ({ from: input.from, place: legPlace(i) }));
+        const earlier = await earlierAnswer<TransferBatchView>(actor, froms, key);
         if (earlier) return earlier;
         throw error;
       }
-      const at = new Date();
-      const answer = answerOf(asset, input, amount, at);
-      const outcome = await store.apply({
-        at,
-        idempotency: key && { key, response: answer.response },
-        guards: [
-          { kind: 'controls', userId: actor.userId, wallet: input.from },
-          { kind: 'holds', assetId: asset.id, wallet: input.from, atLeast: amount },
-        ],
-        balances: [
-          { assetId: asset.id, wallet: input.from, delta: -amount },
-          { assetId: asset.id, wallet: input.to, delta: amount },
-        ],
-        owners: asset.kind === 'nft' ? [{ assetId: asset.id, owner: input.to }] : undefined,
-        transfers: [
-          {
-            id: answer.id,
-            assetId: asset.id,
-            from: input.from,
-            to: input.to,
-            amount,
-            requestedBy: actor.userId,
-            createdAt: at,
-          },
-        ],
-        events: [answer.event],
+      const id = newId('op');
+      return applyLegs(actor, legs, key, new Date(), (transfers) => ({
+        status: 201,
+        body: { id, transfers },
+        headers: {},
+      }));
+    },
+
+    async burn(actor, input, idempotencyKey) {
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'burnAsset',
+        key: idempotencyKey,
+        request: input,
       });
-      switch (outcome.outcome) {
-        case 'applied':
-          return { ...answer.response, replayed: false };
-        case 'replay':
-          return idempotency.replay<TransferView>(outcome.record, key as IdempotencyKey);
-        case 'rejected':
-          if (outcome.guard.kind === 'controls') throw new WalletNotControlledError(input.from);
-          throw insufficient(asset, input, outcome.found ?? 0n, amount);
-      }
+      return applySingle(actor, { ...input, to: ZERO_ADDRESS }, key, 'burn');
     },
 
     async get(id) {

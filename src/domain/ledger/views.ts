@@ -6,7 +6,7 @@ import type { Collection } from '../../db/entities/Collection.ts';
 import type { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import type { Transfer } from '../../db/entities/Transfer.ts';
 import type { Wallet } from '../../db/entities/Wallet.ts';
-import { formatAddress } from './addresses.ts';
+import { formatAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
 
 type Schemas = components['schemas'];
@@ -19,6 +19,7 @@ export type TransferView = Schemas['Transfer'];
 export type PriceView = Schemas['Price'];
 export type WalletView = Schemas['Wallet'];
 export type CollectionView = Schemas['Collection'];
+export type AssetSourceView = Schemas['AssetSource'];
 
 /** Decimals of an asset's amounts: an NFT is indivisible. */
 export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {
@@ -39,10 +40,39 @@ export type AssetFields = Pick<
   | 'totalSupply'
   | 'maxSupply'
   | 'createdAt'
-> & { collection: { id: string } };
+> & {
+  collection: { id: string };
+  /** An on-chain token's CAIP-19 id (chain_asset.caip19); absent or null for a ledger asset. */
+  caip19?: string | null;
+};
+
+const CAIP19 = /^eip155:([0-9]+)\/(erc721|erc1155|erc20):(0x[0-9a-fA-F]{40})(?:\/([0-9]+))?$/;
+
+/** Where an asset lives: the ledger, or the chain token its CAIP-19 id names. */
+export function assetSourceOf(caip19: string | null | undefined): AssetSourceView {
+  const match = caip19 ? CAIP19.exec(caip19) : null;
+  if (!caip19 || !match) return { type: 'ledger' };
+  const [, chainId, standard, contract, tokenId] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string?,
+  ];
+  return {
+    type: 'chain',
+    chainId: Number(chainId),
+    standard: standard as 'erc721' | 'erc1155' | 'erc20',
+    contract,
+    tokenId: tokenId ?? null,
+    caip19,
+  };
+}
 
 export function assetView(asset: AssetFields): AssetView {
   const decimals = decimalsOf(asset);
+  // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
+  const burned = asset.owner === ZERO_ADDRESS;
   return {
     id: asset.id,
     kind: asset.kind,
@@ -50,12 +80,14 @@ export function assetView(asset: AssetFields): AssetView {
     description: asset.description ?? null,
     metadata: asset.metadata as unknown as AssetMetadataView,
     collection: asset.collection.id,
-    owner: asset.owner ? formatAddress(asset.owner) : null,
+    owner: asset.owner && !burned ? formatAddress(asset.owner) : null,
     symbol: asset.symbol ?? null,
     decimals: asset.kind === 'fungible' ? decimals : null,
     totalSupply: asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimals),
     maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
     createdAt: asset.createdAt.toISOString(),
+    source: assetSourceOf(asset.caip19),
+    burned,
   };
 }
 

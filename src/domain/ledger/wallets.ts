@@ -10,12 +10,8 @@ import { formatAddress, type StoredAddress } from './addresses.ts';
 import { type WalletView, walletView } from './views.ts';
 
 export class WalletNotControlledError extends ForbiddenError {
-  constructor(address: string) {
-    super(
-      `${formatAddress(address)} is not one of your wallets.`,
-      '/problems/wallet-not-controlled',
-      'Wallet not controlled',
-    );
+  constructor(address: string, detail = `${formatAddress(address)} is not one of your wallets.`) {
+    super(detail, '/problems/wallet-not-controlled', 'Wallet not controlled');
   }
 }
 

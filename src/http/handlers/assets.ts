@@ -66,6 +66,7 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     | 'createNft'
     | 'createCurrency'
     | 'mintCurrency'
+    | 'mintBatch'
   >({
     async getAsset(request, ctx) {
       const id = request.params.asset_id;
@@ -143,6 +144,20 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
       const { body } = request;
       const created = await ledger.assets.createCurrency(actorOf(request), body, idempotencyKeyOf(request));
       sendStored(ctx, 'createCurrency', created);
+    },
+
+    async mintBatch(request, ctx) {
+      const items = request.body.items.map((item, i) => {
+        const to = parseAddress(item.to, `/body/items/${i}/to`);
+        return 'nft' in item ? { to, nft: item.nft } : { to, currency: item.currency, amount: item.amount };
+      });
+      const minted = await ledger.assets.mintBatch(
+        actorOf(request),
+        request.params.collection_id,
+        items,
+        idempotencyKeyOf(request),
+      );
+      sendStored(ctx, 'mintBatch', minted);
     },
 
     async mintCurrency(request, ctx) {

@@ -5,7 +5,9 @@ import { type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
 export function transferHandlers(ledger: Ledger): HandlerMap {
-  return typedHandlers<'createTransfer' | 'listTransfers' | 'getTransfer'>({
+  return typedHandlers<
+    'createTransfer' | 'createTransferBatch' | 'burnAsset' | 'listTransfers' | 'getTransfer'
+  >({
     async createTransfer(request, ctx) {
       const { body } = request;
       const input = {
@@ -16,6 +18,27 @@ export function transferHandlers(ledger: Ledger): HandlerMap {
       };
       const created = await ledger.transfers.create(actorOf(request), input, idempotencyKeyOf(request));
       sendStored(ctx, 'createTransfer', created);
+    },
+
+    async createTransferBatch(request, ctx) {
+      const legs = request.body.legs.map((leg, i) => ({
+        assetId: leg.assetId,
+        from: parseAddress(leg.from, `/body/legs/${i}/from`),
+        to: parseAddress(leg.to, `/body/legs/${i}/to`),
+        amount: leg.amount,
+      }));
+      const created = await ledger.transfers.batch(actorOf(request), legs, idempotencyKeyOf(request));
+      sendStored(ctx, 'createTransferBatch', created);
+    },
+
+    async burnAsset(request, ctx) {
+      const input = {
+        assetId: request.params.asset_id,
+        from: parseAddress(request.body.from, '/body/from'),
+        amount: request.body.amount,
+      };
+      const burned = await ledger.transfers.burn(actorOf(request), input, idempotencyKeyOf(request));
+      sendStored(ctx, 'burnAsset', burned);
     },
 
     async listTransfers(request, ctx) {

@@ -20,26 +20,25 @@ export function webhookHandlers(service: WebhookService): HandlerMap {
       const created = await service.create(caller(request).userId, request.body);
       ctx.set('Location', `/api/v1/webhooks/${created.id}`);
       ctx.set('Cache-Control', 'no-store');
-      // Not `respond` for webhook and delivery views: WebhookView.status and DeliveryView.eventType
-      // and status (src/webhooks/subscriptions.ts) are typed wider than the contract's enums.
-      ctx.status = 201;
-      ctx.body = created;
+      respond(ctx, 'createWebhook', 201, created);
     },
     async listWebhooks(request, ctx) {
-      ctx.body = { data: await service.list(caller(request).userId) };
+      respond(ctx, 'listWebhooks', 200, { data: await service.list(caller(request).userId) });
     },
     async getWebhook(request, ctx) {
-      ctx.body = await service.get(caller(request).userId, request.params.webhook_id);
+      respond(ctx, 'getWebhook', 200, await service.get(caller(request).userId, request.params.webhook_id));
     },
     async deleteWebhook(request, ctx) {
       await service.remove(caller(request).userId, request.params.webhook_id);
       ctx.status = 204;
     },
     async enableWebhook(request, ctx) {
-      ctx.body = await service.setEnabled(caller(request).userId, request.params.webhook_id, true);
+      const enabled = await service.setEnabled(caller(request).userId, request.params.webhook_id, true);
+      respond(ctx, 'enableWebhook', 200, enabled);
     },
     async disableWebhook(request, ctx) {
-      ctx.body = await service.setEnabled(caller(request).userId, request.params.webhook_id, false);
+      const disabled = await service.setEnabled(caller(request).userId, request.params.webhook_id, false);
+      respond(ctx, 'disableWebhook', 200, disabled);
     },
     async rotateWebhookSecret(request, ctx) {
       ctx.set('Cache-Control', 'no-store');
@@ -48,16 +47,17 @@ export function webhookHandlers(service: WebhookService): HandlerMap {
     },
     async listWebhookDeliveries(request, ctx) {
       const { query } = request;
-      ctx.body = await service.deliveries(caller(request).userId, request.params.webhook_id, {
+      const page = await service.deliveries(caller(request).userId, request.params.webhook_id, {
         limit: query.limit ?? 50,
         cursor: query.cursor,
         status: query.status,
       });
+      respond(ctx, 'listWebhookDeliveries', 200, page);
     },
     async redeliverWebhookDelivery(request, ctx) {
       const { webhook_id: id, delivery_id: deliveryId } = request.params;
-      ctx.status = 202;
-      ctx.body = await service.redeliver(caller(request).userId, id, deliveryId);
+      const delivery = await service.redeliver(caller(request).userId, id, deliveryId);
+      respond(ctx, 'redeliverWebhookDelivery', 202, delivery);
     },
     async replayWebhook(request, ctx) {
       const { after } = request.query;

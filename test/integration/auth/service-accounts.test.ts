@@ -104,6 +104,8 @@ describe.each(DB_KINDS)('service accounts on %s', (kind) => {
     const config = await oauthClient(account.id, client.ClientSecretBasic(account.clientSecret));
     const { tokens, headers } = await serviceCredentials(config, 'assets:read prices:write');
     expect(tokens.refresh_token).toBeUndefined();
+    // As short-lived as users' access tokens (ACCESS_TOKEN_TTL_SECONDS, 900 by default).
+    expect(tokens.expires_in).toBe(900);
     expect(decodeJwt(tokens.access_token)).toMatchObject({
       sub: account.id,
       user_id: account.id,

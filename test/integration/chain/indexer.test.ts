@@ -120,6 +120,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     const em = fixture.orm.em.fork();
     await em.nativeDelete(ChainTransfer, {});
     await em.nativeDelete(ChainHolding, {});
+    await em.getConnection().execute('delete from chain_asset');
     await em.nativeDelete(ChainContract, {});
     await em.getConnection().execute('delete from chain_block');
     await em.getConnection().execute('delete from chain_lease');

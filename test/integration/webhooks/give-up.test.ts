@@ -3,7 +3,7 @@
 // marked `failing` (with `failingSince`) and goes on with the next event; a subscription still failing
 // WEBHOOK_DISABLE_AFTER_SECONDS after `failingSince` is disabled. And the webhook metrics in /metrics
 // move with what the dispatcher does (attempts by outcome, attempt duration, commit-to-delivery lag,
-// backlog and subscriptions by state).
+// backlog and subscriptions by state, the stages of a delivery's time).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
@@ -77,8 +77,6 @@ describe.each(DB_KINDS)('webhook give-up and metrics on %s', (kind) => {
     const failing = await until(user, id, (hook) => hook.status === 'failing');
     expect(failing).toMatchObject({ enabled: true, status: 'failing' });
     expect(typeof failing.failingSince).toBe('string');
-    const attemptsOfFirst = receiver.received.length;
-    expect(attemptsOfFirst).toBeGreaterThanOrEqual(2);
     expect(receiver.received.every((request) => verified(secret, request).data.id === first)).toBe(true);
     let listed = await t.http('GET', `/api/v1/webhooks/${id}/deliveries`, { headers: user.headers });
     expect(listed.body.data).toHaveLength(1);
@@ -88,7 +86,13 @@ describe.each(DB_KINDS)('webhook give-up and metrics on %s', (kind) => {
       nextAttemptAt: null,
       deliveredAt: null,
     });
-    expect(listed.body.data[0].attempts).toBe(attemptsOfFirst);
+    // The service's count of attempts is the reference: on a loaded machine an attempt can time out
+    // (WEBHOOK_TIMEOUT_MS) before its request reaches the receiver, never the other way round.
+    const attemptsOfFirst: number = listed.body.data[0].attempts;
+    expect(attemptsOfFirst).toBeGreaterThanOrEqual(2);
+    expect(receiver.received.length).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.length).toBeLessThanOrEqual(attemptsOfFirst);
+    const heardOfFirst = receiver.received.length;
 
     // The next event is sent (the given-up one no longer holds it back), fails the same way, and is
     // given up more than WEBHOOK_DISABLE_AFTER_SECONDS after failingSince: the subscription is disabled.
@@ -100,31 +104,41 @@ describe.each(DB_KINDS)('webhook give-up and metrics on %s', (kind) => {
       failingSince: failing.failingSince,
     });
     expect(
-      receiver.received.slice(attemptsOfFirst).map((request) => verified(secret, request).data.id),
+      receiver.received.slice(heardOfFirst).map((request) => verified(secret, request).data.id),
     ).toContain(second);
     listed = await t.http('GET', `/api/v1/webhooks/${id}/deliveries`, { headers: user.headers });
     expect(listed.body.data.map((delivery: { status: string }) => delivery.status)).toEqual([
       'failed',
       'failed',
     ]);
+    const attempts = listed.body.data.reduce(
+      (sum: number, delivery: { attempts: number }) => sum + delivery.attempts,
+      0,
+    );
+    expect(receiver.received.length).toBeLessThanOrEqual(attempts);
 
     // Disabled: nothing more is sent.
     const sent = receiver.received.length;
-    await mint(user, 'Unheard');
+    const unheard = await mint(user, 'Unheard');
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(receiver.received).toHaveLength(sent);
 
     const after = (await t.http('GET', '/metrics')).text;
     const moved = (series: string) => sample(after, series) - sample(before, series);
     expect(moved('webhook_attempts_total{outcome="given_up"}')).toBe(2);
-    expect(moved('webhook_attempts_total{outcome="failed"}')).toBe(sent - 2);
-    expect(moved('webhook_attempt_duration_seconds_count{outcome="failed"}')).toBe(sent - 2);
+    expect(moved('webhook_attempts_total{outcome="failed"}')).toBe(attempts - 2);
+    expect(moved('webhook_attempt_duration_seconds_count{outcome="failed"}')).toBe(attempts - 2);
     expect(sample(after, 'webhook_backlog{state="failed"}')).toBeGreaterThanOrEqual(2);
     expect(sample(after, 'webhook_subscriptions{status="disabled"}')).toBeGreaterThanOrEqual(1);
 
-    // Enabled again, it starts afresh.
+    // Enabled again, it starts afresh, with the event it missed.
     const enabled = await t.http('POST', `/api/v1/webhooks/${id}/enable`, { headers: user.headers });
     expect(enabled.body).toMatchObject({ enabled: true, status: 'active', failingSince: null });
+    const [resumed] = (await receiver.waitFor(sent + 1)).slice(sent);
+    expect(verified(secret, resumed).data.id).toBe(unheard);
+    // Deleted, so that its retries (still answered 500) stay out of the next test's metrics.
+    const deleted = await t.http('DELETE', `/api/v1/webhooks/${id}`, { headers: user.headers });
+    expect(deleted.status).toBe(204);
   });
 
   it('counts successful deliveries, their attempt time and their lag from the commit', async () => {
@@ -148,6 +162,10 @@ describe.each(DB_KINDS)('webhook give-up and metrics on %s', (kind) => {
     expect(moved('webhook_attempt_duration_seconds_count{outcome="succeeded"}')).toBe(2);
     expect(moved('webhook_delivery_lag_seconds_count')).toBe(2);
     expect(moved('webhook_delivery_lag_seconds_sum')).toBeGreaterThan(0);
+    // Each delivery's time, stage by stage (both came from the relay, on the fast path).
+    for (const stage of ['relay', 'queue', 'handoff', 'request', 'return'])
+      expect(moved(`webhook_delivery_stage_seconds_count{stage="${stage}"}`), stage).toBe(2);
+    expect(moved('webhook_delivery_stage_seconds_count{stage="catch_up"}')).toBe(0);
     expect(sample(after, 'webhook_backlog{state="pending"}')).toBeGreaterThanOrEqual(0);
     expect(after).toMatch(/^webhook_backlog\{state="undelivered"\} \d+$/m);
     expect(sample(after, 'webhook_subscriptions{status="active"}')).toBeGreaterThanOrEqual(1);

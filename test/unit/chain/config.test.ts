@@ -22,7 +22,30 @@ describe('chain configuration', () => {
       pollMs: 2000,
       rpcTimeoutMs: 10_000,
       indexer: true,
+      metadata: {
+        ipfsGateway: 'https://ipfs.io',
+        allowLoopback: false,
+        allowedNetworks: [],
+        timeoutMs: 5000,
+        maxBytes: 262_144,
+      },
     });
+  });
+
+  it('turns the metadata fetcher off, or opens it to loopback and private networks', () => {
+    expect(loadConfig({ CHAIN_METADATA: 'off' }).chain.metadata).toBeUndefined();
+    expect(
+      loadConfig({
+        CHAIN_METADATA_ALLOW_LOOPBACK: 'true',
+        CHAIN_METADATA_ALLOWED_NETWORKS: '10.1.0.0/16, 192.168.0.0/24',
+        CHAIN_METADATA_IPFS_GATEWAY: 'https://gw.example/',
+      }).chain.metadata,
+    ).toMatchObject({
+      ipfsGateway: 'https://gw.example',
+      allowLoopback: true,
+      allowedNetworks: ['10.1.0.0/16', '192.168.0.0/24'],
+    });
+    expect(() => loadConfig({ CHAIN_METADATA_IPFS_GATEWAY: 'ftp://gw.example' })).toThrow();
   });
 
   it('reads CHAINS and per-chain variables, sorted by chain id, confirmations defaulting to CHAIN_CONFIRMATIONS', () => {

@@ -1,0 +1,104 @@
+// Economy (issue 21): batch transfers of 10 legs (POST /api/v1/transfer/batch) beside single
+// transfers (POST /api/v1/transfer) on the same service, funded wallets and load (50 clients, each one
+// user sending from its custodial wallet to random others, a fresh Idempotency-Key per request). The
+// runs alternate single, batch, single, batch so both see the same machine; it reports requests/s,
+// legs/s and the service's CPU per request and per leg, then checks the ledger's invariants (every
+// transfer conserves the supply, so supply == sum of balances == minted). Crafts are not built yet.
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Session } from './lib/api.ts';
+import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
+import type { BenchOptions } from './lib/options.ts';
+import { heading, loadTable } from './lib/report.ts';
+import { startService } from './lib/service.ts';
+import type { AutocannonClient } from './lib/untyped.ts';
+import { CURRENCY, centsToAmount, checkInvariants, fundedUsers, randomTransfersFrom } from './transfers.ts';
+
+const CLIENTS = 50;
+const LEGS = 10;
+
+export async function economy(options: BenchOptions): Promise<void> {
+  for (const kind of options.dbs) {
+    const service = await startService(kind);
+    try {
+      const users = await fundedUsers(service);
+      const load = (
+        label: string,
+        path: string,
+        setupClient: (client: AutocannonClient) => void,
+      ): LoadOptions => ({
+        label,
+        url: `${service.baseUrl}${path}`,
+        connections: CLIENTS,
+        durationSeconds: options.durationSeconds,
+        setupClient,
+        serverPid: service.pid,
+      });
+      const single = load('POST /api/v1/transfer', '/api/v1/transfer', randomTransfersFrom(users));
+      const batch = load(
+        `POST /api/v1/transfer/batch (${LEGS} legs)`,
+        '/api/v1/transfer/batch',
+        randomBatchesFrom(users),
+      );
+      heading(`economy on ${kind}`, {
+        wallets: users.length,
+        clients: CLIENTS,
+        'legs per batch': LEGS,
+        'seconds per run': options.durationSeconds,
+      });
+      await warmUp(single);
+      await warmUp(batch);
+      const results: LoadResult[] = [];
+      for (let round = 0; round < 2; round++) results.push(await runLoad(single), await runLoad(batch));
+      loadTable(results);
+      const mean = (rs: LoadResult[], f: (r: LoadResult) => number) =>
+        rs.reduce((t, r) => t + f(r), 0) / rs.length;
+      const singles = results.filter((_, i) => i % 2 === 0);
+      const batches = results.filter((_, i) => i % 2 === 1);
+      const singleRate = mean(singles, (r) => r.okPerSecond);
+      const legRate = mean(batches, (r) => r.okPerSecond) * LEGS;
+      const singleCpu = mean(singles, (r) => r.serverCpuMicros ?? 0);
+      const batchCpu = mean(batches, (r) => r.serverCpuMicros ?? 0);
+      console.log(
+        `single transfers: ${singleRate.toFixed(0)}/s, CPU ${singleCpu.toFixed(0)} us/transfer; ` +
+          `batches of ${LEGS}: ${(legRate / LEGS).toFixed(0)}/s = ${legRate.toFixed(0)} legs/s, ` +
+          `CPU ${batchCpu.toFixed(0)} us/batch = ${(batchCpu / LEGS).toFixed(0)} us/leg ` +
+          `(${(legRate / singleRate).toFixed(2)}x the single transfers' moves/s)`,
+      );
+      await checkInvariants(service, users);
+    } finally {
+      await service.stop();
+    }
+  }
+}
+
+/** Client i acts as user i; every request moves 0.01 to 1.00 to each of 10 random other wallets. */
+function randomBatchesFrom(users: Session[]): (client: AutocannonClient) => void {
+  let nextClient = 0;
+  return (client) => {
+    const sender = users[nextClient++ % users.length];
+    const headers = { ...sender.headers, 'content-type': 'application/json' };
+    client.setRequests([
+      {
+        method: 'POST',
+        path: '/api/v1/transfer/batch',
+        setupRequest: (request) => {
+          const legs = Array.from({ length: LEGS }, () => {
+            let recipient = sender;
+            while (recipient === sender) recipient = users[randomInt(users.length)];
+            return {
+              assetId: CURRENCY,
+              from: sender.wallet,
+              to: recipient.wallet,
+              amount: centsToAmount(BigInt(randomInt(1, 101))),
+            };
+          });
+          return {
+            ...request,
+            headers: { ...headers, 'idempotency-key': randomUUID() },
+            body: JSON.stringify({ legs }),
+          };
+        },
+      },
+    ]);
+  };
+}

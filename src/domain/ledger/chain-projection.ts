@@ -1,0 +1,224 @@
+// The ledger plan of confirmed on-chain transfers (issue 20): a change applied as seen (no guards),
+// built here from what the chain indexer confirmed, applied by the ledger store like every other
+// write (src/chain/projection.ts calls it), so holdings, supply, owners, transfer history, outbox
+// events, /ws, /assets/subscribe and cache invalidation work for on-chain tokens unchanged.
+import type { StoredAddress } from './addresses.ts';
+import { ZERO_ADDRESS } from './addresses.ts';
+import { chainAssetId, hashId26 } from './chain-assets.ts';
+import { newNftEvent, newTransferEvent } from './outbox.ts';
+import type { IdempotencyKey, NewAsset, NewEvent, NewTransfer, Plan } from './store/plan.ts';
+import { assetView, transferView } from './views.ts';
+
+export type ChainStandardName = 'erc20' | 'erc721' | 'erc1155';
+
+/** A registered contract, as the projection needs it. */
+export interface ChainTokenContract {
+  chainId: number;
+  /** EIP-55. */
+  address: string;
+  standard: ChainStandardName;
+  collectionId: string;
+  creatorId: string;
+  name: string | null;
+  symbol: string | null;
+  decimals: number | null;
+}
+
+/** One confirmed movement (a row of chain_transfer), in block, log, batch order. */
+export interface ChainMovement {
+  blockNumber: number;
+  txHash: string;
+  logIndex: number;
+  batchIndex: number;
+  /** Decimal token id; empty for ERC-20. */
+  tokenId: string;
+  from: StoredAddress;
+  to: StoredAddress;
+  amount: bigint;
+}
+
+/** The CAIP-19 id of a contract's token (`tokenId` empty for an ERC-20). */
+export function caip19Of(
+  contract: Pick<ChainTokenContract, 'chainId' | 'address' | 'standard'>,
+  tokenId: string,
+) {
+  const namespace = `eip155:${contract.chainId}/${contract.standard}:${contract.address}`;
+  return tokenId === '' ? namespace : `${namespace}/${tokenId}`;
+}
+
+const SYMBOL = /^[A-Z0-9]{1,12}$/;
+
+/** The ledger asset of a contract's token, as first created (metadata filled later by the fetcher). */
+export function chainAsset(
+  contract: ChainTokenContract,
+  tokenId: string,
+  options: { image: string; owner: StoredAddress | null; at: Date; fetched?: Record<string, unknown> | null },
+): NewAsset & { caip19: string } {
+  const caip19 = caip19Of(contract, tokenId);
+  const label = contract.name?.trim() || contract.symbol?.trim() || contract.address;
+  const nft = contract.standard === 'erc721';
+  // What the metadata fetcher read (src/chain/metadata.ts), when it was done before this creation.
+  const fetched = options.fetched ?? {};
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+  return {
+    id: chainAssetId(caip19),
+    caip19,
+    kind: nft ? 'nft' : 'fungible',
+    name: text(fetched.name) ?? (tokenId === '' ? label : `${label.slice(0, 120)} #${tokenId}`).slice(0, 200),
+    description: text(fetched.description),
+    metadata: {
+      image: text(fetched.image) ?? options.image,
+      attributes: Array.isArray(fetched.attributes) ? fetched.attributes : [],
+      creator: label.slice(0, 200),
+    },
+    collectionId: contract.collectionId,
+    creatorId: contract.creatorId,
+    symbol: !nft && contract.symbol && SYMBOL.test(contract.symbol) ? contract.symbol : null,
+    decimals: nft ? null : contract.standard === 'erc20' ? Math.min(contract.decimals ?? 0, 18) : 0,
+    totalSupply: nft ? null : 0n,
+    maxSupply: null,
+    owner: nft ? (options.owner ?? ZERO_ADDRESS) : null,
+    createdAt: options.at,
+  };
+}
+
+/** The deterministic ledger transfer id of a chain movement (`tr_` + 26 characters of a hash). */
+export function chainTransferId(contract: ChainTokenContract, movement: ChainMovement): string {
+  return `tr_${hashId26(`${contract.chainId}:${contract.address}:${movement.txHash}:${movement.logIndex}:${movement.batchIndex}`)}`;
+}
+
+export interface ProjectionInput {
+  contract: ChainTokenContract;
+  movements: ChainMovement[];
+  /** Asset ids of the contract's tokens already in the ledger. */
+  existingAssets: ReadonlySet<string>;
+  /** Metadata the fetcher read, by asset id (used when the asset is created). */
+  fetched?: ReadonlyMap<string, Record<string, unknown>>;
+  /** Ledger balances of (assetId, address) keys this batch would take below zero (history before fromBlock). */
+  balances: ReadonlyMap<string, bigint>;
+  /** The idempotency record of this batch: its id names the contract and the cursor it starts at. */
+  key: IdempotencyKey;
+  /** The last block of the batch (the cursor after it), stored as the record's answer. */
+  upTo: number;
+  image: string;
+  at: Date;
+}
+
+export const balanceKey = (assetId: string, wallet: string) => `${assetId}\u0000${wallet}`;
+
+/**
+ * Net balance deltas per (asset, address) of the movements (the zero address holds nothing: mints
+ * come from and burns go to it). Used to find the holdings to read before building the plan.
+ */
+export function netDeltas(contract: ChainTokenContract, movements: ChainMovement[]): Map<string, bigint> {
+  const deltas = new Map<string, bigint>();
+  const add = (assetId: string, wallet: string, delta: bigint) => {
+    if (wallet === ZERO_ADDRESS) return;
+    const key = balanceKey(assetId, wallet);
+    deltas.set(key, (deltas.get(key) ?? 0n) + delta);
+  };
+  for (const m of movements) {
+    const assetId = chainAssetId(caip19Of(contract, m.tokenId));
+    add(assetId, m.from, -m.amount);
+    add(assetId, m.to, m.amount);
+  }
+  return deltas;
+}
+
+/**
+ * The plan of one batch of a contract's confirmed movements: new assets (ERC-721 and ERC-1155 tokens
+ * on their first movement; an ERC-20's at registration or here if missing), net balance deltas of
+ * every address (linked or not: a holding needs no wallet row), supply deltas of fungible tokens
+ * (mints from, burns to the zero address), ERC-721 owners, one completed ledger transfer and one
+ * `newTransfer` event per movement, and a `newNFT` event per new ERC-721 token. No guards: the chain
+ * decided. A balance the chain's history before `fromBlock` would take below zero is clamped at zero.
+ */
+export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: number } {
+  const { contract, movements, at } = input;
+  const nft = contract.standard === 'erc721';
+  const decimals = nft ? 0 : contract.standard === 'erc20' ? Math.min(contract.decimals ?? 0, 18) : 0;
+  const assets = new Map<string, NewAsset & { caip19: string }>();
+  const owners = new Map<string, StoredAddress>();
+  const supplies = new Map<string, bigint>();
+  const transfers: NewTransfer[] = [];
+  const events: NewEvent[] = [];
+  const newNfts: string[] = [];
+  for (const m of movements) {
+    const caip19 = caip19Of(contract, m.tokenId);
+    const assetId = chainAssetId(caip19);
+    if (!input.existingAssets.has(assetId) && !assets.has(assetId)) {
+      const fetched = input.fetched?.get(assetId) ?? null;
+      assets.set(assetId, chainAsset(contract, m.tokenId, { image: input.image, owner: null, at, fetched }));
+      if (nft) newNfts.push(assetId);
+    }
+    if (nft) owners.set(assetId, m.to);
+    else if (m.from === ZERO_ADDRESS || m.to === ZERO_ADDRESS) {
+      const delta = m.from === ZERO_ADDRESS ? m.amount : -m.amount;
+      if (m.from !== m.to) supplies.set(assetId, (supplies.get(assetId) ?? 0n) + delta);
+    }
+    const id = chainTransferId(contract, m);
+    transfers.push({
+      id,
+      assetId,
+      from: m.from,
+      to: m.to,
+      amount: m.amount,
+      requestedBy: null,
+      createdAt: at,
+    });
+    const view = transferView(
+      {
+        id,
+        asset: { id: assetId },
+        fromAddress: m.from,
+        toAddress: m.to,
+        amount: m.amount,
+        status: 'completed',
+        failureReason: null,
+        createdAt: at,
+        completedAt: at,
+      },
+      decimals,
+    );
+    events.push(newTransferEvent(view, contract.collectionId, at));
+  }
+  // New NFTs carry their owner after the batch, and are announced before their transfers.
+  for (const [assetId, owner] of owners) {
+    const created = assets.get(assetId);
+    if (created) created.owner = owner;
+  }
+  const nftEvents = newNfts.map((assetId) => {
+    const asset = assets.get(assetId) as NewAsset & { caip19: string };
+    return newNftEvent(assetView({ ...asset, collection: { id: asset.collectionId } }), at);
+  });
+  let clamped = 0;
+  const balances = [];
+  for (const [key, delta] of netDeltas(contract, movements)) {
+    if (delta === 0n) continue;
+    const [assetId, wallet] = key.split('\u0000') as [string, StoredAddress];
+    let applied = delta;
+    if (delta < 0n) {
+      const held = input.balances.get(key) ?? 0n;
+      if (held + delta < 0n) {
+        clamped += 1;
+        applied = -held;
+      }
+    }
+    if (applied !== 0n) balances.push({ assetId, wallet, delta: applied });
+  }
+  const plan: Plan = {
+    at,
+    idempotency: {
+      key: input.key,
+      response: { status: 200, body: { upTo: input.upTo }, headers: {} },
+    },
+    guards: [],
+    assets: [...assets.values()].map(({ caip19: _, ...asset }) => asset),
+    balances,
+    supplies: [...supplies].filter(([, d]) => d !== 0n).map(([assetId, delta]) => ({ assetId, delta })),
+    owners: [...owners].map(([assetId, owner]) => ({ assetId, owner })),
+    transfers,
+    events: [...nftEvents, ...events],
+  };
+  return { plan, clamped };
+}
