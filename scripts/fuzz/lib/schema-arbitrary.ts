@@ -8,7 +8,8 @@ import { type Json, refName, resolve, type Schema } from './contract.ts';
 /** Known live values by component schema name (`AssetId`) or parameter (`param:transfer_id`). */
 export type Pools = ReadonlyMap<string, readonly unknown[]>;
 
-const MAX_DEPTH = 12;
+/** A guard against recursive schemas: deep enough for the deepest body (mintBatch: items, oneOf, metadata, attributes, value). */
+const MAX_DEPTH = 20;
 /** Keep generated strings and arrays short unless the schema demands more: requests stay fast. */
 const SPAN = 24;
 
