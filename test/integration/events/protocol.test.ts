@@ -299,7 +299,9 @@ describe('WebSocket protocol', () => {
       scopes: new Set(['assets:read']),
       clientId: 'test',
       tokenId: 'expiring',
-      expiresAt: Math.floor(Date.now() / 1000) + 1,
+      // At least 1 s ahead (floor + 1 could be a millisecond away, and the handshake itself would be
+      // refused as expired), then expiring while the socket is open.
+      expiresAt: Math.floor(Date.now() / 1000) + 2,
       apiKeyId: await apiKeyId(t, bystander),
     });
     const expires = await connect(`${wsUrl(t)}?ticket=${expiring}`);
