@@ -5,21 +5,28 @@ import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
+import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
 import type { RelayConnection } from './relay-connection.ts';
 
 /** Row of sequence_counter that remembers how far retention has deleted. */
 const PRUNED_THROUGH = 'outbox-pruned-through';
 
-export interface EventEnvelope {
-  id: string;
-  type: OutboxEvent['type'];
-  occurredAt: string;
-  data: Record<string, unknown>;
-}
+/** An event as published: the contract's envelope (`Event`) of one outbox row. */
+export type EventEnvelope = PublishedEventBody;
 
+/**
+ * The envelope of a row. The row's `data` is a JSON column written only by the ledger store from a
+ * `NewEvent`, whose payload the type system ties to its `type` (src/domain/ledger/store/plan.ts):
+ * reading it back is where that pairing is taken on trust, once, here.
+ */
 export function toEnvelope(row: OutboxEvent): EventEnvelope {
-  return { id: String(row.id), type: row.type, occurredAt: row.occurredAt.toISOString(), data: row.data };
+  return {
+    id: String(row.id),
+    type: row.type,
+    occurredAt: row.occurredAt.toISOString(),
+    data: row.data,
+  } as EventEnvelope;
 }
 
 export function toPublished(row: OutboxEvent): PublishedEvent {

@@ -15,6 +15,7 @@ import { newId } from '../../src/domain/ids.ts';
 import type { StoredAddress } from '../../src/domain/ledger/addresses.ts';
 import { createIdempotency, type IdempotencyKey } from '../../src/domain/ledger/idempotency.ts';
 import {
+  type EventData,
   type LedgerStore,
   ledgerStoreOf,
   NegativeBalanceError,
@@ -34,6 +35,17 @@ import {
 
 const A = '0x00000000000000000000000000000000000000a1' as StoredAddress;
 const B = '0x00000000000000000000000000000000000000b2' as StoredAddress;
+
+/**
+ * An event payload with only the fields a case reads back: a store writes `data` as given and never
+ * looks inside, so these cases leave the rest of the contract's payload out.
+ */
+function payload<Type extends NewEvent['type']>(
+  _type: Type,
+  fields: Partial<EventData<Type>>,
+): EventData<Type> {
+  return fields as unknown as EventData<Type>;
+}
 
 describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
   let fx: LedgerFixture;
@@ -83,7 +95,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     return {
       type: 'newTransfer',
       occurredAt: at,
-      data: { assetId, from: f, to: t },
+      data: payload('newTransfer', { assetId, from: f, to: t }),
       assetId,
       collectionId: 'conf',
       wallets: [f, t],
@@ -328,7 +340,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         {
           type: 'newNFT',
           occurredAt: at,
-          data: { id: nft.id },
+          data: payload('newNFT', { id: nft.id }),
           assetId: nft.id,
           collectionId: 'conf',
           wallets: [from],
@@ -391,7 +403,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         {
           type: 'priceUpdate',
           occurredAt: at,
-          data: { assetId: id },
+          data: payload('priceUpdate', { assetId: id }),
           assetId: id,
           collectionId: 'conf',
           wallets: [],

@@ -42,12 +42,11 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
       // (PostgreSQL), and a client continuing from a later id would never see it.
       await deps.tail.flush();
       const rows = await deps.store.after(after, limit, filter, deps.tail.lastId);
-      // The envelope (src/events/store.ts) is not the contract's discriminated union yet.
-      ctx.body = {
+      respond(ctx, 'listEvents', 200, {
         data: rows.map(toEnvelope),
         next_cursor: rows.length === limit ? String(rows[rows.length - 1].id) : null,
         oldestEventId,
-      };
+      });
     },
     async createWebSocketTicket(request, ctx) {
       const { ticket, expiresAt } = await deps.tickets.issue(caller(request));

@@ -7,6 +7,7 @@
 //
 // A plan may carry any number of legs: a batch transfer is one plan with more guards and changes, a
 // change without guards (an on-chain transfer applied as seen) is one whose `guards` is empty.
+import type { components } from '../../../../generated/openapi/types.ts';
 import type { EventType } from '../../../db/entities/OutboxEvent.ts';
 import type { StoredAddress } from '../addresses.ts';
 
@@ -100,17 +101,25 @@ export interface NewWallet {
   createdAt: Date;
 }
 
-/** An outbox event row (its id is drawn by the store). */
-export interface NewEvent {
-  type: EventType;
-  occurredAt: Date;
-  data: Record<string, unknown>;
-  assetId: string;
-  collectionId?: string | null;
-  wallets: string[];
-  fromWallet?: string | null;
-  toWallet?: string | null;
-}
+/** A published event as the contract declares it (the envelope of `GET /api/v1/events`, `/ws`). */
+export type PublishedEventBody = components['schemas']['Event'];
+
+/** Each event type's payload, from the contract (`newNFT`: Asset, `newTransfer`: Transfer, ...). */
+export type EventData<Type extends EventType> = Extract<PublishedEventBody, { type: Type }>['data'];
+
+/** An outbox event row (its id is drawn by the store): its payload is the contract's for its type. */
+export type NewEvent = {
+  [Type in EventType]: {
+    type: Type;
+    occurredAt: Date;
+    data: EventData<Type>;
+    assetId: string;
+    collectionId?: string | null;
+    wallets: string[];
+    fromWallet?: string | null;
+    toWallet?: string | null;
+  };
+}[EventType];
 
 /** An internal ledger_change row: a change that publishes no event but changes cached reads. */
 export interface NewLedgerChange {
