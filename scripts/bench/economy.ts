@@ -4,14 +4,12 @@
 // runs alternate single, batch, single, batch so both see the same machine; it reports requests/s,
 // legs/s and the service's CPU per request and per leg, then checks the ledger's invariants (every
 // transfer conserves the supply, so supply == sum of balances == minted). Crafts are not built yet.
-import { randomInt, randomUUID } from 'node:crypto';
-import type { Session } from './lib/api.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { heading, loadTable } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 import type { AutocannonClient } from './lib/untyped.ts';
-import { CURRENCY, centsToAmount, checkInvariants, fundedUsers, randomTransfersFrom } from './transfers.ts';
+import { checkInvariants, fundedUsers, randomTransfersFrom } from './transfers.ts';
 
 const CLIENTS = 50;
 const LEGS = 10;
@@ -37,7 +35,7 @@ export async function economy(options: BenchOptions): Promise<void> {
       const batch = load(
         `POST /api/v1/transfer/batch (${LEGS} legs)`,
         '/api/v1/transfer/batch',
-        randomBatchesFrom(users),
+        randomTransfersFrom(users, LEGS),
       );
       heading(`economy on ${kind}`, {
         wallets: users.length,
@@ -69,36 +67,4 @@ export async function economy(options: BenchOptions): Promise<void> {
       await service.stop();
     }
   }
-}
-
-/** Client i acts as user i; every request moves 0.01 to 1.00 to each of 10 random other wallets. */
-function randomBatchesFrom(users: Session[]): (client: AutocannonClient) => void {
-  let nextClient = 0;
-  return (client) => {
-    const sender = users[nextClient++ % users.length];
-    const headers = { ...sender.headers, 'content-type': 'application/json' };
-    client.setRequests([
-      {
-        method: 'POST',
-        path: '/api/v1/transfer/batch',
-        setupRequest: (request) => {
-          const legs = Array.from({ length: LEGS }, () => {
-            let recipient = sender;
-            while (recipient === sender) recipient = users[randomInt(users.length)];
-            return {
-              assetId: CURRENCY,
-              from: sender.wallet,
-              to: recipient.wallet,
-              amount: centsToAmount(BigInt(randomInt(1, 101))),
-            };
-          });
-          return {
-            ...request,
-            headers: { ...headers, 'idempotency-key': randomUUID() },
-            body: JSON.stringify({ legs }),
-          };
-        },
-      },
-    ]);
-  };
 }

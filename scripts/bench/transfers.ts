@@ -77,33 +77,35 @@ export async function fundedUsers(service: Service): Promise<Session[]> {
 }
 
 /**
- * Gives each autocannon connection its own user (client i acts as user i) and makes every request a
- * transfer of 0.01 to 1.00 from that user's wallet to a random other wallet, with a fresh
- * Idempotency-Key.
+ * Gives each autocannon connection its own user (client i acts as user i) and makes every request
+ * move 0.01 to 1.00 from that user's wallet to a random other wallet, with a fresh Idempotency-Key:
+ * one `POST /api/v1/transfer`, or with `legs`, one `POST /api/v1/transfer/batch` of that many such
+ * moves (the economy benchmark).
  */
-export function randomTransfersFrom(users: Session[]): (client: AutocannonClient) => void {
+export function randomTransfersFrom(users: Session[], legs?: number): (client: AutocannonClient) => void {
   let nextClient = 0;
   return (client) => {
     const sender = users[nextClient++ % users.length];
     const headers = { ...sender.headers, 'content-type': 'application/json' };
+    const move = () => {
+      let recipient = sender;
+      while (recipient === sender) recipient = users[randomInt(users.length)];
+      return {
+        assetId: CURRENCY,
+        from: sender.wallet,
+        to: recipient.wallet,
+        amount: centsToAmount(BigInt(randomInt(1, 101))),
+      };
+    };
     client.setRequests([
       {
         method: 'POST',
-        path: '/api/v1/transfer',
-        setupRequest: (request) => {
-          let recipient = sender;
-          while (recipient === sender) recipient = users[randomInt(users.length)];
-          return {
-            ...request,
-            headers: { ...headers, 'idempotency-key': randomUUID() },
-            body: JSON.stringify({
-              assetId: CURRENCY,
-              from: sender.wallet,
-              to: recipient.wallet,
-              amount: centsToAmount(BigInt(randomInt(1, 101))),
-            }),
-          };
-        },
+        path: legs === undefined ? '/api/v1/transfer' : '/api/v1/transfer/batch',
+        setupRequest: (request) => ({
+          ...request,
+          headers: { ...headers, 'idempotency-key': randomUUID() },
+          body: JSON.stringify(legs === undefined ? move() : { legs: Array.from({ length: legs }, move) }),
+        }),
       },
     ]);
   };
