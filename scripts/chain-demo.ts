@@ -180,9 +180,9 @@ switch (command) {
     const socket = new WebSocket(`${api.replace(/^http/, 'ws')}/ws`, {
       headers: { authorization: `Bearer ${process.env.TOKEN}`, 'x-api-key': process.env.KEY },
     });
-    socket.on('open', () =>
-      socket.send(JSON.stringify({ type: 'subscribe', events: ['newTransfer', 'newNFT'], walletId })),
-    );
+    // The ledger's events and, before them, the advisory pending (and, after a reorg, removed) ones.
+    const events = ['chainTransferPending', 'chainTransferRemoved', 'newTransfer', 'newNFT'];
+    socket.on('open', () => socket.send(JSON.stringify({ type: 'subscribe', events, walletId })));
     socket.on('message', (data) => console.log(String(data)));
     break;
   }

@@ -71,8 +71,7 @@ function open(): void {
   });
   ws.on('message', (data) => {
     const message = JSON.parse(String(data)) as { type: string; id?: string; data?: unknown };
-    if (message.id && ['newNFT', 'newTransfer', 'priceUpdate'].includes(message.type))
-      lastEventId = message.id;
+    if (message.id && 'subscriptionIds' in message) lastEventId = message.id; // an event, of any type
     process.stdout.write(`${JSON.stringify(message)}\n`);
   });
   ws.on('close', (code, reason) => {

@@ -1227,7 +1227,7 @@ export interface paths {
         };
         /**
          * Catch up on events
-         * @description Returns the events committed after `after` (exclusive), ascending by id: the same envelopes (`newNFT`, `newTransfer`, `priceUpdate`) the WebSocket channels push, for clients that poll or that resume after a disconnection. Without `after`, reading starts at the oldest retained event. Filters are combined with AND: `types` keeps those kinds; `walletId` keeps events whose wallet is that address (a new NFT's owner, a transfer's `from` or `to`) and is not applied to price updates, which concern no wallet (combine with `types` to leave them out), the same rule as the WebSocket subscriptions; `assetId` keeps events of that asset; `collection` keeps events of assets in that collection. When a page is full, `next_cursor` is the id of the last event examined: pass it as `after` for the next page. It is null when the page reached the newest committed event; poll again later with the id of the last event received. Ids compare numerically and only grow: no event is skipped or repeated between pages. Events are public ledger data: any authenticated caller may read every event. Events are kept for a configured retention period; `oldestEventId` tells where retained history starts. An `after` newer than every event gives an empty page.
+         * @description Returns the events committed after `after` (exclusive), ascending by id: the same envelopes (`newNFT`, `newTransfer`, `priceUpdate`, and the advisory on-chain `chainTransferPending` and `chainTransferRemoved`) the WebSocket channels push, for clients that poll or that resume after a disconnection. Without `after`, reading starts at the oldest retained event. Filters are combined with AND: `types` keeps those kinds; `walletId` keeps events whose wallet is that address (a new NFT's owner, a transfer's or on-chain transfer's `from` or `to`) and is not applied to price updates, which concern no wallet (combine with `types` to leave them out), the same rule as the WebSocket subscriptions; `assetId` keeps events of that asset; `collection` keeps events of assets in that collection. When a page is full, `next_cursor` is the id of the last event examined: pass it as `after` for the next page. It is null when the page reached the newest committed event; poll again later with the id of the last event received. Ids compare numerically and only grow: no event is skipped or repeated between pages. Events are public ledger data: any authenticated caller may read every event. Events are kept for a configured retention period; `oldestEventId` tells where retained history starts. An `after` newer than every event gives an empty page.
          *
          *     Errors: 400 `/problems/invalid-address-checksum` when `walletId` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `after`, `walletId`, `assetId` or `collection`, an unknown type in `types`, or a `limit` outside 1..1000; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 410 `/problems/resync-required` when events after `after` have already been removed by retention (reload current state, then continue from `oldestEventId`); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1834,6 +1834,46 @@ export interface webhooks {
          * @description Sent to every webhook subscribed to `priceUpdate` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
          */
         post: operations["priceUpdateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    chainTransferPending: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An on-chain transfer was seen in a block not yet confirmed (advisory; the ledger has not moved).
+         * @description Sent to every webhook subscribed to `chainTransferPending` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["chainTransferPendingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    chainTransferRemoved: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reorg dropped an on-chain transfer announced pending (advisory; the ledger never moved it).
+         * @description Sent to every webhook subscribed to `chainTransferRemoved` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["chainTransferRemovedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2560,10 +2600,10 @@ export interface components {
         WebhookUrl: string;
         /**
          * EventType
-         * @description Kinds of event the service emits.
+         * @description Kinds of event the service emits. `newNFT`, `newTransfer` and `priceUpdate` are ledger changes, committed and final. `chainTransferPending` and `chainTransferRemoved` are advisory news about on-chain transfers not yet confirmed (nothing moved in the ledger): ask for the first three only to receive final changes only.
          * @enum {string}
          */
-        EventType: "newNFT" | "newTransfer" | "priceUpdate";
+        EventType: "newNFT" | "newTransfer" | "priceUpdate" | "chainTransferPending" | "chainTransferRemoved";
         /**
          * WebhookFilter
          * @description Which events, as on `/ws`: `walletId` (events whose `from`, `to` or owner it is; never applied to `priceUpdate`), `assetId`, `collection`. Absent members do not filter.
@@ -3437,10 +3477,151 @@ export interface components {
             data: components["schemas"]["Price"];
         };
         /**
+         * ChainTransferPending
+         * @description An on-chain movement seen in a block that does not have its chain's confirmations yet. Advisory: nothing moved in the ledger (holdings, supply, owner and history move with the `newTransfer` of the same `transferId`, once `confirmations` reaches `confirmationsRequired`).
+         *     One token movement read from an on-chain log (`Transfer`, or one id of a `TransferSingle` or `TransferBatch`) of a registered contract, named as the chain names it. Mints come from, burns go to, the zero address. `transferId` and `assetId` are the ids the ledger gives it once confirmed (deterministic: the same log always gets the same ids); the asset need not exist yet (an ERC-721 or ERC-1155 token is created in the ledger at its first confirmed movement).
+         * @example {
+         *       "transferId": "tr_3K9QW2XH8RTVB5N1M4P7Z0ACDE",
+         *       "assetId": "chn_5Q2W8E3R7T1Y9V4J6K0P2A8S5D",
+         *       "collection": "space-raiders",
+         *       "chainId": 31337,
+         *       "standard": "erc721",
+         *       "contract": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+         *       "tokenId": "7",
+         *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3/7",
+         *       "from": "0x0000000000000000000000000000000000000000",
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "1",
+         *       "blockNumber": 1200,
+         *       "blockHash": "0x8f3c1d2e4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0",
+         *       "txHash": "0x1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809",
+         *       "logIndex": 0,
+         *       "batchIndex": 0,
+         *       "confirmations": 0,
+         *       "confirmationsRequired": 12
+         *     }
+         */
+        ChainTransferPending: {
+            /** @description The ledger transfer id it has once confirmed (the `data.id` of its `newTransfer`). */
+            transferId: string;
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            chainId: components["schemas"]["ChainId"];
+            standard: components["schemas"]["ChainStandard"];
+            contract: components["schemas"]["Address"];
+            /** @description The token id (decimal digits) for ERC-721 and ERC-1155; null for an ERC-20. */
+            tokenId: string | null;
+            /** @description The token's CAIP-19 id, as in the asset's `source.caip19`. */
+            caip19: string;
+            from: components["schemas"]["Address"];
+            to: components["schemas"]["Address"];
+            amount: components["schemas"]["Amount"];
+            /** @description The block the log is in. */
+            blockNumber: number;
+            /** @description That block's hash (the branch the log was seen on). */
+            blockHash: string;
+            /** @description The transaction's hash. */
+            txHash: string;
+            /** @description The log's index in its block. */
+            logIndex: number;
+            /** @description The id's position in a `TransferBatch` log; 0 otherwise. */
+            batchIndex: number;
+            /** @description Blocks on top of `blockNumber` when the event was written (0 for the head block). */
+            confirmations: number;
+            /** @description The chain's confirmations (`CHAIN_CONFIRMATIONS`): the movement is confirmed, and its `newTransfer` follows, once this many blocks are on top of its block. */
+            confirmationsRequired: number;
+        };
+        /**
+         * ChainTransferPendingEvent
+         * @description An on-chain transfer was seen in a block not yet confirmed (advisory: the ledger has not moved); `data` is the transfer as the chain names it.
+         */
+        ChainTransferPendingEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "chainTransferPending";
+            occurredAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["ChainTransferPending"];
+        };
+        /**
+         * ChainTransferRemoved
+         * @description A movement announced by `chainTransferPending` that a reorg dropped before it was confirmed: the block it was in (`blockHash`) is no longer on the chain. Nothing moved in the ledger, so nothing is undone there. The same movement (same `transferId`) may appear again, pending on the new branch (another `blockHash`), and be confirmed there.
+         *     One token movement read from an on-chain log (`Transfer`, or one id of a `TransferSingle` or `TransferBatch`) of a registered contract, named as the chain names it. Mints come from, burns go to, the zero address. `transferId` and `assetId` are the ids the ledger gives it once confirmed (deterministic: the same log always gets the same ids); the asset need not exist yet (an ERC-721 or ERC-1155 token is created in the ledger at its first confirmed movement).
+         * @example {
+         *       "transferId": "tr_3K9QW2XH8RTVB5N1M4P7Z0ACDE",
+         *       "assetId": "chn_5Q2W8E3R7T1Y9V4J6K0P2A8S5D",
+         *       "collection": "space-raiders",
+         *       "chainId": 31337,
+         *       "standard": "erc721",
+         *       "contract": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+         *       "tokenId": "7",
+         *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3/7",
+         *       "from": "0x0000000000000000000000000000000000000000",
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "1",
+         *       "blockNumber": 1200,
+         *       "blockHash": "0x8f3c1d2e4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0",
+         *       "txHash": "0x1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f708192a3b4c5d6e7f809",
+         *       "logIndex": 0,
+         *       "batchIndex": 0,
+         *       "reason": "reorg",
+         *       "forkBlock": 1199
+         *     }
+         */
+        ChainTransferRemoved: {
+            /** @description The ledger transfer id it has once confirmed (the `data.id` of its `newTransfer`). */
+            transferId: string;
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            chainId: components["schemas"]["ChainId"];
+            standard: components["schemas"]["ChainStandard"];
+            contract: components["schemas"]["Address"];
+            /** @description The token id (decimal digits) for ERC-721 and ERC-1155; null for an ERC-20. */
+            tokenId: string | null;
+            /** @description The token's CAIP-19 id, as in the asset's `source.caip19`. */
+            caip19: string;
+            from: components["schemas"]["Address"];
+            to: components["schemas"]["Address"];
+            amount: components["schemas"]["Amount"];
+            /** @description The block the log is in. */
+            blockNumber: number;
+            /** @description That block's hash (the branch the log was seen on). */
+            blockHash: string;
+            /** @description The transaction's hash. */
+            txHash: string;
+            /** @description The log's index in its block. */
+            logIndex: number;
+            /** @description The id's position in a `TransferBatch` log; 0 otherwise. */
+            batchIndex: number;
+            /**
+             * @description Why it was removed. `reorg`, the only reason so far.
+             * @enum {string}
+             */
+            reason: "reorg";
+            /** @description The highest block both branches share; everything above it was rolled back. */
+            forkBlock: number;
+        };
+        /**
+         * ChainTransferRemovedEvent
+         * @description A reorg dropped an on-chain transfer announced pending (advisory: the ledger never moved it); `data` is the transfer and the reason. It may appear pending again on the new branch.
+         */
+        ChainTransferRemovedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "chainTransferRemoved";
+            occurredAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["ChainTransferRemoved"];
+        };
+        /**
          * Event
          * @description The event envelope `{ id, type, occurredAt, data }`, the same over WebSocket and over `GET /api/v1/events`. `type` tells what `data` is.
          */
-        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"];
+        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"] | components["schemas"]["ChainTransferPendingEvent"] | components["schemas"]["ChainTransferRemovedEvent"];
         /**
          * EventPage
          * @description A page of events matching the filters, ascending by id.
@@ -9970,6 +10151,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PriceUpdateEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chainTransferPendingWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChainTransferPendingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    chainTransferRemovedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChainTransferRemovedEvent"];
             };
         };
         responses: {

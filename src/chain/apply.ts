@@ -10,6 +10,7 @@ import {
   ChainHolding as ChainHoldingEntity,
   ChainLease,
   ChainTransfer,
+  ChainTransferRemoval,
 } from '../db/entities/index.ts';
 import { isPostgres, type Orm } from '../db/orm.ts';
 import { type Movement, ZERO_ADDRESS } from './logs.ts';
@@ -210,7 +211,9 @@ export async function storedBlocks(orm: Orm, chainId: number): Promise<ChainBloc
 /**
  * Undoes everything read above `forkBlock` on the chain: its transfers are deleted and their
  * holdings reverted, the block hashes forgotten, and every contract's checkpoint moved back to
- * `forkBlock + 1`, in one transaction. Answers the removed transfers.
+ * `forkBlock + 1`, in one transaction. A pending transfer whose `chainTransferPending` event was
+ * published leaves a ChainTransferRemoval row in the same transaction (its `chainTransferRemoved`
+ * event to publish: src/chain/announce.ts). Answers the removed transfers.
  */
 export async function rollbackAbove(
   orm: Orm,
@@ -227,13 +230,31 @@ export async function rollbackAbove(
       { orderBy: { blockNumber: 'desc', logIndex: 'desc', batchIndex: 'desc' }, populate: ['contract'] },
     );
     const deltas: Delta = new Map();
-    for (const transfer of removed) {
+    const now = new Date();
+    // Oldest first, so that the removals' ids (the order their events are published in) follow the chain.
+    for (const transfer of removed.toReversed()) {
       const contractId = transfer.contract.id;
       addDelta(deltas, contractId, transfer.tokenId, transfer.from, transfer.amount);
       addDelta(deltas, contractId, transfer.tokenId, transfer.to, -transfer.amount);
+      if (transfer.announced && transfer.status === 'pending') {
+        em.create(ChainTransferRemoval, {
+          contract: transfer.contract,
+          blockNumber: transfer.blockNumber,
+          blockHash: transfer.blockHash,
+          txHash: transfer.txHash,
+          logIndex: transfer.logIndex,
+          batchIndex: transfer.batchIndex,
+          tokenId: transfer.tokenId,
+          from: transfer.from,
+          to: transfer.to,
+          amount: transfer.amount,
+          forkBlock: Number(forkBlock),
+          removedAt: now,
+        });
+      }
       em.remove(transfer);
     }
-    await applyDeltas(em, deltas, new Date());
+    await applyDeltas(em, deltas, now);
     await em.nativeDelete(ChainBlock, { chainId, number: { $gt: Number(forkBlock) } });
     const contracts = await em.find(ChainContract, { chainId, nextBlock: { $gt: Number(forkBlock) + 1 } });
     for (const contract of contracts)

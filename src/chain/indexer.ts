@@ -8,6 +8,7 @@ import type { ChainEndpoint, ChainSettings } from '../config/index.ts';
 import { ChainContract, type ChainTransfer } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
+import { announce } from './announce.ts';
 import {
   acquireLease,
   applyRange,
@@ -201,6 +202,8 @@ export class ChainIndexer {
     }
     const head = await this.rpc.blockNumber();
     this.head = head;
+    // The pending and removed events a crash (or a failed step) left unpublished, before anything else.
+    await this.announce(head);
 
     // Reorg check: the highest block read must still be the node's block at that height.
     const stored = await storedBlocks(this.orm, this.chainId);
@@ -236,6 +239,8 @@ export class ChainIndexer {
           BigInt(after.reduce((min, contract) => Math.min(min, contract.nextBlock), lowest)) - 1n;
       }
     }
+    // What this range read in blocks not yet confirmed: `chainTransferPending`, before confirming.
+    await this.announce(head);
     this.state =
       this.indexedBlock !== null && head - this.indexedBlock > BigInt(this.endpoint.confirmations)
         ? 'backfilling'
@@ -331,7 +336,20 @@ export class ChainIndexer {
     }
   }
 
-  /** Walks the kept hashes down to the highest block the node still has, and rolls back above it. */
+  /** Publishes the advisory events of what the chain tables hold unannounced (src/chain/announce.ts). */
+  private async announce(head: bigint): Promise<void> {
+    await announce(this.orm, {
+      chainId: this.chainId,
+      holder: this.holder,
+      head,
+      confirmations: this.endpoint.confirmations,
+    });
+  }
+
+  /**
+   * Walks the kept hashes down to the highest block the node still has, and rolls back above it; the
+   * announced transfers it dropped are published as `chainTransferRemoved` right after.
+   */
   private async rollBack(stored: { number: number; hash: string }[]): Promise<void> {
     let fork: bigint | null = null;
     for (const block of stored) {
@@ -357,5 +375,6 @@ export class ChainIndexer {
       'chain reorg rolled back',
     );
     if (removed.length > 0) this.hooks.removed?.(removed);
+    if (this.head !== null) await this.announce(this.head);
   }
 }

@@ -13,17 +13,14 @@
 // chain_asset rows (asset id -> contract, token, CAIP-19) are written before the plan that creates
 // their assets, so an asset is never visible without its `source`.
 import { createHash } from 'node:crypto';
-import { getAddress } from 'viem';
 import { ChainAsset, ChainContract, ChainTransfer } from '../db/entities/index.ts';
 import { isPostgres, type Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
-import type { StoredAddress } from '../domain/ledger/addresses.ts';
 import { amountOf } from '../domain/ledger/asset-rows.ts';
 import { chainAssetId } from '../domain/ledger/chain-assets.ts';
 import {
   balanceKey,
   type ChainMovement,
-  type ChainTokenContract,
   caip19Of,
   chainAsset,
   netDeltas,
@@ -32,6 +29,7 @@ import {
 import { ledgerStoreOf } from '../domain/ledger/store/index.ts';
 import type { IdempotencyKey } from '../domain/ledger/store/plan.ts';
 import { holdLease, LeaseLost } from './apply.ts';
+import { movementOf, tokenContract } from './rows.ts';
 
 /** Rows per plan (whole blocks: a block with more is one plan). */
 export const PROJECTION_BATCH = 2000;
@@ -44,19 +42,6 @@ export interface ProjectionOptions {
   /** The image of an on-chain token until its metadata is fetched. */
   image: string;
   batch?: number;
-}
-
-function tokenContract(contract: ChainContract): ChainTokenContract {
-  return {
-    chainId: contract.chainId,
-    address: getAddress(contract.address),
-    standard: contract.standard,
-    collectionId: contract.collection.id,
-    creatorId: contract.createdBy,
-    name: contract.name ?? null,
-    symbol: contract.symbol ?? null,
-    decimals: contract.decimals ?? null,
-  };
 }
 
 function keyOf(contract: ChainContract, cursor: number): IdempotencyKey {
@@ -140,16 +125,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
   if (rows.length === 0) return 0;
   const upTo = (rows[rows.length - 1] as ChainTransfer).blockNumber;
   const token = tokenContract(contract);
-  const movements: ChainMovement[] = rows.map((row) => ({
-    blockNumber: row.blockNumber,
-    txHash: row.txHash,
-    logIndex: row.logIndex,
-    batchIndex: row.batchIndex,
-    tokenId: row.tokenId,
-    from: row.from as StoredAddress,
-    to: row.to as StoredAddress,
-    amount: row.amount as bigint,
-  }));
+  const movements: ChainMovement[] = rows.map(movementOf);
 
   // The contract's tokens in this batch: their chain_asset rows first, then which assets exist.
   const tokens = new Map<string, { assetId: string; tokenId: string; caip19: string }>();

@@ -60,6 +60,9 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
     }
     case 'priceUpdate':
       return;
+    case 'chainTransferPending':
+    case 'chainTransferRemoved':
+      return; // advisory: no ledger row changed (the ledger moves with the `newTransfer`)
   }
 }
 

@@ -15,6 +15,7 @@ import {
   keepReleases,
   releasedRoot,
   releasedVersions,
+  withoutAddedResponseEnumValues,
 } from '../../scripts/contracts/lib/compatibility.ts';
 
 type Json = Record<string, any>;
@@ -89,6 +90,22 @@ function breakingOpenApi(): Json {
 }
 
 describe('breaking-change gate', () => {
+  it('lets a new enum value in a response through (docs/versioning.md), not a removed one', () => {
+    const added =
+      "x [request and response property enums] cannot add enum options 'a, b' from 'eventType' property. This is a breaking change.";
+    const removed =
+      "x [request and response property enums] cannot remove enum option 'c' from 'kind' property. This is a breaking change.";
+    const other =
+      'x [response property removed] cannot remove response property id. This is a breaking change.';
+    expect(withoutAddedResponseEnumValues(['x GET /a:', added, 'x POST /b:', added])).toEqual([]);
+    expect(withoutAddedResponseEnumValues(['x GET /a:', added, removed, 'x POST /b:', other])).toEqual([
+      'x GET /a:',
+      removed,
+      'x POST /b:',
+      other,
+    ]);
+  });
+
   it(
     'keeps a release for the current versions of both documents',
     async () => {

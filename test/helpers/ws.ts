@@ -10,6 +10,8 @@ const SERVER_MESSAGES: Record<string, string> = {
   newNFT: 'NewNftEventMessage',
   newTransfer: 'NewTransferEventMessage',
   priceUpdate: 'PriceUpdateEventMessage',
+  chainTransferPending: 'ChainTransferPendingEventMessage',
+  chainTransferRemoved: 'ChainTransferRemovedEventMessage',
   replayed: 'ReplayedMessage',
   resync_required: 'ResyncRequiredMessage',
   error: 'ErrorMessage',

@@ -5,8 +5,19 @@
 import WebSocket from 'ws';
 import { type ServerMessage, validateServerMessage } from '../../../test/helpers/ws.ts';
 
-export type EventType = 'newNFT' | 'newTransfer' | 'priceUpdate';
-const EVENT_TYPES: readonly string[] = ['newNFT', 'newTransfer', 'priceUpdate'];
+export type EventType =
+  | 'newNFT'
+  | 'newTransfer'
+  | 'priceUpdate'
+  | 'chainTransferPending'
+  | 'chainTransferRemoved';
+const EVENT_TYPES: readonly string[] = [
+  'newNFT',
+  'newTransfer',
+  'priceUpdate',
+  'chainTransferPending',
+  'chainTransferRemoved',
+];
 
 /** A subscription's filters, named as in the `subscribe` message (and the REST catch-up). */
 export interface SubscriptionSpec {

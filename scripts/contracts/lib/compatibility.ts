@@ -74,7 +74,28 @@ async function opticBreaking(base: string, head: string, workDir: string): Promi
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => /^x \[|^x [A-Z]+ \//.test(line));
-  return lines.length > 0 ? lines : [output.trim()];
+  if (lines.length === 0) return [output.trim()];
+  return withoutAddedResponseEnumValues(lines);
+}
+
+// docs/versioning.md lets a release add an enum value in a response (clients must ignore values they
+// do not know); Optic's ruleset reports it ("cannot add enum option(s) ... from ... property"; a
+// removed one reads "cannot remove"). Those findings are dropped, and an operation left without any.
+const ADDED_RESPONSE_ENUM = /^x \[request and response property enums\] cannot add enum options? /;
+
+/** Optic's report lines (operation headers, each followed by its findings) without added response enum values. */
+export function withoutAddedResponseEnumValues(lines: string[]): string[] {
+  const kept: string[] = [];
+  let header: string | null = null;
+  for (const line of lines) {
+    if (/^x [A-Z]+ \//.test(line)) header = line;
+    else if (!ADDED_RESPONSE_ENUM.test(line)) {
+      if (header !== null) kept.push(header);
+      header = null;
+      kept.push(line);
+    }
+  }
+  return kept;
 }
 
 /**

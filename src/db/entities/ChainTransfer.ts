@@ -9,7 +9,8 @@ export type ChainTransferStatus = (typeof CHAIN_TRANSFER_STATUSES)[number];
 /**
  * One token movement read from a `Transfer`, `TransferSingle` or `TransferBatch` log (one row per
  * id of a batch, `batchIndex`). Mints come from, burns go to, the zero address. `pending` until the
- * block has its chain's confirmations; deleted (and its holdings reverted) if a reorg drops it.
+ * block has its chain's confirmations; deleted (and its holdings reverted) if a reorg drops it, with a
+ * ChainTransferRemoval row when its `chainTransferPending` event was published (`announced`).
  */
 export const ChainTransfer = defineEntity({
   name: 'ChainTransfer',
@@ -27,6 +28,11 @@ export const ChainTransfer = defineEntity({
     to: p.string().length(42).index(),
     amount: p.type(Uint256Type),
     status: p.enum(CHAIN_TRANSFER_STATUSES),
+    /**
+     * Its `chainTransferPending` event is in the outbox (src/chain/announce.ts). Rows read when their
+     * block was already confirmed are never announced (false for ever: only `newTransfer` follows).
+     */
+    announced: p.boolean().default(false),
     createdAt: p.datetime(),
   },
   uniques: [{ properties: ['contract', 'txHash', 'logIndex', 'batchIndex'] }],

@@ -7,6 +7,7 @@ import { ChainContract } from './ChainContract.ts';
 import { ChainHolding } from './ChainHolding.ts';
 import { ChainLease } from './ChainLease.ts';
 import { ChainTransfer } from './ChainTransfer.ts';
+import { ChainTransferRemoval } from './ChainTransferRemoval.ts';
 import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
 import { Holding } from './Holding.ts';
@@ -38,6 +39,7 @@ export {
   ChainHolding,
   ChainLease,
   ChainTransfer,
+  ChainTransferRemoval,
   ClientSecret,
   Collection,
   Holding,
@@ -95,4 +97,5 @@ export const entities = [
   ChainHolding,
   ChainLease,
   ChainAsset,
+  ChainTransferRemoval,
 ];

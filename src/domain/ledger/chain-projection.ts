@@ -2,11 +2,14 @@
 // built here from what the chain indexer confirmed, applied by the ledger store like every other
 // write (src/chain/projection.ts calls it), so holdings, supply, owners, transfer history, outbox
 // events, /ws, /assets/subscribe and cache invalidation work for on-chain tokens unchanged.
+// Also the plans of the advisory `chainTransferPending` and `chainTransferRemoved` events (events
+// only: no ledger row changes before confirmation), applied by src/chain/announce.ts.
 import type { StoredAddress } from './addresses.ts';
-import { ZERO_ADDRESS } from './addresses.ts';
+import { formatAddress, ZERO_ADDRESS } from './addresses.ts';
+import { formatAmount } from './amounts.ts';
 import { chainAssetId, hashId26 } from './chain-assets.ts';
 import { newNftEvent, newTransferEvent } from './outbox.ts';
-import type { IdempotencyKey, NewAsset, NewEvent, NewTransfer, Plan } from './store/plan.ts';
+import type { EventData, IdempotencyKey, NewAsset, NewEvent, NewTransfer, Plan } from './store/plan.ts';
 import { assetView, transferView } from './views.ts';
 
 export type ChainStandardName = 'erc20' | 'erc721' | 'erc1155';
@@ -48,6 +51,11 @@ export function caip19Of(
 
 const SYMBOL = /^[A-Z0-9]{1,12}$/;
 
+/** Decimals of a contract's ledger amounts: an ERC-20's own (at most 18), 0 for token ids. */
+export function chainDecimals(contract: Pick<ChainTokenContract, 'standard' | 'decimals'>): number {
+  return contract.standard === 'erc20' ? Math.min(contract.decimals ?? 0, 18) : 0;
+}
+
 /** The ledger asset of a contract's token, as first created (metadata filled later by the fetcher). */
 export function chainAsset(
   contract: ChainTokenContract,
@@ -74,7 +82,7 @@ export function chainAsset(
     collectionId: contract.collectionId,
     creatorId: contract.creatorId,
     symbol: !nft && contract.symbol && SYMBOL.test(contract.symbol) ? contract.symbol : null,
-    decimals: nft ? null : contract.standard === 'erc20' ? Math.min(contract.decimals ?? 0, 18) : 0,
+    decimals: nft ? null : chainDecimals(contract),
     totalSupply: nft ? null : 0n,
     maxSupply: null,
     owner: nft ? (options.owner ?? ZERO_ADDRESS) : null,
@@ -136,7 +144,7 @@ export function netDeltas(contract: ChainTokenContract, movements: ChainMovement
 export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: number } {
   const { contract, movements, at } = input;
   const nft = contract.standard === 'erc721';
-  const decimals = nft ? 0 : contract.standard === 'erc20' ? Math.min(contract.decimals ?? 0, 18) : 0;
+  const decimals = chainDecimals(contract);
   const assets = new Map<string, NewAsset & { caip19: string }>();
   const owners = new Map<string, StoredAddress>();
   const supplies = new Map<string, bigint>();
@@ -221,4 +229,104 @@ export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: n
     events: [...nftEvents, ...events],
   };
   return { plan, clamped };
+}
+
+/** A movement as seen in a block not confirmed yet (or dropped from it): the block's hash too. */
+export interface ChainSighting extends ChainMovement {
+  blockHash: string;
+}
+
+type ChainTransferRef = Omit<EventData<'chainTransferPending'>, 'confirmations' | 'confirmationsRequired'>;
+
+function chainTransferRef(contract: ChainTokenContract, m: ChainSighting): ChainTransferRef {
+  const caip19 = caip19Of(contract, m.tokenId);
+  return {
+    transferId: chainTransferId(contract, m),
+    assetId: chainAssetId(caip19),
+    collection: contract.collectionId,
+    chainId: contract.chainId,
+    standard: contract.standard,
+    contract: contract.address,
+    tokenId: m.tokenId === '' ? null : m.tokenId,
+    caip19,
+    from: formatAddress(m.from),
+    to: formatAddress(m.to),
+    amount: formatAmount(m.amount, chainDecimals(contract)),
+    blockNumber: m.blockNumber,
+    blockHash: m.blockHash,
+    txHash: m.txHash,
+    logIndex: m.logIndex,
+    batchIndex: m.batchIndex,
+  };
+}
+
+/** The outbox row of an advisory chain event: concerns its `from` and `to`, its asset and collection. */
+function chainEvent<Type extends 'chainTransferPending' | 'chainTransferRemoved'>(
+  type: Type,
+  data: EventData<Type>,
+  m: ChainSighting,
+  at: Date,
+): NewEvent {
+  const row = {
+    type,
+    occurredAt: at,
+    data,
+    assetId: data.assetId,
+    collectionId: data.collection,
+    wallets: [m.from, m.to],
+    fromWallet: m.from,
+    toWallet: m.to,
+  };
+  return row as Extract<NewEvent, { type: Type }>;
+}
+
+/** An events-only plan (no guards, no row changes) under an idempotency record that answers `body`. */
+function eventsPlan(key: IdempotencyKey, events: NewEvent[], at: Date, body: unknown): Plan {
+  return { at, idempotency: { key, response: { status: 200, body, headers: {} } }, guards: [], events };
+}
+
+/**
+ * The plan of `chainTransferPending` events for movements of one contract seen in one block, `head`
+ * being the chain's head when they were read and `confirmations` the chain's. Events only: the
+ * ledger moves with the `newTransfer` of the same transfer id, at confirmation.
+ */
+export function pendingEventsPlan(input: {
+  contract: ChainTokenContract;
+  movements: ChainSighting[];
+  head: number;
+  confirmations: number;
+  key: IdempotencyKey;
+  at: Date;
+}): Plan {
+  const events = input.movements.map((m) =>
+    chainEvent(
+      'chainTransferPending',
+      {
+        ...chainTransferRef(input.contract, m),
+        confirmations: Math.max(0, input.head - m.blockNumber),
+        confirmationsRequired: input.confirmations,
+      },
+      m,
+      input.at,
+    ),
+  );
+  return eventsPlan(input.key, events, input.at, { pending: events.length });
+}
+
+/** The plan of `chainTransferRemoved` events for announced movements a reorg above `forkBlock` dropped. */
+export function removedEventsPlan(input: {
+  contract: ChainTokenContract;
+  movements: (ChainSighting & { forkBlock: number })[];
+  key: IdempotencyKey;
+  at: Date;
+}): Plan {
+  const events = input.movements.map((m) =>
+    chainEvent(
+      'chainTransferRemoved',
+      { ...chainTransferRef(input.contract, m), reason: 'reorg', forkBlock: m.forkBlock },
+      m,
+      input.at,
+    ),
+  );
+  return eventsPlan(input.key, events, input.at, { removed: events.length });
 }
