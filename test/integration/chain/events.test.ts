@@ -1,6 +1,7 @@
 // The advisory events of on-chain transfers before confirmation (issue 20, src/chain/announce.ts), on
 // the real app (both databases) with a real local EVM node and an indexer driven step by step:
-// `chainTransferPending` before `newTransfer` (holdings move only with the latter), a reorg that
+// `chainTransferPending` before `newTransfer` (holdings move only with the latter; the pending event
+// on /ws, /assets/subscribe, a webhook, the REST catch-up and a replay), a reorg that
 // removes a pending transfer (`chainTransferRemoved`) and one that replaces it (removed, then pending
 // on the new branch), each event exactly once across a crash between the chain tables' commit and the
 // events plan (and between the plan and its mark), and none with CHAIN_CONFIRMATIONS=0. Every answer
@@ -27,6 +28,7 @@ import {
 } from '../../helpers/evm-node.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import { connect, type ServerMessage, type TestSocket } from '../../helpers/ws.ts';
+import { startReceiver, verified } from '../webhooks/receiver.ts';
 
 const CONFIRMATIONS = 2;
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -64,6 +66,7 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
       CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
       CHAIN_CONFIRMATIONS: String(CONFIRMATIONS),
       CHAIN_INDEXER: 'off',
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
     });
     orm = t.app.orm as unknown as Orm;
     studio = await httpUser(t, 'studio');
@@ -147,6 +150,12 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
     const swordId = chainAssetId(caip('erc721', sword, '0'));
     const ws = await subscribe('/ws', { walletId: alice });
     const assetSocket = await subscribe('/assets/subscribe', { walletId: alice, assetId: swordId });
+    const receiver = await startReceiver();
+    const webhook = await t.http('POST', '/api/v1/webhooks', {
+      body: { url: receiver.url, eventTypes: ['chainTransferPending'], filter: { walletId: alice } },
+      headers: studio.headers,
+    });
+    expect(webhook.status, webhook.text).toBe(201);
     const chain = indexer('pending-test');
     try {
       const minted = await send(node, ERC721_PRESET, sword, 'mint', [alice]);
@@ -176,6 +185,28 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
         },
       });
       expect((await assetSocket.next((m) => m.type === 'chainTransferPending')).id).toBe(pending.id);
+      // The same event by webhook (signed), by the REST catch-up with a wallet filter, and replayed.
+      const [request] = await receiver.waitFor(1);
+      const { subscriptionIds: _, ...envelope } = pending;
+      expect(verified(webhook.body.secret, request as never)).toEqual(envelope);
+      const deliveries = await t.http('GET', `/api/v1/webhooks/${webhook.body.id}/deliveries`, {
+        headers: studio.headers,
+      });
+      expect(deliveries.body.data).toMatchObject([
+        { eventId: pending.id, eventType: 'chainTransferPending' },
+      ]);
+      const byWallet = await t.http('GET', `/api/v1/events?walletId=${alice}&types=chainTransferPending`, {
+        headers: studio.headers,
+      });
+      expect(byWallet.body.data.map((e: { id: string }) => e.id)).toContain(pending.id);
+      const resumed = await subscribe('/ws', {
+        walletId: alice,
+        events: ['chainTransferPending'],
+        lastEventId: String(BigInt(pending.id) - 1n),
+      });
+      expect((await resumed.next((m) => m.type === 'chainTransferPending')).id).toBe(pending.id);
+      await resumed.next((m) => m.type === 'replayed');
+      resumed.close();
       // Advisory only: no asset, no holding, no transfer in the ledger yet.
       expect(await balances(alice)).toEqual({});
       expect((await t.http('GET', `/assets/${swordId}`, { headers: studio.headers })).status).toBe(404);
@@ -198,6 +229,7 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
       assetSocket.close();
     } finally {
       await chain.stop();
+      await receiver.close();
     }
   });
 
