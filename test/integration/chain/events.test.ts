@@ -189,12 +189,21 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
       const [request] = await receiver.waitFor(1);
       const { subscriptionIds: _, ...envelope } = pending;
       expect(verified(webhook.body.secret, request as never)).toEqual(envelope);
-      const deliveries = await t.http('GET', `/api/v1/webhooks/${webhook.body.id}/deliveries`, {
-        headers: studio.headers,
-      });
-      expect(deliveries.body.data).toMatchObject([
-        { eventId: pending.id, eventType: 'chainTransferPending' },
-      ]);
+      // Listed once the attempt is recorded (just after the request is answered).
+      for (let i = 0; ; i++) {
+        const deliveries = await t.http('GET', `/api/v1/webhooks/${webhook.body.id}/deliveries`, {
+          headers: studio.headers,
+        });
+        const listed = deliveries.body.data.map(
+          (d: { eventId: string; eventType: string; status: string }) => [d.eventId, d.eventType, d.status],
+        );
+        if (listed.length > 0 && listed[0][2] !== 'pending') {
+          expect(listed).toEqual([[pending.id, 'chainTransferPending', 'succeeded']]);
+          break;
+        }
+        if (i > 100) throw new Error(`webhook delivery not recorded: ${JSON.stringify(listed)}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       const byWallet = await t.http('GET', `/api/v1/events?walletId=${alice}&types=chainTransferPending`, {
         headers: studio.headers,
       });
