@@ -1,12 +1,13 @@
 // The advisory events of on-chain transfers before confirmation (issue 20, src/chain/announce.ts), on
 // the real app (both databases) with a real local EVM node and an indexer driven step by step:
 // `chainTransferPending` before `newTransfer` (holdings move only with the latter; the pending event
-// on /ws, /assets/subscribe, a webhook, the REST catch-up and a replay), a reorg that
-// removes a pending transfer (`chainTransferRemoved`) and one that replaces it (removed, then pending
-// on the new branch), each event exactly once across a crash between the chain tables' commit and the
-// events plan (and between the plan and its mark), and none with CHAIN_CONFIRMATIONS=0. Every answer
-// and WebSocket message is checked against the contract.
-import { getAddress } from 'viem';
+// on /ws, /assets/subscribe, a webhook, the REST catch-up and a replay); a reorg that removes a
+// pending transfer (`chainTransferRemoved`), one that replaces it (removed, then pending on the new
+// branch) and one that moves its transaction to another block (the same transfer pending again);
+// each event exactly once across a crash between the chain tables' commit and the events plan (and
+// between the plan and its mark); none with CHAIN_CONFIRMATIONS=0. Every answer and WebSocket
+// message is checked against the contract.
+import { encodeFunctionData, getAddress } from 'viem';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { announcePending } from '../../../src/chain/announce.ts';
 import { LeaseLost } from '../../../src/chain/apply.ts';
@@ -310,6 +311,53 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
       const received = ws.messages.filter((m: ServerMessage) => 'subscriptionIds' in m);
       expect(received.map((m) => m.id)).toEqual((await eventsOf(goldId)).map((e) => e.id));
       ws.close();
+    } finally {
+      await chain.stop();
+    }
+  });
+
+  it('announces the same transfer pending again when a reorg moves its transaction to another block', async () => {
+    const [B, C] = [node.address(1), node.address(2)];
+    const gold = await deploy('erc20');
+    const goldId = chainAssetId(caip('erc20', gold));
+    await send(node, ERC20_PRESET, gold, 'mint', [B, 10n * UNIT]);
+    await node.testClient.mine({ blocks: CONFIRMATIONS });
+    const chain = indexer('moved-test');
+    try {
+      await drain(chain);
+      // One signed transaction, mined in block N, then (after the reorg) in block N + 1.
+      const wallet = node.wallet(1);
+      const request = await wallet.prepareTransactionRequest({
+        account: wallet.account as never,
+        chain: node.chain,
+        to: gold,
+        data: encodeFunctionData({ abi: ERC20_PRESET.abi, functionName: 'transfer', args: [C, 4n * UNIT] }),
+      });
+      const raw = await wallet.signTransaction(request as never);
+      const snapshot = await node.testClient.snapshot();
+      const hash = await node.publicClient.sendRawTransaction({ serializedTransaction: raw });
+      const first = await node.publicClient.waitForTransactionReceipt({ hash });
+      await drain(chain);
+      await node.testClient.revert({ id: snapshot });
+      await node.testClient.mine({ blocks: 1 });
+      await node.publicClient.sendRawTransaction({ serializedTransaction: raw });
+      const second = await node.publicClient.waitForTransactionReceipt({ hash });
+      expect(second.blockNumber).toBe(first.blockNumber + 1n);
+      await drain(chain);
+      await node.testClient.mine({ blocks: CONFIRMATIONS });
+      await drain(chain);
+
+      const story = (await eventsOf(goldId)).slice(1); // after the mint's newTransfer
+      expect(story.map((e) => [e.type, e.data.blockNumber ?? null, e.data.blockHash ?? null])).toEqual([
+        ['chainTransferPending', Number(first.blockNumber), first.blockHash],
+        ['chainTransferRemoved', Number(first.blockNumber), first.blockHash],
+        ['chainTransferPending', Number(second.blockNumber), second.blockHash],
+        ['newTransfer', null, null],
+      ]);
+      // One transfer throughout: the same ids, and the ledger moved once.
+      const ids = story.map((e) => (e.type === 'newTransfer' ? e.data.id : e.data.transferId));
+      expect(new Set(ids).size).toBe(1);
+      expect(await balances(C)).toEqual({ [goldId]: '4' });
     } finally {
       await chain.stop();
     }
