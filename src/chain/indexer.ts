@@ -240,7 +240,7 @@ export class ChainIndexer {
       }
     }
     // What this range read in blocks not yet confirmed: `chainTransferPending`, before confirming.
-    await this.announce(head);
+    if (progressed) await this.announce(head);
     this.state =
       this.indexedBlock !== null && head - this.indexedBlock > BigInt(this.endpoint.confirmations)
         ? 'backfilling'
