@@ -17,6 +17,7 @@ import {
   createTestClient,
   createWalletClient,
   defineChain,
+  getAddress,
   type Hex,
   http,
   type PublicClient,
@@ -29,6 +30,10 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** Hardhat's default chain id. */
 export const HARDHAT_CHAIN_ID = 31337;
+
+/** The CAIP-19 id of a token of a contract on the local node (no `tokenId` for an ERC-20). */
+export const caip = (standard: string, address: string, tokenId?: string) =>
+  `eip155:${HARDHAT_CHAIN_ID}/${standard}:${getAddress(address)}${tokenId === undefined ? '' : `/${tokenId}`}`;
 
 /** Hardhat's development mnemonic (public; its accounts are funded when the node starts). */
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';

@@ -18,6 +18,7 @@ import { chainAssetId } from '../../../src/domain/ledger/chain-assets.ts';
 import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import {
+  caip,
   deployErc20,
   deployErc721,
   ERC20_PRESET,
@@ -43,9 +44,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.stop();
 });
-
-const caip = (standard: string, address: string, tokenId?: string) =>
-  `eip155:${HARDHAT_CHAIN_ID}/${standard}:${getAddress(address)}${tokenId === undefined ? '' : `/${tokenId}`}`;
 
 const settings: ChainSettings = {
   chains: [],

@@ -13,6 +13,7 @@ import type { Orm } from '../../../src/db/orm.ts';
 import { chainAssetId } from '../../../src/domain/ledger/chain-assets.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import {
+  caip,
   deployErc20,
   deployErc721,
   deployErc1155,
@@ -34,9 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await node?.stop();
 });
-
-const caip = (standard: string, address: string, tokenId?: string) =>
-  `eip155:${HARDHAT_CHAIN_ID}/${standard}:${getAddress(address)}${tokenId === undefined ? '' : `/${tokenId}`}`;
 
 async function until<T>(probe: () => Promise<T | undefined>, what: string, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
