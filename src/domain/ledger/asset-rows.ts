@@ -20,7 +20,7 @@ export function amountOf(value: unknown): bigint {
   return BigInt(String(value));
 }
 
-export function amountOrNull(value: unknown): bigint | null {
+function amountOrNull(value: unknown): bigint | null {
   return value == null ? null : amountOf(value);
 }
 

@@ -16,8 +16,8 @@ import { Uint256Type } from '../../db/types/uint256.ts';
 import { externalCommitCounter } from '../../db/write-statements.ts';
 import type { StoredAddress } from './addresses.ts';
 import { formatAddress } from './addresses.ts';
-import { formatAmount } from './amounts.ts';
-import { amountOf, amountOrNull, FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from './asset-rows.ts';
+import { formatAmount, formatUnits } from './amounts.ts';
+import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
 import { decodeCursor, isString, isStringPair, type Page, page } from './cursor.ts';
 import { type AssetView, assetViewOf, decimalsOf, type FixedAssetView, fixedAssetView } from './views.ts';
@@ -48,11 +48,14 @@ export interface HoldingLists {
   userWallets(userId: string): Promise<StoredAddress[]>;
 }
 
-/** One holding with its asset, as the listings read it. */
+/** One holding as the listings read it: the asset's changing fields beside it. */
 interface HoldingRow {
   wallet: StoredAddress;
-  balance: bigint;
-  asset: AssetView;
+  assetId: string;
+  /** Base units as the column stores them (digits; zero-padded on SQLite). */
+  balance: string;
+  owner: string | null;
+  totalSupply: string | null;
 }
 
 /**
@@ -128,29 +131,49 @@ function assetFilter(filters: HoldingFilters, conditions: string[], parameters: 
   }
 }
 
-function holdingView(row: HoldingRow): { asset: AssetView; balance: string } {
-  return { asset: row.asset, balance: formatAmount(row.balance, row.asset.decimals ?? 0) };
-}
-
 export function createHoldingLists(orm: Orm): HoldingLists {
   const statements = readStatements(orm);
   const assets = fixedAssets(orm);
   // A zero balance as the column stores it (zero-padded text on SQLite).
   const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
-  async function readHoldings(sql: string, parameters: unknown[]): Promise<HoldingRow[]> {
+  /** The SQL text of each combination of conditions and order, built once. */
+  const sqlTexts = new Map<string, string>();
+
+  async function readHoldings(
+    conditions: string[],
+    order: string,
+    parameters: unknown[],
+  ): Promise<HoldingRow[]> {
     assets.check();
-    const rows = await statements.all(sql, [zero, ...parameters]);
-    const holdings: HoldingRow[] = [];
-    for (const row of rows) {
-      const assetId = row.asset_id as string;
-      const fixed = assets.kept(assetId) ?? (await assets.read(assetId));
-      holdings.push({
-        wallet: row.wallet as StoredAddress,
-        balance: amountOf(row.balance),
-        asset: assetViewOf(fixed, row.owner as string | null, amountOrNull(row.total_supply)),
-      });
+    const shape = `${conditions.join(' and ')} order by ${order}`;
+    let sql = sqlTexts.get(shape);
+    if (sql === undefined) {
+      sql = holdingsSql(conditions, order);
+      sqlTexts.set(shape, sql);
     }
-    return holdings;
+    const rows = await statements.all(sql, [zero, ...parameters]);
+    return rows.map((row) => ({
+      wallet: row.wallet as StoredAddress,
+      assetId: row.asset_id as string,
+      balance: String(row.balance),
+      owner: (row.owner as string | null) ?? null,
+      totalSupply: row.total_supply == null ? null : String(row.total_supply),
+    }));
+  }
+
+  /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
+  async function holdingViews(rows: HoldingRow[]): Promise<{ asset: AssetView; balance: string }[]> {
+    const fixed: FixedAssetView[] = [];
+    // A promise only for an asset not kept yet.
+    for (const row of rows) fixed.push(assets.kept(row.assetId) ?? (await assets.read(row.assetId)));
+    return rows.map((row, index) => {
+      const decimals = fixed[index].decimals ?? 0;
+      const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
+      return {
+        asset: assetViewOf(fixed[index], row.owner, totalSupply),
+        balance: formatUnits(row.balance, decimals),
+      };
+    });
   }
 
   return {
@@ -165,13 +188,10 @@ export function createHoldingLists(orm: Orm): HoldingLists {
         parameters.push(after);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'h.asset_id'), parameters);
-      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.asset.id);
-      return {
-        wallet: formatAddress(wallet),
-        data: result.data.map(holdingView),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await readHoldings(conditions, 'h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.assetId);
+      const data = await holdingViews(result.data);
+      return { wallet: formatAddress(wallet), data, next_cursor: result.next_cursor };
     },
 
     async assetOwners(assetId, { limit, cursor }) {
@@ -207,12 +227,11 @@ export function createHoldingLists(orm: Orm): HoldingLists {
         parameters.push(after[0], after[0], after[1]);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'h.wallet, h.asset_id'), parameters);
-      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.asset.id]);
-      return {
-        data: result.data.map((row) => ({ wallet: formatAddress(row.wallet), ...holdingView(row) })),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await readHoldings(conditions, 'h.wallet, h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.assetId]);
+      const views = await holdingViews(result.data);
+      const data = result.data.map((row, index) => ({ wallet: formatAddress(row.wallet), ...views[index] }));
+      return { data, next_cursor: result.next_cursor };
     },
 
     async userWallets(userId) {

@@ -96,11 +96,11 @@ export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
   };
 }
 
-/** An asset's view from its fixed part and its current `owner` and `totalSupply` (base units). */
+/** An asset's view from its fixed part, its current `owner` and its `totalSupply` (formatted). */
 export function assetViewOf(
   fixed: FixedAssetView,
   owner: string | null | undefined,
-  totalSupply: bigint | null | undefined,
+  totalSupply: string | null,
 ): AssetView {
   // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
   const burned = owner === ZERO_ADDRESS;
@@ -114,7 +114,7 @@ export function assetViewOf(
     owner: owner && !burned ? formatAddress(owner) : null,
     symbol: fixed.symbol,
     decimals: fixed.decimals,
-    totalSupply: totalSupply == null ? null : formatAmount(totalSupply, fixed.decimals ?? 0),
+    totalSupply,
     maxSupply: fixed.maxSupply,
     createdAt: fixed.createdAt,
     source: fixed.source,
@@ -123,7 +123,8 @@ export function assetViewOf(
 }
 
 export function assetView(asset: AssetFields): AssetView {
-  return assetViewOf(fixedAssetView(asset), asset.owner, asset.totalSupply);
+  const totalSupply = asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimalsOf(asset));
+  return assetViewOf(fixedAssetView(asset), asset.owner, totalSupply);
 }
 
 /** What a transfer's view is made of: an entity, or the values a transfer was just written with. */
