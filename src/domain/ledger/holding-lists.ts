@@ -151,13 +151,14 @@ export function createHoldingLists(orm: Orm): HoldingLists {
       sql = holdingsSql(conditions, order);
       sqlTexts.set(shape, sql);
     }
-    const rows = await statements.all(sql, [zero, ...parameters]);
-    return rows.map((row) => ({
-      wallet: row.wallet as StoredAddress,
-      assetId: row.asset_id as string,
-      balance: String(row.balance),
-      owner: (row.owner as string | null) ?? null,
-      totalSupply: row.total_supply == null ? null : String(row.total_supply),
+    const rows = await statements.arrays(sql, [zero, ...parameters]);
+    // In holdingsSql's select order.
+    return rows.map(([wallet, assetId, balance, owner, totalSupply]) => ({
+      wallet: wallet as StoredAddress,
+      assetId: assetId as string,
+      balance: String(balance),
+      owner: (owner as string | null) ?? null,
+      totalSupply: totalSupply == null ? null : String(totalSupply),
     }));
   }
 
