@@ -62,7 +62,7 @@ interface HoldingRow {
  * The listings' one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
  * (SQL with `?` placeholders, bound to `parameters`) in `order`. Each combination of filters is its
  * own SQL text, hence its own prepared statement: a handful per listing. Of the asset, only what
- * changes (the rest is `FixedAssets`').
+ * changes (the rest is kept by `fixedAssets`).
  */
 function holdingsSql(conditions: string[], order: string): string {
   return (
@@ -111,12 +111,21 @@ function fixedAssets(orm: Orm) {
       const [row] = await statements.all(sql, [assetId]);
       // The holding that names it was read first, and assets are never deleted.
       if (!row) throw new Error(`asset ${assetId} of a holding was not found`);
-      const view = fixedAssetView(fixedAssetFieldsOf(row, statements));
+      // Shared by every answer that shows the asset from now on: frozen, so none can alter another's.
+      const view = deepFreeze(fixedAssetView(fixedAssetFieldsOf(row, statements)));
       if (kept.size >= FIXED_ASSETS_KEPT) kept.delete(kept.keys().next().value as string);
       kept.set(assetId, view);
       return view;
     },
   };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** The kind and collection filters, on the joined asset. */
