@@ -154,6 +154,9 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
       // SQLite's change counter is read at most once a millisecond.
       await new Promise((resolve) => setTimeout(resolve, 2));
       expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold again');
+      // The asset's kept fixed fields went with it (a field no write of the service changes).
+      const again = await holdings(t, player, player.wallet, { 'cache-control': 'no-cache' });
+      expect(again.get(gold)?.asset.name).toBe('Gold again');
     }
   });
 
