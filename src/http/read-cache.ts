@@ -167,6 +167,21 @@ export class ReadCache {
 
   private store(key: string, body: Buffer, keys: readonly string[]): void {
     if (this.options.maxEntries === 0 || body.length > this.options.maxBytes) return;
+    const kept = this.entries.get(key);
+    if (
+      kept &&
+      sameKeys(kept.keys, keys) &&
+      this.bytes - kept.body.length + body.length <= this.options.maxBytes
+    ) {
+      // A fresh answer (a read that bypassed the cache) showing the same things: only its body
+      // changes, its tags stand.
+      this.bytes += body.length - kept.body.length;
+      kept.body = body;
+      // The newest again (eviction goes oldest first).
+      this.entries.delete(key);
+      this.entries.set(key, kept);
+      return;
+    }
     this.delete(key);
     while (this.entries.size >= this.options.maxEntries || this.bytes + body.length > this.options.maxBytes) {
       const oldest = this.entries.keys().next();
@@ -184,6 +199,12 @@ export class ReadCache {
       cacheKeys.add(key);
     }
   }
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
+  return true;
 }
 
 /** Whether the client asked for an answer from the source (`Cache-Control: no-cache`, `no-store`, `max-age=0`). */

@@ -8,6 +8,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../src/db/entities/Asset.ts';
+import { Holding as HoldingRow } from '../../src/db/entities/Holding.ts';
 import type { Orm } from '../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { checkInvariants, type HttpUser, httpUser, PASSWORD } from '../helpers/ledger-fixtures.ts';
@@ -121,10 +122,27 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
 
   it('reads the source when asked, and (SQLite) sees writes made behind the API within a millisecond', async () => {
     const { player, gold } = await setUp(t, 'two');
-    expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold');
-    await (t.app.orm as unknown as Orm).em.fork().nativeUpdate(Asset, { id: gold }, { name: 'Renamed Gold' });
+    expect((await holdings(t, player, player.wallet)).get(gold)?.asset.totalSupply).toBe('100');
+    // Behind the ledger store (no commit hook, no event): only a read of the source shows it. What
+    // can change (a balance, a supply, an owner) is read every time; the fields an asset keeps are
+    // read once (src/domain/ledger/holding-lists.ts).
+    const em = (t.app.orm as unknown as Orm).em.fork();
+    await em.nativeUpdate(Asset, { id: gold }, { totalSupply: 12_345n });
+    await em.nativeUpdate(
+      HoldingRow,
+      { wallet: player.wallet.toLowerCase(), asset: gold },
+      { balance: 4_321n },
+    );
     const fresh = await holdings(t, player, player.wallet, { 'cache-control': 'no-cache' });
-    expect(fresh.get(gold)?.asset.name).toBe('Renamed Gold');
+    expect(fresh.get(gold)?.asset.totalSupply).toBe('123.45');
+    expect(fresh.get(gold)?.balance).toBe('43.21');
+    // Back as the ledger wrote them (the invariants are checked at the end).
+    await em.nativeUpdate(Asset, { id: gold }, { totalSupply: 10_000n });
+    await em.nativeUpdate(
+      HoldingRow,
+      { wallet: player.wallet.toLowerCase(), asset: gold },
+      { balance: 10_000n },
+    );
     if (kind === 'sqlite') {
       // Another process's connection to the same file (an admin script, say).
       const other = new DatabaseSync(t.app.config.sqlitePath as string);
@@ -136,6 +154,42 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
       // SQLite's change counter is read at most once a millisecond.
       await new Promise((resolve) => setTimeout(resolve, 2));
       expect((await holdings(t, player, player.wallet)).get(gold)?.asset.name).toBe('Gold again');
+      // The asset's kept fixed fields went with it (a field no write of the service changes).
+      const again = await holdings(t, player, player.wallet, { 'cache-control': 'no-cache' });
+      expect(again.get(gold)?.asset.name).toBe('Gold again');
+    }
+  });
+
+  it('lists each asset exactly as GET /assets/{id} shows it', async () => {
+    const { studio, player, gold } = await setUp(t, 'view');
+    const call = (path: string, body: unknown) => t.http('POST', path, { body, headers: studio.headers });
+    const capped = await call('/api/v1/currencies', {
+      id: 'view-gem',
+      name: 'Gem',
+      description: 'Scarce',
+      symbol: 'GEM',
+      decimals: 3,
+      maxSupply: '1000.5',
+      collection: 'view-c',
+      metadata,
+    });
+    expect(capped.status, capped.text).toBe(201);
+    const mintedGem = await call('/api/v1/currencies/view-gem/mint', { to: player.wallet, amount: '2.25' });
+    expect(mintedGem.status, mintedGem.text).toBe(201);
+    const nft = await t.http<{ id: string }>('POST', '/api/v1/nft/create', {
+      body: { name: 'Shield', metadata },
+      headers: player.headers,
+    });
+    expect(nft.status, nft.text).toBe(201);
+    const asked: Record<string, string>[] = [{}, { 'cache-control': 'no-cache' }];
+    for (const headers of asked) {
+      const listed = await holdings(t, player, player.wallet, headers);
+      expect([...listed.keys()].sort()).toEqual([gold, 'view-gem', nft.body.id].sort());
+      for (const [id, holding] of listed) {
+        const asset = await t.http('GET', `/assets/${id}`, { headers: { ...player.headers, ...headers } });
+        expect(asset.status, asset.text).toBe(200);
+        expect(holding.asset).toEqual(asset.body);
+      }
     }
   });
 

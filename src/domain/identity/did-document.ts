@@ -3,18 +3,13 @@
 import type { components } from '../../../generated/openapi/types.ts';
 
 /**
- * A DID document as this service publishes it (its own, and the did:key documents it derives): the
- * contract's `DidDocument`. Documents it reads (did:web) are only the looser `DidDocument` below.
+ * A DID document, as this service publishes it (its own did:web, the did:key and did:jwk documents it
+ * derives) and reads it when verifying: the contract's `DidDocument`, whose verification methods are
+ * the contract's `VerificationMethod` (`Multikey` or `JsonWebKey2020`).
  */
-export type PublishedDidDocument = components['schemas']['DidDocument'];
+export type DidDocument = components['schemas']['DidDocument'];
 
-export interface VerificationMethod {
-  id: string;
-  type: string;
-  controller: string;
-  publicKeyMultibase?: string;
-  publicKeyJwk?: Record<string, unknown>;
-}
+export type VerificationMethod = components['schemas']['VerificationMethod'];
 
 export type VerificationRelationshipName =
   | 'authentication'
@@ -22,17 +17,6 @@ export type VerificationRelationshipName =
   | 'capabilityDelegation'
   | 'capabilityInvocation'
   | 'keyAgreement';
-
-export interface DidDocument {
-  '@context': string[];
-  id: string;
-  verificationMethod: VerificationMethod[];
-  authentication?: (string | VerificationMethod)[];
-  assertionMethod?: (string | VerificationMethod)[];
-  capabilityDelegation?: (string | VerificationMethod)[];
-  capabilityInvocation?: (string | VerificationMethod)[];
-  keyAgreement?: (string | VerificationMethod)[];
-}
 
 /** Expands a relative reference (`#key-1`) against the document's DID. */
 function absolute(document: DidDocument, reference: string): string {

@@ -4,7 +4,7 @@
 // common wallets and libraries sign); other key types are refused by name.
 import { ECDH } from 'node:crypto';
 import type { JWK } from 'jose';
-import type { PublishedDidDocument } from './did-document.ts';
+import type { DidDocument } from './did-document.ts';
 import { InvalidDidError, UnsupportedKeyTypeError } from './errors.ts';
 import { base58btcDecode, multibaseBase58btc } from './multibase.ts';
 
@@ -125,7 +125,7 @@ export function parseDidKey(did: string): DidKey {
  * off, which is the specification's default): one verification method whose fragment is the key
  * itself, referenced from the four signing relationships.
  */
-export function didKeyDocument(did: string): PublishedDidDocument {
+export function didKeyDocument(did: string): DidDocument {
   const { publicKeyMultibase } = parseDidKey(did);
   const methodId = `${did}#${publicKeyMultibase}`;
   return {

@@ -1,7 +1,6 @@
 // DID resolution without network access: did:key and did:jwk are derived from the DID itself, this
 // service's did:web is answered from memory. Any other DID is refused rather than fetched, so a
 // credential can never make the service call out to a URL of its author's choosing.
-import type { JWK } from 'jose';
 import { NotFoundError } from '../errors.ts';
 import type { DidDocument } from './did-document.ts';
 import { DID_V1_CONTEXT, didKeyDocument } from './did-key.ts';
@@ -19,24 +18,23 @@ const DID_SYNTAX = /^did:[a-z0-9]+:([A-Za-z0-9._-]|%[0-9A-Fa-f]{2}|:)*([A-Za-z0-
  * key marked `use: enc` only agrees keys, any other key signs.
  */
 export function didJwkDocument(did: string): DidDocument {
-  let jwk: JWK;
+  let parsed: unknown;
   try {
-    jwk = JSON.parse(Buffer.from(did.slice('did:jwk:'.length), 'base64url').toString('utf8')) as JWK;
+    parsed = JSON.parse(Buffer.from(did.slice('did:jwk:'.length), 'base64url').toString('utf8'));
   } catch {
     throw new InvalidDidError('A did:jwk is "did:jwk:" followed by a base64url-encoded JSON Web Key.');
   }
-  if (typeof jwk !== 'object' || jwk === null || typeof jwk.kty !== 'string' || 'd' in jwk) {
+  if (!isObject(parsed) || typeof parsed.kty !== 'string' || 'd' in parsed) {
     throw new InvalidDidError('A did:jwk must encode a public JSON Web Key.');
   }
+  const jwk = { ...parsed, kty: parsed.kty };
   const methodId = `${did}#0`;
-  const signing = jwk.use !== 'enc';
-  const agreement = jwk.use !== 'sig';
+  const signing = parsed.use !== 'enc';
+  const agreement = parsed.use !== 'sig';
   return {
     '@context': [DID_V1_CONTEXT, 'https://w3id.org/security/suites/jws-2020/v1'],
     id: did,
-    verificationMethod: [
-      { id: methodId, type: 'JsonWebKey2020', controller: did, publicKeyJwk: jwk as Record<string, unknown> },
-    ],
+    verificationMethod: [{ id: methodId, type: 'JsonWebKey2020', controller: did, publicKeyJwk: jwk }],
     ...(signing
       ? {
           assertionMethod: [methodId],
@@ -47,6 +45,10 @@ export function didJwkDocument(did: string): DidDocument {
       : {}),
     ...(agreement ? { keyAgreement: [methodId] } : {}),
   };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** `serviceDocument` answers this service's own did:web (`serviceDid`) document. */

@@ -8,7 +8,7 @@ import { type CryptoKey, importJWK, type JWK } from 'jose';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { Identity } from '../../db/entities/index.ts';
 import type { Orm } from '../../db/orm.ts';
-import type { PublishedDidDocument } from './did-document.ts';
+import type { DidDocument } from './did-document.ts';
 import { DID_V1_CONTEXT, didKeyFromEd25519, ed25519Multikey, MULTIKEY_V1_CONTEXT } from './did-key.ts';
 
 export interface IssuerSigningKey {
@@ -24,7 +24,7 @@ export interface ServiceIssuer {
   did: string;
   /** Signs everything new. */
   signingKey: IssuerSigningKey;
-  didDocument: PublishedDidDocument;
+  didDocument: DidDocument;
 }
 
 /**
@@ -84,7 +84,7 @@ export async function loadServiceIssuer(
       controller: did,
     }),
   };
-  const didDocument: PublishedDidDocument = {
+  const didDocument: DidDocument = {
     '@context': [DID_V1_CONTEXT, MULTIKEY_V1_CONTEXT],
     id: did,
     verificationMethod: rows.map((row, index) => ({

@@ -20,7 +20,7 @@ import {
   walletHolds,
 } from './credentials.ts';
 import { addDataIntegrityProof } from './data-integrity.ts';
-import type { DidDocument, PublishedDidDocument } from './did-document.ts';
+import type { DidDocument } from './did-document.ts';
 import { createDidResolver, type DidResolver } from './did-resolver.ts';
 import { offlineDocumentLoader } from './document-loader.ts';
 import {
@@ -60,7 +60,7 @@ export interface IdentityServiceOptions {
 export interface IdentityService {
   /** This service's did:web. */
   serviceDid: string;
-  serviceDidDocument(): Promise<PublishedDidDocument>;
+  serviceDidDocument(): Promise<DidDocument>;
   resolver: DidResolver;
   /** With `publicKeyMultibase`, `proof` must answer a challenge from createKeyChallenge. */
   createIdentity(

@@ -69,7 +69,7 @@ function algorithmsFor(jwk: JWK): string[] {
 }
 
 function publicJwkOf(method: VerificationMethod): JWK {
-  if (method.publicKeyJwk) return method.publicKeyJwk as JWK;
+  if (method.publicKeyJwk) return method.publicKeyJwk;
   if (method.publicKeyMultibase) return parseDidKey(`did:key:${method.publicKeyMultibase}`).publicKeyJwk;
   throw new Error(`${method.id} has no public key this service can read.`);
 }

@@ -64,7 +64,22 @@ export function parseAmount(text: string, decimals: number, options: ParseAmount
 /** Base units -> the shortest decimal string ("1250" with 2 decimals is "12.5"). */
 export function formatAmount(units: bigint, decimals: number): string {
   if (units < 0n) throw new RangeError(`negative amount ${units}`);
-  const digits = units.toString().padStart(decimals + 1, '0');
+  return formatDigits(units.toString(), decimals);
+}
+
+const LEADING_ZEROS = /^0+(?=[0-9])/;
+
+/**
+ * Base units written as decimal digits (as an amount column stores them: zero-padded on SQLite) ->
+ * what formatAmount makes of them, without going through a bigint.
+ */
+export function formatUnits(text: string, decimals: number): string {
+  if (!/^[0-9]+$/.test(text)) throw new RangeError(`not base units: ${text}`);
+  return formatDigits(text.replace(LEADING_ZEROS, ''), decimals);
+}
+
+function formatDigits(units: string, decimals: number): string {
+  const digits = units.padStart(decimals + 1, '0');
   const whole = digits.slice(0, digits.length - decimals);
   const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : whole;

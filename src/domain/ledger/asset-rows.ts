@@ -1,16 +1,19 @@
 // Asset columns read as raw rows (through ../../db/read-statements.ts) and turned into the fields an
 // asset's view is made of, exactly as the ORM would hydrate them.
 import type { ReadStatements, Row } from '../../db/read-statements.ts';
-import type { AssetFields } from './views.ts';
+import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
- * The columns of `asset` (aliased `a`) that `assetFieldsOf` reads, and an on-chain token's CAIP-19 id
- * (a primary-key lookup in chain_asset, null for a ledger asset: its `source`).
+ * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads, all but owner and total_supply,
+ * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset: its
+ * `source`).
  */
-export const ASSET_COLUMNS =
-  'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.owner, a.symbol, a.decimals, ' +
-  'a.total_supply, a.max_supply, a.created_at, ' +
-  '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
+export const FIXED_ASSET_COLUMNS =
+  'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.symbol, a.decimals, a.max_supply, ' +
+  'a.created_at, (select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
+
+/** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
+export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply`;
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
@@ -23,16 +26,22 @@ function amountOrNull(value: unknown): bigint | null {
 
 export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields {
   return {
+    ...fixedAssetFieldsOf(row, statements),
+    owner: (row.owner as string | null) ?? null,
+    totalSupply: amountOrNull(row.total_supply),
+  };
+}
+
+export function fixedAssetFieldsOf(row: Row, statements: ReadStatements): FixedAssetFields {
+  return {
     id: row.id as string,
     kind: row.kind as AssetFields['kind'],
     name: row.name as string,
     description: (row.description as string | null) ?? null,
     metadata: statements.json(row.metadata) as Record<string, unknown>,
     collection: { id: row.collection_id as string },
-    owner: (row.owner as string | null) ?? null,
     symbol: (row.symbol as string | null) ?? null,
     decimals: row.decimals == null ? null : Number(row.decimals),
-    totalSupply: amountOrNull(row.total_supply),
     maxSupply: amountOrNull(row.max_supply),
     createdAt: statements.date(row.created_at),
     caip19: (row.caip19 as string | null) ?? null,

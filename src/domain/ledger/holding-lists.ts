@@ -3,18 +3,24 @@
 // filtered out here. Pages are keyed on immutable values: asset id, wallet address.
 // The wallet listings are the hottest reads: one prepared statement each (../../db/read-statements.ts)
 // selecting the columns their views need, views built from the rows (no entities, no query builder).
+// A listing reads each holding's balance and its asset's changing fields (`owner`, `total_supply`)
+// every time; the fields an asset is created with and keeps (name, metadata, decimals, ...: views.ts,
+// FixedAssetFields) are read once per asset and kept, already shaped as their part of the view, so a
+// listing answered from the database (`Cache-Control: no-cache` included) reads what can change and
+// nothing else: a narrower statement, no metadata to parse, no dates or CAIP-19 ids to format.
 import { Asset } from '../../db/entities/Asset.ts';
 import { Holding } from '../../db/entities/Holding.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { Uint256Type } from '../../db/types/uint256.ts';
+import { externalCommitCounter } from '../../db/write-statements.ts';
 import type { StoredAddress } from './addresses.ts';
 import { formatAddress } from './addresses.ts';
-import { formatAmount } from './amounts.ts';
-import { ASSET_COLUMNS, amountOf, assetFieldsOf } from './asset-rows.ts';
+import { formatAmount, formatUnits } from './amounts.ts';
+import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
 import { decodeCursor, isString, isStringPair, type Page, page } from './cursor.ts';
-import { type AssetFields, type AssetView, assetView, decimalsOf } from './views.ts';
+import { type AssetView, assetViewOf, decimalsOf, type FixedAssetView, fixedAssetView } from './views.ts';
 
 export interface HoldingFilters {
   kind?: 'nft' | 'fungible';
@@ -42,23 +48,84 @@ export interface HoldingLists {
   userWallets(userId: string): Promise<StoredAddress[]>;
 }
 
-/** One holding with its asset, as the listings read it. */
+/** One holding as the listings read it: the asset's changing fields beside it. */
 interface HoldingRow {
   wallet: StoredAddress;
-  balance: bigint;
-  asset: AssetFields;
+  assetId: string;
+  /** Base units as the column stores them (digits; zero-padded on SQLite). */
+  balance: string;
+  owner: string | null;
+  totalSupply: string | null;
 }
 
 /**
  * The listings' one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
  * (SQL with `?` placeholders, bound to `parameters`) in `order`. Each combination of filters is its
- * own SQL text, hence its own prepared statement: a handful per listing.
+ * own SQL text, hence its own prepared statement: a handful per listing. Of the asset, only what
+ * changes (the rest is kept by `fixedAssets`).
  */
 function holdingsSql(conditions: string[], order: string): string {
   return (
-    `select h.wallet, h.balance, ${ASSET_COLUMNS} from holding h join asset a on a.id = h.asset_id ` +
-    `where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
+    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply from holding h ' +
+    `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );
+}
+
+/** Most assets whose fixed views are kept (past it the oldest go first): a few hundred bytes each. */
+const FIXED_ASSETS_KEPT = 10_000;
+
+/**
+ * The fixed part of assets' views (FixedAssetView), read from the database once per asset and kept:
+ * no write of the service changes it. A commit by another process on the SQLite file (an admin
+ * script editing rows: `PRAGMA data_version` on the service's writing connection, read at most once a
+ * millisecond, as the read cache does) drops them all.
+ */
+function fixedAssets(orm: Orm) {
+  const statements = readStatements(orm);
+  const kept = new Map<string, FixedAssetView>();
+  const sql = `select ${FIXED_ASSET_COLUMNS} from asset a where a.id = ?`;
+  let externalCommits: (() => number) | undefined;
+  let seen = 0;
+  let checkedAt = 0;
+  return {
+    /** Drops what was kept if another process committed to the database since the last look. */
+    check(): void {
+      if (!externalCommits) return;
+      const now = performance.now();
+      if (now - checkedAt < 1) return;
+      checkedAt = now;
+      const latest = externalCommits();
+      if (latest !== seen) {
+        seen = latest;
+        kept.clear();
+      }
+    },
+    /** The asset's fixed view if it is kept (a map lookup: no promise on the hot path). */
+    kept: (assetId: string): FixedAssetView | undefined => kept.get(assetId),
+    async read(assetId: string): Promise<FixedAssetView> {
+      if (!externalCommits) {
+        externalCommits = await externalCommitCounter(orm);
+        seen = externalCommits();
+        checkedAt = performance.now();
+      }
+      const [row] = await statements.all(sql, [assetId]);
+      // The holding that names it was read first, and assets are never deleted.
+      if (!row) throw new Error(`asset ${assetId} of a holding was not found`);
+      // Shared by every answer that shows the asset from now on: frozen, so none can alter another's.
+      const view = deepFreeze(fixedAssetView(fixedAssetFieldsOf(row, statements)));
+      if (kept.size >= FIXED_ASSETS_KEPT) kept.delete(kept.keys().next().value as string);
+      kept.set(assetId, view);
+      return view;
+    },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
 }
 
 /** The kind and collection filters, on the joined asset. */
@@ -73,21 +140,50 @@ function assetFilter(filters: HoldingFilters, conditions: string[], parameters: 
   }
 }
 
-function holdingView(row: HoldingRow): { asset: AssetView; balance: string } {
-  return { asset: assetView(row.asset), balance: formatAmount(row.balance, decimalsOf(row.asset)) };
-}
-
 export function createHoldingLists(orm: Orm): HoldingLists {
   const statements = readStatements(orm);
+  const assets = fixedAssets(orm);
   // A zero balance as the column stores it (zero-padded text on SQLite).
   const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
-  async function readHoldings(sql: string, parameters: unknown[]): Promise<HoldingRow[]> {
-    const rows = await statements.all(sql, [zero, ...parameters]);
-    return rows.map((row) => ({
-      wallet: row.wallet as StoredAddress,
-      balance: amountOf(row.balance),
-      asset: assetFieldsOf(row, statements),
+  /** The SQL text of each combination of conditions and order, built once. */
+  const sqlTexts = new Map<string, string>();
+
+  async function readHoldings(
+    conditions: string[],
+    order: string,
+    parameters: unknown[],
+  ): Promise<HoldingRow[]> {
+    assets.check();
+    const shape = `${conditions.join(' and ')} order by ${order}`;
+    let sql = sqlTexts.get(shape);
+    if (sql === undefined) {
+      sql = holdingsSql(conditions, order);
+      sqlTexts.set(shape, sql);
+    }
+    const rows = await statements.arrays(sql, [zero, ...parameters]);
+    // In holdingsSql's select order.
+    return rows.map(([wallet, assetId, balance, owner, totalSupply]) => ({
+      wallet: wallet as StoredAddress,
+      assetId: assetId as string,
+      balance: String(balance),
+      owner: (owner as string | null) ?? null,
+      totalSupply: totalSupply == null ? null : String(totalSupply),
     }));
+  }
+
+  /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
+  async function holdingViews(rows: HoldingRow[]): Promise<{ asset: AssetView; balance: string }[]> {
+    const fixed: FixedAssetView[] = [];
+    // A promise only for an asset not kept yet.
+    for (const row of rows) fixed.push(assets.kept(row.assetId) ?? (await assets.read(row.assetId)));
+    return rows.map((row, index) => {
+      const decimals = fixed[index].decimals ?? 0;
+      const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
+      return {
+        asset: assetViewOf(fixed[index], row.owner, totalSupply),
+        balance: formatUnits(row.balance, decimals),
+      };
+    });
   }
 
   return {
@@ -102,13 +198,10 @@ export function createHoldingLists(orm: Orm): HoldingLists {
         parameters.push(after);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'h.asset_id'), parameters);
-      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.asset.id);
-      return {
-        wallet: formatAddress(wallet),
-        data: result.data.map(holdingView),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await readHoldings(conditions, 'h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.assetId);
+      const data = await holdingViews(result.data);
+      return { wallet: formatAddress(wallet), data, next_cursor: result.next_cursor };
     },
 
     async assetOwners(assetId, { limit, cursor }) {
@@ -144,12 +237,11 @@ export function createHoldingLists(orm: Orm): HoldingLists {
         parameters.push(after[0], after[0], after[1]);
       }
       parameters.push(filters.limit + 1);
-      const rows = await readHoldings(holdingsSql(conditions, 'h.wallet, h.asset_id'), parameters);
-      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.asset.id]);
-      return {
-        data: result.data.map((row) => ({ wallet: formatAddress(row.wallet), ...holdingView(row) })),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await readHoldings(conditions, 'h.wallet, h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.assetId]);
+      const views = await holdingViews(result.data);
+      const data = result.data.map((row, index) => ({ wallet: formatAddress(row.wallet), ...views[index] }));
+      return { data, next_cursor: result.next_cursor };
     },
 
     async userWallets(userId) {

@@ -69,10 +69,18 @@ export function assetSourceOf(caip19: string | null | undefined): AssetSourceVie
   };
 }
 
-export function assetView(asset: AssetFields): AssetView {
+/**
+ * The fields an asset is created with and keeps: every field but its `owner` (an NFT's changes with
+ * each transfer and its burn) and its `totalSupply` (a currency's changes with each mint). No write
+ * updates the others (the ledger stores only set `owner` and `total_supply` of an existing asset).
+ */
+export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply'>;
+
+/** The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`). */
+export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned'>;
+
+export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
   const decimals = decimalsOf(asset);
-  // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
-  const burned = asset.owner === ZERO_ADDRESS;
   return {
     id: asset.id,
     kind: asset.kind,
@@ -80,15 +88,43 @@ export function assetView(asset: AssetFields): AssetView {
     description: asset.description ?? null,
     metadata: asset.metadata as unknown as AssetMetadataView,
     collection: asset.collection.id,
-    owner: asset.owner && !burned ? formatAddress(asset.owner) : null,
     symbol: asset.symbol ?? null,
     decimals: asset.kind === 'fungible' ? decimals : null,
-    totalSupply: asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimals),
     maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
     createdAt: asset.createdAt.toISOString(),
     source: assetSourceOf(asset.caip19),
+  };
+}
+
+/** An asset's view from its fixed part, its current `owner` and its `totalSupply` (formatted). */
+export function assetViewOf(
+  fixed: FixedAssetView,
+  owner: string | null | undefined,
+  totalSupply: string | null,
+): AssetView {
+  // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
+  const burned = owner === ZERO_ADDRESS;
+  return {
+    id: fixed.id,
+    kind: fixed.kind,
+    name: fixed.name,
+    description: fixed.description,
+    metadata: fixed.metadata,
+    collection: fixed.collection,
+    owner: owner && !burned ? formatAddress(owner) : null,
+    symbol: fixed.symbol,
+    decimals: fixed.decimals,
+    totalSupply,
+    maxSupply: fixed.maxSupply,
+    createdAt: fixed.createdAt,
+    source: fixed.source,
     burned,
   };
+}
+
+export function assetView(asset: AssetFields): AssetView {
+  const totalSupply = asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimalsOf(asset));
+  return assetViewOf(fixedAssetView(asset), asset.owner, totalSupply);
 }
 
 /** What a transfer's view is made of: an entity, or the values a transfer was just written with. */

@@ -56,6 +56,31 @@ describe('read cache', () => {
     expect(JSON.parse((await cache.json('a', compute, NONE)).toString())).toEqual({ n: 2 });
   });
 
+  it('keeps the fresh answer of a bypassing read under the same change keys, still dropped by them', async () => {
+    const cache = new ReadCache(counter(), limits);
+    let computed = 0;
+    const compute = async () => ({ n: ++computed });
+    const keys = () => ['w:0xa', 'a:gold'];
+    await cache.json('a', compute, keys);
+    await cache.json('b', compute, () => ['w:0xb']);
+    expect(await json(cache.json('a', compute, keys, true))).toEqual({ n: 3 });
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 3 });
+    expect(cache.size).toBe(2);
+    cache.invalidate(['a:gold']);
+    expect(cache.size).toBe(1);
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 4 });
+    // Kept as the newest: the oldest ('b') goes first.
+    expect(await json(cache.json('a', compute, keys, true))).toEqual({ n: 5 });
+    const small = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
+    await small.json('x', compute, keys);
+    await small.json('y', compute, NONE);
+    await small.json('x', compute, keys, true);
+    await small.json('z', compute, NONE);
+    const hits = small.hits;
+    await small.json('x', compute, keys);
+    expect(small.hits).toBe(hits + 1);
+  });
+
   it('keeps nothing from a failed read', async () => {
     const cache = new ReadCache(counter(), limits);
     await expect(cache.json('a', async () => Promise.reject(new Error('not found')), NONE)).rejects.toThrow(

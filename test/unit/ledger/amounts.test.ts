@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UINT256_MAX } from '../../../src/db/types/uint256.ts';
-import { formatAmount, parseAmount } from '../../../src/domain/ledger/amounts.ts';
+import { formatAmount, formatUnits, parseAmount } from '../../../src/domain/ledger/amounts.ts';
 
 const at = { pointer: '/body/amount' };
 
@@ -36,6 +36,13 @@ describe('amounts', () => {
   ])('formats %s base units with %i decimals as %s', (units, decimals, text) => {
     expect(formatAmount(units, decimals)).toBe(text);
     expect(parseAmount(text, decimals, at)).toBe(units);
+    // The same from the digits an amount column holds (zero-padded to 78 on SQLite).
+    expect(formatUnits(units.toString(), decimals)).toBe(text);
+    expect(formatUnits(units.toString().padStart(78, '0'), decimals)).toBe(text);
+  });
+
+  it('refuses to format what are not base units', () => {
+    for (const text of ['', '-1', '1.5', ' 1']) expect(() => formatUnits(text, 2), text).toThrow(RangeError);
   });
 
   it('refuses more fractional digits than the decimals, naming the field', () => {
