@@ -27,11 +27,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
+import type { Counter, Histogram } from 'prom-client';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
+import { type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
 import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -60,6 +62,38 @@ const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
 /** Rows per insert statement (within SQLite's and PostgreSQL's bound-parameter limits). */
 const INSERT_CHUNK = 1000;
+/** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
+const SQLITE_INSERT_ROWS = 64;
+/** A delivery row's properties, in the order of its columns in the raw insert. */
+const DELIVERY_COLUMNS = [
+  'id',
+  'subscription',
+  'eventId',
+  'eventType',
+  'status',
+  'attempts',
+  'firstAttemptAt',
+  'nextAttemptAt',
+  'lastAttemptAt',
+  'lastStatusCode',
+  'lastError',
+  'deliveredAt',
+  'createdAt',
+] as const;
+const DELIVERY_COLUMN_NAMES =
+  'id, subscription_id, event_id, event_type, status, attempts, first_attempt_at, next_attempt_at, ' +
+  'last_attempt_at, last_status_code, last_error, delivered_at, created_at';
+
+function insertDeliveriesSql(rows: number): string {
+  const row = `(${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
+  return (
+    `insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) values ${Array.from({ length: rows }, () => row).join(', ')} ` +
+    'on conflict (subscription_id, event_id) do nothing'
+  );
+}
+
+const MOVE_CURSOR_SQL =
+  'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
 
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
@@ -197,6 +231,27 @@ export function createDispatcher(deps: {
   const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
   // Requests are signed and sent by a thread of their own (send-worker.ts).
   const sender = createSendThread();
+  // The metrics' label values resolved once (not hashed again for each of thousands of deliveries a second).
+  const stages = {
+    relay: metrics.stageSeconds.labels({ stage: 'relay' }),
+    catch_up: metrics.stageSeconds.labels({ stage: 'catch_up' }),
+    queue: metrics.stageSeconds.labels({ stage: 'queue' }),
+    handoff: metrics.stageSeconds.labels({ stage: 'handoff' }),
+    request: metrics.stageSeconds.labels({ stage: 'request' }),
+    return: metrics.stageSeconds.labels({ stage: 'return' }),
+  };
+  const outcomes = Object.fromEntries(
+    (['succeeded', 'failed', 'given_up'] as const).map((outcome) => [
+      outcome,
+      { attempts: metrics.attempts.labels({ outcome }), seconds: metrics.attemptSeconds.labels({ outcome }) },
+    ]),
+  ) as Record<
+    'succeeded' | 'failed' | 'given_up',
+    { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
+  >;
+  // SQLite: the fast path's writes as prepared statements on the ORM's connection (write-statements.ts).
+  const writer = postgres ? null : sqliteWriter(orm, () => {});
+  writer?.catch(() => undefined);
   const sendOptions = { ...options, userAgent: deps.userAgent };
   // Longer than one attempt can take; renewed every POLL_MS for everything held.
   const leaseMs = 2 * options.timeoutMs + 2000;
@@ -511,12 +566,12 @@ export function createDispatcher(deps: {
    * Whether every one was delivered.
    */
   async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
-    const stage = metrics.stageSeconds;
+    const stage = stages;
     const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
     const handedAt = clock();
     for (const event of events) {
-      stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
-      stage.observe({ stage: 'queue' }, Math.max(0, handedAt - event.heldAt) / 1000);
+      stage[event.source].observe(Math.max(0, event.heldAt - event.occurredAt) / 1000);
+      stage.queue.observe(Math.max(0, handedAt - event.heldAt) / 1000);
     }
     let delivered = 0;
     /** The failed one, if any (the last answer). */
@@ -533,9 +588,9 @@ export function createDispatcher(deps: {
       sendOptions,
       (answer) => {
         // To the thread and behind the series' earlier requests; the request; the answer back.
-        stage.observe({ stage: 'handoff' }, Math.max(0, answer.startedAt - answer.postedAt) / 1000);
-        stage.observe({ stage: 'request' }, Math.max(0, answer.doneAt - answer.startedAt) / 1000);
-        stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
+        stage.handoff.observe(Math.max(0, answer.startedAt - answer.postedAt) / 1000);
+        stage.request.observe(Math.max(0, answer.doneAt - answer.startedAt) / 1000);
+        stage.return.observe(Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
         const i = delivered;
         const event = events[i];
         const startedAt = new Date(answer.startedAt);
@@ -617,8 +672,8 @@ export function createDispatcher(deps: {
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
-    metrics.attempts.inc({ outcome });
-    metrics.attemptSeconds.observe({ outcome }, (now.getTime() - startedAt.getTime()) / 1000);
+    outcomes[outcome].attempts.inc();
+    outcomes[outcome].seconds.observe((now.getTime() - startedAt.getTime()) / 1000);
   }
 
   /** Writes the successes so far and the cursors of the fast path, in one transaction. */
@@ -631,19 +686,21 @@ export function createDispatcher(deps: {
         .map((h) => ({ h, from: h.flushed, to: h.confirmed }));
       if (moves.length === 0) return;
       try {
-        const moved = await em().transactional(async (tx) => {
-          const done = await moveCursors(tx, moves);
-          const rows = batch.filter((success) => done.has(success.held.id)).map((success) => success.row);
-          for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-            await tx
-              .createQueryBuilder(WebhookDelivery)
-              .insert(rows.slice(i, i + INSERT_CHUNK) as RequiredEntityData<WebhookDelivery>[])
-              .onConflict(['subscription', 'eventId'])
-              .ignore()
-              .execute();
-          }
-          return done;
-        });
+        const moved = writer
+          ? await writeSqlite(await writer, moves, batch)
+          : await em().transactional(async (tx) => {
+              const done = await moveCursors(tx, moves);
+              const rows = batch.filter((success) => done.has(success.held.id)).map((success) => success.row);
+              for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+                await tx
+                  .createQueryBuilder(WebhookDelivery)
+                  .insert(rows.slice(i, i + INSERT_CHUNK) as RequiredEntityData<WebhookDelivery>[])
+                  .onConflict(['subscription', 'eventId'])
+                  .ignore()
+                  .execute();
+              }
+              return done;
+            });
         for (const { h, to } of moves) {
           if (moved.has(h.id)) h.flushed = to;
           // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
@@ -657,6 +714,39 @@ export function createDispatcher(deps: {
           h.wantSlow = true;
         }
       }
+    });
+  }
+
+  /**
+   * SQLite: the cursors and the delivery rows in one synchronous transaction of prepared statements
+   * (the ORM's query builder cost more CPU per row than SQLite's own insert); which moved.
+   */
+  function writeSqlite(
+    sqlite: SqliteWriter,
+    moves: { h: Held; from: number; to: number }[],
+    batch: Success[],
+  ): Promise<Set<string>> {
+    return sqlite.transaction(() => {
+      const done = new Set<string>();
+      const move = sqlite.statement(MOVE_CURSOR_SQL);
+      for (const { h, from, to } of moves)
+        if (move.run(to, h.id, instance, from).changes === 1) done.add(h.id);
+      const values: unknown[] = [];
+      let rows = 0;
+      const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
+      const one = sqlite.statement(insertDeliveriesSql(1));
+      for (const success of batch) {
+        if (!done.has(success.held.id)) continue;
+        for (const column of DELIVERY_COLUMNS) values.push(sqlite.value(success.row[column]));
+        if (++rows === SQLITE_INSERT_ROWS) {
+          many.run(...values);
+          values.length = 0;
+          rows = 0;
+        }
+      }
+      for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
+        one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
+      return done;
     });
   }
 
