@@ -33,7 +33,7 @@ import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
-import { type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
+import { type PgStatements, pgStatements, type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
 import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -60,8 +60,6 @@ const IDLE_RELEASE_MS = 2000;
 /** The relay's events kept in memory for the fast path (twice this at most). */
 const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
-/** Rows per insert statement (within SQLite's and PostgreSQL's bound-parameter limits). */
-const INSERT_CHUNK = 1000;
 /** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
 const SQLITE_INSERT_ROWS = 64;
 /** A delivery row's properties, in the order of its columns in the raw insert. */
@@ -92,6 +90,28 @@ function insertDeliveriesSql(rows: number): string {
   );
 }
 
+const PG_DELIVERY_TYPES = [
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'int',
+  'timestamptz',
+  'timestamptz',
+  'timestamptz',
+  'int',
+  'text',
+  'timestamptz',
+  'timestamptz',
+];
+const PG_FLUSH_SQL =
+  'with moved as (update webhook_subscription s set cursor = m.upto from unnest($1::text[], $2::bigint[], $3::bigint[]) ' +
+  'as m(id, was, upto) where s.id = m.id and s.locked_by = $4 and s.cursor = m.was returning s.id), ' +
+  `written as (insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) select * from unnest(` +
+  PG_DELIVERY_TYPES.map((type, i) => `$${i + 5}::${type}[]`).join(', ') +
+  `) as r(${DELIVERY_COLUMN_NAMES}) where r.subscription_id in (select id from moved) ` +
+  'on conflict (subscription_id, event_id) do nothing) select id from moved';
 const MOVE_CURSOR_SQL =
   'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
 
@@ -251,6 +271,7 @@ export function createDispatcher(deps: {
   >;
   // SQLite: the fast path's writes as prepared statements on the ORM's connection (write-statements.ts).
   const writer = postgres ? null : sqliteWriter(orm, () => {});
+  let pg: PgStatements | undefined;
   writer?.catch(() => undefined);
   const sendOptions = { ...options, userAgent: deps.userAgent };
   // Longer than one attempt can take; renewed every POLL_MS for everything held.
@@ -688,19 +709,7 @@ export function createDispatcher(deps: {
       try {
         const moved = writer
           ? await writeSqlite(await writer, moves, batch)
-          : await em().transactional(async (tx) => {
-              const done = await moveCursors(tx, moves);
-              const rows = batch.filter((success) => done.has(success.held.id)).map((success) => success.row);
-              for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-                await tx
-                  .createQueryBuilder(WebhookDelivery)
-                  .insert(rows.slice(i, i + INSERT_CHUNK) as RequiredEntityData<WebhookDelivery>[])
-                  .onConflict(['subscription', 'eventId'])
-                  .ignore()
-                  .execute();
-              }
-              return done;
-            });
+          : await writePostgres(moves, batch);
         for (const { h, to } of moves) {
           if (moved.has(h.id)) h.flushed = to;
           // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
@@ -750,32 +759,29 @@ export function createDispatcher(deps: {
     });
   }
 
-  /** Moves the cursors of many subscriptions in one statement, each from where it was; which moved. */
-  async function moveCursors(
-    tx: EntityManager,
+  /**
+   * PostgreSQL: the cursors and the delivery rows in one statement (its own transaction), a named
+   * prepared statement on the pool with the rows as arrays: the cursors move, each from where it
+   * was, and only the moved subscriptions' rows are inserted; which moved.
+   */
+  async function writePostgres(
     moves: { h: Held; from: number; to: number }[],
+    batch: Success[],
   ): Promise<Set<string>> {
-    const params: unknown[] = [];
-    const cases = moves.map(({ h, to }) => {
-      params.push(h.id, to);
-      return 'when ? then ?';
-    });
-    params.push(instance);
-    const guards = moves.map(({ h, from }) => {
-      params.push(h.id, from);
-      return '(id = ? and cursor = ?)';
-    });
-    const cast = postgres ? '::bigint' : '';
-    const rows = await tx
-      .getConnection()
-      .execute<{ id: string }[]>(
-        `update webhook_subscription set cursor = (case id ${cases.map((c) => c.replace('then ?', `then ?${cast}`)).join(' ')} end) ` +
-          `where locked_by = ? and (${guards.join(' or ')}) returning id`,
-        params,
-        'all',
-        tx.getTransactionContext(),
-      );
-    return new Set(rows.map((row) => row.id));
+    pg ??= pgStatements(orm);
+    const columns: unknown[][] = DELIVERY_COLUMNS.map(() => []);
+    for (const success of batch)
+      DELIVERY_COLUMNS.forEach((column, i) => {
+        columns[i].push(success.row[column]);
+      });
+    const rows = await pg.all('webhook_flush', PG_FLUSH_SQL, [
+      moves.map((move) => move.h.id),
+      moves.map((move) => move.from),
+      moves.map((move) => move.to),
+      instance,
+      ...columns,
+    ]);
+    return new Set(rows.map((row) => String(row.id)));
   }
 
   /** One step of the slow path; whether the subscription goes on. */
