@@ -52,7 +52,7 @@ const FLUSH_MS = 50;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
-const SEND_SERIES = 16;
+const SEND_SERIES = 64;
 /** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
 const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
@@ -60,6 +60,8 @@ const IDLE_RELEASE_MS = 2000;
 /** The relay's events kept in memory for the fast path (twice this at most). */
 const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
+/** Rows per SQLite transaction of the fast path's writes, about (each holds up the event loop). */
+const SQLITE_PIECE_ROWS = 256;
 /** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
 const SQLITE_INSERT_ROWS = 64;
 /** A delivery row's properties, in the order of its columns in the raw insert. */
@@ -727,25 +729,62 @@ export function createDispatcher(deps: {
   }
 
   /**
-   * SQLite: the cursors and the delivery rows in one synchronous transaction of prepared statements
-   * (the ORM's query builder cost more CPU per row than SQLite's own insert); which moved.
+   * SQLite: the cursors and the delivery rows as prepared statements (the ORM's query builder cost
+   * more CPU per row than SQLite's own insert), each subscription's cursor in the same transaction as
+   * its rows. A transaction runs synchronously, holding up the event loop (the API, the WebSocket
+   * fan-out) while it lasts: so at most about SQLITE_PIECE_ROWS rows each, one after the other in
+   * turns of their own. Which subscriptions' cursors moved (a piece that fails moves none of its own).
    */
-  function writeSqlite(
+  async function writeSqlite(
     sqlite: SqliteWriter,
     moves: { h: Held; from: number; to: number }[],
     batch: Success[],
   ): Promise<Set<string>> {
-    return sqlite.transaction(() => {
-      const done = new Set<string>();
-      const move = sqlite.statement(MOVE_CURSOR_SQL);
-      for (const { h, from, to } of moves)
-        if (move.run(to, h.id, instance, from).changes === 1) done.add(h.id);
-      const values: unknown[] = [];
-      let rows = 0;
-      const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
-      const one = sqlite.statement(insertDeliveriesSql(1));
-      for (const success of batch) {
-        if (!done.has(success.held.id)) continue;
+    const rowsOf = new Map<string, Success[]>();
+    for (const success of batch) {
+      const list = rowsOf.get(success.held.id);
+      if (list) list.push(success);
+      else rowsOf.set(success.held.id, [success]);
+    }
+    const done = new Set<string>();
+    let piece: typeof moves = [];
+    let pieceRows = 0;
+    const write = async () => {
+      const these = piece;
+      piece = [];
+      pieceRows = 0;
+      try {
+        for (const id of await sqlite.transaction(() => writeSqlitePiece(sqlite, these, rowsOf)))
+          done.add(id);
+      } catch (error) {
+        logger.warn({ err: error }, 'webhook delivery records not written');
+      }
+    };
+    for (const move of moves) {
+      piece.push(move);
+      pieceRows += rowsOf.get(move.h.id)?.length ?? 0;
+      if (pieceRows >= SQLITE_PIECE_ROWS) await write();
+    }
+    if (piece.length > 0) await write();
+    return done;
+  }
+
+  /** One transaction's work: some subscriptions' cursors, each with its rows (synchronous). */
+  function writeSqlitePiece(
+    sqlite: SqliteWriter,
+    moves: { h: Held; from: number; to: number }[],
+    rowsOf: Map<string, Success[]>,
+  ): string[] {
+    const done: string[] = [];
+    const move = sqlite.statement(MOVE_CURSOR_SQL);
+    const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
+    const one = sqlite.statement(insertDeliveriesSql(1));
+    const values: unknown[] = [];
+    let rows = 0;
+    for (const { h, from, to } of moves) {
+      if (move.run(to, h.id, instance, from).changes !== 1) continue;
+      done.push(h.id);
+      for (const success of rowsOf.get(h.id) ?? []) {
         for (const column of DELIVERY_COLUMNS) values.push(sqlite.value(success.row[column]));
         if (++rows === SQLITE_INSERT_ROWS) {
           many.run(...values);
@@ -753,10 +792,10 @@ export function createDispatcher(deps: {
           rows = 0;
         }
       }
-      for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
-        one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
-      return done;
-    });
+    }
+    for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
+      one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
+    return done;
   }
 
   /**

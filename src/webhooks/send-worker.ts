@@ -10,7 +10,7 @@
 // of this thread's loop (sent together at its end).
 import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
-import { createPools, type Outcome, sendWebhook, signers } from './sender.ts';
+import { createPools, type Outcome, type Prepared, prepareTarget, sendPrepared, signers } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
 
 export interface SendTask {
@@ -56,11 +56,19 @@ function signerOf(secret: string): Webhook {
 
 async function series(task: SendTask, answer: (done: SendDone) => void): Promise<void> {
   const secrets = task.secrets.map(signerOf);
-  for (const [i, message] of task.messages.entries()) {
+  const options = { ...task.options, pools };
+  // The target is resolved and checked once per series (a few requests in a row), not per request.
+  let target: Prepared | Outcome;
+  try {
+    target = await prepareTarget(task.url, options);
+  } catch (error) {
+    target = { ok: false, statusCode: null, error: (error as Error).message };
+  }
+  for (const [i, { id, body }] of task.messages.entries()) {
     const startedAt = clock();
     let outcome: Outcome;
     try {
-      outcome = await sendWebhook(task.url, { ...message, secrets }, { ...task.options, pools });
+      outcome = 'pool' in target ? await sendPrepared(target, { id, body, secrets }, options) : target;
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: (error as Error).message };
     }

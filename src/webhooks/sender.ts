@@ -90,11 +90,20 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UN
 /** The connection broke before any answer: on a kept-alive socket, the server closed it meanwhile. */
 const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
-export async function sendWebhook(
-  target: string,
-  message: { id: string; body: string; secrets: string[] | Webhook[] },
-  options: TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools; resolve?: Resolver },
-): Promise<Outcome> {
+/** Where a series of requests goes: the URL's host resolved and checked once, its pool of connections. */
+export interface Prepared {
+  url: URL;
+  path: string;
+  pool: Pool;
+}
+
+type SendOptions = TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools; resolve?: Resolver };
+
+/**
+ * Resolves and checks the target (at delivery time: every series of requests does it again), and
+ * picks its pool; or the refusal as a failed outcome.
+ */
+export async function prepareTarget(target: string, options: SendOptions): Promise<Prepared | Outcome> {
   const url = new URL(target);
   let pinned: { address: string; family: number };
   try {
@@ -102,6 +111,24 @@ export async function sendWebhook(
   } catch (error) {
     return { ok: false, statusCode: null, error: (error as Error).message };
   }
+  return { url, path: url.pathname + url.search, pool: options.pools.pool(url, pinned, options.timeoutMs) };
+}
+
+export async function sendWebhook(
+  target: string,
+  message: { id: string; body: string; secrets: string[] | Webhook[] },
+  options: SendOptions,
+): Promise<Outcome> {
+  const prepared = await prepareTarget(target, options);
+  return 'pool' in prepared ? sendPrepared(prepared, message, options) : prepared;
+}
+
+/** Signs and sends one message to a prepared target. */
+export function sendPrepared(
+  { url, path, pool }: Prepared,
+  message: { id: string; body: string; secrets: string[] | Webhook[] },
+  options: { timeoutMs: number; userAgent: string },
+): Promise<Outcome> {
   const at = new Date();
   const headers: IncomingHttpHeaders = {
     'content-type': 'application/json',
@@ -110,8 +137,6 @@ export async function sendWebhook(
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
     'webhook-signature': signatureHeader(message.secrets, message.id, at, message.body),
   };
-  const pool = options.pools.pool(url, pinned, options.timeoutMs);
-  const path = url.pathname + url.search;
   const attempt = (retried: boolean) =>
     new Promise<Outcome>((resolve) => {
       let status = 0;
