@@ -199,8 +199,10 @@ export async function webhooks(options: BenchOptions): Promise<void> {
         (a, b) => (threadsWith.get(b) ?? 0) - (threadsWith.get(a) ?? 0),
       );
       console.log(
-        '\nservice CPU by thread (s): without webhooks, with webhooks; extra per webhook delivery:',
+        `\nthe receiver thread (bench process): ${fixed(final.cpuMicros / 1e6, 2)} CPU s while measuring, ` +
+          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received`,
       );
+      console.log('service CPU by thread (s): without webhooks, with webhooks; extra per webhook delivery:');
       table(
         ['thread', 'CPU s without', 'CPU s with', 'extra µs per delivery'],
         [...names, 'all'].map((name) => {
