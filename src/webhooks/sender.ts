@@ -3,7 +3,8 @@
 // `id.timestamp.body`), sent to the address resolveTarget checked, within a time limit. After a
 // secret rotation the previous secret signs too: the header then holds two signatures, and a receiver
 // holding either secret verifies the message.
-// The HTTP client is undici's (`Pool.dispatch`, no streams, its own coarse timers): about a third of
+// The HTTP client is undici's (`Pool.dispatch`, no streams, its own coarse timers: a time limit can
+// run up to about a second over, measured in test/unit/webhooks/sender.test.ts): about half of
 // node:http's CPU per request, which is most of a delivery's cost. Connections are kept alive, in one
 // pool per origin and checked address (a name that resolves elsewhere later gets a pool of its own,
 // so a pooled socket always leads to a checked address); no pipelining (a slow answer never holds up
