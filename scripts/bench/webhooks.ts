@@ -15,6 +15,7 @@ import { startHello } from './lib/hello.ts';
 import { Histogram } from './lib/histogram.ts';
 import { runLoad } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { threadCpuSeconds } from './lib/proc.ts';
 import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
@@ -91,7 +92,9 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       });
       const target = await serviceTarget(service);
       const baseline = await runCase(helloTarget(hello), WS_CLIENTS, RATE, options);
+      const threadsBefore = threadCpuSeconds(service.pid);
       const without = await runCase(target, WS_CLIENTS, RATE, options);
+      const threadsWithout = since(threadCpuSeconds(service.pid), threadsBefore);
       for (let i = 0; i < SUBSCRIPTIONS; i++) {
         await call(service.baseUrl, 'POST', '/api/v1/webhooks', {
           session: { headers: target.headers },
@@ -99,6 +102,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
         });
       }
       command({ measuring: true });
+      const threadsBeforeHooks = threadCpuSeconds(service.pid);
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
       // Done when every event seen reached every subscription and nothing more came for QUIET_MS: a
@@ -116,6 +120,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
         await new Promise((r) => setTimeout(r, 50));
       }
       command({ measuring: false });
+      const threadsWith = since(threadCpuSeconds(service.pid), threadsBeforeHooks);
       const final = await new Promise<ReceiverReport>((resolve) => {
         report = resolve;
         command({ report: true });
@@ -187,6 +192,26 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       );
       table(['stage', 'count', 'p50 ms <=', 'p99 ms <=', 'max bucket ms <='], stages);
       console.log(`attempts by outcome: ${attempts || 'none'}`);
+      // CPU per webhook delivery, by thread: the with-webhooks run (events, their fan-out and the
+      // deliveries, drain included) minus the run without webhooks scaled to its events.
+      const scale = withHooks.committed / Math.max(1, without.committed);
+      const names = [...new Set([...threadsWith.keys(), ...threadsWithout.keys()])].sort(
+        (a, b) => (threadsWith.get(b) ?? 0) - (threadsWith.get(a) ?? 0),
+      );
+      console.log(
+        `\nthe receiver thread (bench process): ${fixed(final.cpuMicros / 1e6, 2)} CPU s while measuring, ` +
+          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received`,
+      );
+      console.log('service CPU by thread (s): without webhooks, with webhooks; extra per webhook delivery:');
+      table(
+        ['thread', 'CPU s without', 'CPU s with', 'extra µs per delivery'],
+        [...names, 'all'].map((name) => {
+          const sum = (m: Map<string, number>) => [...m.values()].reduce((a, b) => a + b, 0);
+          const w = name === 'all' ? sum(threadsWith) : (threadsWith.get(name) ?? 0);
+          const o = name === 'all' ? sum(threadsWithout) : (threadsWithout.get(name) ?? 0);
+          return [name, fixed(o, 2), fixed(w, 2), fixed((1e6 * (w - o * scale)) / Math.max(1, received), 1)];
+        }),
+      );
       console.log(
         `ceiling (${CEILING_LOOPS} concurrent, ${CEILING_MS / 1000} s each, alone): signed by the sender thread -> ` +
           `receiver ${fixed(ceiling, 0)}/s, -> Koa hello ${fixed(senderToHello, 0)}/s; unsigned by autocannon -> ` +
@@ -209,6 +234,11 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
+}
+
+/** Per thread group, the CPU seconds from `before` to `after`. */
+function since(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+  return new Map([...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)]));
 }
 
 /**

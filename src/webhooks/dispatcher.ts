@@ -27,11 +27,13 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
+import type { Counter, Histogram } from 'prom-client';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
+import { type PgStatements, pgStatements, type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
 import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -50,7 +52,7 @@ const FLUSH_MS = 50;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
-const SEND_SERIES = 16;
+const SEND_SERIES = 64;
 /** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
 const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
@@ -58,8 +60,62 @@ const IDLE_RELEASE_MS = 2000;
 /** The relay's events kept in memory for the fast path (twice this at most). */
 const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
-/** Rows per insert statement (within SQLite's and PostgreSQL's bound-parameter limits). */
-const INSERT_CHUNK = 1000;
+/** Rows per SQLite transaction of the fast path's writes, about (each holds up the event loop). */
+const SQLITE_PIECE_ROWS = 256;
+/** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
+const SQLITE_INSERT_ROWS = 64;
+/** A delivery row's properties, in the order of its columns in the raw insert. */
+const DELIVERY_COLUMNS = [
+  'id',
+  'subscription',
+  'eventId',
+  'eventType',
+  'status',
+  'attempts',
+  'firstAttemptAt',
+  'nextAttemptAt',
+  'lastAttemptAt',
+  'lastStatusCode',
+  'lastError',
+  'deliveredAt',
+  'createdAt',
+] as const;
+const DELIVERY_COLUMN_NAMES =
+  'id, subscription_id, event_id, event_type, status, attempts, first_attempt_at, next_attempt_at, ' +
+  'last_attempt_at, last_status_code, last_error, delivered_at, created_at';
+
+function insertDeliveriesSql(rows: number): string {
+  const row = `(${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
+  return (
+    `insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) values ${Array.from({ length: rows }, () => row).join(', ')} ` +
+    'on conflict (subscription_id, event_id) do nothing'
+  );
+}
+
+const PG_DELIVERY_TYPES = [
+  'text',
+  'text',
+  'bigint',
+  'text',
+  'text',
+  'int',
+  'timestamptz',
+  'timestamptz',
+  'timestamptz',
+  'int',
+  'text',
+  'timestamptz',
+  'timestamptz',
+];
+const PG_FLUSH_SQL =
+  'with moved as (update webhook_subscription s set cursor = m.upto from unnest($1::text[], $2::bigint[], $3::bigint[]) ' +
+  'as m(id, was, upto) where s.id = m.id and s.locked_by = $4 and s.cursor = m.was returning s.id), ' +
+  `written as (insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) select * from unnest(` +
+  PG_DELIVERY_TYPES.map((type, i) => `$${i + 5}::${type}[]`).join(', ') +
+  `) as r(${DELIVERY_COLUMN_NAMES}) where r.subscription_id in (select id from moved) ` +
+  'on conflict (subscription_id, event_id) do nothing) select id from moved';
+const MOVE_CURSOR_SQL =
+  'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
 
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
@@ -197,6 +253,28 @@ export function createDispatcher(deps: {
   const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
   // Requests are signed and sent by a thread of their own (send-worker.ts).
   const sender = createSendThread();
+  // The metrics' label values resolved once (not hashed again for each of thousands of deliveries a second).
+  const stages = {
+    relay: metrics.stageSeconds.labels({ stage: 'relay' }),
+    catch_up: metrics.stageSeconds.labels({ stage: 'catch_up' }),
+    queue: metrics.stageSeconds.labels({ stage: 'queue' }),
+    handoff: metrics.stageSeconds.labels({ stage: 'handoff' }),
+    request: metrics.stageSeconds.labels({ stage: 'request' }),
+    return: metrics.stageSeconds.labels({ stage: 'return' }),
+  };
+  const outcomes = Object.fromEntries(
+    (['succeeded', 'failed', 'given_up'] as const).map((outcome) => [
+      outcome,
+      { attempts: metrics.attempts.labels({ outcome }), seconds: metrics.attemptSeconds.labels({ outcome }) },
+    ]),
+  ) as Record<
+    'succeeded' | 'failed' | 'given_up',
+    { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
+  >;
+  // SQLite: the fast path's writes as prepared statements on the ORM's connection (write-statements.ts).
+  const writer = postgres ? null : sqliteWriter(orm, () => {});
+  let pg: PgStatements | undefined;
+  writer?.catch(() => undefined);
   const sendOptions = { ...options, userAgent: deps.userAgent };
   // Longer than one attempt can take; renewed every POLL_MS for everything held.
   const leaseMs = 2 * options.timeoutMs + 2000;
@@ -511,12 +589,12 @@ export function createDispatcher(deps: {
    * Whether every one was delivered.
    */
   async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
-    const stage = metrics.stageSeconds;
+    const stage = stages;
     const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
     const handedAt = clock();
     for (const event of events) {
-      stage.observe({ stage: event.source }, Math.max(0, event.heldAt - event.occurredAt) / 1000);
-      stage.observe({ stage: 'queue' }, Math.max(0, handedAt - event.heldAt) / 1000);
+      stage[event.source].observe(Math.max(0, event.heldAt - event.occurredAt) / 1000);
+      stage.queue.observe(Math.max(0, handedAt - event.heldAt) / 1000);
     }
     let delivered = 0;
     /** The failed one, if any (the last answer). */
@@ -533,44 +611,41 @@ export function createDispatcher(deps: {
       sendOptions,
       (answer) => {
         // To the thread and behind the series' earlier requests; the request; the answer back.
-        stage.observe({ stage: 'handoff' }, Math.max(0, answer.startedAt - answer.postedAt) / 1000);
-        stage.observe({ stage: 'request' }, Math.max(0, answer.doneAt - answer.startedAt) / 1000);
-        stage.observe({ stage: 'return' }, Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
+        stage.handoff.observe(Math.max(0, answer.startedAt - answer.postedAt) / 1000);
+        stage.request.observe(Math.max(0, answer.doneAt - answer.startedAt) / 1000);
+        stage.return.observe(Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
         const i = delivered;
         const event = events[i];
         const startedAt = new Date(answer.startedAt);
-        const now = new Date(answer.doneAt);
-        const row = {
-          id: ids[i],
-          subscription: h.id,
-          eventId: event.id,
-          eventType: event.type,
-          status: 'pending' as const,
-          attempts: 0,
-          firstAttemptAt: null,
-          nextAttemptAt: startedAt,
-          lastAttemptAt: null,
-          lastStatusCode: null,
-          lastError: null,
-          deliveredAt: null,
-          createdAt: startedAt,
-        };
         if (!answer.outcome.ok) {
-          failures.push({ event, row, outcome: answer.outcome, startedAt });
+          failures.push({
+            event,
+            row: pendingRow(h, ids[i], event, startedAt),
+            outcome: answer.outcome,
+            startedAt,
+          });
           return;
         }
+        const now = new Date(answer.doneAt);
         observe('succeeded', startedAt, now);
-        metrics.lagSeconds.observe(Math.max(0, now.getTime() - event.occurredAt) / 1000);
+        metrics.lagSeconds.observe(Math.max(0, answer.doneAt - event.occurredAt) / 1000);
         successes.push({
           held: h,
+          // Built once, as written (one object per delivery, thousands a second).
           row: {
-            ...row,
+            id: ids[i],
+            subscription: h.id,
+            eventId: event.id,
+            eventType: event.type,
             status: 'succeeded',
             attempts: 1,
             firstAttemptAt: startedAt,
+            nextAttemptAt: startedAt,
             lastAttemptAt: now,
             lastStatusCode: answer.outcome.statusCode,
+            lastError: null,
             deliveredAt: now,
+            createdAt: startedAt,
           },
         });
         h.confirmed = event.id;
@@ -584,6 +659,30 @@ export function createDispatcher(deps: {
       return false;
     }
     return delivered === events.length;
+  }
+
+  /** The row of a delivery about to be retried (its first attempt failed on the fast path). */
+  function pendingRow(
+    h: Held,
+    id: string,
+    event: LiveEvent,
+    startedAt: Date,
+  ): RequiredEntityData<WebhookDelivery> {
+    return {
+      id,
+      subscription: h.id,
+      eventId: event.id,
+      eventType: event.type,
+      status: 'pending',
+      attempts: 0,
+      firstAttemptAt: null,
+      nextAttemptAt: startedAt,
+      lastAttemptAt: null,
+      lastStatusCode: null,
+      lastError: null,
+      deliveredAt: null,
+      createdAt: startedAt,
+    };
   }
 
   /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */
@@ -617,8 +716,8 @@ export function createDispatcher(deps: {
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
-    metrics.attempts.inc({ outcome });
-    metrics.attemptSeconds.observe({ outcome }, (now.getTime() - startedAt.getTime()) / 1000);
+    outcomes[outcome].attempts.inc();
+    outcomes[outcome].seconds.observe((now.getTime() - startedAt.getTime()) / 1000);
   }
 
   /** Writes the successes so far and the cursors of the fast path, in one transaction. */
@@ -631,19 +730,9 @@ export function createDispatcher(deps: {
         .map((h) => ({ h, from: h.flushed, to: h.confirmed }));
       if (moves.length === 0) return;
       try {
-        const moved = await em().transactional(async (tx) => {
-          const done = await moveCursors(tx, moves);
-          const rows = batch.filter((success) => done.has(success.held.id)).map((success) => success.row);
-          for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-            await tx
-              .createQueryBuilder(WebhookDelivery)
-              .insert(rows.slice(i, i + INSERT_CHUNK) as RequiredEntityData<WebhookDelivery>[])
-              .onConflict(['subscription', 'eventId'])
-              .ignore()
-              .execute();
-          }
-          return done;
-        });
+        const moved = writer
+          ? await writeSqlite(await writer, moves, batch)
+          : await writePostgres(moves, batch);
         for (const { h, to } of moves) {
           if (moved.has(h.id)) h.flushed = to;
           // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
@@ -660,32 +749,99 @@ export function createDispatcher(deps: {
     });
   }
 
-  /** Moves the cursors of many subscriptions in one statement, each from where it was; which moved. */
-  async function moveCursors(
-    tx: EntityManager,
+  /**
+   * SQLite: the cursors and the delivery rows as prepared statements (the ORM's query builder cost
+   * more CPU per row than SQLite's own insert), each subscription's cursor in the same transaction as
+   * its rows. A transaction runs synchronously, holding up the event loop (the API, the WebSocket
+   * fan-out) while it lasts: so at most about SQLITE_PIECE_ROWS rows each, one after the other in
+   * turns of their own. Which subscriptions' cursors moved (a piece that fails moves none of its own).
+   */
+  async function writeSqlite(
+    sqlite: SqliteWriter,
     moves: { h: Held; from: number; to: number }[],
+    batch: Success[],
   ): Promise<Set<string>> {
-    const params: unknown[] = [];
-    const cases = moves.map(({ h, to }) => {
-      params.push(h.id, to);
-      return 'when ? then ?';
-    });
-    params.push(instance);
-    const guards = moves.map(({ h, from }) => {
-      params.push(h.id, from);
-      return '(id = ? and cursor = ?)';
-    });
-    const cast = postgres ? '::bigint' : '';
-    const rows = await tx
-      .getConnection()
-      .execute<{ id: string }[]>(
-        `update webhook_subscription set cursor = (case id ${cases.map((c) => c.replace('then ?', `then ?${cast}`)).join(' ')} end) ` +
-          `where locked_by = ? and (${guards.join(' or ')}) returning id`,
-        params,
-        'all',
-        tx.getTransactionContext(),
-      );
-    return new Set(rows.map((row) => row.id));
+    const rowsOf = new Map<string, Success[]>();
+    for (const success of batch) {
+      const list = rowsOf.get(success.held.id);
+      if (list) list.push(success);
+      else rowsOf.set(success.held.id, [success]);
+    }
+    const done = new Set<string>();
+    let piece: typeof moves = [];
+    let pieceRows = 0;
+    const write = async () => {
+      const these = piece;
+      piece = [];
+      pieceRows = 0;
+      try {
+        for (const id of await sqlite.transaction(() => writeSqlitePiece(sqlite, these, rowsOf)))
+          done.add(id);
+      } catch (error) {
+        logger.warn({ err: error }, 'webhook delivery records not written');
+      }
+    };
+    for (const move of moves) {
+      piece.push(move);
+      pieceRows += rowsOf.get(move.h.id)?.length ?? 0;
+      if (pieceRows >= SQLITE_PIECE_ROWS) await write();
+    }
+    if (piece.length > 0) await write();
+    return done;
+  }
+
+  /** One transaction's work: some subscriptions' cursors, each with its rows (synchronous). */
+  function writeSqlitePiece(
+    sqlite: SqliteWriter,
+    moves: { h: Held; from: number; to: number }[],
+    rowsOf: Map<string, Success[]>,
+  ): string[] {
+    const done: string[] = [];
+    const move = sqlite.statement(MOVE_CURSOR_SQL);
+    const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
+    const one = sqlite.statement(insertDeliveriesSql(1));
+    const values: unknown[] = [];
+    let rows = 0;
+    for (const { h, from, to } of moves) {
+      if (move.run(to, h.id, instance, from).changes !== 1) continue;
+      done.push(h.id);
+      for (const success of rowsOf.get(h.id) ?? []) {
+        for (const column of DELIVERY_COLUMNS) values.push(sqlite.value(success.row[column]));
+        if (++rows === SQLITE_INSERT_ROWS) {
+          many.run(...values);
+          values.length = 0;
+          rows = 0;
+        }
+      }
+    }
+    for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
+      one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
+    return done;
+  }
+
+  /**
+   * PostgreSQL: the cursors and the delivery rows in one statement (its own transaction), a named
+   * prepared statement on the pool with the rows as arrays: the cursors move, each from where it
+   * was, and only the moved subscriptions' rows are inserted; which moved.
+   */
+  async function writePostgres(
+    moves: { h: Held; from: number; to: number }[],
+    batch: Success[],
+  ): Promise<Set<string>> {
+    pg ??= pgStatements(orm);
+    const columns: unknown[][] = DELIVERY_COLUMNS.map(() => []);
+    for (const success of batch)
+      DELIVERY_COLUMNS.forEach((column, i) => {
+        columns[i].push(success.row[column]);
+      });
+    const rows = await pg.all('webhook_flush', PG_FLUSH_SQL, [
+      moves.map((move) => move.h.id),
+      moves.map((move) => move.from),
+      moves.map((move) => move.to),
+      instance,
+      ...columns,
+    ]);
+    return new Set(rows.map((row) => String(row.id)));
   }
 
   /** One step of the slow path; whether the subscription goes on. */

@@ -1,7 +1,10 @@
 // The dispatcher's side of the sender thread (send-worker.ts): one worker, series of requests in
-// flight matched to their answers (one per request, as it comes) by number. Hand-written on node:worker_threads (as the JSON-LD
-// pool): one message type each way. If the thread dies, the requests in flight fail (they are retried
-// as any failed attempt) and the next request starts a new thread.
+// flight matched to their answers (one per request, as it comes) by number. Hand-written on
+// node:worker_threads (as the JSON-LD pool): one message type each way, each a batch (the series
+// handed over in one turn of the event loop go in one message, and the thread answers what it has in
+// one message per turn of its own: a message costs about as much as a request, so not one each). If
+// the thread dies, the requests in flight fail (they are retried as any failed attempt) and the next
+// request starts a new thread.
 import { Worker } from 'node:worker_threads';
 import type { SendDone, SendTask, Sent } from './send-worker.ts';
 import type { Outcome } from './sender.ts';
@@ -47,6 +50,16 @@ export function createSendThread(): SendThread {
   let worker: Worker | null = null;
   const pending = new Map<number, (sent: Sent, last: boolean) => void>();
   let next = 1;
+  /** Series not handed over yet: they go together, at the end of this turn of the event loop. */
+  let outgoing: SendTask[] = [];
+  let handing: NodeJS.Immediate | null = null;
+
+  function handOver(): void {
+    handing = null;
+    const batch = outgoing;
+    outgoing = [];
+    if (batch.length > 0) thread().postMessage(batch);
+  }
 
   function failAll(reason: string): void {
     const now = clock();
@@ -59,10 +72,12 @@ export function createSendThread(): SendThread {
   function thread(): Worker {
     if (worker) return worker;
     const started = new Worker(WORKER_FILE);
-    started.on('message', (done: SendDone) => {
-      const answer = pending.get(done.n);
-      if (done.last) pending.delete(done.n);
-      answer?.(done.sent, done.last);
+    started.on('message', (batch: SendDone[]) => {
+      for (const done of batch) {
+        const answer = pending.get(done.n);
+        if (done.last) pending.delete(done.n);
+        answer?.(done.sent, done.last);
+      }
     });
     const lost = (reason: string) => {
       if (worker !== started) return;
@@ -90,13 +105,14 @@ export function createSendThread(): SendThread {
         if (last) resolve();
       });
       const { allowLoopback, allowedNetworks, timeoutMs, userAgent } = options;
-      thread().postMessage({
+      outgoing.push({
         n,
         url,
         messages,
         secrets,
         options: { allowLoopback, allowedNetworks, timeoutMs, userAgent },
-      } satisfies SendTask);
+      });
+      handing ??= setImmediate(handOver);
     });
   }
 
@@ -113,6 +129,9 @@ export function createSendThread(): SendThread {
       thread();
     },
     async close() {
+      if (handing) clearImmediate(handing);
+      handing = null;
+      outgoing = [];
       const current = worker;
       worker = null;
       failAll('the service is stopping');

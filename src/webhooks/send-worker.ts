@@ -5,10 +5,12 @@
 // A task is a series of one subscription's messages, sent one after the other (in order), stopping at
 // the first that fails; each outcome is answered as it comes (what a receiver saw is soon recorded),
 // but the next request does not wait for the dispatcher: a subscription with a backlog pays the
-// hand-over to this thread once per series, not once per request.
+// hand-over to this thread once per series, not once per request. Both ways a message carries a
+// batch: the tasks handed over in one turn of the dispatcher's loop, and the answers had in one turn
+// of this thread's loop (sent together at its end).
 import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
-import { createPools, type Outcome, sendWebhook, signers } from './sender.ts';
+import { createPools, type Outcome, type Prepared, prepareTarget, sendPrepared, signers } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
 
 export interface SendTask {
@@ -54,11 +56,19 @@ function signerOf(secret: string): Webhook {
 
 async function series(task: SendTask, answer: (done: SendDone) => void): Promise<void> {
   const secrets = task.secrets.map(signerOf);
-  for (const [i, message] of task.messages.entries()) {
+  const options = { ...task.options, pools };
+  // The target is resolved and checked once per series (a few requests in a row), not per request.
+  let target: Prepared | Outcome;
+  try {
+    target = await prepareTarget(task.url, options);
+  } catch (error) {
+    target = { ok: false, statusCode: null, error: (error as Error).message };
+  }
+  for (const [i, { id, body }] of task.messages.entries()) {
     const startedAt = clock();
     let outcome: Outcome;
     try {
-      outcome = await sendWebhook(task.url, { ...message, secrets }, { ...task.options, pools });
+      outcome = 'pool' in target ? await sendPrepared(target, { id, body, secrets }, options) : target;
     } catch (error) {
       outcome = { ok: false, statusCode: null, error: (error as Error).message };
     }
@@ -68,11 +78,29 @@ async function series(task: SendTask, answer: (done: SendDone) => void): Promise
   }
 }
 
-port.on('message', (task: SendTask | 'close') => {
-  if (task === 'close') {
+/** Answers not sent yet: they go together, at the end of this turn of the event loop. */
+let answers: SendDone[] = [];
+let answering = false;
+
+function flushAnswers(): void {
+  answering = false;
+  const batch = answers;
+  answers = [];
+  port?.postMessage(batch);
+}
+
+function answer(done: SendDone): void {
+  answers.push(done);
+  if (answering) return;
+  answering = true;
+  setImmediate(flushAnswers);
+}
+
+port.on('message', (tasks: SendTask[] | 'close') => {
+  if (tasks === 'close') {
     pools.close();
     port.close();
     return;
   }
-  void series(task, (done) => port.postMessage(done));
+  for (const task of tasks) void series(task, answer);
 });

@@ -3,12 +3,16 @@
 // `id.timestamp.body`), sent to the address resolveTarget checked, within a time limit. After a
 // secret rotation the previous secret signs too: the header then holds two signatures, and a receiver
 // holding either secret verifies the message.
-// Connections are kept alive, in one pool per origin and checked address (a name that resolves
-// elsewhere later gets a pool of its own, so a pooled socket always leads to a checked address); a
-// request on a reused socket that the server closed meanwhile is sent once more on a fresh one.
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+// The HTTP client is undici's (`Pool.dispatch`, no streams, its own coarse timers: a time limit can
+// run up to about a second over, measured in test/unit/webhooks/sender.test.ts): about half of
+// node:http's CPU per request, which is most of a delivery's cost. Connections are kept alive, in one
+// pool per origin and checked address (a name that resolves elsewhere later gets a pool of its own,
+// so a pooled socket always leads to a checked address); no pipelining (a slow answer never holds up
+// another subscription's request on the same connection). A request on a reused socket that the
+// server closed meanwhile is sent once more on a fresh one.
+import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
+import { Pool } from 'undici';
 import { pinnedLookup } from '../net/targets.ts';
 import { type Resolver, resolveTarget, type TargetPolicy } from './targets.ts';
 
@@ -16,40 +20,47 @@ import { type Resolver, resolveTarget, type TargetPolicy } from './targets.ts';
 const MAX_RESPONSE_BYTES = 4096;
 /** Connection pools kept (one per origin and address); the least recently used goes beyond. */
 const MAX_POOLS = 256;
-/** Idle connections kept per pool. */
-const MAX_IDLE_SOCKETS = 64;
+/** An idle kept-alive connection is closed after this (or the server's own keep-alive hint, if shorter). */
+const KEEP_ALIVE_MS = 30_000;
 
 /** Kept-alive connections, one pool per origin and checked address (one set per sender thread). */
 export interface Pools {
-  agent(url: URL, address: string): HttpAgent;
+  pool(url: URL, pinned: { address: string; family: number }, timeoutMs: number): Pool;
   /** Closes every pooled connection (the service stops). */
   close(): void;
 }
 
 export function createPools(): Pools {
-  const agents = new Map<string, HttpAgent>();
+  const pools = new Map<string, Pool>();
   return {
-    agent(url, address) {
-      const key = `${url.protocol}//${url.host}|${address}`;
-      let agent = agents.get(key);
-      if (agent) {
+    pool(url, pinned, timeoutMs) {
+      const key = `${url.protocol}//${url.host}|${pinned.address}|${timeoutMs}`;
+      let pool = pools.get(key);
+      if (pool) {
         // Most recently used last.
-        agents.delete(key);
+        pools.delete(key);
       } else {
-        const options = { keepAlive: true, maxFreeSockets: MAX_IDLE_SOCKETS, scheduling: 'lifo' as const };
-        agent = url.protocol === 'https:' ? new HttpsAgent(options) : new HttpAgent(options);
-        if (agents.size >= MAX_POOLS) {
-          const [oldest, evicted] = agents.entries().next().value as [string, HttpAgent];
-          agents.delete(oldest);
-          evicted.destroy();
+        // Connect to the checked address only (the Host header and TLS name stay the URL's host).
+        pool = new Pool(url.origin, {
+          connect: { lookup: pinnedLookup(pinned), timeout: timeoutMs },
+          keepAliveTimeout: KEEP_ALIVE_MS,
+          keepAliveMaxTimeout: KEEP_ALIVE_MS,
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          pipelining: 1,
+        });
+        if (pools.size >= MAX_POOLS) {
+          const [oldest, evicted] = pools.entries().next().value as [string, Pool];
+          pools.delete(oldest);
+          void evicted.destroy().catch(() => undefined);
         }
       }
-      agents.set(key, agent);
-      return agent;
+      pools.set(key, pool);
+      return pool;
     },
     close() {
-      for (const agent of agents.values()) agent.destroy();
-      agents.clear();
+      for (const pool of pools.values()) void pool.destroy().catch(() => undefined);
+      pools.clear();
     },
   };
 }
@@ -76,11 +87,24 @@ export function signatureHeader(
     .join(' ');
 }
 
-export async function sendWebhook(
-  target: string,
-  message: { id: string; body: string; secrets: string[] | Webhook[] },
-  options: TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools; resolve?: Resolver },
-): Promise<Outcome> {
+const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
+/** The connection broke before any answer: on a kept-alive socket, the server closed it meanwhile. */
+const CLOSED = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
+
+/** Where a series of requests goes: the URL's host resolved and checked once, its pool of connections. */
+export interface Prepared {
+  url: URL;
+  path: string;
+  pool: Pool;
+}
+
+type SendOptions = TargetPolicy & { timeoutMs: number; userAgent: string; pools: Pools; resolve?: Resolver };
+
+/**
+ * Resolves and checks the target (at delivery time: every series of requests does it again), and
+ * picks its pool; or the refusal as a failed outcome.
+ */
+export async function prepareTarget(target: string, options: SendOptions): Promise<Prepared | Outcome> {
   const url = new URL(target);
   let pinned: { address: string; family: number };
   try {
@@ -88,57 +112,92 @@ export async function sendWebhook(
   } catch (error) {
     return { ok: false, statusCode: null, error: (error as Error).message };
   }
+  return { url, path: url.pathname + url.search, pool: options.pools.pool(url, pinned, options.timeoutMs) };
+}
+
+export async function sendWebhook(
+  target: string,
+  message: { id: string; body: string; secrets: string[] | Webhook[] },
+  options: SendOptions,
+): Promise<Outcome> {
+  const prepared = await prepareTarget(target, options);
+  return 'pool' in prepared ? sendPrepared(prepared, message, options) : prepared;
+}
+
+/** Signs and sends one message to a prepared target. */
+export function sendPrepared(
+  { url, path, pool }: Prepared,
+  message: { id: string; body: string; secrets: string[] | Webhook[] },
+  options: { timeoutMs: number; userAgent: string },
+): Promise<Outcome> {
   const at = new Date();
-  const headers = {
+  const headers: IncomingHttpHeaders = {
     'content-type': 'application/json',
     'user-agent': options.userAgent,
     'webhook-id': message.id,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
     'webhook-signature': signatureHeader(message.secrets, message.id, at, message.body),
   };
-  // Connect to the checked address only (the Host header and TLS name stay the URL's host).
-  const lookup = pinnedLookup(pinned);
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  const agent = options.pools.agent(url, pinned.address);
-  const signal = AbortSignal.timeout(options.timeoutMs);
   const attempt = (retried: boolean) =>
     new Promise<Outcome>((resolve) => {
-      const req = send(url, { method: 'POST', headers, lookup, agent, signal });
-      req.on('response', (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size < MAX_RESPONSE_BYTES) chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.on('end', () => {
-          const status = res.statusCode ?? 0;
-          const ok = status >= 200 && status < 300;
-          const text = ok ? '' : Buffer.concat(chunks).toString('utf8').slice(0, 200);
-          resolve({ ok, statusCode: status, error: ok ? null : `HTTP ${status}${text ? `: ${text}` : ''}` });
-        });
-        res.on('error', (error) =>
-          resolve({ ok: false, statusCode: res.statusCode ?? null, error: error.message }),
-        );
-      });
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        // A kept-alive connection the server closed as this request went out: never reached it.
-        const stale =
-          req.reusedSocket && (error.code === 'ECONNRESET' || error.code === 'EPIPE') && !signal.aborted;
-        if (stale && !retried) {
-          resolve(attempt(true));
-          return;
-        }
-        resolve({
-          ok: false,
-          statusCode: null,
-          error:
-            error.name === 'AbortError' || error.name === 'TimeoutError'
-              ? `no answer within ${options.timeoutMs} ms`
-              : error.message,
-        });
-      });
-      req.end(message.body);
+      let status = 0;
+      let answered = false;
+      /** The answer's body was longer than what is kept: the rest is not read. */
+      let cut = false;
+      let abort: (error?: Error) => void = () => {};
+      const complete = () => {
+        const ok = status >= 200 && status < 300;
+        const text = ok ? '' : Buffer.concat(chunks).toString('utf8').slice(0, 200);
+        resolve({ ok, statusCode: status, error: ok ? null : `HTTP ${status}${text ? `: ${text}` : ''}` });
+      };
+      const chunks: Buffer[] = [];
+      let size = 0;
+      pool.dispatch(
+        { origin: url.origin, path, method: 'POST', headers, body: message.body },
+        {
+          onConnect(abortRequest) {
+            abort = abortRequest;
+          },
+          onHeaders(statusCode) {
+            status = statusCode;
+            answered = statusCode >= 200;
+            return true;
+          },
+          onData(chunk) {
+            chunks.push(chunk);
+            size += chunk.length;
+            if (size >= MAX_RESPONSE_BYTES) {
+              cut = true;
+              abort();
+              return false;
+            }
+            return true;
+          },
+          onComplete: complete,
+          onError(error: Error & { code?: string }) {
+            if (cut) {
+              complete();
+              return;
+            }
+            if (answered) {
+              resolve({ ok: false, statusCode: status, error: error.message });
+              return;
+            }
+            if (!retried && error.code !== undefined && CLOSED.has(error.code)) {
+              resolve(attempt(true));
+              return;
+            }
+            resolve({
+              ok: false,
+              statusCode: null,
+              error:
+                error.code !== undefined && TIMEOUTS.has(error.code)
+                  ? `no answer within ${options.timeoutMs} ms`
+                  : error.message,
+            });
+          },
+        },
+      );
     });
   return attempt(false);
 }

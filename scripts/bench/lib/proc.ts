@@ -1,5 +1,5 @@
 // What Linux says about a process: resident memory, CPU time, the open-files limit.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Resident set size (VmRSS) in bytes. */
 export function rssBytes(pid: number): number {
@@ -15,6 +15,26 @@ export function cpuSeconds(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * CPU seconds per thread of the process, grouped: `main` (the thread whose id is the pid) and the
+ * others by their name in /proc (worker threads, libuv's pool, V8's helpers).
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const groups = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    groups.set(name, (groups.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+  }
+  return groups;
 }
 
 /** This process's soft limit on open files. */

@@ -10,7 +10,16 @@ export type ReceiverCommand = { measuring: boolean } | { report: true };
 export type ReceiverMessage =
   | { port: number }
   | { progress: { received: number; events: number } }
-  | { report: { received: number; events: number; latencies: Float64Array; receivedAt: Float64Array } };
+  | {
+      report: {
+        received: number;
+        events: number;
+        latencies: Float64Array;
+        receivedAt: Float64Array;
+        /** This thread's CPU (user + system) while measuring, µs. */
+        cpuMicros: number;
+      };
+    };
 
 const port = parentPort;
 if (!port) throw new Error('webhook-receiver-worker runs as a worker thread');
@@ -22,6 +31,9 @@ let latencies = new Float64Array(1 << 16);
 /** When each sample arrived (ms, same clock as latencies' occurredAt). */
 let arrivals = new Float64Array(1 << 16);
 let count = 0;
+/** This thread's CPU use when measuring began, and the total of the measured stretches. */
+let cpuAtStart = process.threadCpuUsage();
+let cpuMicros = 0;
 const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
 const ID = /"id":"([^"]+)"/;
 
@@ -56,14 +68,21 @@ setInterval(() => {
   port.postMessage({ progress: { received, events: events.size } } satisfies ReceiverMessage);
 }, 50).unref();
 port.on('message', (command: ReceiverCommand) => {
-  if ('measuring' in command) measuring = command.measuring;
-  else
+  if ('measuring' in command) {
+    if (command.measuring && !measuring) cpuAtStart = process.threadCpuUsage();
+    if (!command.measuring && measuring) {
+      const used = process.threadCpuUsage(cpuAtStart);
+      cpuMicros += used.user + used.system;
+    }
+    measuring = command.measuring;
+  } else
     port.postMessage({
       report: {
         received,
         events: events.size,
         latencies: latencies.slice(0, count),
         receivedAt: arrivals.slice(0, count),
+        cpuMicros,
       },
     } satisfies ReceiverMessage);
 });

@@ -57,11 +57,14 @@ describe.each(DB_KINDS)('webhooks on %s', (kind) => {
       status: string;
       attempts: number;
       lastStatusCode: number;
+      lastAttemptAt: string;
+      deliveredAt: string | null;
     }[];
   }
 
   it('delivers each matching event once, signed, in event-id order', async () => {
     const { user, id, secret, receiver } = await subscribed();
+    const began = Date.now();
     try {
       const nfts: string[] = [];
       for (let i = 0; i < 5; i++) nfts.push(await mint(user, `Blade ${i}`));
@@ -82,6 +85,13 @@ describe.each(DB_KINDS)('webhooks on %s', (kind) => {
       expect(listed.map((delivery) => [delivery.status, delivery.attempts, delivery.lastStatusCode])).toEqual(
         Array(5).fill(['succeeded', 1, 200]),
       );
+      // The rows written in a batch (prepared statements, not the ORM) carry the times as the ORM reads them.
+      for (const delivery of listed) {
+        for (const at of [delivery.lastAttemptAt, delivery.deliveredAt]) {
+          expect(Date.parse(String(at))).toBeGreaterThanOrEqual(began - 1000);
+          expect(Date.parse(String(at))).toBeLessThanOrEqual(Date.now() + 1000);
+        }
+      }
       expect(new Set(requests.map((request) => request.id))).toEqual(
         new Set(listed.map((delivery) => delivery.id)),
       );
