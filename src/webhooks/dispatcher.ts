@@ -295,6 +295,13 @@ export function createDispatcher(deps: {
   let claimedAt = 0;
   let claimTimer: NodeJS.Timeout | null = null;
   let contendedAt = 0;
+  /**
+   * Whether any enabled subscription exists (counted at most every POLL_MS, and at once after a local
+   * change): with none, the relay's nudges (one per commit) cost nothing here. Another instance's new
+   * subscription is seen at the next count.
+   */
+  let anySubscriptions = true;
+  let countedAt = 0;
   /** Unleased subscriptions are waiting while every slot is taken: let go after DELIVERIES_PER_LEASE. */
   let contended = false;
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
@@ -373,6 +380,13 @@ export function createDispatcher(deps: {
         refreshNow = false;
         refreshedAt = now;
         await inSeries(refresh);
+      }
+      if (held.size === 0) {
+        if (now - countedAt >= POLL_MS) {
+          countedAt = now;
+          anySubscriptions = (await em().count(WebhookSubscription, { enabled: true, deletedAt: null })) > 0;
+        }
+        if (!anySubscriptions) return;
       }
       const free = options.concurrency - held.size;
       if (free <= 0) {
@@ -1021,6 +1035,7 @@ export function createDispatcher(deps: {
     flush,
     changed() {
       refreshNow = true;
+      countedAt = 0;
       // A subscription was made (or enabled): its first delivery need not wait for the thread's start.
       if (!stopped) sender.warm();
       wake();
