@@ -1137,7 +1137,7 @@ export interface paths {
         };
         /**
          * List the versions of an asset's metadata
-         * @description Every version of the asset's name and metadata, newest first, paginated with `limit` and `cursor`: each with who made it (`changedBy`, a user id; null when the service did, such as an on-chain token's metadata fetched later) and when. Version 0 is the asset as created; it is listed once the asset has been updated at least once (an asset never updated has only its current version: the answer is empty). Readable by any caller who may read the asset.
+         * @description Every version of the asset's name and metadata, newest first, paginated with `limit` and `cursor`: each with who made it (`changedBy`, a user id; null when the service did, such as an on-chain token's metadata fetched later) and when. Version 0 is the asset as created (by its creator, at its creation); an asset never updated lists only it. Readable by any caller who may read the asset.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -3131,7 +3131,17 @@ export interface components {
          *           "name": "Dawn Quest",
          *           "description": "Items and currencies of the Dawn Quest RPG.",
          *           "owner": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
-         *           "createdAt": "2026-11-22T09:00:00.000Z"
+         *           "createdAt": "2026-11-22T09:00:00.000Z",
+         *           "soulbound": false,
+         *           "burnPolicy": "holder_or_studio",
+         *           "mutableAttributes": [
+         *             "level"
+         *           ],
+         *           "metadataPolicy": {
+         *             "name": false,
+         *             "image": true,
+         *             "description": false
+         *           }
          *         }
          *       ],
          *       "next_cursor": null
