@@ -6,7 +6,7 @@
 import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts';
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
 import type { Orm } from '../../db/orm.ts';
-import { type Row, readStatements } from '../../db/read-statements.ts';
+import { type ReadStatements, readStatements } from '../../db/read-statements.ts';
 import { AppError, ConflictError, ForbiddenError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
@@ -15,6 +15,7 @@ import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
 import { assetUpdatedEvent } from './outbox.ts';
+import { ledgerStoreOf } from './store/index.ts';
 import type { AssetUpdate, LedgerStore, NewMetadataVersion, Plan } from './store/plan.ts';
 import { type AssetFields, type AssetMetadataView, type AssetView, assetView } from './views.ts';
 import { earlierAnswerOr } from './writes.ts';
@@ -79,6 +80,113 @@ const READ_CURRENT =
   `select ${ASSET_COLUMNS}, a.creator_id, c.owner_id as collection_owner, c.mutable_attributes, ` +
   'c.metadata_policy from asset a join collection c on c.id = a.collection_id where a.id = ?';
 
+/** JSON with object keys sorted: PostgreSQL's jsonb hands keys back in its own order. */
+function sorted(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sorted);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, v]) => [k, sorted(v)]),
+    );
+  return value;
+}
+
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(sorted(a)) === JSON.stringify(sorted(b));
+
+/** The asset as it is now, with its collection's rules; undefined when no asset has the id. */
+async function readCurrent(statements: ReadStatements, assetId: string): Promise<Current | undefined> {
+  const [row] = await statements.all(READ_CURRENT, [assetId]);
+  if (!row) return undefined;
+  const fields = assetFieldsOf(row, statements);
+  return {
+    fields: { ...fields, metadataVersion: fields.metadataVersion ?? 0 },
+    creatorId: row.creator_id as string,
+    collectionOwner: row.collection_owner as string,
+    mutableAttributes: new Set((statements.json(row.mutable_attributes) as string[] | null) ?? []),
+    policy: (statements.json(row.metadata_policy) as MetadataPolicy | null) ?? {},
+  };
+}
+
+/**
+ * A new version of the asset's name, description and metadata, decided against the version read
+ * (`assetVersion` guard): the columns set, the version row (the first change also keeps version 0,
+ * the asset as created), and one `assetUpdated` event with the asset after it.
+ */
+function versionPlan(
+  current: Current,
+  next: { name: string; description: string | null; metadata: Record<string, unknown> },
+  changedBy: string | null,
+  at: Date,
+): { plan: Omit<Plan, 'idempotency'>; view: AssetView } {
+  const before = current.fields;
+  const assetId = before.id;
+  const version = before.metadataVersion + 1;
+  const versions: NewMetadataVersion[] = [];
+  if (before.metadataVersion === 0)
+    versions.push({
+      assetId,
+      version: 0,
+      name: before.name,
+      metadata: before.metadata,
+      changedBy: current.creatorId,
+      changedAt: before.createdAt,
+    });
+  versions.push({ assetId, version, name: next.name, metadata: next.metadata, changedBy, changedAt: at });
+  const update: AssetUpdate = { assetId, ...next, metadataVersion: version };
+  const view = assetView({ ...before, ...next, metadataVersion: version });
+  return {
+    plan: {
+      at,
+      guards: [{ kind: 'assetVersion', assetId, version: before.metadataVersion }],
+      assetUpdates: [update],
+      metadataVersions: versions,
+      events: [assetUpdatedEvent(view, at)],
+    },
+    view,
+  };
+}
+
+/**
+ * Late metadata of an on-chain token (issue 20): what the fetcher read (src/chain/metadata.ts: the
+ * asset metadata shape plus `name`, `description`), written into the token's ledger asset once it
+ * exists, as a new version by the service (`changedBy` null) with its `assetUpdated` event. False
+ * when there is no asset yet (its creation takes the metadata) or nothing changes.
+ */
+export async function applyFetchedMetadata(
+  orm: Orm,
+  assetId: string,
+  fetched: Record<string, unknown>,
+): Promise<boolean> {
+  const statements = readStatements(orm);
+  const store = ledgerStoreOf(orm);
+  const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const current = await readCurrent(statements, assetId);
+    if (!current) return false;
+    const before = current.fields;
+    const metadata = {
+      ...before.metadata,
+      image: text(fetched.image) ?? before.metadata.image,
+      attributes: Array.isArray(fetched.attributes) ? fetched.attributes : [],
+    };
+    const next = {
+      name: text(fetched.name) ?? before.name,
+      description: text(fetched.description) ?? before.description ?? null,
+      metadata,
+    };
+    if (
+      next.name === before.name &&
+      next.description === before.description &&
+      sameJson(metadata, before.metadata)
+    )
+      return false;
+    const { plan } = versionPlan(current, next, null, new Date());
+    if ((await store.apply(plan)).outcome === 'applied') return true;
+  }
+  return false;
+}
+
 export function createAssetUpdateService(
   orm: Orm,
   idempotency: Idempotency,
@@ -87,20 +195,9 @@ export function createAssetUpdateService(
   const statements = readStatements(orm);
 
   async function read(assetId: string): Promise<Current> {
-    const [row] = await statements.all(READ_CURRENT, [assetId]);
-    if (!row) throw assetNotFound(assetId);
-    return currentOf(row);
-  }
-
-  function currentOf(row: Row): Current {
-    const fields = assetFieldsOf(row, statements);
-    return {
-      fields: { ...fields, metadataVersion: fields.metadataVersion ?? 0 },
-      creatorId: row.creator_id as string,
-      collectionOwner: row.collection_owner as string,
-      mutableAttributes: new Set((statements.json(row.mutable_attributes) as string[] | null) ?? []),
-      policy: (statements.json(row.metadata_policy) as MetadataPolicy | null) ?? {},
-    };
+    const current = await readCurrent(statements, assetId);
+    if (!current) throw assetNotFound(assetId);
+    return current;
   }
 
   /** Only the collection's studio (its owner) or an admin changes its assets; never a chain token. */
@@ -204,54 +301,16 @@ export function createAssetUpdateService(
         }
         const before = current.fields;
         const name = input.name ?? before.name;
-        const description = input.description === undefined ? before.description : input.description;
+        const description =
+          (input.description === undefined ? before.description : input.description) ?? null;
         const unchanged =
-          name === before.name &&
-          description === before.description &&
-          JSON.stringify(metadata) === JSON.stringify(before.metadata);
+          name === before.name && description === before.description && sameJson(metadata, before.metadata);
         if (unchanged) return { status: 200, body: assetView(before), headers: {}, replayed: false };
         const at = new Date();
-        const version = before.metadataVersion + 1;
-        const update: AssetUpdate = {
-          assetId,
-          metadata: metadata as unknown as Record<string, unknown>,
-          metadataVersion: version,
-          ...(input.name !== undefined && { name }),
-          ...(input.description !== undefined && { description }),
-        };
-        const versions: NewMetadataVersion[] = [];
-        // The first update keeps the asset as created as version 0.
-        if (before.metadataVersion === 0)
-          versions.push({
-            assetId,
-            version: 0,
-            name: before.name,
-            metadata: before.metadata,
-            changedBy: current.creatorId,
-            changedAt: before.createdAt,
-          });
-        versions.push({
-          assetId,
-          version,
-          name,
-          metadata: update.metadata as Record<string, unknown>,
-          changedBy: actor.userId,
-          changedAt: at,
-        });
-        const { view, event } = changed(
-          current,
-          { name, description, metadata: update.metadata, metadataVersion: version },
-          at,
-        );
+        const next = { name, description, metadata: metadata as unknown as Record<string, unknown> };
+        const { plan: changes, view } = versionPlan(current, next, actor.userId, at);
         const response = { status: 200, body: view, headers: {} };
-        const plan: Plan = {
-          at,
-          idempotency: key && { key, response },
-          guards: [{ kind: 'assetVersion', assetId, version: before.metadataVersion }],
-          assetUpdates: [update],
-          metadataVersions: versions,
-          events: [event],
-        };
+        const plan: Plan = { ...changes, idempotency: key && { key, response } };
         const outcome = await store.apply(plan);
         if (outcome.outcome === 'applied') return { ...response, replayed: false };
         if (outcome.outcome === 'replay')

@@ -3,6 +3,7 @@
 // by the test clients, and the ledger's invariants after all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Orm } from '../../../src/db/orm.ts';
+import { applyFetchedMetadata } from '../../../src/domain/ledger/asset-updates.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { checkInvariants, type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import { connect } from '../../helpers/ws.ts';
@@ -402,6 +403,39 @@ describe.each(DB_KINDS)('soulbound, frozen, burn policies and living metadata on
       expect(versions).toEqual(
         Array.from({ length: metadataVersion + 5 }, (_, i) => metadataVersion + 4 - i),
       );
+    });
+
+    it('late metadata (the chain fetcher): a new version by the service, with its event', async () => {
+      const orm = t.app.orm as unknown as Orm;
+      const late = await mintTo('living', alice);
+      const before = await lastEventId();
+      const fetched = {
+        name: 'Sword of Dusk',
+        image: 'ipfs://bafy/dusk.png',
+        attributes: [{ trait_type: 'level', value: 7 }],
+        creator: 'chain',
+      };
+      expect(await applyFetchedMetadata(orm, late, fetched)).toBe(true);
+      expect(await applyFetchedMetadata(orm, late, fetched)).toBe(false); // nothing changes
+      expect(await applyFetchedMetadata(orm, 'nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ', fetched)).toBe(false);
+      const updated = await asset(late);
+      expect(updated).toMatchObject({ name: 'Sword of Dusk', metadataVersion: 1 });
+      expect(updated.metadata).toEqual({
+        image: 'ipfs://bafy/dusk.png',
+        attributes: [{ trait_type: 'level', value: 7 }],
+        creator: 'Example Studio',
+      });
+      const history = await call(bob, 'GET', `/api/v1/assets/${late}/metadata/history`);
+      expect(
+        history.body.data.map((v: { version: number; changedBy: string | null }) => [v.version, v.changedBy]),
+      ).toEqual([
+        [1, null],
+        [0, studio.userId],
+      ]);
+      const seen = await events(before);
+      expect(seen.map((e) => [e.type, e.data.id, e.data.name])).toEqual([
+        ['assetUpdated', late, 'Sword of Dusk'],
+      ]);
     });
 
     it('a subscriber receives assetUpdated on /ws (by wallet) and /assets/subscribe', async () => {
