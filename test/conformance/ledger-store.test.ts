@@ -915,6 +915,18 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         name: 'Sword',
         metadata: asset.metadata,
       });
+      // With `frozen`, the frozen state read must hold too (the asset is frozen now).
+      const thawed: Plan = {
+        at: new Date(),
+        guards: [{ kind: 'assetVersion', assetId: id, version: 2, frozen: false }],
+      };
+      expect(await store.apply(thawed)).toEqual({ outcome: 'rejected', guard: thawed.guards[0], found: 2n });
+      expect(
+        await store.apply({
+          at: new Date(),
+          guards: [{ kind: 'assetVersion', assetId: id, version: 2, frozen: true }],
+        }),
+      ).toEqual({ outcome: 'applied' });
       const missing: Plan = {
         at: new Date(),
         guards: [{ kind: 'assetVersion', assetId: newId('nft'), version: 0 }],

@@ -138,7 +138,10 @@ function versionPlan(
   return {
     plan: {
       at,
-      guards: [{ kind: 'assetVersion', assetId, version: before.metadataVersion }],
+      // The frozen state read too: the event's asset must be the asset as it is after the plan.
+      guards: [
+        { kind: 'assetVersion', assetId, version: before.metadataVersion, frozen: before.frozen ?? false },
+      ],
       assetUpdates: [update],
       metadataVersions: versions,
       events: [assetUpdatedEvent(view, at)],
@@ -269,7 +272,16 @@ export function createAssetUpdateService(
         // The version guard keeps the event's asset exact: a metadata update in between re-reads.
         const outcome = await store.apply({
           at,
-          guards: [{ kind: 'assetVersion', assetId, version: current.fields.metadataVersion }],
+          // Decided on the state read: a concurrent freeze, unfreeze or update makes this one re-read
+          // (two freezes at once: the second finds it frozen and changes nothing, no second event).
+          guards: [
+            {
+              kind: 'assetVersion',
+              assetId,
+              version: current.fields.metadataVersion,
+              frozen: current.fields.frozen ?? false,
+            },
+          ],
           assetUpdates: [{ assetId, frozen }],
           events: [event],
         });
@@ -315,8 +327,11 @@ export function createAssetUpdateService(
         if (outcome.outcome === 'applied') return { ...response, replayed: false };
         if (outcome.outcome === 'replay')
           return idempotency.replay<AssetView>(outcome.record, key as IdempotencyKey);
-        // Another update of this asset committed since the read.
-        if (input.version !== undefined) throw new VersionMismatchError(outcome.found ?? 0n, input.version);
+        // Another change of this asset committed since the read: a new version answers the
+        // conditional update; a freeze or unfreeze (same version) makes it read again.
+        const found = outcome.found ?? 0n;
+        if (input.version !== undefined && found !== BigInt(input.version))
+          throw new VersionMismatchError(found, input.version);
         if (attempt >= ATTEMPTS) throw new ConflictError(`${assetId} kept changing; try again.`);
       }
     },

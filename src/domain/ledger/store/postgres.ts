@@ -45,7 +45,9 @@ function guardJson(guard: Guard): Record<string, unknown> {
     case 'tradeOpen':
       return { k: 'trade_open', t: guard.tradeId, at: guard.at.toISOString() };
     case 'assetVersion':
-      return { k: 'asset_version', a: guard.assetId, v: guard.version };
+      return guard.frozen === undefined
+        ? { k: 'asset_version', a: guard.assetId, v: guard.version }
+        : { k: 'asset_version', a: guard.assetId, v: guard.version, f: guard.frozen };
   }
 }
 
