@@ -915,6 +915,18 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         name: 'Sword',
         metadata: asset.metadata,
       });
+      // With `owner`, the owner read must hold too.
+      const moved: Plan = {
+        at: new Date(),
+        guards: [{ kind: 'assetVersion', assetId: id, version: 2, owner: A }],
+      };
+      expect(await store.apply(moved)).toEqual({ outcome: 'rejected', guard: moved.guards[0], found: 2n });
+      expect(
+        await store.apply({
+          at: new Date(),
+          guards: [{ kind: 'assetVersion', assetId: id, version: 2, owner: from }],
+        }),
+      ).toEqual({ outcome: 'applied' });
       // With `frozen`, the frozen state read must hold too (the asset is frozen now).
       const thawed: Plan = {
         at: new Date(),

@@ -5,7 +5,8 @@
 //   plan updates (`asset_updates`) or whose version it checks;
 // - guards `movable` / `burnable` (FOR KEY SHARE on the asset; HINT `missing`, `soulbound`, `frozen`),
 //   `trade_open` (FOR UPDATE on the trade; HINT `missing`, its closed status, `expired`) and
-//   `asset_version` (optionally with the frozen state read; HINT the version found, or `missing`);
+//   `asset_version` (optionally with the frozen state and owner read; HINT the version found, or
+//   `missing`);
 // - changes `asset_updates`, `metadata_versions`, `trades`, `trade_statuses`, after `owners`;
 // - `assets` may carry `soulbound` (absent: false).
 // Everything else is the earlier body, unchanged: same argument, same answers, same locks in the same
@@ -136,12 +137,14 @@ begin
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
         end if;
       when 'asset_version' then
-        -- Locked by the asset_locks step. With \`f\`, the frozen state must be as read too.
-        select "metadata_version", "frozen" into v_row from "asset" where "id" = e->>'a';
+        -- Locked by the asset_locks step. With \`f\` and \`o\`, the frozen state and the owner must be
+        -- as read too.
+        select "metadata_version", "frozen", "owner" into v_row from "asset" where "id" = e->>'a';
         if not found then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
         elsif v_row."metadata_version" <> (e->>'v')::int
-            or (e ? 'f' and v_row."frozen" <> (e->>'f')::boolean) then
+            or (e ? 'f' and v_row."frozen" <> (e->>'f')::boolean)
+            or (e ? 'o' and v_row."owner" is distinct from e->>'o') then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text,
             hint = v_row."metadata_version"::text;
         end if;

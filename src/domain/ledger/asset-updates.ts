@@ -138,9 +138,16 @@ function versionPlan(
   return {
     plan: {
       at,
-      // The frozen state read too: the event's asset must be the asset as it is after the plan.
+      // The frozen state and owner read too: the event's asset is the asset as it is after the plan
+      // (and reaches its owner's subscribers).
       guards: [
-        { kind: 'assetVersion', assetId, version: before.metadataVersion, frozen: before.frozen ?? false },
+        {
+          kind: 'assetVersion',
+          assetId,
+          version: before.metadataVersion,
+          frozen: before.frozen ?? false,
+          owner: before.owner ?? null,
+        },
       ],
       assetUpdates: [update],
       metadataVersions: versions,
@@ -280,6 +287,7 @@ export function createAssetUpdateService(
               assetId,
               version: current.fields.metadataVersion,
               frozen: current.fields.frozen ?? false,
+              owner: current.fields.owner ?? null,
             },
           ],
           assetUpdates: [{ assetId, frozen }],

@@ -54,12 +54,12 @@ export type Guard =
   /** The trade exists, is `open` and `expiresAt > at`. Locks the trade row until commit (PostgreSQL). */
   | { kind: 'tradeOpen'; tradeId: string; at: Date }
   /**
-   * The asset's metadata_version is `version` (and, when given, its `frozen` is `frozen`): the update
-   * was decided against that state, and its event carries it. On failure `found` is the version
-   * found. The store locks the asset (FOR UPDATE) before the guards, as every asset `assetUpdates`
+   * The asset's metadata_version is `version` (and, when given, its `frozen` is `frozen` and its
+   * `owner` is `owner`): the update was decided against that state, and its event carries it. On
+   * failure `found` is the version found. The store locks the asset (FOR UPDATE) before the guards, as every asset `assetUpdates`
    * names.
    */
-  | { kind: 'assetVersion'; assetId: string; version: number; frozen?: boolean };
+  | { kind: 'assetVersion'; assetId: string; version: number; frozen?: boolean; owner?: string | null };
 
 /**
  * Why a `movable`, `burnable`, `tradeOpen` or `assetVersion` guard failed: `missing` (no such asset or

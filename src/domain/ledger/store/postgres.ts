@@ -45,9 +45,13 @@ function guardJson(guard: Guard): Record<string, unknown> {
     case 'tradeOpen':
       return { k: 'trade_open', t: guard.tradeId, at: guard.at.toISOString() };
     case 'assetVersion':
-      return guard.frozen === undefined
-        ? { k: 'asset_version', a: guard.assetId, v: guard.version }
-        : { k: 'asset_version', a: guard.assetId, v: guard.version, f: guard.frozen };
+      return {
+        k: 'asset_version',
+        a: guard.assetId,
+        v: guard.version,
+        ...(guard.frozen !== undefined && { f: guard.frozen }),
+        ...(guard.owner !== undefined && { o: guard.owner }),
+      };
   }
 }
 

@@ -73,7 +73,7 @@ const SQL = {
   movable:
     'select a.frozen, a.soulbound, c.soulbound as collection_soulbound from asset a ' +
     'join collection c on c.id = a.collection_id where a.id = ?',
-  assetVersion: 'select metadata_version, frozen from asset where id = ?',
+  assetVersion: 'select metadata_version, frozen, owner from asset where id = ?',
   tradeOpen: 'select status, expires_at from trade where id = ?',
   setName: 'update asset set name = ? where id = ?',
   setDescription: 'update asset set description = ? where id = ?',
@@ -165,8 +165,10 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
             const row = s.assetVersion.get(guard.assetId);
             if (!row) throw new Rejected({ guard, reason: 'missing' });
             const found = BigInt(Number(row.metadata_version));
-            const frozenMoved = guard.frozen !== undefined && Boolean(row.frozen) !== guard.frozen;
-            if (found !== BigInt(guard.version) || frozenMoved) throw new Rejected({ guard, found });
+            const moved =
+              (guard.frozen !== undefined && Boolean(row.frozen) !== guard.frozen) ||
+              (guard.owner !== undefined && (row.owner ?? null) !== guard.owner);
+            if (found !== BigInt(guard.version) || moved) throw new Rejected({ guard, found });
             break;
           }
         }
