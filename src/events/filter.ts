@@ -6,6 +6,7 @@ export const ALL_EVENT_TYPES: readonly EventType[] = [
   'newNFT',
   'newTransfer',
   'priceUpdate',
+  'assetUpdated',
   // Advisory, before an on-chain transfer's confirmation (src/chain/announce.ts): `from`/`to` wallets.
   'chainTransferPending',
   'chainTransferRemoved',

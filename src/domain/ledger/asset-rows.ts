@@ -4,16 +4,19 @@ import type { ReadStatements, Row } from '../../db/read-statements.ts';
 import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
- * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads, all but owner and total_supply,
- * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset: its
- * `source`).
+ * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads: all but those a write changes
+ * without a new metadata version (owner, total_supply, frozen); whether its collection is soulbound;
+ * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset:
+ * its `source`).
  */
 export const FIXED_ASSET_COLUMNS =
   'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.symbol, a.decimals, a.max_supply, ' +
-  'a.created_at, (select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
+  'a.created_at, a.soulbound, a.metadata_version, ' +
+  '(select c.soulbound from collection c where c.id = a.collection_id) as collection_soulbound, ' +
+  '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
-export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply`;
+export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen`;
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
@@ -29,6 +32,8 @@ export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields
     ...fixedAssetFieldsOf(row, statements),
     owner: (row.owner as string | null) ?? null,
     totalSupply: amountOrNull(row.total_supply),
+    // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
+    frozen: Boolean(row.frozen),
   };
 }
 
@@ -45,5 +50,7 @@ export function fixedAssetFieldsOf(row: Row, statements: ReadStatements): FixedA
     maxSupply: amountOrNull(row.max_supply),
     createdAt: statements.date(row.created_at),
     caip19: (row.caip19 as string | null) ?? null,
+    soulbound: Boolean(row.soulbound) || Boolean(row.collection_soulbound),
+    metadataVersion: Number(row.metadata_version ?? 0),
   };
 }

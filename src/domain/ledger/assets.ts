@@ -33,6 +33,8 @@ export interface CreateNftInput {
   collection?: string;
   /** Owner; defaults to the caller's custodial wallet. */
   to?: StoredAddress;
+  /** Non-transferable (default false). */
+  soulbound?: boolean;
 }
 
 export interface CreateCurrencyInput {
@@ -53,7 +55,10 @@ export interface MintInput {
 
 /** One item of a batch mint: a new NFT, or supply of a currency, for `to`. */
 export type MintBatchItemInput =
-  | { to: StoredAddress; nft: { name: string; description?: string; metadata: AssetMetadataView } }
+  | {
+      to: StoredAddress;
+      nft: { name: string; description?: string; metadata: AssetMetadataView; soulbound?: boolean };
+    }
   | { to: StoredAddress; currency: string; amount: string };
 
 export interface MintBatchView {
@@ -144,6 +149,7 @@ export function createAssetService(
       });
       let owner: StoredAddress | undefined;
       let collection: string;
+      let collectionSoulbound = false;
       try {
         const em = orm.em.fork();
         owner = input.to ?? (await wallets.controlledAddresses(em, actor.userId))[0];
@@ -153,7 +159,7 @@ export function createAssetService(
         if (input.collection === undefined) collection = await ensurePersonalCollection(em, actor);
         else {
           collection = input.collection;
-          await requireMintableCollection(em, actor, collection);
+          collectionSoulbound = (await requireMintableCollection(em, actor, collection)).soulbound;
         }
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
@@ -172,9 +178,14 @@ export function createAssetService(
         totalSupply: null,
         maxSupply: null,
         owner,
+        soulbound: input.soulbound === true,
         createdAt: at,
       };
-      const view = assetView({ ...asset, collection: { id: collection } });
+      const view = assetView({
+        ...asset,
+        collection: { id: collection },
+        soulbound: asset.soulbound || collectionSoulbound,
+      });
       return applyWrite(
         store,
         idempotency,
@@ -222,7 +233,7 @@ export function createAssetService(
       const mints: TransferView[] = [];
       try {
         const em = orm.em.fork();
-        await requireMintableCollection(em, actor, collectionId);
+        const { soulbound: collectionSoulbound } = await requireMintableCollection(em, actor, collectionId);
         const currencies = new Map<string, Asset>();
         for (const [i, item] of items.entries()) {
           if ('nft' in item) {
@@ -239,9 +250,14 @@ export function createAssetService(
               totalSupply: null,
               maxSupply: null,
               owner: item.to,
+              soulbound: item.nft.soulbound === true,
               createdAt: at,
             };
-            const view = assetView({ ...asset, collection: { id: collectionId } });
+            const view = assetView({
+              ...asset,
+              collection: { id: collectionId },
+              soulbound: asset.soulbound || collectionSoulbound,
+            });
             plan.assets.push(asset);
             plan.balances.push({ assetId: asset.id, wallet: item.to, delta: 1n });
             plan.events.push(newNftEvent(view, at));

@@ -3,9 +3,10 @@
 // filtered out here. Pages are keyed on immutable values: asset id, wallet address.
 // The wallet listings are the hottest reads: one prepared statement each (../../db/read-statements.ts)
 // selecting the columns their views need, views built from the rows (no entities, no query builder).
-// A listing reads each holding's balance and its asset's changing fields (`owner`, `total_supply`)
-// every time; the fields an asset is created with and keeps (name, metadata, decimals, ...: views.ts,
-// FixedAssetFields) are read once per asset and kept, already shaped as their part of the view, so a
+// A listing reads each holding's balance and its asset's changing fields (`owner`, `total_supply`,
+// `frozen`, `metadata_version`) every time; the fields that change only with a new metadata version
+// (name, metadata, decimals, ...: views.ts, FixedAssetFields) are read once per asset version and
+// kept, already shaped as their part of the view, so a
 // listing answered from the database (`Cache-Control: no-cache` included) reads what can change and
 // nothing else: a narrower statement, no metadata to parse, no dates or CAIP-19 ids to format.
 import { Asset } from '../../db/entities/Asset.ts';
@@ -56,6 +57,9 @@ interface HoldingRow {
   balance: string;
   owner: string | null;
   totalSupply: string | null;
+  frozen: boolean;
+  /** The asset's metadata version: a kept fixed view of another version is read again. */
+  version: number;
 }
 
 /**
@@ -66,7 +70,7 @@ interface HoldingRow {
  */
 function holdingsSql(conditions: string[], order: string): string {
   return (
-    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply from holding h ' +
+    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.metadata_version from holding h ' +
     `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );
 }
@@ -75,8 +79,9 @@ function holdingsSql(conditions: string[], order: string): string {
 const FIXED_ASSETS_KEPT = 10_000;
 
 /**
- * The fixed part of assets' views (FixedAssetView), read from the database once per asset and kept:
- * no write of the service changes it. A commit by another process on the SQLite file (an admin
+ * The fixed part of assets' views (FixedAssetView), read from the database once per asset version and
+ * kept: a write of the service changes it only with a new `metadata_version`, which every listing row
+ * carries. A commit by another process on the SQLite file (an admin
  * script editing rows: `PRAGMA data_version` on the service's writing connection, read at most once a
  * millisecond, as the read cache does) drops them all.
  */
@@ -100,8 +105,15 @@ function fixedAssets(orm: Orm) {
         kept.clear();
       }
     },
-    /** The asset's fixed view if it is kept (a map lookup: no promise on the hot path). */
-    kept: (assetId: string): FixedAssetView | undefined => kept.get(assetId),
+    /**
+     * The asset's fixed view if it is kept for `version` (a map lookup: no promise on the hot path).
+     * A metadata update writes a new version, so a view kept by this or any other instance before it
+     * is never served after it.
+     */
+    kept(assetId: string, version: number): FixedAssetView | undefined {
+      const view = kept.get(assetId);
+      return view?.metadataVersion === version ? view : undefined;
+    },
     async read(assetId: string): Promise<FixedAssetView> {
       if (!externalCommits) {
         externalCommits = await externalCommitCounter(orm);
@@ -162,12 +174,15 @@ export function createHoldingLists(orm: Orm): HoldingLists {
     }
     const rows = await statements.arrays(sql, [zero, ...parameters]);
     // In holdingsSql's select order.
-    return rows.map(([wallet, assetId, balance, owner, totalSupply]) => ({
+    return rows.map(([wallet, assetId, balance, owner, totalSupply, frozen, version]) => ({
       wallet: wallet as StoredAddress,
       assetId: assetId as string,
       balance: String(balance),
       owner: (owner as string | null) ?? null,
       totalSupply: totalSupply == null ? null : String(totalSupply),
+      // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
+      frozen: Boolean(frozen),
+      version: Number(version),
     }));
   }
 
@@ -175,12 +190,13 @@ export function createHoldingLists(orm: Orm): HoldingLists {
   async function holdingViews(rows: HoldingRow[]): Promise<{ asset: AssetView; balance: string }[]> {
     const fixed: FixedAssetView[] = [];
     // A promise only for an asset not kept yet.
-    for (const row of rows) fixed.push(assets.kept(row.assetId) ?? (await assets.read(row.assetId)));
+    for (const row of rows)
+      fixed.push(assets.kept(row.assetId, row.version) ?? (await assets.read(row.assetId)));
     return rows.map((row, index) => {
       const decimals = fixed[index].decimals ?? 0;
       const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
       return {
-        asset: assetViewOf(fixed[index], row.owner, totalSupply),
+        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen),
         balance: formatUnits(row.balance, decimals),
       };
     });

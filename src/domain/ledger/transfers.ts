@@ -5,6 +5,7 @@
 // address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
 // address and so held by no one: it never moves again).
 import type { FilterQuery } from '@mikro-orm/core';
+import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
@@ -67,6 +68,28 @@ export interface TransferService {
 /** More assets than any deployment has; past it the cache starts over (it only saves a read). */
 const ASSET_FACTS_LIMIT = 100_000;
 
+export class AssetFrozenError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/asset-frozen', 'Asset frozen');
+  }
+}
+
+export class AssetSoulboundError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/asset-soulbound', 'Asset soulbound');
+  }
+}
+
+class BurnNotAllowedError extends ConflictError {
+  constructor(assetId: string, collectionId: string) {
+    super(
+      `The collection ${collectionId} allows no burn of its assets (burnPolicy none): ${assetId} cannot be burned.`,
+      '/problems/burn-not-allowed',
+      'Burn not allowed',
+    );
+  }
+}
+
 class InsufficientBalanceError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/insufficient-balance', 'Insufficient balance');
@@ -106,12 +129,18 @@ function checkEndpoints(input: TransferInput, place: LegPlace = SINGLE): void {
   }
 }
 
-/** What a transfer needs of its asset; none of it ever changes once the asset exists. */
+/**
+ * What a transfer needs of its asset; none of it ever changes once the asset exists (a collection's
+ * owner and burn policy are set at its creation). Frozen and soulbound can change: the store checks
+ * them (`movable`, `burnable` guards).
+ */
 interface AssetFacts {
   id: string;
   kind: 'nft' | 'fungible';
   decimals: number;
   collectionId: string;
+  collectionOwner: string;
+  burnPolicy: BurnPolicy;
 }
 
 function amountOf(asset: AssetFacts, text: string, place: LegPlace = SINGLE, what = 'transfer'): bigint {
@@ -143,6 +172,8 @@ interface Leg {
   from: StoredAddress;
   to: StoredAddress;
   place: LegPlace;
+  /** A burn by the collection's studio (or an admin) under `holder_or_studio`: `from` need not be theirs. */
+  byStudio?: boolean;
 }
 
 export function createTransferService(
@@ -168,6 +199,8 @@ export function createTransferService(
       kind,
       decimals: decimalsOf({ kind, decimals: row.decimals == null ? null : Number(row.decimals) }),
       collectionId: row.collection_id as string,
+      collectionOwner: row.collection_owner as string,
+      burnPolicy: row.burn_policy as BurnPolicy,
     };
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
@@ -262,7 +295,7 @@ export function createTransferService(
     const controlled = new Map<StoredAddress, Leg>();
     const debits = new Map<string, { leg: Leg; total: bigint }>();
     for (const leg of legs) {
-      if (!controlled.has(leg.from)) {
+      if (!leg.byStudio && !controlled.has(leg.from)) {
         controlled.set(leg.from, leg);
         guards.push({ kind: 'controls', userId: actor.userId, wallet: leg.from });
       }
@@ -270,6 +303,16 @@ export function createTransferService(
       const debit = debits.get(holding);
       if (debit) debit.total += leg.amount;
       else debits.set(holding, { leg, total: leg.amount });
+    }
+    // Frozen and soulbound (issue 21), checked in the store's transaction: a freeze commits before
+    // the plan reads the asset (refused) or after the plan commits. A burn leg needs the asset only
+    // unfrozen (a soulbound item may burn).
+    const checked = new Map<string, Leg>();
+    for (const leg of legs) {
+      const kind = leg.to === ZERO_ADDRESS ? 'burnable' : 'movable';
+      if (checked.has(`${kind} ${leg.asset.id}`)) continue;
+      checked.set(`${kind} ${leg.asset.id}`, leg);
+      guards.push({ kind, assetId: leg.asset.id });
     }
     for (const { leg, total } of debits.values())
       guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
@@ -304,6 +347,21 @@ export function createTransferService(
           const leg = controlled.get(guard.wallet) as Leg;
           throw notControlled(leg.from, leg.place);
         }
+        if (guard.kind === 'movable' || guard.kind === 'burnable') {
+          const leg = checked.get(`${guard.kind} ${guard.assetId}`) as Leg;
+          if (outcome.reason === 'soulbound')
+            throw new AssetSoulboundError(
+              named(leg.place, `${guard.assetId} is soulbound (non-transferable): it never moves.`),
+            );
+          if (outcome.reason === 'frozen')
+            throw new AssetFrozenError(
+              named(
+                leg.place,
+                `${guard.assetId} is frozen by its collection's studio: it does not ${guard.kind === 'movable' ? 'move' : 'burn'} until unfrozen.`,
+              ),
+            );
+          throw new NotFoundError(named(leg.place, assetNotFound(guard.assetId).detail ?? ''));
+        }
         if (guard.kind !== 'holds') throw new Error(`Unexpected guard ${guard.kind}.`);
         // Names the leg at which the holding's running debit first passes what it held.
         const found = outcome.found ?? 0n;
@@ -318,6 +376,19 @@ export function createTransferService(
     }
   }
 
+  /**
+   * The collection's burn policy: `none` refuses every burn; under `holder_or_studio` the collection's
+   * owner (or an admin) burns from any holder's wallet (true: no `controls` guard); otherwise the
+   * holder burns, from a wallet they control.
+   */
+  function burnRule(actor: Actor, asset: AssetFacts): boolean {
+    if (asset.burnPolicy === 'none') throw new BurnNotAllowedError(asset.id, asset.collectionId);
+    return (
+      asset.burnPolicy === 'holder_or_studio' &&
+      (actor.role === 'admin' || actor.userId === asset.collectionOwner)
+    );
+  }
+
   /** One transfer or burn (`to` the zero address), answered with its transfer. */
   async function applySingle(
     actor: Actor,
@@ -330,6 +401,7 @@ export function createTransferService(
       const asset = await factsOf(input.assetId);
       const amount = amountOf(asset, input.amount, SINGLE, what);
       leg = { asset, amount, from: input.from, to: input.to, place: SINGLE };
+      if (what === 'burn') leg.byStudio = burnRule(actor, asset);
     } catch (error) {
       const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
       if (earlier) return earlier;
@@ -439,4 +511,6 @@ export function createTransferService(
 }
 
 const CONTROLLED = 'select 1 as yes from wallet where address = ? and user_id = ?';
-const ASSET_FACTS = 'select kind, decimals, collection_id from asset where id = ?';
+const ASSET_FACTS =
+  'select a.kind, a.decimals, a.collection_id, c.owner_id as collection_owner, c.burn_policy ' +
+  'from asset a join collection c on c.id = a.collection_id where a.id = ?';

@@ -44,6 +44,12 @@ export type AssetFields = Pick<
   collection: { id: string };
   /** An on-chain token's CAIP-19 id (chain_asset.caip19); absent or null for a ledger asset. */
   caip19?: string | null;
+  /** Frozen by its studio (absent: false). */
+  frozen?: boolean;
+  /** Soulbound itself or through its collection (absent: false). */
+  soulbound?: boolean;
+  /** Its metadata version (absent: 0, as created). */
+  metadataVersion?: number;
 };
 
 const CAIP19 = /^eip155:([0-9]+)\/(erc721|erc1155|erc20):(0x[0-9a-fA-F]{40})(?:\/([0-9]+))?$/;
@@ -70,14 +76,16 @@ export function assetSourceOf(caip19: string | null | undefined): AssetSourceVie
 }
 
 /**
- * The fields an asset is created with and keeps: every field but its `owner` (an NFT's changes with
- * each transfer and its burn) and its `totalSupply` (a currency's changes with each mint). No write
- * updates the others (the ledger stores only set `owner` and `total_supply` of an existing asset).
+ * The fields that change only with a new metadata version (`metadataVersion`: PATCH
+ * /api/v1/assets/{id}/metadata, a late on-chain metadata fetch) or never: every field but its `owner`
+ * (an NFT's changes with each transfer and its burn), its `totalSupply` (a currency's changes with each
+ * mint and burn) and `frozen` (a freeze or an unfreeze writes no version). A view kept for an asset is
+ * good for as long as its `metadataVersion` is the row's.
  */
-export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply'>;
+export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply' | 'frozen'>;
 
-/** The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`). */
-export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned'>;
+/** The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`, `frozen`). */
+export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned' | 'frozen'>;
 
 export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
   const decimals = decimalsOf(asset);
@@ -93,14 +101,17 @@ export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
     maxSupply: asset.maxSupply == null ? null : formatAmount(asset.maxSupply, decimals),
     createdAt: asset.createdAt.toISOString(),
     source: assetSourceOf(asset.caip19),
+    soulbound: asset.soulbound ?? false,
+    metadataVersion: asset.metadataVersion ?? 0,
   };
 }
 
-/** An asset's view from its fixed part, its current `owner` and its `totalSupply` (formatted). */
+/** An asset's view from its fixed part and its changing fields (`totalSupply` formatted). */
 export function assetViewOf(
   fixed: FixedAssetView,
   owner: string | null | undefined,
   totalSupply: string | null,
+  frozen: boolean,
 ): AssetView {
   // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
   const burned = owner === ZERO_ADDRESS;
@@ -119,12 +130,15 @@ export function assetViewOf(
     createdAt: fixed.createdAt,
     source: fixed.source,
     burned,
+    frozen,
+    soulbound: fixed.soulbound,
+    metadataVersion: fixed.metadataVersion,
   };
 }
 
 export function assetView(asset: AssetFields): AssetView {
   const totalSupply = asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimalsOf(asset));
-  return assetViewOf(fixedAssetView(asset), asset.owner, totalSupply);
+  return assetViewOf(fixedAssetView(asset), asset.owner, totalSupply, asset.frozen ?? false);
 }
 
 /** What a transfer's view is made of: an entity, or the values a transfer was just written with. */
@@ -172,5 +186,13 @@ export function collectionView(collection: Collection): CollectionView {
     description: collection.description ?? null,
     owner: collection.owner.id,
     createdAt: collection.createdAt.toISOString(),
+    soulbound: collection.soulbound,
+    burnPolicy: collection.burnPolicy,
+    mutableAttributes: collection.mutableAttributes ?? [],
+    metadataPolicy: {
+      name: collection.metadataPolicy?.name === true,
+      image: collection.metadataPolicy?.image === true,
+      description: collection.metadataPolicy?.description === true,
+    },
   };
 }

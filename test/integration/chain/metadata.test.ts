@@ -13,13 +13,14 @@ import { registerContract } from '../../../src/chain/contracts.ts';
 import { ChainIndexer } from '../../../src/chain/indexer.ts';
 import {
   assetMetadataOf,
+  MetadataFetcher,
   MetadataRefused,
   metadataSource,
   substituteId,
 } from '../../../src/chain/metadata.ts';
 import { ChainRpc } from '../../../src/chain/rpc.ts';
 import type { ChainMetadataSettings, ChainSettings } from '../../../src/config/index.ts';
-import { ChainAsset, Collection } from '../../../src/db/entities/index.ts';
+import { ChainAsset, ChainContract, Collection, OutboxEvent } from '../../../src/db/entities/index.ts';
 import { chainAssetId } from '../../../src/domain/ledger/chain-assets.ts';
 import { createLogger } from '../../../src/observability/logger.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
@@ -259,5 +260,60 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     } finally {
       await indexer.stop();
     }
+  });
+
+  it('writes a fetch that ends after the asset exists into it: a new version, an assetUpdated event', async () => {
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const late = await deployErc721(node, 'Late swords', 'LSW', `${base}/swords/`);
+    await registerContract(fixture.orm, rpcs, studio, {
+      collectionId: collection,
+      chainId: HARDHAT_CHAIN_ID,
+      address: late,
+      standard: 'erc721',
+      fromBlock,
+    });
+    await send(node, ERC721_PRESET, late, 'mint', [node.address(7)]);
+    // Indexed and projected with no fetcher: the asset is created with the placeholder.
+    const indexer = new ChainIndexer(
+      fixture.orm,
+      { ...endpoint(), confirmations: 0 },
+      { ...settings(metadataSettings()), metadata: undefined },
+      createLogger('silent'),
+      { tokenImage: 'https://placeholder.example/token.svg' },
+    );
+    const assetId = chainAssetId(`eip155:${HARDHAT_CHAIN_ID}/erc721:${getAddress(late)}/0`);
+    try {
+      await drain(indexer);
+      expect(await fixture.ledger.assets.get(assetId)).toMatchObject({
+        name: 'Late swords #0',
+        metadataVersion: 0,
+      });
+    } finally {
+      await indexer.stop();
+    }
+    const fetcher = new MetadataFetcher(
+      fixture.orm,
+      rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc,
+      metadataSettings(),
+      createLogger('silent'),
+    );
+    const contract = await fixture.orm.em
+      .fork()
+      .findOneOrFail(ChainContract, { chainId: HARDHAT_CHAIN_ID, address: late.toLowerCase() });
+    fetcher.enqueue([{ contractId: Number(contract.id), tokenId: '0' }]);
+    await fetcher.settled();
+    const updated = await fixture.ledger.assets.get(assetId);
+    expect(updated).toMatchObject({
+      name: 'Blade of Dawn',
+      metadataVersion: 1,
+      metadata: { image: 'https://cdn.example/blade.png', attributes: [{ trait_type: 'power', value: 9 }] },
+    });
+    const history = await fixture.ledger.assetUpdates.history(assetId, { limit: 10 });
+    expect(history.data.map((version) => [version.version, version.changedBy])).toEqual([
+      [1, null],
+      [0, studio.userId],
+    ]);
+    const events = await fixture.orm.em.fork().find(OutboxEvent, { assetId, type: 'assetUpdated' });
+    expect(events).toHaveLength(1);
   });
 });

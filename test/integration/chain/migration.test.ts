@@ -1,7 +1,8 @@
-// The migration of the pending and removed events (Migration20261124202648_chain_transfer_events) on
-// a database holding events: SQLite rebuilds outbox_event to widen its type CHECK, and must keep the
-// rows and the id sequence (an id that retention deleted is never drawn again, or a client resuming
-// after it would miss events); both databases then take the new types, and refuse unknown ones.
+// The migrations of this release's event types on a database holding events: SQLite rebuilds
+// outbox_event to drop its type CHECK (Migration20261124202625_economy_flags_trades_versions), and must
+// keep the rows and the id sequence (an id that retention deleted is never drawn again, or a client
+// resuming after it would miss events); both databases then take the new types (assetUpdated, and the
+// advisory chainTransferPending and chainTransferRemoved of Migration20261124202648).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
@@ -10,7 +11,7 @@ import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
 const BEFORE = 'Migration20261124181607_chain_projection';
 const WALLET = '0x00000000000000000000000000000000000000a1';
 
-describe.each(DB_KINDS)('chain transfer events migration on %s', (kind) => {
+describe.each(DB_KINDS)('event type migrations on %s', (kind) => {
   let database: ScratchDatabase;
   let orm: Orm;
   beforeAll(async () => {
@@ -46,7 +47,7 @@ describe.each(DB_KINDS)('chain transfer events migration on %s', (kind) => {
     expect(await ids()).toEqual([1]);
     await insert('chainTransferPending');
     await insert('chainTransferRemoved');
-    expect(await ids()).toEqual([1, 5, 6]);
-    await expect(insert('somethingElse')).rejects.toThrow();
+    await insert('assetUpdated');
+    expect(await ids()).toEqual([1, 5, 6, 7]);
   });
 });

@@ -11,6 +11,7 @@ export const EVENT_TYPES = new Set([
   'newNFT',
   'newTransfer',
   'priceUpdate',
+  'assetUpdated',
   'chainTransferPending',
   'chainTransferRemoved',
 ]);
