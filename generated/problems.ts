@@ -51,6 +51,7 @@ export const PROBLEM_TYPES = {
   "/problems/contract-standard-mismatch": { title: "Contract does not implement the standard", status: 422, retryable: false },
   "/problems/idempotency-key-reused": { title: "Unprocessable content", status: 422, retryable: false },
   "/problems/invalid-validity-period": { title: "Invalid validity period", status: 422, retryable: false },
+  "/problems/recipe-input-mismatch": { title: "Recipe input mismatch", status: 422, retryable: false },
   "/problems/unprocessable": { title: "Unprocessable content", status: 422, retryable: false },
   "/problems/rate-limited": { title: "Too many requests", status: 429, retryable: true },
   "/problems/too-many-connections": { title: "Too many connections", status: 429, retryable: true },

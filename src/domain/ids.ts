@@ -17,7 +17,7 @@ export function ulid(now = Date.now()): string {
   return time + tail;
 }
 
-export type IdPrefix = 'usr' | 'key' | 'nft' | 'tr' | 'sub' | 'op';
+export type IdPrefix = 'usr' | 'key' | 'nft' | 'tr' | 'sub' | 'op' | 'rcp';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

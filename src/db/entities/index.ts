@@ -17,6 +17,7 @@ import { LedgerChange } from './LedgerChange.ts';
 import { OidcPayload } from './OidcPayload.ts';
 import { OutboxEvent } from './OutboxEvent.ts';
 import { PriceObservation } from './PriceObservation.ts';
+import { Recipe } from './Recipe.ts';
 import { SequenceCounter } from './SequenceCounter.ts';
 import { ServiceAccount } from './ServiceAccount.ts';
 import { SigningKey } from './SigningKey.ts';
@@ -48,6 +49,7 @@ export {
   OidcPayload,
   OutboxEvent,
   PriceObservation,
+  Recipe,
   SequenceCounter,
   ServiceAccount,
   SigningKey,
@@ -95,4 +97,5 @@ export const entities = [
   ChainHolding,
   ChainLease,
   ChainAsset,
+  Recipe,
 ];

@@ -8,8 +8,9 @@ import { type CollectionService, createCollectionService } from './collections.t
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
+import { createRecipeService, type RecipeService } from './recipes.ts';
 import { ledgerStoreOf } from './store/index.ts';
-import { createTransferService, type TransferService } from './transfers.ts';
+import { createLegWriter, createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
 import { createWalletService, type WalletService } from './wallets.ts';
 
@@ -28,6 +29,7 @@ export interface Ledger {
   assets: AssetService;
   holdings: HoldingLists;
   transfers: TransferService;
+  recipes: RecipeService;
   prices: PriceService;
 }
 
@@ -40,6 +42,7 @@ export function createLedger({
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
   const store = ledgerStoreOf(orm);
+  const legs = createLegWriter(orm, idempotency, store);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, store, {
@@ -49,7 +52,8 @@ export function createLedger({
     collections: createCollectionService(orm),
     assets: createAssetService(orm, wallets, idempotency, store),
     holdings: createHoldingLists(orm),
-    transfers: createTransferService(orm, idempotency, store),
+    transfers: createTransferService(orm, idempotency, store, legs),
+    recipes: createRecipeService(orm, idempotency, legs),
     prices: createPriceService(orm, idempotency, store),
   };
 }

@@ -18,7 +18,15 @@ import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, StoredResponse, WriteResult } from './idempotency.ts';
 import { newTransferEvent } from './outbox.ts';
-import type { BalanceChange, Guard, LedgerStore } from './store/plan.ts';
+import type {
+  BalanceChange,
+  Guard,
+  GuardFailure,
+  LedgerStore,
+  NewAsset,
+  NewEvent,
+  NewTransfer,
+} from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 
@@ -74,10 +82,10 @@ class InsufficientBalanceError extends ConflictError {
 }
 
 /** Where a leg's fields are in the request, and how its problems name it. */
-interface LegPlace {
+export interface LegPlace {
   /** `/body` for a single transfer, `/body/legs/{i}` for a batch's leg. */
   pointer: string;
-  /** '' for a single transfer, `Leg {i}: ` for a batch's leg. */
+  /** '' for a single transfer, `Leg {i}: ` for a batch's leg (`Input {i}: ` for a craft's input). */
   label: string;
 }
 
@@ -107,7 +115,7 @@ function checkEndpoints(input: TransferInput, place: LegPlace = SINGLE): void {
 }
 
 /** What a transfer needs of its asset; none of it ever changes once the asset exists. */
-interface AssetFacts {
+export interface AssetFacts {
   id: string;
   kind: 'nft' | 'fungible';
   decimals: number;
@@ -137,7 +145,7 @@ function amountOf(asset: AssetFacts, text: string, place: LegPlace = SINGLE, wha
 }
 
 /** One checked leg: its asset, amount and wallets. `to` is the zero address for a burn. */
-interface Leg {
+export interface Leg {
   asset: AssetFacts;
   amount: bigint;
   from: StoredAddress;
@@ -145,11 +153,58 @@ interface Leg {
   place: LegPlace;
 }
 
-export function createTransferService(
-  orm: Orm,
-  idempotency: Idempotency,
-  store: LedgerStore,
-): TransferService {
+/**
+ * What a plan holds besides its legs (a craft's mints): applied in the same transaction, after the
+ * legs' parts; `rejected` answers a failed guard of `guards` (the legs answer their own).
+ */
+export interface ExtraParts {
+  guards?: Guard[];
+  assets?: NewAsset[];
+  balances?: BalanceChange[];
+  supplies?: { assetId: string; delta: bigint }[];
+  transfers?: NewTransfer[];
+  events?: NewEvent[];
+  rejected?: (failure: GuardFailure) => Error;
+}
+
+/** Checked legs to plans: shared by transfers, batches, burns and crafts (./recipes.ts). */
+export interface LegWriter {
+  /** The asset's immutable facts (404 when absent, 409 asset-on-chain for an on-chain token). */
+  factsOf(assetId: string): Promise<AssetFacts>;
+  /**
+   * Applies the legs (and `extra`) as one plan: the caller controls every `from`, and every (asset,
+   * `from`) holds the sum its legs take, both as the holdings are before the plan. A burn leg credits
+   * no one, lowers a currency's supply and leaves a burned NFT owned by the zero address.
+   */
+  apply<T>(
+    actor: Actor,
+    legs: Leg[],
+    key: IdempotencyKey | undefined,
+    at: Date,
+    answer: (views: TransferView[]) => StoredResponse<T>,
+    extra?: ExtraParts,
+  ): Promise<WriteResult<T>>;
+  /** The control of every `from` (403), checked by a read: for answers that must come first. */
+  assertControls(actor: Actor, froms: { from: StoredAddress; place: LegPlace }[]): Promise<void>;
+  /** One transfer or burn (`to` the zero address), answered with its transfer. */
+  applySingle(
+    actor: Actor,
+    input: TransferInput,
+    key: IdempotencyKey | undefined,
+    what: 'transfer' | 'burn',
+  ): Promise<WriteResult<TransferView>>;
+  /**
+   * Rules checked before the plan (asset, amount) must not hide the answers that come first: a
+   * stored answer for the key, then the control of every `from` (403). Runs only when one failed.
+   */
+  earlierAnswer<T>(
+    actor: Actor,
+    froms: { from: StoredAddress; place: LegPlace }[],
+    key: IdempotencyKey | undefined,
+  ): Promise<WriteResult<T> | undefined>;
+}
+
+export function createLegWriter(orm: Orm, idempotency: Idempotency, store: LedgerStore): LegWriter {
   const reads = readStatements(orm);
   // Kept for the life of the process: an asset's kind, decimals and collection are immutable.
   const assetFacts = new Map<string, AssetFacts>();
@@ -232,11 +287,15 @@ export function createTransferService(
       const record = await idempotency.find(key);
       if (record) return idempotency.replay<T>(record, key);
     }
+    await assertControls(actor, froms);
+    return undefined;
+  }
+
+  async function assertControls(actor: Actor, froms: { from: StoredAddress; place: LegPlace }[]) {
     for (const { from, place } of froms) {
       const [controlled] = await reads.all(CONTROLLED, [from, actor.userId]);
       if (!controlled) throw notControlled(from, place);
     }
-    return undefined;
   }
 
   function notControlled(wallet: StoredAddress, place: LegPlace) {
@@ -244,17 +303,13 @@ export function createTransferService(
     return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
   }
 
-  /**
-   * Applies the legs as one plan: the caller controls every `from`, and every (asset, `from`) holds
-   * the sum its legs take, both as the holdings are before the plan. A burn leg credits no one,
-   * lowers a currency's supply and leaves a burned NFT owned by the zero address.
-   */
   async function applyLegs<T>(
     actor: Actor,
     legs: Leg[],
     key: IdempotencyKey | undefined,
     at: Date,
     answer: (views: TransferView[]) => StoredResponse<T>,
+    extra: ExtraParts = {},
   ): Promise<WriteResult<T>> {
     const transfers = legs.map((leg) => transferOf(leg, actor, at));
     const response = answer(transfers.map((t) => t.view));
@@ -283,15 +338,17 @@ export function createTransferService(
       else if (leg.asset.kind === 'fungible') supplies.push({ assetId: leg.asset.id, delta: -leg.amount });
       if (leg.asset.kind === 'nft') owners.push({ assetId: leg.asset.id, owner: leg.to });
     }
+    if (extra.supplies) supplies.push(...extra.supplies);
     const outcome = await store.apply({
       at,
       idempotency: key && { key, response },
-      guards,
-      balances,
+      guards: extra.guards ? [...guards, ...extra.guards] : guards,
+      assets: extra.assets,
+      balances: extra.balances ? [...balances, ...extra.balances] : balances,
       supplies: supplies.length ? supplies : undefined,
       owners: owners.length ? owners : undefined,
-      transfers: transfers.map((t) => t.row),
-      events: transfers.map((t) => t.event),
+      transfers: [...transfers.map((t) => t.row), ...(extra.transfers ?? [])],
+      events: [...transfers.map((t) => t.event), ...(extra.events ?? [])],
     });
     switch (outcome.outcome) {
       case 'applied':
@@ -304,7 +361,10 @@ export function createTransferService(
           const leg = controlled.get(guard.wallet) as Leg;
           throw notControlled(leg.from, leg.place);
         }
-        if (guard.kind !== 'holds') throw new Error(`Unexpected guard ${guard.kind}.`);
+        if (guard.kind !== 'holds') {
+          if (extra.rejected) throw extra.rejected(outcome);
+          throw new Error(`Unexpected guard ${guard.kind}.`);
+        }
         // Names the leg at which the holding's running debit first passes what it held.
         const found = outcome.found ?? 0n;
         let taken = 0n;
@@ -342,6 +402,16 @@ export function createTransferService(
     }));
   }
 
+  return { factsOf, apply: applyLegs, assertControls, applySingle, earlierAnswer };
+}
+
+export function createTransferService(
+  orm: Orm,
+  idempotency: Idempotency,
+  store: LedgerStore,
+  writer: LegWriter = createLegWriter(orm, idempotency, store),
+): TransferService {
+  const { factsOf, apply: applyLegs, applySingle, earlierAnswer } = writer;
   return {
     async create(actor, input, idempotencyKey) {
       checkEndpoints(input);

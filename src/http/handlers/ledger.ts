@@ -4,6 +4,7 @@ import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { assetHandlers } from './assets.ts';
 import { priceHandlers } from './prices.ts';
+import { recipeHandlers } from './recipes.ts';
 import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
 
@@ -13,5 +14,6 @@ export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ...assetHandlers(ledger, cache),
     ...transferHandlers(ledger),
     ...priceHandlers(ledger),
+    ...recipeHandlers(ledger),
   };
 }
