@@ -224,7 +224,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         for (const [j, id] of nftIds.entries()) {
           const pointer = `/body/nfts/${j}`;
           const [row] = await reads.all(NFT_ROWS, [id]);
-          if (!row || row.kind !== 'nft') throw new NotFoundError(`No NFT with id ${id}.`);
+          if (row?.kind !== 'nft') throw new NotFoundError(`No NFT with id ${id}.`);
           const name = String(row.name);
           const collection = String(row.collection_id);
           if (row.owner === ZERO_ADDRESS)
