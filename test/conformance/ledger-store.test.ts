@@ -4,11 +4,14 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../src/db/entities/Asset.ts';
+import { AssetMetadataVersion } from '../../src/db/entities/AssetMetadataVersion.ts';
+import { Collection } from '../../src/db/entities/Collection.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { IdempotencyRecord } from '../../src/db/entities/IdempotencyRecord.ts';
 import { LedgerChange } from '../../src/db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
 import { PriceObservation } from '../../src/db/entities/PriceObservation.ts';
+import { Trade } from '../../src/db/entities/Trade.ts';
 import { Transfer } from '../../src/db/entities/Transfer.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { newId } from '../../src/domain/ids.ts';
@@ -21,6 +24,7 @@ import {
   NegativeBalanceError,
   type NewAsset,
   type NewEvent,
+  type NewTrade,
   type Plan,
 } from '../../src/domain/ledger/store/index.ts';
 import { commitHookOf } from '../../src/events/commit-hook.ts';
@@ -498,9 +502,9 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await checkInvariants(fx.orm)).toEqual([]);
   });
 
-  it('burns an NFT for good: owned by the zero address, held by no one, its holds guard fails after', async () => {
-    const at = new Date();
-    const nft: NewAsset = {
+  /** An NFT created straight into the player's wallet, through one plan. */
+  async function mintedNft(overrides: Partial<NewAsset> = {}): Promise<string> {
+    const asset: NewAsset = {
       ...currency(),
       id: newId('nft'),
       kind: 'nft',
@@ -509,15 +513,22 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
       totalSupply: null,
       maxSupply: null,
       owner: from,
+      ...overrides,
     };
     expect(
       await store.apply({
-        at,
+        at: new Date(),
         guards: [],
-        assets: [nft],
-        balances: [{ assetId: nft.id, wallet: from, delta: 1n }],
+        assets: [asset],
+        balances: [{ assetId: asset.id, wallet: asset.owner ?? from, delta: 1n }],
       }),
     ).toEqual({ outcome: 'applied' });
+    return asset.id;
+  }
+
+  it('burns an NFT for good: owned by the zero address, held by no one, its holds guard fails after', async () => {
+    const at = new Date();
+    const nft = { id: await mintedNft() };
     const burn = (): Plan => ({
       at: new Date(),
       guards: [{ kind: 'holds', assetId: nft.id, wallet: from, atLeast: 1n }],
@@ -586,5 +597,329 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await count(Transfer, id)).toBe(4);
     expect(await events(id)).toBe(3);
     expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  // Issue 21's store primitives: movable / burnable guards (frozen, soulbound), trades, versions.
+  describe('frozen, soulbound, trades and metadata versions', () => {
+    const freeze = (assetId: string, frozen = true): Plan => ({
+      at: new Date(),
+      guards: [],
+      assetUpdates: [{ assetId, frozen }],
+    });
+
+    /** An NFT transfer from the player's wallet, checked movable. */
+    function moveNft(assetId: string, to: StoredAddress): Plan {
+      const at = new Date();
+      return {
+        at,
+        guards: [
+          { kind: 'controls', userId: player.userId, wallet: from },
+          { kind: 'movable', assetId },
+          { kind: 'holds', assetId, wallet: from, atLeast: 1n },
+        ],
+        balances: [
+          { assetId, wallet: from, delta: -1n },
+          { assetId, wallet: to, delta: 1n },
+        ],
+        owners: [{ assetId, owner: to }],
+        transfers: [
+          { id: newId('tr'), assetId, from, to, amount: 1n, requestedBy: player.userId, createdAt: at },
+        ],
+      };
+    }
+
+    it('new assets and collections are neither frozen nor soulbound, and burn by their holder', async () => {
+      const id = await mintedNft();
+      const asset = await fx.orm.em.fork().findOneOrFail(Asset, { id });
+      expect(asset).toMatchObject({ frozen: false, soulbound: false, metadataVersion: 0 });
+      const collection = await fx.orm.em.fork().findOneOrFail(Collection, { id: 'conf' });
+      expect(collection).toMatchObject({ soulbound: false, burnPolicy: 'holder' });
+    });
+
+    it('movable refuses a frozen, a soulbound, a soulbound-collection or a missing asset', async () => {
+      const frozen = await mintedNft();
+      expect(await store.apply(freeze(frozen))).toEqual({ outcome: 'applied' });
+      expect((await fx.orm.em.fork().findOneOrFail(Asset, { id: frozen })).frozen).toBe(true);
+      const plan = moveNft(frozen, A);
+      expect(await store.apply(plan)).toEqual({
+        outcome: 'rejected',
+        guard: plan.guards[1],
+        reason: 'frozen',
+      });
+      // Unfrozen, it moves again.
+      expect(await store.apply(freeze(frozen, false))).toEqual({ outcome: 'applied' });
+      expect(await store.apply(moveNft(frozen, A))).toEqual({ outcome: 'applied' });
+
+      const bound = await mintedNft();
+      await store.apply({ at: new Date(), guards: [], assetUpdates: [{ assetId: bound, soulbound: true }] });
+      // Soulbound and frozen: soulbound is the reason (unfreezing would not help).
+      await store.apply(freeze(bound));
+      expect(await store.apply(moveNft(bound, A))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'soulbound',
+      });
+
+      await fx.ledger.collections.create(studio, { id: 'conf-bound', name: 'Soulbound' });
+      await fx.orm.em.fork().nativeUpdate(Collection, { id: 'conf-bound' }, { soulbound: true });
+      const badge = await mintedNft({ collectionId: 'conf-bound' });
+      expect(await store.apply(moveNft(badge, A))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'soulbound',
+      });
+
+      const missing = moveNft(newId('nft'), A);
+      missing.guards = [{ kind: 'movable', assetId: newId('nft') }];
+      expect(await store.apply(missing)).toEqual({
+        outcome: 'rejected',
+        guard: missing.guards[0],
+        reason: 'missing',
+      });
+      expect(await count(Transfer, bound)).toBe(0);
+      expect(await count(Transfer, badge)).toBe(0);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('burnable lets a soulbound asset burn and refuses a frozen one', async () => {
+      const burn = (assetId: string): Plan => {
+        const at = new Date();
+        return {
+          at,
+          guards: [
+            { kind: 'burnable', assetId },
+            { kind: 'holds', assetId, wallet: from, atLeast: 1n },
+          ],
+          balances: [{ assetId, wallet: from, delta: -1n }],
+          owners: [{ assetId, owner: ZERO }],
+          transfers: [
+            {
+              id: newId('tr'),
+              assetId,
+              from,
+              to: ZERO,
+              amount: 1n,
+              requestedBy: player.userId,
+              createdAt: at,
+            },
+          ],
+        };
+      };
+      const bound = await mintedNft();
+      await store.apply({ at: new Date(), guards: [], assetUpdates: [{ assetId: bound, soulbound: true }] });
+      expect(await store.apply(burn(bound))).toEqual({ outcome: 'applied' });
+      const frozen = await mintedNft();
+      await store.apply(freeze(frozen));
+      const refused = burn(frozen);
+      expect(await store.apply(refused)).toEqual({
+        outcome: 'rejected',
+        guard: refused.guards[0],
+        reason: 'frozen',
+      });
+      const missing = burn(newId('nft'));
+      expect(await store.apply(missing)).toMatchObject({ outcome: 'rejected', reason: 'missing' });
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('a freeze racing transfers of a currency: each transfer commits before it or is refused', async () => {
+      const id = await funded(1000n);
+      const move = (): Plan => {
+        const plan = transferPlan(id, A, 1n);
+        plan.guards.push({ kind: 'movable', assetId: id });
+        return plan;
+      };
+      const before = await Promise.all(Array.from({ length: 10 }, () => store.apply(move())));
+      expect(before.every((o) => o.outcome === 'applied')).toBe(true);
+      const racing = [
+        ...Array.from({ length: 15 }, () => store.apply(move())),
+        store.apply(freeze(id)),
+        ...Array.from({ length: 15 }, () => store.apply(move())),
+      ];
+      const outcomes = await Promise.all(racing);
+      expect(outcomes[15]).toEqual({ outcome: 'applied' });
+      const moved = outcomes.filter((o) => o.outcome === 'applied').length - 1;
+      for (const o of outcomes) if (o.outcome === 'rejected') expect(o.reason).toBe('frozen');
+      // Once the freeze committed, nothing moves.
+      expect(await store.apply(move())).toMatchObject({ outcome: 'rejected', reason: 'frozen' });
+      expect(await balances(id)).toEqual({ [from]: 1000n - 10n - BigInt(moved), [A]: 10n + BigInt(moved) });
+      expect(await count(Transfer, id)).toBe(1 + 10 + moved);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    if (kind === 'postgres') {
+      // The interleavings the race above may or may not hit, forced with a transaction held open.
+      const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+      it('a transfer whose guard meets a freeze in flight waits for it and is refused', async () => {
+        const id = await mintedNft();
+        let settled = false;
+        let transfer: Promise<unknown> | undefined;
+        await fx.orm.em.fork().transactional(async (em) => {
+          // What a freeze plan does: the asset FOR UPDATE (asset_locks), then the update.
+          const sql = (query: string) =>
+            em.getConnection().execute(query, [id], 'run', em.getTransactionContext());
+          await sql('select 1 from "asset" where "id" = ? for update');
+          await sql('update "asset" set "frozen" = true where "id" = ?');
+          transfer = store.apply(moveNft(id, A)).finally(() => {
+            settled = true;
+          });
+          await pause(300);
+          expect(settled).toBe(false);
+        });
+        expect(await transfer).toMatchObject({ outcome: 'rejected', reason: 'frozen' });
+        expect(await count(Transfer, id)).toBe(0);
+      });
+
+      it('a freeze waits for a transfer that passed its movable guard', async () => {
+        const id = await mintedNft();
+        let settled = false;
+        let frozen: Promise<unknown> | undefined;
+        await fx.orm.em.fork().transactional(async (em) => {
+          // What the movable guard of a transfer in flight holds.
+          await em
+            .getConnection()
+            .execute(
+              'select 1 from "asset" where "id" = ? for key share',
+              [id],
+              'all',
+              em.getTransactionContext(),
+            );
+          frozen = store.apply(freeze(id)).finally(() => {
+            settled = true;
+          });
+          await pause(300);
+          expect(settled).toBe(false);
+        });
+        expect(await frozen).toEqual({ outcome: 'applied' });
+      });
+    }
+
+    function trade(overrides: Partial<NewTrade> = {}): NewTrade {
+      const at = new Date();
+      return {
+        id: newId('trd'),
+        status: 'open',
+        proposerUserId: player.userId,
+        proposerWallet: from,
+        counterpartyWallet: A,
+        offer: [{ assetId: 'sword', amount: '1' }],
+        request: [{ assetId: 'gold', amount: '100' }],
+        expiresAt: new Date(at.getTime() + 60_000),
+        createdAt: at,
+        updatedAt: at,
+        operationId: null,
+        closedBy: null,
+        ...overrides,
+      };
+    }
+
+    it('writes trades, checks them open, closes them once', async () => {
+      const open = trade();
+      expect(await store.apply({ at: new Date(), guards: [], trades: [open] })).toEqual({
+        outcome: 'applied',
+      });
+      const row = await fx.orm.em.fork().findOneOrFail(Trade, { id: open.id });
+      expect(row).toMatchObject({
+        status: 'open',
+        proposerWallet: from,
+        counterpartyWallet: A,
+        offer: open.offer,
+        request: open.request,
+        operationId: null,
+        closedBy: null,
+      });
+      expect(row.expiresAt.getTime()).toBe(open.expiresAt.getTime());
+      const accept = (): Plan => {
+        const at = new Date();
+        return {
+          at,
+          guards: [{ kind: 'tradeOpen', tradeId: open.id, at }],
+          tradeStatuses: [
+            { tradeId: open.id, status: 'accepted', by: studio.userId, operationId: 'op_1', at },
+          ],
+        };
+      };
+      // Two accepts at once: exactly one closes it, the other finds it accepted.
+      const outcomes = await Promise.all([store.apply(accept()), store.apply(accept())]);
+      expect(outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+      expect(outcomes.find((o) => o.outcome === 'rejected')).toMatchObject({ reason: 'accepted' });
+      expect(await fx.orm.em.fork().findOneOrFail(Trade, { id: open.id })).toMatchObject({
+        status: 'accepted',
+        closedBy: studio.userId,
+        operationId: 'op_1',
+      });
+
+      const cancelled = trade();
+      await store.apply({ at: new Date(), guards: [], trades: [cancelled] });
+      const at = new Date();
+      await store.apply({
+        at,
+        guards: [{ kind: 'tradeOpen', tradeId: cancelled.id, at }],
+        tradeStatuses: [
+          { tradeId: cancelled.id, status: 'cancelled', by: player.userId, operationId: null, at },
+        ],
+      });
+      const check = (tradeId: string, when = new Date()): Plan => ({
+        at: when,
+        guards: [{ kind: 'tradeOpen', tradeId, at: when }],
+      });
+      expect(await store.apply(check(cancelled.id))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'cancelled',
+      });
+      expect(await store.apply(check(newId('trd')))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'missing',
+      });
+      const expiring = trade({ expiresAt: new Date(Date.now() + 5_000) });
+      await store.apply({ at: new Date(), guards: [], trades: [expiring] });
+      expect(await store.apply(check(expiring.id))).toEqual({ outcome: 'applied' });
+      expect(await store.apply(check(expiring.id, expiring.expiresAt))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'expired',
+      });
+    });
+
+    it('updates metadata against a version, once per version, and keeps every version', async () => {
+      const id = await mintedNft({ metadata: { attributes: [{ trait_type: 'level', value: 1 }] } });
+      const update = (version: number, level: number, name = 'Sword'): Plan => {
+        const at = new Date();
+        const metadata = { attributes: [{ trait_type: 'level', value: level }] };
+        return {
+          at,
+          guards: [{ kind: 'assetVersion', assetId: id, version }],
+          assetUpdates: [{ assetId: id, name, metadata, description: null, metadataVersion: version + 1 }],
+          metadataVersions: [
+            { assetId: id, version: version + 1, name, metadata, changedBy: studio.userId, changedAt: at },
+          ],
+        };
+      };
+      expect(await store.apply(update(0, 2))).toEqual({ outcome: 'applied' });
+      const stale = update(0, 3);
+      expect(await store.apply(stale)).toEqual({ outcome: 'rejected', guard: stale.guards[0], found: 1n });
+      // Concurrent updates against the same version: one wins, the others find the next version.
+      const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => store.apply(update(1, 10 + i))));
+      expect(outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+      for (const o of outcomes) if (o.outcome === 'rejected') expect(o.found).toBe(2n);
+      const asset = await fx.orm.em.fork().findOneOrFail(Asset, { id });
+      expect(asset).toMatchObject({ metadataVersion: 2, name: 'Sword', description: null, frozen: false });
+      const versions = await fx.orm.em
+        .fork()
+        .find(AssetMetadataVersion, { assetId: id }, { orderBy: { version: 'asc' } });
+      expect(versions.map((v) => v.version)).toEqual([1, 2]);
+      expect(versions[1].metadata).toEqual(asset.metadata);
+      expect(versions[0]).toMatchObject({ name: 'Sword', changedBy: studio.userId });
+      // An update that sets only one column leaves the others as they are.
+      await store.apply({ at: new Date(), guards: [], assetUpdates: [{ assetId: id, frozen: true }] });
+      expect(await fx.orm.em.fork().findOneOrFail(Asset, { id })).toMatchObject({
+        frozen: true,
+        metadataVersion: 2,
+        name: 'Sword',
+        metadata: asset.metadata,
+      });
+      const missing: Plan = {
+        at: new Date(),
+        guards: [{ kind: 'assetVersion', assetId: newId('nft'), version: 0 }],
+      };
+      expect(await store.apply(missing)).toMatchObject({ outcome: 'rejected', reason: 'missing' });
+    });
   });
 });

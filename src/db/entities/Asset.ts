@@ -28,6 +28,12 @@ export const Asset = defineEntity({
     maxSupply: p.type(Uint256Type).nullable(),
     /** Current holder of an NFT (lowercase address); null for currencies, whose holders are in Holding. */
     owner: p.string().length(42).nullable().index(),
+    /** Frozen by its studio: does not move (transfers, trades, crafts) and does not burn. */
+    frozen: p.boolean().default(false),
+    /** Non-transferable (an achievement, a quest item); its collection may say so for every NFT. */
+    soulbound: p.boolean().default(false),
+    /** The newest version in asset_metadata_version (0: the metadata it was created with). */
+    metadataVersion: p.integer().default(0),
     createdAt: p.datetime(),
   },
 });

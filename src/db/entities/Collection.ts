@@ -1,6 +1,10 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { User } from './User.ts';
 
+export const BURN_POLICIES = ['holder', 'holder_or_studio', 'none'] as const;
+/** Who may burn the collection's assets: the holder, also the owning studio, or nobody. */
+export type BurnPolicy = (typeof BURN_POLICIES)[number];
+
 /** A game: the group its studio's assets belong to. */
 export const Collection = defineEntity({
   name: 'Collection',
@@ -10,6 +14,9 @@ export const Collection = defineEntity({
     name: p.string(),
     description: p.text().nullable(),
     owner: () => p.manyToOne(User).ref().index(),
+    /** Every NFT of the collection is non-transferable. */
+    soulbound: p.boolean().default(false),
+    burnPolicy: p.string().length(16).$type<BurnPolicy>().default('holder'),
     createdAt: p.datetime(),
   },
 });

@@ -18,7 +18,11 @@ export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
   properties: {
     id: bigintAutoincrementId(),
-    type: p.enum(EVENT_TYPES),
+    /**
+     * One of EVENT_TYPES. Plain text, no check constraint: a new event type needs no table rebuild
+     * (SQLite cannot alter a check); the writers are typed (NewEvent in src/domain/ledger/store/plan.ts).
+     */
+    type: p.text().$type<EventType>(),
     occurredAt: p.datetime(),
     /** The envelope's `data`: the Asset, Transfer or Price resource as published. */
     data: p.json<Record<string, unknown>>(),

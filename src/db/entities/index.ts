@@ -1,6 +1,7 @@
 import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
+import { AssetMetadataVersion } from './AssetMetadataVersion.ts';
 import { ChainAsset } from './ChainAsset.ts';
 import { ChainBlock } from './ChainBlock.ts';
 import { ChainContract } from './ChainContract.ts';
@@ -23,6 +24,7 @@ import { ServiceAccount } from './ServiceAccount.ts';
 import { SigningKey } from './SigningKey.ts';
 import { SiweChallenge } from './SiweChallenge.ts';
 import { StatusList } from './StatusList.ts';
+import { Trade } from './Trade.ts';
 import { Transfer } from './Transfer.ts';
 import { User } from './User.ts';
 import { Wallet } from './Wallet.ts';
@@ -33,6 +35,7 @@ export {
   ApiKey,
   Application,
   Asset,
+  AssetMetadataVersion,
   ChainAsset,
   ChainBlock,
   ChainContract,
@@ -55,6 +58,7 @@ export {
   SigningKey,
   SiweChallenge,
   StatusList,
+  Trade,
   Transfer,
   User,
   Wallet,
@@ -97,5 +101,7 @@ export const entities = [
   ChainHolding,
   ChainLease,
   ChainAsset,
+  AssetMetadataVersion,
+  Trade,
   Recipe,
 ];

@@ -27,7 +27,7 @@ import { APPLY_PLAN as APPLY_PLAN_LOOPED } from './Migration20261124152500_apply
  * Guards: one WHEN block per kind, evaluated in the plan's order against the state before the plan;
  * a new kind is one more WHEN block. Every part is optional: an absent part is an empty loop.
  */
-const APPLY_PLAN = `create or replace function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb
+export const APPLY_PLAN = `create or replace function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb
 language plpgsql as $body$
 declare
   v_at timestamptz := (p->>'at')::timestamptz;

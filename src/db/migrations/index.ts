@@ -9,6 +9,8 @@ import { Migration20261124150632_chain_assets } from './Migration20261124150632_
 import { Migration20261124152500_apply_plan_function } from './Migration20261124152500_apply_plan_function.ts';
 import { Migration20261124181500_apply_plan_without_cursors } from './Migration20261124181500_apply_plan_without_cursors.ts';
 import { Migration20261124181607_chain_projection } from './Migration20261124181607_chain_projection.ts';
+import { Migration20261124202625_economy_flags_trades_versions } from './Migration20261124202625_economy_flags_trades_versions.ts';
+import { Migration20261124203000_apply_plan_economy } from './Migration20261124203000_apply_plan_economy.ts';
 import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
 
 export const migrationsList = [
@@ -22,5 +24,7 @@ export const migrationsList = [
   Migration20261124152500_apply_plan_function,
   Migration20261124181500_apply_plan_without_cursors,
   Migration20261124181607_chain_projection,
+  Migration20261124202625_economy_flags_trades_versions,
+  Migration20261124203000_apply_plan_economy,
   Migration20261124230000_recipes,
 ];

@@ -9,6 +9,7 @@
 // change without guards (an on-chain transfer applied as seen) is one whose `guards` is empty.
 import type { components } from '../../../../generated/openapi/types.ts';
 import type { EventType } from '../../../db/entities/OutboxEvent.ts';
+import type { TradeItem, TradeStatus } from '../../../db/entities/Trade.ts';
 import type { StoredAddress } from '../addresses.ts';
 
 /** A write's answer, stored for replay (the domain's, see ../idempotency.ts). */
@@ -40,13 +41,38 @@ export type Guard =
   /** No asset has the id `assetId` yet. */
   | { kind: 'assetAbsent'; assetId: string }
   /** No wallet row has the address `wallet` yet. */
-  | { kind: 'walletAbsent'; wallet: StoredAddress };
+  | { kind: 'walletAbsent'; wallet: StoredAddress }
+  /**
+   * The asset exists and may move: not frozen, not soulbound, its collection not soulbound. On
+   * PostgreSQL the check shares the asset row (FOR KEY SHARE) until commit, so a freeze (an
+   * `assetUpdates` change, which locks the row FOR UPDATE) commits either before the check reads the
+   * row (the plan is rejected) or after the plan commits.
+   */
+  | { kind: 'movable'; assetId: string }
+  /** The asset exists and may be burned: not frozen (a soulbound asset may burn). Locks as `movable`. */
+  | { kind: 'burnable'; assetId: string }
+  /** The trade exists, is `open` and `expiresAt > at`. Locks the trade row until commit (PostgreSQL). */
+  | { kind: 'tradeOpen'; tradeId: string; at: Date }
+  /**
+   * The asset's metadata_version is `version`: the update was decided against that version. The
+   * store locks the asset (FOR UPDATE) before the guards, as it does every asset `assetUpdates` names.
+   */
+  | { kind: 'assetVersion'; assetId: string; version: number };
+
+/**
+ * Why a `movable`, `burnable`, `tradeOpen` or `assetVersion` guard failed: `missing` (no such asset or
+ * trade), `frozen`, `soulbound` (the asset's or its collection's), a trade's closed status
+ * (`accepted`, `cancelled`) or `expired`.
+ */
+export type GuardReason = 'missing' | 'frozen' | 'soulbound' | 'accepted' | 'cancelled' | 'expired';
 
 /** A failed guard, with what the store found when the guard is about an amount (balance or supply). */
 export interface GuardFailure {
   guard: Guard;
-  /** `holds`: the balance found; `supplyWithin`: the supply found. */
+  /** `holds`: the balance found; `supplyWithin`: the supply found; `assetVersion`: the version found. */
   found?: bigint;
+  /** `movable`, `burnable`, `tradeOpen` (and `assetVersion` on a missing asset): why it failed. */
+  reason?: GuardReason;
 }
 
 /** Adds `delta` (negative: takes) to the holding of (`assetId`, `wallet`), creating it when missing. */
@@ -101,6 +127,55 @@ export interface NewWallet {
   createdAt: Date;
 }
 
+/** A trade row (../../../db/entities/Trade.ts), as proposed. */
+export interface NewTrade {
+  id: string;
+  status: TradeStatus;
+  proposerUserId: string;
+  proposerWallet: StoredAddress;
+  counterpartyWallet: StoredAddress;
+  /** What the proposer gives: amounts as decimal strings of base units. */
+  offer: TradeItem[];
+  /** What the counterparty gives, same shape. */
+  request: TradeItem[];
+  expiresAt: Date;
+  createdAt: Date;
+  updatedAt: Date;
+  operationId: string | null;
+  closedBy: string | null;
+}
+
+/** Closes a trade: sets its status, `closed_by`, `operation_id` and `updated_at` (= `at`). */
+export interface TradeStatusChange {
+  tradeId: string;
+  status: 'accepted' | 'cancelled';
+  by: string;
+  operationId: string | null;
+  at: Date;
+}
+
+/** Sets the given columns of an asset (an absent field is left as it is). Locks the asset first. */
+export interface AssetUpdate {
+  assetId: string;
+  name?: string;
+  description?: string | null;
+  metadata?: Record<string, unknown>;
+  frozen?: boolean;
+  soulbound?: boolean;
+  /** The new metadata_version (the domain guards the one it read with `assetVersion`). */
+  metadataVersion?: number;
+}
+
+/** An asset_metadata_version row: the asset's name and metadata as of `version`. */
+export interface NewMetadataVersion {
+  assetId: string;
+  version: number;
+  name: string;
+  metadata: Record<string, unknown>;
+  changedBy: string | null;
+  changedAt: Date;
+}
+
 /** A published event as the contract declares it (the envelope of `GET /api/v1/events`, `/ws`). */
 export type PublishedEventBody = components['schemas']['Event'];
 
@@ -144,6 +219,14 @@ export interface Plan {
   supplies?: { assetId: string; delta: bigint }[];
   /** Sets an NFT's `owner`. */
   owners?: { assetId: string; owner: StoredAddress }[];
+  /** Asset columns set (frozen, soulbound, name, metadata, version...), applied after `owners`. */
+  assetUpdates?: AssetUpdate[];
+  /** Metadata version rows, inserted after `assetUpdates`. */
+  metadataVersions?: NewMetadataVersion[];
+  /** Trade rows created. */
+  trades?: NewTrade[];
+  /** Trades closed (accepted or cancelled), applied after `trades`. */
+  tradeStatuses?: TradeStatusChange[];
   /** Transfer rows; the store draws their `seq`. */
   transfers?: NewTransfer[];
   prices?: NewPrice[];

@@ -1,6 +1,7 @@
 // The PostgreSQL ledger store: a plan is one call of the database function `gats_apply_plan`
-// (migration Migration20261124152500_apply_plan_function), one round trip in its own transaction, as a
-// named prepared statement on the ORM's pool. The plan travels as one JSON argument; the function
+// (migration Migration20261124152500_apply_plan_function; its current body is in
+// Migration20261124203000_apply_plan_economy), one round trip in its own transaction, as a named
+// prepared statement on the ORM's pool. The plan travels as one JSON argument; the function
 // takes the idempotency record, locks what the plan names in a fixed order (the orders are computed
 // here), checks the guards in order and applies the rows. A lost deadlock, a serialization failure
 // or a concurrent insert of the same key rolled everything back: the plan is simply run again, and
@@ -11,7 +12,14 @@ import { pgStatements } from '../../../db/write-statements.ts';
 import { commitHookOf } from '../../../events/commit-hook.ts';
 import { OUTBOX_LOCK_KEY } from '../../../events/outbox-lock.ts';
 import { isTransient } from '../transactions.ts';
-import { type Guard, type LedgerStore, NegativeBalanceError, type Plan } from './plan.ts';
+import {
+  type Guard,
+  type GuardFailure,
+  type GuardReason,
+  type LedgerStore,
+  NegativeBalanceError,
+  type Plan,
+} from './plan.ts';
 
 const APPLY_PLAN = 'select gats_apply_plan($1::jsonb, $2) as existing';
 const ATTEMPTS = 5;
@@ -30,7 +38,24 @@ function guardJson(guard: Guard): Record<string, unknown> {
       return { k: 'asset_absent', a: guard.assetId };
     case 'walletAbsent':
       return { k: 'wallet_absent', w: guard.wallet };
+    case 'movable':
+      return { k: 'movable', a: guard.assetId };
+    case 'burnable':
+      return { k: 'burnable', a: guard.assetId };
+    case 'tradeOpen':
+      return { k: 'trade_open', t: guard.tradeId, at: guard.at.toISOString() };
+    case 'assetVersion':
+      return { k: 'asset_version', a: guard.assetId, v: guard.version };
   }
+}
+
+const REASONS = new Set<string>(['missing', 'frozen', 'soulbound', 'accepted', 'cancelled', 'expired']);
+const isReason = (hint: string): hint is GuardReason => REASONS.has(hint);
+
+/** The failure the function reported: HINT is the amount found, or the reason (a word). */
+function failure(guard: Guard, hint: string | undefined): GuardFailure {
+  if (!hint) return { guard };
+  return isReason(hint) ? { guard, reason: hint } : { guard, found: BigInt(hint) };
 }
 
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -52,11 +77,15 @@ export function planJson(plan: Plan): string {
   // What is locked, each kind in one fixed order: the same rows in the same order for every plan.
   const holdings = new Map<string, { a: string; w: string }>();
   const supplies = new Set<string>();
+  const updated = new Set<string>();
   for (const guard of plan.guards) {
     if (guard.kind === 'holds')
       holdings.set(`${guard.assetId} ${guard.wallet}`, { a: guard.assetId, w: guard.wallet });
     if (guard.kind === 'supplyWithin') supplies.add(guard.assetId);
+    if (guard.kind === 'assetVersion') updated.add(guard.assetId);
   }
+  for (const update of plan.assetUpdates ?? []) updated.add(update.assetId);
+  if (updated.size) p.asset_locks = [...updated].sort(byText);
   for (const change of plan.balances ?? [])
     holdings.set(`${change.assetId} ${change.wallet}`, { a: change.assetId, w: change.wallet });
   for (const change of plan.supplies ?? []) supplies.add(change.assetId);
@@ -92,6 +121,49 @@ export function planJson(plan: Plan): string {
     p.balances = plan.balances.map((b) => ({ a: b.assetId, w: b.wallet, d: text(b.delta) }));
   if (plan.supplies?.length) p.supplies = plan.supplies.map((s) => ({ a: s.assetId, d: text(s.delta) }));
   if (plan.owners?.length) p.owners = plan.owners.map((o) => ({ a: o.assetId, o: o.owner }));
+  if (plan.assetUpdates?.length)
+    p.asset_updates = plan.assetUpdates.map((u) => ({
+      a: u.assetId,
+      // Absent keys leave the column as it is; `description` may be set to null (key present).
+      ...(u.name !== undefined && { name: u.name }),
+      ...(u.description !== undefined && { description: u.description }),
+      ...(u.metadata !== undefined && { metadata: u.metadata }),
+      ...(u.frozen !== undefined && { frozen: u.frozen }),
+      ...(u.soulbound !== undefined && { soulbound: u.soulbound }),
+      ...(u.metadataVersion !== undefined && { version: u.metadataVersion }),
+    }));
+  if (plan.metadataVersions?.length)
+    p.metadata_versions = plan.metadataVersions.map((v) => ({
+      a: v.assetId,
+      v: v.version,
+      name: v.name,
+      metadata: v.metadata,
+      u: v.changedBy,
+      at: v.changedAt.toISOString(),
+    }));
+  if (plan.trades?.length)
+    p.trades = plan.trades.map((t) => ({
+      id: t.id,
+      status: t.status,
+      u: t.proposerUserId,
+      pw: t.proposerWallet,
+      cw: t.counterpartyWallet,
+      offer: t.offer,
+      request: t.request,
+      expires_at: t.expiresAt.toISOString(),
+      created_at: t.createdAt.toISOString(),
+      updated_at: t.updatedAt.toISOString(),
+      op: t.operationId,
+      by: t.closedBy,
+    }));
+  if (plan.tradeStatuses?.length)
+    p.trade_statuses = plan.tradeStatuses.map((c) => ({
+      t: c.tradeId,
+      status: c.status,
+      by: c.by,
+      op: c.operationId,
+      at: c.at.toISOString(),
+    }));
   if (plan.transfers?.length)
     p.transfers = plan.transfers.map((t) => ({
       id: t.id,
@@ -149,10 +221,7 @@ export function createPostgresLedgerStore(orm: Orm): LedgerStore {
         } catch (error) {
           const { code, detail, hint } = error as { code?: unknown; detail?: string; hint?: string };
           if (code === 'GTG01') {
-            const guard = plan.guards[Number(detail)];
-            return hint
-              ? { outcome: 'rejected', guard, found: BigInt(hint) }
-              : { outcome: 'rejected', guard };
+            return { outcome: 'rejected', ...failure(plan.guards[Number(detail)], hint) };
           }
           if (code === 'GTN01') {
             const [assetId, wallet] = String(detail).split(' ');

@@ -70,6 +70,23 @@ const SQL = {
     'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet) ' +
     'values (?, ?, ?, ?, ?, ?, ?, ?)',
   insertLedgerChange: 'insert into ledger_change (kind, occurred_at, user_id, wallet) values (?, ?, ?, ?)',
+  movable:
+    'select a.frozen, a.soulbound, c.soulbound as collection_soulbound from asset a ' +
+    'join collection c on c.id = a.collection_id where a.id = ?',
+  assetVersion: 'select metadata_version from asset where id = ?',
+  tradeOpen: 'select status, expires_at from trade where id = ?',
+  setName: 'update asset set name = ? where id = ?',
+  setDescription: 'update asset set description = ? where id = ?',
+  setMetadata: 'update asset set metadata = ? where id = ?',
+  setFrozen: 'update asset set frozen = ? where id = ?',
+  setSoulbound: 'update asset set soulbound = ? where id = ?',
+  setMetadataVersion: 'update asset set metadata_version = ? where id = ?',
+  insertMetadataVersion:
+    'insert into asset_metadata_version (asset_id, version, name, metadata, changed_by, changed_at) values (?, ?, ?, ?, ?, ?)',
+  insertTrade:
+    'insert into trade (id, status, proposer_user_id, proposer_wallet, counterparty_wallet, offer, request, ' +
+    'expires_at, created_at, updated_at, operation_id, closed_by) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  closeTrade: 'update trade set status = ?, closed_by = ?, operation_id = ?, updated_at = ? where id = ?',
 } as const;
 
 function epochMs(value: unknown): number {
@@ -125,6 +142,32 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           case 'walletAbsent':
             if (s.walletExists.get(guard.wallet)) throw new Rejected({ guard });
             break;
+          case 'movable':
+          case 'burnable': {
+            const row = s.movable.get(guard.assetId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            // Soulbound first: unfreezing would not make it movable.
+            if (guard.kind === 'movable' && (row.soulbound || row.collection_soulbound))
+              throw new Rejected({ guard, reason: 'soulbound' });
+            if (row.frozen) throw new Rejected({ guard, reason: 'frozen' });
+            break;
+          }
+          case 'tradeOpen': {
+            const row = s.tradeOpen.get(guard.tradeId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            if (row.status === 'accepted' || row.status === 'cancelled')
+              throw new Rejected({ guard, reason: row.status });
+            if (epochMs(row.expires_at) <= guard.at.getTime())
+              throw new Rejected({ guard, reason: 'expired' });
+            break;
+          }
+          case 'assetVersion': {
+            const row = s.assetVersion.get(guard.assetId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            const found = BigInt(Number(row.metadata_version));
+            if (found !== BigInt(guard.version)) throw new Rejected({ guard, found });
+            break;
+          }
         }
       }
     }
@@ -167,6 +210,43 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
         s.writeSupply.run(amount(supply), change.assetId);
       }
       for (const change of plan.owners ?? []) s.setOwner.run(change.owner, change.assetId);
+      for (const u of plan.assetUpdates ?? []) {
+        if (u.name !== undefined) s.setName.run(u.name, u.assetId);
+        if (u.description !== undefined) s.setDescription.run(u.description, u.assetId);
+        if (u.metadata !== undefined) s.setMetadata.run(JSON.stringify(u.metadata), u.assetId);
+        if (u.frozen !== undefined) s.setFrozen.run(u.frozen ? 1 : 0, u.assetId);
+        if (u.soulbound !== undefined) s.setSoulbound.run(u.soulbound ? 1 : 0, u.assetId);
+        if (u.metadataVersion !== undefined) s.setMetadataVersion.run(u.metadataVersion, u.assetId);
+      }
+      for (const v of plan.metadataVersions ?? []) {
+        s.insertMetadataVersion.run(
+          v.assetId,
+          v.version,
+          v.name,
+          JSON.stringify(v.metadata),
+          v.changedBy,
+          v.changedAt.getTime(),
+        );
+      }
+      for (const t of plan.trades ?? []) {
+        s.insertTrade.run(
+          t.id,
+          t.status,
+          t.proposerUserId,
+          t.proposerWallet,
+          t.counterpartyWallet,
+          JSON.stringify(t.offer),
+          JSON.stringify(t.request),
+          t.expiresAt.getTime(),
+          t.createdAt.getTime(),
+          t.updatedAt.getTime(),
+          t.operationId,
+          t.closedBy,
+        );
+      }
+      for (const c of plan.tradeStatuses ?? []) {
+        s.closeTrade.run(c.status, c.by, c.operationId, c.at.getTime(), c.tradeId);
+      }
       for (const t of plan.transfers ?? []) {
         const at = t.createdAt.getTime();
         s.insertTransfer.run(
