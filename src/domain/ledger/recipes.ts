@@ -15,6 +15,7 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
+import { lockGuards, lockRefusal } from './asset-locks.ts';
 import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { requireMintableCollection } from './collections.ts';
@@ -305,6 +306,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
       }
+      extra.guards.push(...lockGuards(legs));
       for (const [assetId, { delta, max }] of caps) {
         extra.guards.push({ kind: 'supplyWithin', assetId, adding: delta, max });
         extra.supplies.push({ assetId, delta });
@@ -318,8 +320,10 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         (burned) => ({ status: 201, body: { id, recipe: recipeId, burned, minted, nfts }, headers: {} }),
         {
           ...extra,
-          rejected: ({ guard, found = 0n }) => {
-            if (guard.kind !== 'supplyWithin') return new Error(`Unexpected guard ${guard.kind}.`);
+          rejected: (failure) => {
+            const { guard, found = 0n } = failure;
+            if (guard.kind !== 'supplyWithin')
+              return lockRefusal(failure, legs) ?? new Error(`Unexpected guard ${guard.kind}.`);
             const { delta, max, decimals, output } = caps.get(guard.assetId) as {
               delta: bigint;
               max: bigint;

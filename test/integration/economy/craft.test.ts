@@ -4,6 +4,7 @@
 // Herbs. Every response is checked against the contract by the test client; the ledger's invariants
 // after all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../../src/db/entities/Asset.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { checkInvariants, type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
@@ -337,6 +338,29 @@ describe.each(DB_KINDS)('crafting on %s', (kind) => {
     expect(refused.body.detail).toContain('Output 0: ');
     expect(await balance('herb', alice.wallet)).toBe(herbs);
     expect(await supply('essence')).toBe('1.5');
+  });
+
+  it('refuses a frozen input (409 asset-frozen, nothing burned); a soulbound NFT input may be consumed', async () => {
+    const orm = t.app.orm as unknown as Orm;
+    const setFlags = (id: string, flags: { frozen?: boolean; soulbound?: boolean }) =>
+      orm.em.fork().nativeUpdate(Asset, { id }, flags);
+    const herbs = await balance('herb', alice.wallet);
+    await setFlags('herb', { frozen: true });
+    const frozen = await call(alice, 'POST', `/api/v1/recipes/${potionRecipe}/craft`, {
+      wallet: alice.wallet,
+    });
+    await setFlags('herb', { frozen: false });
+    expect([frozen.status, frozen.body.type], frozen.text).toEqual([409, '/problems/asset-frozen']);
+    expect(frozen.body.detail).toContain('Input 0: herb is frozen');
+    expect(await balance('herb', alice.wallet)).toBe(herbs);
+    const quest = await sword(alice.wallet);
+    await setFlags(quest, { soulbound: true });
+    const consumed = await call(alice, 'POST', `/api/v1/recipes/${reforgeRecipe}/craft`, {
+      wallet: alice.wallet,
+      nfts: [quest],
+    });
+    expect(consumed.status, consumed.text).toBe(201);
+    expect((await read(`/assets/${quest}`)).burned).toBe(true);
   });
 
   it('two crafts racing for the same Herbs: exactly one wins', async () => {
