@@ -44,6 +44,7 @@ export const PROBLEM_TYPES = {
   "/problems/max-supply-exceeded": { title: "Max supply exceeded", status: 409, retryable: false },
   "/problems/ownership-not-held": { title: "Ownership not held", status: 409, retryable: false },
   "/problems/quota-exceeded": { title: "Quota exceeded", status: 409, retryable: false },
+  "/problems/trade-not-open": { title: "Trade not open", status: 409, retryable: false },
   "/problems/username-taken": { title: "Username taken", status: 409, retryable: false },
   "/problems/wallet-already-linked": { title: "Wallet already linked", status: 409, retryable: false },
   "/problems/resync-required": { title: "Resync required", status: 410, retryable: false },

@@ -1258,6 +1258,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's trades
+         * @description Lists the trades the caller is a party to (proposed by the caller, or from or to a wallet the caller controls), newest first, paginated with `limit` and `cursor`; `status` keeps one status (`expired`: open trades past their expiry).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listTrades"];
+        put?: never;
+        /**
+         * Propose a two-party trade
+         * @description Proposes to give `offer` (up to 10 items) from `fromWallet`, a wallet the caller controls, for `request` (up to 10 items) from `toWallet`. The trade stays `open` for `expiresIn` seconds (default one day, at most seven days) until whoever controls `toWallet` accepts it (`POST /api/v1/trades/{trade_id}/accept`) or either party cancels it. The offer is checked now (`fromWallet` holds it, and no item is frozen or soulbound) for an early answer, but nothing is reserved: balances are only guaranteed at acceptance, which checks every item again. A proposal moves nothing and publishes no event (the settlement's transfers do). One `Idempotency-Key` covers the proposal.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a trade
+         * @description Returns one trade the caller is a party to (proposed it, or controls its `fromWallet` or `toWallet`); anyone else gets 404, as if it did not exist.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is not `trd_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no trade has this id or the caller is not a party; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getTrade"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a trade
+         * @description The counterparty (whoever controls `toWallet`) accepts an open trade: its offer moves from `fromWallet` to `toWallet` and its request from `toWallet` to `fromWallet`, as one transaction, or nothing moves. Every item is checked like a transfer at this moment (the giving wallet holds it, it is neither frozen nor soulbound, the proposer still controls `fromWallet`), and the trade must still be open: of an acceptance and a cancellation racing, exactly one applies. Each transfer has its `newTransfer` event; the events are consecutive in the event stream and the answer groups them under the operation's id (also the trade's `operationId`). One `Idempotency-Key` covers the acceptance.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller is the proposer but does not control `toWallet` (only the counterparty accepts); 404 `/problems/not-found` when no trade has this id or the caller is not a party; 409 `/problems/trade-not-open` when the trade was accepted, cancelled or has expired; 409 `/problems/insufficient-balance` when a wallet no longer holds what it gives (the detail names the item, `Offer i` or `Request i`); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an item may not move; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different trade; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["acceptTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel (or refuse) a trade
+         * @description Either party cancels an open trade: the proposer withdraws it, the counterparty refuses it. Nothing moves and no event is published. Of a cancellation and an acceptance racing, exactly one applies.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `transfers:write`; 404 `/problems/not-found` when no trade has this id or the caller is not a party; 409 `/problems/trade-not-open` when the trade was already accepted, cancelled or has expired; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["cancelTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/transfers": {
         parameters: {
             query?: never;
@@ -3626,6 +3738,123 @@ export interface components {
             transfers: components["schemas"]["Transfer"][];
         };
         /**
+         * TradeStatus
+         * @description `open` until the counterparty accepts it (`accepted`), either party cancels it (`cancelled`), or its `expiresAt` passes (`expired`: computed, an open trade past its expiry; it can no longer be accepted or cancelled).
+         * @enum {string}
+         */
+        TradeStatus: "open" | "accepted" | "cancelled" | "expired";
+        /**
+         * TradeId
+         * @description A trade's id, `trd_` + a ULID.
+         * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+         */
+        TradeId: string;
+        /**
+         * TradeItem
+         * @description One side's item of a trade: an amount of a currency, or an NFT (amount `"1"`).
+         */
+        TradeItem: {
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * Trade
+         * @description A two-party trade. Visible only to its two parties (the proposer, and whoever controls either wallet). Accepting it moves the `offer` from `fromWallet` to `toWallet` and the `request` back, as one operation (`operationId`).
+         * @example {
+         *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+         *       "status": "open",
+         *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "offer": [
+         *         {
+         *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *           "amount": "1"
+         *         }
+         *       ],
+         *       "request": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "100"
+         *         }
+         *       ],
+         *       "expiresAt": "2026-11-23T10:00:00.000Z",
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z",
+         *       "operationId": null,
+         *       "closedBy": null
+         *     }
+         */
+        Trade: {
+            id: components["schemas"]["TradeId"];
+            status: components["schemas"]["TradeStatus"];
+            /** @description The id of the user who proposed it. */
+            proposer: string;
+            fromWallet: components["schemas"]["Address"];
+            toWallet: components["schemas"]["Address"];
+            offer: components["schemas"]["TradeItem"][];
+            request: components["schemas"]["TradeItem"][];
+            expiresAt: components["schemas"]["Timestamp"];
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description The `op_` id of the settlement once accepted; null otherwise. */
+            operationId: string | null;
+            /** @description The id of the user who accepted or cancelled it; null while open or expired. */
+            closedBy: string | null;
+        };
+        /**
+         * TradePage
+         * @description A page of the caller's trades, newest first.
+         */
+        TradePage: {
+            data: components["schemas"]["Trade"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateTradeRequest
+         * @description A proposal: the caller offers `offer` from `fromWallet` (a wallet the caller controls) in exchange for `request` from `toWallet`; whoever controls `toWallet` may accept it within `expiresIn` seconds.
+         * @example {
+         *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "offer": [
+         *         {
+         *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *           "amount": "1"
+         *         }
+         *       ],
+         *       "request": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "100"
+         *         }
+         *       ]
+         *     }
+         */
+        CreateTradeRequest: {
+            /** @description The proposer's wallet, which gives the `offer`; the caller must control it. */
+            fromWallet: components["schemas"]["Address"];
+            /** @description The counterparty's wallet, which gives the `request`; not the zero address nor `fromWallet`. */
+            toWallet: components["schemas"]["Address"];
+            offer: components["schemas"]["TradeItem"][];
+            request: components["schemas"]["TradeItem"][];
+            /**
+             * @description Seconds the proposal stays open (default 86400, one day; at most 604800, seven days).
+             * @default 86400
+             */
+            expiresIn: number;
+        };
+        /**
+         * TradeSettlement
+         * @description An accepted trade: the operation's id, the trade as closed, and its transfers (the offer's from `fromWallet` to `toWallet`, then the request's back), each with its `newTransfer` event, consecutive in the event stream.
+         */
+        TradeSettlement: {
+            /** @description The operation's id, `op_` + a ULID (the trade's `operationId`). */
+            id: string;
+            trade: components["schemas"]["Trade"];
+            transfers: components["schemas"]["Transfer"][];
+        };
+        /**
          * TransferPage
          * @description A page of transfers, newest first.
          */
@@ -5202,6 +5431,11 @@ export interface components {
          * @example gold
          */
         PriceAssetIdPath: components["schemas"]["AssetId"];
+        /**
+         * @description A trade id (`trd_` + a ULID).
+         * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+         */
+        TradeIdPath: components["schemas"]["TradeId"];
         /**
          * @description A transfer id (`tr_` + a ULID).
          * @example tr_01JD3Z7A1B2C3D4E5F6G7H8J9K
@@ -9124,6 +9358,452 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTrades: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only trades with this status.
+                 * @example open
+                 */
+                status?: components["schemas"]["TradeStatus"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trades. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *           "status": "open",
+                     *           "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "offer": [
+                     *             {
+                     *               "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *               "amount": "1"
+                     *             }
+                     *           ],
+                     *           "request": [
+                     *             {
+                     *               "assetId": "gold",
+                     *               "amount": "100"
+                     *             }
+                     *           ],
+                     *           "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *           "operationId": null,
+                     *           "closedBy": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "offer": [
+                 *         {
+                 *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                 *           "amount": "1"
+                 *         }
+                 *       ],
+                 *       "request": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "amount": "100"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTradeRequest"];
+            };
+        };
+        responses: {
+            /** @description The open trade. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "open",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The offer is not held, or an item may not move. Nothing was created. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "Offer 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed does not own nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
+                     *       "instance": "/api/v1/trades",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trade. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "open",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptTrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settled trade. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3ZE7F9G1H3J5K7M9N1P3Q5",
+                     *       "trade": {
+                     *         "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *         "status": "accepted",
+                     *         "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *         "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "offer": [
+                     *           {
+                     *             "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *             "amount": "1"
+                     *           }
+                     *         ],
+                     *         "request": [
+                     *           {
+                     *             "assetId": "gold",
+                     *             "amount": "100"
+                     *           }
+                     *         ],
+                     *         "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *         "operationId": "op_01JD3ZE7F9G1H3J5K7M9N1P3Q5",
+                     *         "closedBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3ZE7F9G1H3J5K7M9N1P3Q6",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZE7F9G1H3J5K7M9N1P3Q7",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "amount": "100",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradeSettlement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The trade is not open, a wallet lacks what it gives, or an item may not move. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/trade-not-open",
+                     *       "title": "Trade not open",
+                     *       "status": 409,
+                     *       "detail": "The trade trd_01JD3ZD6E8F0G2H4J6K8M0N2P4 was cancelled.",
+                     *       "instance": "/api/v1/trades/trd_01JD3ZD6E8F0G2H4J6K8M0N2P4/accept",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled trade. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "cancelled",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:03:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The trade was already accepted or cancelled, or has expired. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/trade-not-open",
+                     *       "title": "Trade not open",
+                     *       "status": 409,
+                     *       "detail": "The trade trd_01JD3ZD6E8F0G2H4J6K8M0N2P4 was accepted.",
+                     *       "instance": "/api/v1/trades/trd_01JD3ZD6E8F0G2H4J6K8M0N2P4/cancel",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

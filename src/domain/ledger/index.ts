@@ -10,6 +10,7 @@ import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
 import { createRecipeService, type RecipeService } from './recipes.ts';
 import { ledgerStoreOf } from './store/index.ts';
+import { createTradeService, type TradeService } from './trades.ts';
 import { createLegWriter, createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
 import { createWalletService, type WalletService } from './wallets.ts';
@@ -30,6 +31,7 @@ export interface Ledger {
   holdings: HoldingLists;
   transfers: TransferService;
   recipes: RecipeService;
+  trades: TradeService;
   prices: PriceService;
 }
 
@@ -54,6 +56,7 @@ export function createLedger({
     holdings: createHoldingLists(orm),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),
+    trades: createTradeService(orm, idempotency, store, legs),
     prices: createPriceService(orm, idempotency, store),
   };
 }

@@ -25,7 +25,9 @@ import type {
   LedgerStore,
   NewAsset,
   NewEvent,
+  NewTrade,
   NewTransfer,
+  TradeStatusChange,
 } from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
@@ -151,6 +153,8 @@ export interface Leg {
   from: StoredAddress;
   to: StoredAddress;
   place: LegPlace;
+  /** The user who must control `from`: the acting user unless given (a trade's proposer). */
+  by?: string;
 }
 
 /**
@@ -158,13 +162,30 @@ export interface Leg {
  * legs' parts; `rejected` answers a failed guard of `guards` (the legs answer their own).
  */
 export interface ExtraParts {
+  /** Guards checked before the legs' own (a trade still open). */
+  leading?: Guard[];
   guards?: Guard[];
+  trades?: NewTrade[];
+  tradeStatuses?: TradeStatusChange[];
   assets?: NewAsset[];
   balances?: BalanceChange[];
   supplies?: { assetId: string; delta: bigint }[];
   transfers?: NewTransfer[];
   events?: NewEvent[];
   rejected?: (failure: GuardFailure) => Error;
+}
+
+/** 409 insufficient-balance for `leg`: its `from` held `held`, less than `amount`, naming the leg. */
+export function insufficientBalance(leg: Leg, held: bigint, amount: bigint) {
+  const { asset } = leg;
+  return new InsufficientBalanceError(
+    named(
+      leg.place,
+      asset.kind === 'nft'
+        ? `${formatAddress(leg.from)} does not own ${asset.id}.`
+        : `${formatAddress(leg.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
+    ),
+  );
 }
 
 /** Checked legs to plans: shared by transfers, batches, burns and crafts (./recipes.ts). */
@@ -227,18 +248,6 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
     return facts;
-  }
-
-  function insufficient(leg: Leg, held: bigint, amount: bigint) {
-    const { asset } = leg;
-    return new InsufficientBalanceError(
-      named(
-        leg.place,
-        asset.kind === 'nft'
-          ? `${formatAddress(leg.from)} does not own ${asset.id}.`
-          : `${formatAddress(leg.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
-      ),
-    );
   }
 
   /** The leg's transfer as stored and answered; everything in it is known before anything is written. */
@@ -319,7 +328,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     for (const leg of legs) {
       if (!controlled.has(leg.from)) {
         controlled.set(leg.from, leg);
-        guards.push({ kind: 'controls', userId: actor.userId, wallet: leg.from });
+        guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
       }
       const holding = `${leg.asset.id}\u0000${leg.from}`;
       const debit = debits.get(holding);
@@ -342,8 +351,10 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     const outcome = await store.apply({
       at,
       idempotency: key && { key, response },
-      guards: extra.guards ? [...guards, ...extra.guards] : guards,
+      guards: [...(extra.leading ?? []), ...guards, ...(extra.guards ?? [])],
       assets: extra.assets,
+      trades: extra.trades,
+      tradeStatuses: extra.tradeStatuses,
       balances: extra.balances ? [...balances, ...extra.balances] : balances,
       supplies: supplies.length ? supplies : undefined,
       owners: owners.length ? owners : undefined,
@@ -357,7 +368,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
         return idempotency.replay<T>(outcome.record, key as IdempotencyKey);
       case 'rejected': {
         const { guard } = outcome;
-        if (guard.kind === 'controls') {
+        if (guard.kind === 'controls' && controlled.has(guard.wallet)) {
           const leg = controlled.get(guard.wallet) as Leg;
           throw notControlled(leg.from, leg.place);
         }
@@ -373,7 +384,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
           taken += leg.amount;
           return taken > found;
         }) as Leg;
-        throw insufficient(leg, found, taken);
+        throw insufficientBalance(leg, found, taken);
       }
     }
   }

@@ -5,6 +5,7 @@ import type { ReadCache } from '../read-cache.ts';
 import { assetHandlers } from './assets.ts';
 import { priceHandlers } from './prices.ts';
 import { recipeHandlers } from './recipes.ts';
+import { tradeHandlers } from './trades.ts';
 import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
 
@@ -15,5 +16,6 @@ export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ...transferHandlers(ledger),
     ...priceHandlers(ledger),
     ...recipeHandlers(ledger),
+    ...tradeHandlers(ledger),
   };
 }
