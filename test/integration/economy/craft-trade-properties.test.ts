@@ -22,6 +22,7 @@ const EXPECTED_REFUSALS = [
   '/problems/idempotency-key-reused',
   '/problems/recipe-input-mismatch',
   '/problems/not-found',
+  '/problems/trade-not-open',
 ];
 
 describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
@@ -38,7 +39,7 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
     await fx?.close();
   });
 
-  it('keeps every invariant under concurrent transfers, crafts and burns', async () => {
+  it('keeps every invariant under concurrent transfers, crafts, trades and burns', async () => {
     const users = await Promise.all(Array.from({ length: 4 }, () => createUser(fx)));
     for (const id of ['ore', 'dust'])
       await fx.ledger.assets.createCurrency(studio, {
@@ -86,6 +87,15 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
         amount: fc.integer({ min: 1, max: 5 }),
       }),
       fc.record({
+        op: fc.constant('trade' as const),
+        from: fc.nat({ max: users.length - 1 }),
+        shift: fc.integer({ min: 1, max: users.length - 1 }),
+        nft: fc.option(pick, { freq: 2 }),
+        give: fc.integer({ min: 1, max: 6 }),
+        want: fc.integer({ min: 1, max: 6 }),
+        close: fc.constantFrom('accept' as const, 'cancel' as const, 'race' as const),
+      }),
+      fc.record({
         op: fc.constant('craft' as const),
         from: fc.nat({ max: users.length - 1 }),
         recipe: fc.constantFrom('potion', 'reforge'),
@@ -94,7 +104,7 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
       }),
     );
     let round = 0;
-    const applied = { transfer: 0, burn: 0, craft: 0 };
+    const applied = { transfer: 0, burn: 0, craft: 0, trade: 0 };
     const reforged = { count: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(operation, { minLength: 5, maxLength: 20 }), async (operations) => {
@@ -126,6 +136,37 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
                 : { assetId: nfts[operation.nft % nfts.length], from: wallet, amount: '1' };
             return [() => fx.ledger.transfers.burn(user, input).then(count('burn'))];
           }
+          if (operation.op === 'trade') {
+            const other = users[(operation.from + operation.shift) % users.length];
+            const offer =
+              operation.nft === null
+                ? { assetId: 'ore', amount: String(operation.give) }
+                : { assetId: nfts[operation.nft % nfts.length], amount: '1' };
+            return [
+              async () => {
+                const { body: trade } = await fx.ledger.trades.create(user, {
+                  fromWallet: wallet,
+                  toWallet: other.wallet as StoredAddress,
+                  offer: [offer],
+                  request: [{ assetId: 'ore', amount: String(operation.want) }],
+                });
+                if (operation.close === 'cancel') return fx.ledger.trades.cancel(user, trade.id);
+                if (operation.close === 'accept')
+                  return fx.ledger.trades.accept(other, trade.id).then(count('trade'));
+                // An acceptance racing a cancellation: exactly one applies.
+                const [accepted, cancelled] = await Promise.allSettled([
+                  fx.ledger.trades.accept(other, trade.id, `${round}-${i}`),
+                  fx.ledger.trades.cancel(user, trade.id),
+                ]);
+                if (accepted.status === 'fulfilled') applied.trade++;
+                const wins = [accepted, cancelled].filter((r) => r.status === 'fulfilled').length;
+                // (An acceptance refused for a balance another operation took leaves the trade open, so
+                // the cancellation applies: still exactly one.)
+                expect(wins).toBe(1);
+                return accepted;
+              },
+            ];
+          }
           const recipe = operation.recipe === 'potion' ? potion.id : reforge.id;
           const input =
             operation.recipe === 'potion'
@@ -152,5 +193,6 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
     expect(applied.burn).toBeGreaterThan(0);
     expect(applied.craft).toBeGreaterThan(0);
     expect(reforged.count).toBeGreaterThan(0);
+    expect(applied.trade).toBeGreaterThan(0);
   }, 180_000);
 });
