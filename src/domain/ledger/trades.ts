@@ -19,7 +19,7 @@ import { lockGuards, lockRefusal } from './asset-locks.ts';
 import { decodeCursor, isString, type Page, page } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
-import { insufficientBalance, type Leg, type LegPlace, type LegWriter } from './transfers.ts';
+import { type Leg, type LegPlace, type LegWriter, legGuards, legRefusal } from './transfers.ts';
 import type { TradeSettlementView, TradeStatusView, TradeView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';
@@ -222,40 +222,20 @@ export function createTradeService(
       };
       const body = await view(trade, at);
       // The offer is checked now (held, movable) for an early answer; nothing is reserved.
-      const held = new Map<string, { leg: Leg; total: bigint }>();
-      for (const leg of offer) {
-        const entry = held.get(leg.asset.id);
-        if (entry) entry.total += leg.amount;
-        else held.set(leg.asset.id, { leg, total: leg.amount });
-      }
       return applyWrite(
         store,
         idempotency,
         key,
         {
           at,
-          guards: [
-            { kind: 'controls', userId: actor.userId, wallet: input.fromWallet },
-            ...[...held.values()].map(({ leg, total }) => ({
-              kind: 'holds' as const,
-              assetId: leg.asset.id,
-              wallet: input.fromWallet,
-              atLeast: total,
-            })),
-            ...lockGuards([...offer, ...request]),
-          ],
+          guards: [...legGuards(actor, offer), ...lockGuards([...offer, ...request])],
           trades: [trade],
         },
         { status: 201, body, headers: { Location: `/api/v1/trades/${trade.id}` } },
-        (failure) => {
-          const { guard } = failure;
-          if (guard.kind === 'controls') return new WalletNotControlledError(input.fromWallet);
-          if (guard.kind === 'holds') {
-            const { leg, total } = held.get(guard.assetId) as { leg: Leg; total: bigint };
-            return insufficientBalance(leg, failure.found ?? 0n, total);
-          }
-          return lockRefusal(failure, [...offer, ...request]) ?? new Error(`Unexpected guard ${guard.kind}.`);
-        },
+        (failure) =>
+          legRefusal(offer, failure) ??
+          lockRefusal(failure, [...offer, ...request]) ??
+          new Error(`Unexpected guard ${failure.guard.kind}.`),
       );
     },
 

@@ -188,6 +188,57 @@ export function insufficientBalance(leg: Leg, held: bigint, amount: bigint) {
   );
 }
 
+/** 403 wallet-not-controlled for a leg's `from`, naming the leg. */
+function notControlled(wallet: StoredAddress, place: LegPlace) {
+  const error = new WalletNotControlledError(wallet);
+  return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
+}
+/**
+ * The guards every leg needs, as the holdings are before the plan: its user (`by`, else the actor)
+ * controls its `from`, and each (asset, `from`) holds the sum its legs take.
+ */
+export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
+  const guards: Guard[] = [];
+  const controlled = new Set<StoredAddress>();
+  const debits = new Map<string, { leg: Leg; total: bigint }>();
+  for (const leg of legs) {
+    if (!controlled.has(leg.from)) {
+      controlled.add(leg.from);
+      guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
+    }
+    const holding = `${leg.asset.id}\u0000${leg.from}`;
+    const debit = debits.get(holding);
+    if (debit) debit.total += leg.amount;
+    else debits.set(holding, { leg, total: leg.amount });
+  }
+  for (const { leg, total } of debits.values())
+    guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+  return guards;
+}
+
+/**
+ * The problem of a failed `controls` or `holds` guard of `legGuards(legs)`, naming the leg (for
+ * `holds`, the one at which the holding's running debit first passes what it held); undefined for
+ * any other guard.
+ */
+export function legRefusal(legs: Leg[], failure: GuardFailure): Error | undefined {
+  const { guard } = failure;
+  if (guard.kind === 'controls') {
+    const leg = legs.find((l) => l.from === guard.wallet);
+    return leg && notControlled(leg.from, leg.place);
+  }
+  if (guard.kind !== 'holds') return undefined;
+  const found = failure.found ?? 0n;
+  let taken = 0n;
+  const leg = legs
+    .filter((l) => l.asset.id === guard.assetId && l.from === guard.wallet)
+    .find((l) => {
+      taken += l.amount;
+      return taken > found;
+    });
+  return leg && insufficientBalance(leg, found, taken);
+}
+
 /** Checked legs to plans: shared by transfers, batches, burns and crafts (./recipes.ts). */
 export interface LegWriter {
   /** The asset's immutable facts (404 when absent, 409 asset-on-chain for an on-chain token). */
@@ -307,11 +358,6 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     }
   }
 
-  function notControlled(wallet: StoredAddress, place: LegPlace) {
-    const error = new WalletNotControlledError(wallet);
-    return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
-  }
-
   async function applyLegs<T>(
     actor: Actor,
     legs: Leg[],
@@ -322,21 +368,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
   ): Promise<WriteResult<T>> {
     const transfers = legs.map((leg) => transferOf(leg, actor, at));
     const response = answer(transfers.map((t) => t.view));
-    const guards: Guard[] = [];
-    const controlled = new Map<StoredAddress, Leg>();
-    const debits = new Map<string, { leg: Leg; total: bigint }>();
-    for (const leg of legs) {
-      if (!controlled.has(leg.from)) {
-        controlled.set(leg.from, leg);
-        guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
-      }
-      const holding = `${leg.asset.id}\u0000${leg.from}`;
-      const debit = debits.get(holding);
-      if (debit) debit.total += leg.amount;
-      else debits.set(holding, { leg, total: leg.amount });
-    }
-    for (const { leg, total } of debits.values())
-      guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+    const guards = legGuards(actor, legs);
     const balances: BalanceChange[] = [];
     const supplies: { assetId: string; delta: bigint }[] = [];
     const owners: { assetId: string; owner: StoredAddress }[] = [];
@@ -366,26 +398,12 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
         return { ...response, replayed: false };
       case 'replay':
         return idempotency.replay<T>(outcome.record, key as IdempotencyKey);
-      case 'rejected': {
-        const { guard } = outcome;
-        if (guard.kind === 'controls' && controlled.has(guard.wallet)) {
-          const leg = controlled.get(guard.wallet) as Leg;
-          throw notControlled(leg.from, leg.place);
-        }
-        if (guard.kind !== 'holds') {
-          if (extra.rejected) throw extra.rejected(outcome);
-          throw new Error(`Unexpected guard ${guard.kind}.`);
-        }
-        // Names the leg at which the holding's running debit first passes what it held.
-        const found = outcome.found ?? 0n;
-        let taken = 0n;
-        const mine = legs.filter((leg) => leg.asset.id === guard.assetId && leg.from === guard.wallet);
-        const leg = mine.find((leg) => {
-          taken += leg.amount;
-          return taken > found;
-        }) as Leg;
-        throw insufficientBalance(leg, found, taken);
-      }
+      case 'rejected':
+        throw (
+          legRefusal(legs, outcome) ??
+          extra.rejected?.(outcome) ??
+          new Error(`Unexpected guard ${outcome.guard.kind}.`)
+        );
     }
   }
 
