@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../../src/db/entities/Asset.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { economyHttp } from '../../helpers/economy-http.ts';
 import { checkInvariants, type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -22,26 +23,17 @@ describe.each(DB_KINDS)('crafting on %s', (kind) => {
   let potionRecipe: string;
   let reforgeRecipe: string;
 
-  const call = (user: HttpUser, method: string, path: string, body?: unknown, key?: string) =>
-    t.http(method, path, { body, headers: { ...user.headers, ...(key ? { 'idempotency-key': key } : {}) } });
-  const read = async (path: string) => {
-    const got = await t.http('GET', path, { headers: { ...alice.headers, 'cache-control': 'no-cache' } });
-    expect(got.status, got.text).toBe(200);
-    return got.body;
-  };
+  const { call, read, lastEventId } = economyHttp(
+    () => t,
+    () => alice,
+  );
+
   const balance = async (asset: string, wallet: string) => {
     const owners = await read(`/assets/${asset}/owners`);
     return owners.data.find((o: { wallet: string }) => o.wallet === wallet)?.balance ?? '0';
   };
   const supply = async (asset: string) => (await read(`/assets/${asset}`)).totalSupply as string;
-  const lastEventId = async () => {
-    let after = '0';
-    for (;;) {
-      const page = await read(`/api/v1/events?after=${after}&limit=100`);
-      if (page.data.length === 0) return after;
-      after = page.data[page.data.length - 1].id;
-    }
-  };
+
   const mint = async (asset: string, to: string, amount: string) => {
     const minted = await call(studio, 'POST', `/api/v1/currencies/${asset}/mint`, { to, amount });
     expect(minted.status, minted.text).toBe(201);

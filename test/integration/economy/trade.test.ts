@@ -8,6 +8,7 @@ import { Asset } from '../../../src/db/entities/Asset.ts';
 import { Trade } from '../../../src/db/entities/Trade.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { economyHttp } from '../../helpers/economy-http.ts';
 import { checkInvariants, type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 
 const metadata = { image: 'https://cdn.example.com/item.png', attributes: [], creator: 'Example Studio' };
@@ -21,13 +22,11 @@ describe.each(DB_KINDS)('trades on %s', (kind) => {
   let carol: HttpUser;
 
   const orm = () => t.app.orm as unknown as Orm;
-  const call = (user: HttpUser, method: string, path: string, body?: unknown, key?: string) =>
-    t.http(method, path, { body, headers: { ...user.headers, ...(key ? { 'idempotency-key': key } : {}) } });
-  const read = async (path: string) => {
-    const got = await t.http('GET', path, { headers: { ...alice.headers, 'cache-control': 'no-cache' } });
-    expect(got.status, got.text).toBe(200);
-    return got.body;
-  };
+  const { call, read, lastEventId } = economyHttp(
+    () => t,
+    () => alice,
+  );
+
   const gold = async (wallet: string) =>
     (await read('/assets/gold/owners')).data.find((o: { wallet: string }) => o.wallet === wallet)?.balance ??
     '0';
@@ -53,14 +52,6 @@ describe.each(DB_KINDS)('trades on %s', (kind) => {
     });
     expect(proposed.status, proposed.text).toBe(201);
     return proposed.body.id as string;
-  };
-  const lastEventId = async () => {
-    let after = '0';
-    for (;;) {
-      const page = await read(`/api/v1/events?after=${after}&limit=100`);
-      if (page.data.length === 0) return after;
-      after = page.data[page.data.length - 1].id;
-    }
   };
 
   beforeAll(async () => {
@@ -95,18 +86,13 @@ describe.each(DB_KINDS)('trades on %s', (kind) => {
 
   it('trades a Sword for 100 gold: proposal, parties-only reads, one settlement, replay', async () => {
     const swordId = await sword(alice.wallet);
-    const proposed = await call(
-      alice,
-      'POST',
-      '/api/v1/trades',
-      {
-        fromWallet: alice.wallet,
-        toWallet: bob.wallet,
-        offer: [{ assetId: swordId, amount: '1' }],
-        request: [{ assetId: 'gold', amount: '100.00' }],
-      },
-      'p1',
-    );
+    const proposal = {
+      fromWallet: alice.wallet,
+      toWallet: bob.wallet,
+      offer: [{ assetId: swordId, amount: '1' }],
+      request: [{ assetId: 'gold', amount: '100.00' }],
+    };
+    const proposed = await call(alice, 'POST', '/api/v1/trades', proposal, 'p1');
     expect(proposed.status, proposed.text).toBe(201);
     const id = proposed.body.id;
     expect(proposed.headers.get('location')).toBe(`/api/v1/trades/${id}`);
@@ -121,18 +107,7 @@ describe.each(DB_KINDS)('trades on %s', (kind) => {
     });
     const life = Date.parse(proposed.body.expiresAt) - Date.parse(proposed.body.createdAt);
     expect(life).toBe(DAY_MS);
-    const replayed = await call(
-      alice,
-      'POST',
-      '/api/v1/trades',
-      {
-        fromWallet: alice.wallet,
-        toWallet: bob.wallet,
-        offer: [{ assetId: swordId, amount: '1' }],
-        request: [{ assetId: 'gold', amount: '100.00' }],
-      },
-      'p1',
-    );
+    const replayed = await call(alice, 'POST', '/api/v1/trades', proposal, 'p1');
     expect([replayed.status, replayed.body.id]).toEqual([201, id]);
     // Only the parties see it.
     expect((await call(bob, 'GET', `/api/v1/trades/${id}`)).body).toEqual(proposed.body);
