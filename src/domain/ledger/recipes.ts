@@ -97,8 +97,47 @@ function itemAmount(text: string, decimals: number, label: string, pointer: stri
 
 const NFT_ROWS = 'select id, kind, name, collection_id, owner from asset where id = ?';
 
+/** What a craft needs of a recipe; a recipe never changes once created. */
+interface CraftRecipe {
+  collectionId: string;
+  creatorId: string;
+  inputs: RecipeInputView[];
+  outputs: RecipeOutputView[];
+}
+
+/** More recipes than any deployment has; past it the cache starts over (it only saves a read). */
+const RECIPE_CACHE_LIMIT = 10_000;
+
 export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: LegWriter): RecipeService {
   const reads = readStatements(orm);
+  // Kept for the life of the process: recipes and a currency's cap are immutable.
+  const recipes = new Map<string, CraftRecipe>();
+  const caps = new Map<string, bigint | null>();
+
+  async function craftRecipeOf(id: string): Promise<CraftRecipe> {
+    const known = recipes.get(id);
+    if (known) return known;
+    const recipe = await orm.em.fork().findOne(Recipe, { id });
+    if (!recipe) throw recipeNotFound(id);
+    const found = {
+      collectionId: recipe.collection.id,
+      creatorId: recipe.creator.id,
+      inputs: recipe.inputs,
+      outputs: recipe.outputs,
+    };
+    if (recipes.size >= RECIPE_CACHE_LIMIT) recipes.clear();
+    recipes.set(id, found);
+    return found;
+  }
+
+  async function maxSupplyOf(currencyId: string): Promise<bigint | null> {
+    if (caps.has(currencyId)) return caps.get(currencyId) ?? null;
+    const currency = await orm.em.fork().findOneOrFail(Asset, { id: currencyId });
+    const max = currency.maxSupply ?? null;
+    if (caps.size >= RECIPE_CACHE_LIMIT) caps.clear();
+    caps.set(currencyId, max);
+    return max;
+  }
 
   /** A recipe's currency (an input of any collection, or an output of `outputOf`'s collection). */
   async function currencyOf(assetId: string, label: string, pointer: string) {
@@ -209,11 +248,9 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
       };
       const minted: TransferView[] = [];
       const nfts: AssetView[] = [];
-      const caps = new Map<string, { delta: bigint; max: bigint; decimals: number; output: number }>();
+      const outputCaps = new Map<string, { delta: bigint; max: bigint; decimals: number; output: number }>();
       try {
-        const em = orm.em.fork();
-        const recipe = await em.findOne(Recipe, { id: recipeId });
-        if (!recipe) throw recipeNotFound(recipeId);
+        const recipe = await craftRecipeOf(recipeId);
         // Control answers before the inputs (403 first); the plan checks it again.
         await writer.assertControls(actor, [
           { from: input.wallet, place: { pointer: '/body/wallet', label: '' } },
@@ -272,29 +309,29 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         }
         for (const [i, item] of recipe.outputs.entries()) {
           if ('nft' in item) {
-            const parts = nftMintParts(item.nft, recipe.collection.id, recipe.creator.id, input.wallet, at);
+            const parts = nftMintParts(item.nft, recipe.collectionId, recipe.creatorId, input.wallet, at);
             extra.assets.push(parts.asset);
             extra.balances.push(parts.balance);
             extra.events.push(parts.event);
             nfts.push(parts.view);
             continue;
           }
-          const currency = await em.findOneOrFail(Asset, { id: item.assetId });
-          const decimals = currency.decimals ?? 0;
+          const currency = await writer.factsOf(item.assetId);
+          const { decimals } = currency;
           const amount = parseAmount(item.amount, decimals, { pointer: '/body', positive: true });
           const parts = currencyMintParts(
-            { id: currency.id, collectionId: recipe.collection.id, decimals },
+            { id: currency.id, collectionId: recipe.collectionId, decimals },
             input.wallet,
             amount,
             actor.userId,
             at,
           );
-          const cap = caps.get(currency.id);
+          const cap = outputCaps.get(currency.id);
           if (cap) cap.delta += amount;
           else
-            caps.set(currency.id, {
+            outputCaps.set(currency.id, {
               delta: amount,
-              max: currency.maxSupply ?? UINT256_MAX,
+              max: (await maxSupplyOf(currency.id)) ?? UINT256_MAX,
               decimals,
               output: i,
             });
@@ -307,7 +344,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         return earlierAnswerOr(idempotency, key, error);
       }
       extra.guards.push(...lockGuards(legs));
-      for (const [assetId, { delta, max }] of caps) {
+      for (const [assetId, { delta, max }] of outputCaps) {
         extra.guards.push({ kind: 'supplyWithin', assetId, adding: delta, max });
         extra.supplies.push({ assetId, delta });
       }
@@ -324,7 +361,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
             const { guard, found = 0n } = failure;
             if (guard.kind !== 'supplyWithin')
               return lockRefusal(failure, legs) ?? new Error(`Unexpected guard ${guard.kind}.`);
-            const { delta, max, decimals, output } = caps.get(guard.assetId) as {
+            const { delta, max, decimals, output } = outputCaps.get(guard.assetId) as {
               delta: bigint;
               max: bigint;
               decimals: number;
