@@ -871,7 +871,7 @@ export interface paths {
         put?: never;
         /**
          * Create a collection
-         * @description Creates a collection (a game) that NFTs and currencies are minted into. The caller, who must have the `studio` or `admin` role, becomes its `owner`. The `id` is chosen by the caller, is permanent, and must not be taken. A retry after a lost response answers 409; read the collection list to confirm it exists.
+         * @description Creates a collection (a game) that NFTs and currencies are minted into. The caller, who must have the `studio` or `admin` role, becomes its `owner`. The `id` is chosen by the caller, is permanent, and must not be taken. A retry after a lost response answers 409; read the collection list to confirm it exists. Its economy rules are set here, for good: `soulbound` (every NFT of it is non-transferable), `burnPolicy` (who may burn its assets: `holder`, the default; `holder_or_studio`; `none`), `mutableAttributes` (the attribute `trait_type`s the studio may change later with `PATCH /api/v1/assets/{asset_id}/metadata`; default none) and `metadataPolicy` (whether `name`, `image`, `description` may change; default no).
          *
          *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller's role is not `studio` or `admin`; 409 `/problems/collection-exists` when a collection with this id already exists; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1117,11 +1117,123 @@ export interface paths {
         put?: never;
         /**
          * Burn an NFT or an amount of a currency
-         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls: for an NFT the amount is exactly `"1"` and `from` must own it; for a currency it is a positive amount with at most the currency's `decimals` fractional digits, and the currency's `totalSupply` goes down by it. The burn is recorded as a completed transfer to the zero address `0x0000000000000000000000000000000000000000` (the mirror of a mint, which comes from it): the debit, the supply, the transfer and its `newTransfer` event are written in one transaction. A burned NFT stays readable: `GET /assets/{asset_id}` answers it with `burned: true` and `owner: null`, it has no holder, and it never moves again (a transfer or burn of it answers 409 `/problems/insufficient-balance`). Only the holder burns; `Location` names the transfer. Send an `Idempotency-Key`: a retry with the same key and body returns the first result without burning twice.
+         * @description Destroys `amount` of an asset held by `from`, a wallet the caller controls: for an NFT the amount is exactly `"1"` and `from` must own it; for a currency it is a positive amount with at most the currency's `decimals` fractional digits, and the currency's `totalSupply` goes down by it. The burn is recorded as a completed transfer to the zero address `0x0000000000000000000000000000000000000000` (the mirror of a mint, which comes from it): the debit, the supply, the transfer and its `newTransfer` event are written in one transaction. A burned NFT stays readable: `GET /assets/{asset_id}` answers it with `burned: true` and `owner: null`, it has no holder, and it never moves again (a transfer or burn of it answers 409 `/problems/insufficient-balance`). Who burns follows the collection's `burnPolicy`: `holder` (the default) lets only the holder burn, from a wallet they control; `holder_or_studio` also lets the collection's studio (its owner) or an admin burn from any holder's wallet; `none` lets nobody burn. A frozen asset does not burn; a soulbound one does. `Location` names the transfer. Send an `Idempotency-Key`: a retry with the same key and body returns the first result without burning twice.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has this id; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT, or it is already burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from` (and may not burn as the collection's studio); 404 `/problems/not-found` when no asset has this id; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT, or it is already burned); 409 `/problems/asset-frozen` when the asset is frozen; 409 `/problems/burn-not-allowed` when the collection's `burnPolicy` is `none`; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["burnAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/freeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Freeze an asset
+         * @description Freezes an NFT or a currency of the ledger. A frozen asset does not move (transfers, batch legs, trades, crafts answer 409 `/problems/asset-frozen`) and does not burn, until unfrozen; holdings stay as they are. Use it during an investigation. Only the studio that owns the asset's collection, or an admin, may do it. Idempotent: freezing a frozen asset changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the freeze or sees it.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is neither the collection's owner nor an admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/asset-on-chain` for an on-chain token (it is frozen, or not, on its chain); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["freezeAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/unfreeze": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unfreeze an asset
+         * @description Unfreezes an NFT or a currency of the ledger. The asset moves and burns again (unless soulbound, which is permanent). Only the studio that owns the asset's collection, or an admin, may do it. Idempotent: unfreezing an asset that is not frozen changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the unfreeze or sees it.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is neither the collection's owner nor an admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/asset-on-chain` for an on-chain token (it is frozen, or not, on its chain); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["unfreezeAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/metadata": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an asset's metadata (living metadata)
+         * @description Changes an asset's attributes (a sword levels up), and its `name`, `image` or `description` where its collection allows, merged into the current metadata: each attribute given replaces the value of the attribute with its `trait_type` (or is added when the asset lacks it); fields not given stay as they are. Only the studio that owns the asset's collection, or an admin, may update it, and only what the collection declares at its creation: attributes whose `trait_type` is in its `mutableAttributes`, and `name`, `image`, `description` as its `metadataPolicy` allows. Every update is a new version (`metadataVersion` + 1, kept with who and when: `GET /api/v1/assets/{asset_id}/metadata/history`) and raises one `assetUpdated` event; an update that changes nothing answers the asset as it is, with no version and no event. Send the `version` you read (`metadataVersion`) to update only that version (optimistic concurrency: 409 `/problems/version-mismatch` when someone changed it meanwhile). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without a second version.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`, an empty body, or a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller neither owns the asset's collection nor is an admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/metadata-not-mutable` when an attribute or field is not mutable in the collection (`errors` names each), `/problems/version-mismatch` when `version` is not the current one, `/problems/asset-on-chain` for an on-chain token (its metadata comes from its chain); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        patch: operations["updateAssetMetadata"];
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/metadata/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List the versions of an asset's metadata
+         * @description Every version of the asset's name and metadata, newest first, paginated with `limit` and `cursor`: each with who made it (`changedBy`, a user id; null when the service did, such as an on-chain token's metadata fetched later) and when. Version 0 is the asset as created (by its creator, at its creation); an asset never updated lists only it. Readable by any caller who may read the asset.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listAssetMetadataHistory"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1227,7 +1339,7 @@ export interface paths {
          * Transfer an asset
          * @description Moves `amount` of an asset from `from`, a wallet the caller controls, to `to`. For an NFT the amount is exactly `"1"` and `from` must be its owner; for a currency it is a positive amount with at most the currency's `decimals` fractional digits. The debit, the credit, the transfer record and its `newTransfer` event are written in one transaction, with the balances locked: the answer is a `completed` transfer, or an error and no change at all. No balance ever goes negative and the supply is conserved, under any number of concurrent transfers. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without moving anything again.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 409 `/problems/asset-on-chain` when the asset is an on-chain token (`source.type: chain`: it moves on its chain, the ledger only mirrors it); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero, has more fractional digits than the asset's `decimals`, or is not `"1"` for an NFT; 400 `/problems/invalid-address-checksum` when `from` or `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, `from` equal to `to`, or `to` being the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has id `assetId`; 409 `/problems/insufficient-balance` when `from` holds less than `amount` (or does not own the NFT); 409 `/problems/asset-on-chain` when the asset is an on-chain token (`source.type: chain`: it moves on its chain, the ledger only mirrors it); 409 `/problems/asset-frozen` when the asset is frozen by its studio; 409 `/problems/asset-soulbound` when the NFT is soulbound (itself or through its collection); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransfer"];
         delete?: never;
@@ -1249,7 +1361,7 @@ export interface paths {
          * Transfer several assets atomically
          * @description Applies up to 50 transfers (legs) as one transaction: every leg commits, or none does and nothing changes. Each leg is checked like `POST /api/v1/transfer` (the caller controls its `from`, `from` holds the amount, the amount fits the asset's decimals, `from` differs from `to` and `to` is not the zero address); several legs may debit the same holding, and together they must fit its balance (a wallet can pass on in a later leg only what it held before the batch). The answer lists the completed transfers in the order of the legs, under the operation's id (`op_...`); each transfer has its own `newTransfer` event, and the batch's events are consecutive in the event stream. One `Idempotency-Key` covers the whole batch: a retry with the same key and body returns the first result without moving anything again.
          *
-         *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when a leg's asset is frozen or soulbound (the problem names the leg); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransferBatch"];
         delete?: never;
@@ -1275,9 +1387,9 @@ export interface paths {
         put?: never;
         /**
          * Propose a two-party trade
-         * @description Proposes to give `offer` (up to 10 items) from `fromWallet`, a wallet the caller controls, for `request` (up to 10 items) from `toWallet`. The trade stays `open` for `expiresIn` seconds (default one day, at most seven days) until whoever controls `toWallet` accepts it (`POST /api/v1/trades/{trade_id}/accept`) or either party cancels it. The offer is checked now (`fromWallet` holds it, and no item is frozen or soulbound) for an early answer, but nothing is reserved: balances are only guaranteed at acceptance, which checks every item again. A proposal moves nothing and publishes no event (the settlement's transfers do). One `Idempotency-Key` covers the proposal.
+         * @description Proposes to give `offer` (up to 10 items) from `fromWallet`, a wallet the caller controls, for `request` (up to 10 items) from `toWallet`. The trade stays `open` for `expiresIn` seconds (default one day, at most seven days) until whoever controls `toWallet` accepts it (`POST /api/v1/trades/{trade_id}/accept`) or either party cancels it. The offer is checked now (`fromWallet` holds it, and no offered item is frozen or soulbound) for an early answer, but nothing is reserved: balances are only guaranteed at acceptance, which checks every item again. A proposal moves nothing and publishes no event (the settlement's transfers do). One `Idempotency-Key` covers the proposal.
          *
-         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an offered item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTrade"];
         delete?: never;
@@ -2042,6 +2154,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    assetUpdated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An asset was updated (metadata), frozen or unfrozen.
+         * @description Sent to every webhook subscribed to `assetUpdated` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["assetUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2277,6 +2409,12 @@ export interface components {
             source?: components["schemas"]["AssetSource"];
             /** @description True for an NFT that was burned (`POST /api/v1/assets/{asset_id}/burn`): it has no owner and never moves again. False otherwise (a currency's burns lower its `totalSupply` instead). */
             burned?: boolean;
+            /** @description True while the collection's studio (or an admin) has frozen the asset (`POST /api/v1/assets/{asset_id}/freeze`): it does not move (transfers, batch legs, trades, crafts) and does not burn until unfrozen (409 `/problems/asset-frozen`). Every answer carries it; it is optional only because events stored before it existed do not. */
+            frozen?: boolean;
+            /** @description True when the NFT is non-transferable: marked so at creation, or every NFT of its collection is (`soulbound` of the collection). It never moves (409 `/problems/asset-soulbound`); it may still be burned as the collection's `burnPolicy` allows. Every answer carries it; optional only because events stored before it existed do not. */
+            soulbound?: boolean;
+            /** @description The version of the asset's name and metadata: 0 as created, one more with every `PATCH /api/v1/assets/{asset_id}/metadata` (history: `GET /api/v1/assets/{asset_id}/metadata/history`). Every answer carries it; optional only because events stored before it existed do not. */
+            metadataVersion?: number;
         };
         /**
          * AssetOwner
@@ -2765,7 +2903,7 @@ export interface components {
          * @description Kinds of event the service emits.
          * @enum {string}
          */
-        EventType: "newNFT" | "newTransfer" | "priceUpdate";
+        EventType: "newNFT" | "newTransfer" | "priceUpdate" | "assetUpdated";
         /**
          * WebhookFilter
          * @description Which events, as on `/ws`: `walletId` (events whose `from`, `to` or owner it is; never applied to `priceUpdate`), `assetId`, `collection`. Absent members do not filter.
@@ -3122,6 +3260,33 @@ export interface components {
             signature: string;
         };
         /**
+         * BurnPolicy
+         * @description Who may burn the collection's assets (`POST /api/v1/assets/{asset_id}/burn`): `holder` (the holder only, the default), `holder_or_studio` (also the studio that owns the collection, or an admin, from any holder's wallet) or `none` (nobody: 409 `/problems/burn-not-allowed`).
+         * @enum {string}
+         */
+        BurnPolicy: "holder" | "holder_or_studio" | "none";
+        /**
+         * MetadataPolicy
+         * @description Which top-level fields of its assets the studio may change after minting (`PATCH /api/v1/assets/{asset_id}/metadata`); each defaults to false. Attributes are governed by the collection's `mutableAttributes`.
+         */
+        MetadataPolicy: {
+            /**
+             * @description The asset's `name` may change.
+             * @default false
+             */
+            name: boolean;
+            /**
+             * @description The metadata's `image` may change.
+             * @default false
+             */
+            image: boolean;
+            /**
+             * @description The asset's `description` may change.
+             * @default false
+             */
+            description: boolean;
+        };
+        /**
          * Collection
          * @description A game or collection that groups assets (NFTs and currencies).
          * @example {
@@ -3129,7 +3294,17 @@ export interface components {
          *       "name": "Dawn Quest",
          *       "description": "Items and currencies of the Dawn Quest RPG.",
          *       "owner": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
-         *       "createdAt": "2026-11-22T09:00:00.000Z"
+         *       "createdAt": "2026-11-22T09:00:00.000Z",
+         *       "soulbound": false,
+         *       "burnPolicy": "holder_or_studio",
+         *       "mutableAttributes": [
+         *         "level"
+         *       ],
+         *       "metadataPolicy": {
+         *         "name": false,
+         *         "image": true,
+         *         "description": false
+         *       }
          *     }
          */
         Collection: {
@@ -3141,6 +3316,12 @@ export interface components {
             /** @description Id of the user who created the collection. */
             owner: components["schemas"]["UserId"];
             createdAt: components["schemas"]["Timestamp"];
+            /** @description Every NFT of the collection is non-transferable (it may still burn, per `burnPolicy`). */
+            soulbound: boolean;
+            burnPolicy: components["schemas"]["BurnPolicy"];
+            /** @description The `trait_type`s of its assets' attributes the studio may change after minting (`PATCH /api/v1/assets/{asset_id}/metadata`); empty: none. */
+            mutableAttributes: string[];
+            metadataPolicy: components["schemas"]["MetadataPolicy"];
         };
         /**
          * CollectionPage
@@ -3152,7 +3333,17 @@ export interface components {
          *           "name": "Dawn Quest",
          *           "description": "Items and currencies of the Dawn Quest RPG.",
          *           "owner": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
-         *           "createdAt": "2026-11-22T09:00:00.000Z"
+         *           "createdAt": "2026-11-22T09:00:00.000Z",
+         *           "soulbound": false,
+         *           "burnPolicy": "holder_or_studio",
+         *           "mutableAttributes": [
+         *             "level"
+         *           ],
+         *           "metadataPolicy": {
+         *             "name": false,
+         *             "image": true,
+         *             "description": false
+         *           }
          *         }
          *       ],
          *       "next_cursor": null
@@ -3168,7 +3359,14 @@ export interface components {
          * @example {
          *       "id": "dawn-quest",
          *       "name": "Dawn Quest",
-         *       "description": "Items and currencies of the Dawn Quest RPG."
+         *       "description": "Items and currencies of the Dawn Quest RPG.",
+         *       "burnPolicy": "holder_or_studio",
+         *       "mutableAttributes": [
+         *         "level"
+         *       ],
+         *       "metadataPolicy": {
+         *         "image": true
+         *       }
          *     }
          */
         CreateCollectionRequest: {
@@ -3178,6 +3376,16 @@ export interface components {
             name: string;
             /** @description What the collection is. */
             description?: string;
+            /**
+             * @description Every NFT of the collection is non-transferable (default false). Permanent.
+             * @default false
+             */
+            soulbound: boolean;
+            /** @default holder */
+            burnPolicy: components["schemas"]["BurnPolicy"];
+            /** @description The `trait_type`s the studio may change after minting (default none). Permanent. */
+            mutableAttributes?: string[];
+            metadataPolicy?: components["schemas"]["MetadataPolicy"];
         };
         /**
          * MintBatchItem
@@ -3190,6 +3398,8 @@ export interface components {
                 name: string;
                 description?: string;
                 metadata: components["schemas"]["AssetMetadata"];
+                /** @description Makes the NFT non-transferable (an achievement, a quest item): it never moves, though it may burn as its collection's `burnPolicy` allows. Default false (an NFT of a soulbound collection is soulbound anyway). */
+                soulbound?: boolean;
             };
         } | {
             /** @description The wallet credited with the new supply. */
@@ -3497,6 +3707,8 @@ export interface components {
             collection?: components["schemas"]["CollectionId"];
             /** @description The wallet that will own the NFT; it must be one the caller controls. Defaults to the caller's custodial wallet. */
             to?: components["schemas"]["Address"];
+            /** @description Makes the NFT non-transferable (an achievement, a quest item): it never moves, though it may burn as its collection's `burnPolicy` allows. Default false (an NFT of a soulbound collection is soulbound anyway). */
+            soulbound?: boolean;
         };
         /**
          * CreateCurrencyRequest
@@ -3558,6 +3770,55 @@ export interface components {
             from: components["schemas"]["Address"];
             /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
             amount: components["schemas"]["Amount"];
+        };
+        /**
+         * AssetMetadataUpdate
+         * @description A change to an asset's name and metadata, merged into the current ones; at least one of `attributes`, `name`, `image`, `description`.
+         * @example {
+         *       "version": 0,
+         *       "attributes": [
+         *         {
+         *           "trait_type": "level",
+         *           "value": 2
+         *         }
+         *       ]
+         *     }
+         */
+        AssetMetadataUpdate: {
+            /** @description The `metadataVersion` the change was decided against; when given and not the current one, the update answers 409 `/problems/version-mismatch` and changes nothing. */
+            version?: number;
+            /** @description Attributes to set: each replaces the value of the attribute with its `trait_type` (added when absent). Every `trait_type` must be in the collection's `mutableAttributes`. */
+            attributes?: components["schemas"]["AssetAttribute"][];
+            /** @description The new name (the collection's `metadataPolicy.name` must allow it). */
+            name?: string;
+            /**
+             * Format: uri
+             * @description The new image URL (`metadataPolicy.image` must allow it).
+             */
+            image?: string;
+            /** @description The new description, or null to clear it (`metadataPolicy.description` must allow it). */
+            description?: string | null;
+        };
+        /**
+         * AssetMetadataVersion
+         * @description One version of an asset's name and metadata, as it was from `changedAt`.
+         */
+        AssetMetadataVersion: {
+            /** @description 0 as created, one more with every update. */
+            version: number;
+            name: string;
+            metadata: components["schemas"]["AssetMetadata"];
+            /** @description The user who made this version (for version 0, the creator); null when the service did. */
+            changedBy: components["schemas"]["UserId"] | null;
+            changedAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * AssetMetadataVersionPage
+         * @description A page of an asset's metadata versions, newest first.
+         */
+        AssetMetadataVersionPage: {
+            data: components["schemas"]["AssetMetadataVersion"][];
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /**
          * MyAssetHolding
@@ -3905,10 +4166,24 @@ export interface components {
             data: components["schemas"]["Price"];
         };
         /**
+         * AssetUpdatedEvent
+         * @description An asset changed other than by moving: its metadata was updated (a new `metadataVersion`), or it was frozen or unfrozen. `data` is the asset after the change, as `GET /assets/{asset_id}` answers it then.
+         */
+        AssetUpdatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "assetUpdated";
+            occurredAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["Asset"];
+        };
+        /**
          * Event
          * @description The event envelope `{ id, type, occurredAt, data }`, the same over WebSocket and over `GET /api/v1/events`. `type` tells what `data` is.
          */
-        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"];
+        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"] | components["schemas"]["AssetUpdatedEvent"];
         /**
          * EventPage
          * @description A page of events matching the filters, ascending by id.
@@ -7364,14 +7639,32 @@ export interface operations {
                      *           "name": "Dawn Quest",
                      *           "description": "Items and currencies of the Dawn Quest RPG.",
                      *           "owner": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
-                     *           "createdAt": "2026-11-22T09:00:00.000Z"
+                     *           "createdAt": "2026-11-22T09:00:00.000Z",
+                     *           "soulbound": false,
+                     *           "burnPolicy": "holder_or_studio",
+                     *           "mutableAttributes": [
+                     *             "level"
+                     *           ],
+                     *           "metadataPolicy": {
+                     *             "name": false,
+                     *             "image": true,
+                     *             "description": false
+                     *           }
                      *         },
                      *         {
                      *           "id": "star-racers",
                      *           "name": "Star Racers",
                      *           "description": null,
                      *           "owner": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M",
-                     *           "createdAt": "2026-11-22T09:02:00.000Z"
+                     *           "createdAt": "2026-11-22T09:02:00.000Z",
+                     *           "soulbound": false,
+                     *           "burnPolicy": "holder",
+                     *           "mutableAttributes": [],
+                     *           "metadataPolicy": {
+                     *             "name": false,
+                     *             "image": false,
+                     *             "description": false
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "eyJrIjoic3Rhci1yYWNlcnMifQ"
@@ -7423,7 +7716,17 @@ export interface operations {
                      *       "name": "Dawn Quest",
                      *       "description": "Items and currencies of the Dawn Quest RPG.",
                      *       "owner": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
-                     *       "createdAt": "2026-11-22T09:00:00.000Z"
+                     *       "createdAt": "2026-11-22T09:00:00.000Z",
+                     *       "soulbound": false,
+                     *       "burnPolicy": "holder_or_studio",
+                     *       "mutableAttributes": [
+                     *         "level"
+                     *       ],
+                     *       "metadataPolicy": {
+                     *         "name": false,
+                     *         "image": true,
+                     *         "description": false
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Collection"];
@@ -8697,7 +9000,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `from` holds less than `amount`, does not own the NFT, or the NFT is already burned. Nothing was burned. */
+            /** @description `from` holds less than `amount`, does not own the NFT, or the NFT is already burned; or the asset is frozen, or its collection allows no burn. Nothing was burned. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -8720,6 +9023,428 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    freezeAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset, frozen. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "kind": "nft",
+                     *       "name": "Sword of Dawn",
+                     *       "description": "A legendary blade forged at first light.",
+                     *       "metadata": {
+                     *         "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *         "attributes": [
+                     *           {
+                     *             "trait_type": "level",
+                     *             "value": 1
+                     *           }
+                     *         ],
+                     *         "creator": "Example Studio"
+                     *       },
+                     *       "collection": "dawn-quest",
+                     *       "owner": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "totalSupply": null,
+                     *       "maxSupply": null,
+                     *       "createdAt": "2026-11-22T09:15:00.000Z",
+                     *       "source": {
+                     *         "type": "ledger"
+                     *       },
+                     *       "burned": false,
+                     *       "frozen": true,
+                     *       "soulbound": false,
+                     *       "metadataVersion": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `assets:write`, or the caller neither owns the asset's collection nor is an admin. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Only the owner of the collection dawn-quest or an admin may freeze its assets.",
+                     *       "instance": "/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/freeze",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The asset is an on-chain token. Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/asset-on-chain",
+                     *       "title": "Asset lives on chain",
+                     *       "status": 409,
+                     *       "detail": "chn_4Q7M2K9X1B3C5D7F9G1H3J5K7M is an on-chain token (see its source.caip19): it moves on its chain, not through the ledger.",
+                     *       "instance": "/api/v1/assets/chn_4Q7M2K9X1B3C5D7F9G1H3J5K7M/freeze",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unfreezeAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset, not frozen. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "kind": "nft",
+                     *       "name": "Sword of Dawn",
+                     *       "description": "A legendary blade forged at first light.",
+                     *       "metadata": {
+                     *         "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *         "attributes": [
+                     *           {
+                     *             "trait_type": "level",
+                     *             "value": 1
+                     *           }
+                     *         ],
+                     *         "creator": "Example Studio"
+                     *       },
+                     *       "collection": "dawn-quest",
+                     *       "owner": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "totalSupply": null,
+                     *       "maxSupply": null,
+                     *       "createdAt": "2026-11-22T09:15:00.000Z",
+                     *       "source": {
+                     *         "type": "ledger"
+                     *       },
+                     *       "burned": false,
+                     *       "frozen": false,
+                     *       "soulbound": false,
+                     *       "metadataVersion": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `assets:write`, or the caller neither owns the asset's collection nor is an admin. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Only the owner of the collection dawn-quest or an admin may unfreeze its assets.",
+                     *       "instance": "/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/unfreeze",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The asset is an on-chain token. Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/asset-on-chain",
+                     *       "title": "Asset lives on chain",
+                     *       "status": 409,
+                     *       "detail": "chn_4Q7M2K9X1B3C5D7F9G1H3J5K7M is an on-chain token (see its source.caip19): it moves on its chain, not through the ledger.",
+                     *       "instance": "/api/v1/assets/chn_4Q7M2K9X1B3C5D7F9G1H3J5K7M/unfreeze",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAssetMetadata: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "version": 0,
+                 *       "attributes": [
+                 *         {
+                 *           "trait_type": "level",
+                 *           "value": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AssetMetadataUpdate"];
+            };
+        };
+        responses: {
+            /** @description The asset after the update. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "kind": "nft",
+                     *       "name": "Sword of Dawn",
+                     *       "description": "A legendary blade forged at first light.",
+                     *       "metadata": {
+                     *         "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *         "attributes": [
+                     *           {
+                     *             "trait_type": "level",
+                     *             "value": 2
+                     *           }
+                     *         ],
+                     *         "creator": "Example Studio"
+                     *       },
+                     *       "collection": "dawn-quest",
+                     *       "owner": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "totalSupply": null,
+                     *       "maxSupply": null,
+                     *       "createdAt": "2026-11-22T09:15:00.000Z",
+                     *       "source": {
+                     *         "type": "ledger"
+                     *       },
+                     *       "burned": false,
+                     *       "frozen": false,
+                     *       "soulbound": false,
+                     *       "metadataVersion": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `assets:write`, or the caller neither owns the asset's collection nor is an admin. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/forbidden",
+                     *       "title": "Forbidden",
+                     *       "status": 403,
+                     *       "detail": "Only the owner of the collection dawn-quest or an admin may update its assets.",
+                     *       "instance": "/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/metadata",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description An attribute or field is not mutable, `version` is not the current one, or the asset is an on-chain token. Nothing was changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAssetMetadataHistory: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "version": 1,
+                     *           "name": "Sword of Dawn",
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *             "attributes": [
+                     *               {
+                     *                 "trait_type": "level",
+                     *                 "value": 2
+                     *               }
+                     *             ],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "changedBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "changedAt": "2026-11-22T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "version": 0,
+                     *           "name": "Sword of Dawn",
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *             "attributes": [
+                     *               {
+                     *                 "trait_type": "level",
+                     *                 "value": 1
+                     *               }
+                     *             ],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "changedBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "changedAt": "2026-11-22T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AssetMetadataVersionPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9197,7 +9922,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description `from` holds less than `amount`, or does not own the NFT; or the asset is on chain (it moves on its chain, not through the ledger). Nothing moved. */
+            /** @description `from` holds less than `amount`, or does not own the NFT; or the asset is on chain (it moves on its chain, not through the ledger); or the asset is frozen or soulbound. Nothing moved. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9335,7 +10060,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description A wallet holds less than its legs take, or does not own an NFT. Nothing moved. */
+            /** @description A wallet holds less than its legs take, or does not own an NFT; or a leg's asset is frozen or soulbound. Nothing moved. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -11301,6 +12026,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PriceUpdateEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    assetUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssetUpdatedEvent"];
             };
         };
         responses: {

@@ -8,11 +8,13 @@
 // It never holds indexing up: the indexer enqueues tokens on their mint and goes on; a few fetches
 // run at a time in the background. The result is kept in chain_asset (metadata, status, error); the
 // projection creates the token's ledger asset with it (through the ledger store) when the fetch ended
-// before the mint's confirmation, as it does with the default confirmations.
+// before the mint's confirmation, as it does with the default confirmations; a fetch that ends after
+// the asset exists writes into it as a new metadata version (`assetUpdated`).
 import { type Address, getAddress, parseAbi } from 'viem';
 import type { ChainMetadataSettings } from '../config/index.ts';
 import { ChainAsset, ChainContract } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { applyFetchedMetadata } from '../domain/ledger/asset-updates.ts';
 import { chainAssetId } from '../domain/ledger/chain-assets.ts';
 import { caip19Of } from '../domain/ledger/chain-projection.ts';
 import { GuardedGetError, guardedGet } from '../net/guarded-get.ts';
@@ -188,6 +190,9 @@ export class MetadataFetcher {
       metadataError: error,
     });
     if (error) this.logger.info({ assetId, err: error }, 'chain metadata: fetch failed');
+    // Fetched after the projection created the asset (with the placeholder): written into it as a
+    // new metadata version, with its assetUpdated event (issue 21's living metadata).
+    else if (metadata) await applyFetchedMetadata(this.orm, assetId, metadata);
   }
 
   /** The document at `url`, JSON, with up to 3 tries for what may pass. */

@@ -5,7 +5,8 @@
 //
 //   w:<wallet>  what the wallet holds (a balance, an asset in or out)
 //   h:<asset>   who holds the asset (its owners' listing; an NFT's `owner`)
-//   a:<asset>   the asset's own fields other than its owner (a currency's totalSupply)
+//   a:<asset>   the asset's own fields other than its owner (a currency's totalSupply, metadata,
+//               frozen: `assetUpdated`)
 //   u:<user>    which wallets the user controls
 //
 // A transfer of a fungible asset touches two wallets and its holders, not the asset: the listings of
@@ -55,6 +56,12 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
     case 'newNFT': {
       for (const wallet of change.wallets) keys.add(walletKey(wallet));
       keys.add(holdersKey(change.assetId));
+      keys.add(assetKey(change.assetId));
+      return;
+    }
+    case 'assetUpdated': {
+      // The asset's own fields (metadata, frozen): its reads, and the listings that show it (a
+      // holdings listing is tagged with the `a:` key of every asset it lists).
       keys.add(assetKey(change.assetId));
       return;
     }

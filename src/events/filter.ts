@@ -2,7 +2,7 @@
 // WebSocket replay (as SQL) and live delivery (in memory), so all three agree.
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 
-export const ALL_EVENT_TYPES: readonly EventType[] = ['newNFT', 'newTransfer', 'priceUpdate'];
+export const ALL_EVENT_TYPES: readonly EventType[] = ['newNFT', 'newTransfer', 'priceUpdate', 'assetUpdated'];
 
 export interface EventFilter {
   types: ReadonlySet<EventType>;

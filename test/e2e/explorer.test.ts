@@ -388,6 +388,23 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     expect(settled.status).toBe('accepted');
   });
 
+  it('shows a soulbound NFT with its badge and its metadata history', async () => {
+    const nft = await api<{ id: string }>(
+      'POST',
+      '/api/v1/nft/create',
+      {
+        name: 'Badge of Dawn',
+        metadata: { image: 'https://cdn.example.com/badge.png', attributes: [], creator: 'e2e' },
+        soulbound: true,
+      },
+      alice.headers,
+    );
+    await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
+    await alicePage.locator('.asset-summary h1 .badge', { hasText: 'Soulbound' }).waitFor();
+    // Never updated: its history is the one version it was created with.
+    await alicePage.locator('.history-list li[data-version="0"]').waitFor();
+  });
+
   it('signs out, revoking the session API key', async () => {
     await alicePage.getByRole('button', { name: 'Sign out' }).click();
     await alicePage.getByRole('main').getByRole('button', { name: 'Sign in' }).waitFor();

@@ -10,6 +10,7 @@ const SERVER_MESSAGES: Record<string, string> = {
   newNFT: 'NewNftEventMessage',
   newTransfer: 'NewTransferEventMessage',
   priceUpdate: 'PriceUpdateEventMessage',
+  assetUpdated: 'AssetUpdatedEventMessage',
   replayed: 'ReplayedMessage',
   resync_required: 'ResyncRequiredMessage',
   error: 'ErrorMessage',

@@ -4,6 +4,7 @@
 // the server replays exactly what was missed. When there is nothing to resume from (or the server
 // cannot resume: `resync_required`), the view reloads from REST once the subscription is live.
 import type {
+  AssetUpdatedEventMessage,
   ErrorMessage,
   EventType,
   NewNftEventMessage,
@@ -19,7 +20,11 @@ import type {
 import { unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';
 
-export type LiveEvent = NewNftEventMessage | NewTransferEventMessage | PriceUpdateEventMessage;
+export type LiveEvent =
+  | NewNftEventMessage
+  | NewTransferEventMessage
+  | PriceUpdateEventMessage
+  | AssetUpdatedEventMessage;
 type ServerMessage =
   | LiveEvent
   | SubscribedMessage
@@ -231,6 +236,7 @@ export class LiveConnection extends EventTarget {
       case 'newNFT':
       case 'newTransfer':
       case 'priceUpdate':
+      case 'assetUpdated':
         this.deliver(message);
         break;
       case 'pong':

@@ -1,5 +1,6 @@
-// The asset view: metadata, owners, transfer history, the current price and its OHLC chart, kept
-// current by the asset's newTransfer/newNFT/priceUpdate events. If you hold it, you can transfer it.
+// The asset view: metadata (and its version history), owners, transfer history, the current price
+// and its OHLC chart, kept current by the asset's newTransfer/newNFT/priceUpdate/assetUpdated events.
+// If you hold it, you can transfer it (unless it is frozen or soulbound).
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import { PAGE_SIZE } from '../config.ts';
@@ -84,6 +85,8 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
   );
   const ownersList = h('div', { class: 'owners' }, skeleton('row', 2));
   const transfersList = h('div', { class: 'transfers' }, skeleton('row', 3));
+  const historyList = h('div', { class: 'metadata-history' }, skeleton('row', 2));
+  const historyPager = new CursorPager('metadata-history', () => void loadHistory());
   const ownersPager = new CursorPager('owners', () => void loadOwners());
   const transfersPager = new CursorPager('transfers', () => void loadTransfers());
   const chart = priceChart(session, assetId, () => QUOTE_CURRENCY, signal);
@@ -116,6 +119,13 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
       transfersList,
       transfersPager.element,
     ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'history-heading' },
+      h('h2', { id: 'history-heading' }, 'Metadata history'),
+      historyList,
+      historyPager.element,
+    ),
   );
 
   let asset: Asset | null = null;
@@ -141,6 +151,8 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
             chainBadge(asset) ? ' ' : null,
             chainBadge(asset),
             asset.burned ? h('span', { class: 'badge' }, 'Burned') : null,
+            asset.soulbound ? h('span', { class: 'badge', title: 'Non-transferable' }, 'Soulbound') : null,
+            asset.frozen ? h('span', { class: 'badge', title: 'Frozen by its studio' }, 'Frozen') : null,
           ),
           asset.description ? h('p', {}, asset.description) : null,
           facts(asset),
@@ -161,6 +173,11 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
 
   /** Offers "Transfer" from each of your wallets that holds the asset. */
   async function loadMyHolding(current: Asset): Promise<void> {
+    // Neither moves (409 asset-frozen, asset-soulbound): no transfer to offer.
+    if (current.frozen || current.soulbound) {
+      replace(actions);
+      return;
+    }
     // An on-chain token moves on its chain: the ledger refuses to transfer it (409 asset-on-chain).
     if (isOnChain(current)) {
       replace(actions, h('p', { class: 'muted small' }, 'Moves on chain: transfer it with your wallet app.'));
@@ -245,6 +262,48 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     }
   }
 
+  /** Every version of the name and metadata, newest first: the level-ups of a living item. */
+  async function loadHistory(): Promise<void> {
+    try {
+      const page = unwrap(
+        await session.api.GET('/api/v1/assets/{asset_id}/metadata/history', {
+          params: {
+            path: { asset_id: assetId },
+            query: { cursor: historyPager.cursor, limit: PAGE_SIZE.transfers },
+          },
+          signal,
+        }),
+      );
+      historyPager.update(page.next_cursor);
+      replace(
+        historyList,
+        h(
+          'ol',
+          { class: 'history-list', reversed: true },
+          page.data.map((version) =>
+            h(
+              'li',
+              { 'data-version': String(version.version) },
+              h('strong', {}, `v${version.version}`),
+              ' ',
+              version.name,
+              ' ',
+              h('time', { datetime: version.changedAt, class: 'muted small' }, formatTime(version.changedAt)),
+              ' ',
+              h(
+                'span',
+                { class: 'small' },
+                version.metadata.attributes.map((a) => `${a.trait_type}: ${String(a.value)}`).join(', '),
+              ),
+            ),
+          ),
+        ),
+      );
+    } catch (error) {
+      if (!signal.aborted) replace(historyList, problemBox(problemOf(error)));
+    }
+  }
+
   async function loadTransfers(): Promise<void> {
     try {
       const page = unwrap(
@@ -305,6 +364,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     void loadAsset();
     void loadOwners();
     void loadTransfers();
+    void loadHistory();
     void loadPrice().catch(() => undefined); // the last shown price stays; the next event retries
     chart.reload();
   });
@@ -328,6 +388,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
   void loadAsset();
   void loadOwners();
   void loadTransfers();
+  void loadHistory();
   void loadPrice().catch((error: unknown) => {
     if (!signal.aborted) replace(priceValue, problemBox(problemOf(error)));
   });

@@ -243,6 +243,7 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
   async function describe(event: LiveEvent): Promise<string> {
     if (event.type === 'newNFT') return `${event.data.name} was minted into this wallet.`;
     if (event.type === 'priceUpdate') return `New price for ${await assetName(event.data.assetId)}.`;
+    if (event.type === 'assetUpdated') return `${event.data.name} was updated.`;
     const transfer = event.data;
     const what = `${transfer.amount} × ${await assetName(transfer.assetId)}`;
     if (transfer.from === ZERO_ADDRESS) return `${what} minted into this wallet.`;

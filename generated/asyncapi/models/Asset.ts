@@ -19,4 +19,7 @@ export interface Asset {
   'createdAt': string;
   'source'?: AssetSourceOption1 | AssetSourceOption2;
   'burned'?: boolean;
+  'frozen'?: boolean;
+  'soulbound'?: boolean;
+  'metadataVersion'?: number;
 }

@@ -6,6 +6,7 @@ export type * from './AssetMetadata.ts';
 export type * from './AssetSourceOption1.ts';
 export type * from './AssetSourceOption2.ts';
 export type * from './AssetSubscribeMessage.ts';
+export type * from './AssetUpdatedEventMessage.ts';
 export type * from './ChainStandard.ts';
 export type * from './ErrorCode.ts';
 export type * from './ErrorMessage.ts';

@@ -1,7 +1,7 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { bigintAutoincrementId } from '../columns.ts';
 
-export const EVENT_TYPES = ['newNFT', 'newTransfer', 'priceUpdate'] as const;
+export const EVENT_TYPES = ['newNFT', 'newTransfer', 'priceUpdate', 'assetUpdated'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /**

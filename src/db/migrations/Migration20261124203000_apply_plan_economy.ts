@@ -6,7 +6,8 @@
 // - guards `movable` / `burnable` (FOR KEY SHARE on the asset; HINT `missing`, `soulbound`, `frozen`),
 //   `trade_open` (FOR UPDATE on the trade; HINT `missing`, its closed status, `expired`) and
 //   `asset_version` (HINT the version found, or `missing`);
-// - changes `asset_updates`, `metadata_versions`, `trades`, `trade_statuses`, after `owners`.
+// - changes `asset_updates`, `metadata_versions`, `trades`, `trade_statuses`, after `owners`;
+// - `assets` may carry `soulbound` (absent: false).
 // Everything else is the earlier body, unchanged: same argument, same answers, same locks in the same
 // order.
 import { DualPlatformMigration } from '../dual-platform-migration.ts';
@@ -154,10 +155,11 @@ begin
     insert into "sequence_counter" ("name", "value") values ('asset', 1)
       on conflict ("name") do update set "value" = "sequence_counter"."value" + 1 returning "value" into v_seq;
     insert into "asset" ("id", "seq", "kind", "name", "description", "metadata", "collection_id",
-        "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "created_at")
+        "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "soulbound", "created_at")
       values (e->>'id', v_seq, e->>'kind', e->>'name', e->>'description', e->'metadata', e->>'collection',
         e->>'creator', e->>'symbol', (e->>'decimals')::int, (e->>'total_supply')::numeric,
-        (e->>'max_supply')::numeric, e->>'owner', (e->>'created_at')::timestamptz);
+        (e->>'max_supply')::numeric, e->>'owner', coalesce((e->>'soulbound')::boolean, false),
+        (e->>'created_at')::timestamptz);
   end loop;
   part := p->'wallets';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

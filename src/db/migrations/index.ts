@@ -11,6 +11,7 @@ import { Migration20261124181500_apply_plan_without_cursors } from './Migration2
 import { Migration20261124181607_chain_projection } from './Migration20261124181607_chain_projection.ts';
 import { Migration20261124202625_economy_flags_trades_versions } from './Migration20261124202625_economy_flags_trades_versions.ts';
 import { Migration20261124203000_apply_plan_economy } from './Migration20261124203000_apply_plan_economy.ts';
+import { Migration20261124204037_collection_metadata_policy } from './Migration20261124204037_collection_metadata_policy.ts';
 import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
 
 export const migrationsList = [
@@ -26,5 +27,6 @@ export const migrationsList = [
   Migration20261124181607_chain_projection,
   Migration20261124202625_economy_flags_trades_versions,
   Migration20261124203000_apply_plan_economy,
+  Migration20261124204037_collection_metadata_policy,
   Migration20261124230000_recipes,
 ];

@@ -4,12 +4,14 @@ import type { ReadStatements, Row } from '../../db/read-statements.ts';
 import type { AssetFields } from './views.ts';
 
 /**
- * The columns of `asset` (aliased `a`) that `assetFieldsOf` reads, and an on-chain token's CAIP-19 id
- * (a primary-key lookup in chain_asset, null for a ledger asset: its `source`).
+ * The columns of `asset` (aliased `a`) that `assetFieldsOf` reads, whether its collection is soulbound,
+ * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset:
+ * its `source`).
  */
 export const ASSET_COLUMNS =
   'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.owner, a.symbol, a.decimals, ' +
-  'a.total_supply, a.max_supply, a.created_at, ' +
+  'a.total_supply, a.max_supply, a.created_at, a.frozen, a.soulbound, a.metadata_version, ' +
+  '(select c.soulbound from collection c where c.id = a.collection_id) as collection_soulbound, ' +
   '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
@@ -36,5 +38,9 @@ export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields
     maxSupply: amountOrNull(row.max_supply),
     createdAt: statements.date(row.created_at),
     caip19: (row.caip19 as string | null) ?? null,
+    // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
+    frozen: Boolean(row.frozen),
+    soulbound: Boolean(row.soulbound) || Boolean(row.collection_soulbound),
+    metadataVersion: Number(row.metadata_version ?? 0),
   };
 }

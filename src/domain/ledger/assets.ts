@@ -33,6 +33,8 @@ export interface CreateNftInput {
   collection?: string;
   /** Owner; defaults to the caller's custodial wallet. */
   to?: StoredAddress;
+  /** Non-transferable (default false). */
+  soulbound?: boolean;
 }
 
 export interface CreateCurrencyInput {
@@ -53,7 +55,10 @@ export interface MintInput {
 
 /** One item of a batch mint: a new NFT, or supply of a currency, for `to`. */
 export type MintBatchItemInput =
-  | { to: StoredAddress; nft: { name: string; description?: string; metadata: AssetMetadataView } }
+  | {
+      to: StoredAddress;
+      nft: { name: string; description?: string; metadata: AssetMetadataView; soulbound?: boolean };
+    }
   | { to: StoredAddress; currency: string; amount: string };
 
 export interface MintBatchView {
@@ -121,15 +126,21 @@ export interface NftTemplate {
   name: string;
   description?: string;
   metadata: AssetMetadataView;
+  /** This NFT is soulbound (its collection may also make every NFT of it soulbound). */
+  soulbound?: boolean;
 }
 
-/** A new NFT of `collectionId` owned by `to`: its asset row, its holding, its view and `newNFT` event. */
+/**
+ * A new NFT of `collectionId` owned by `to`: its asset row, its holding, its view and `newNFT` event
+ * (the view soulbound when the NFT or its collection is).
+ */
 export function nftMintParts(
   template: NftTemplate,
   collectionId: string,
   creatorId: string,
   to: StoredAddress,
   at: Date,
+  collectionSoulbound = false,
 ): { asset: NewAsset; view: AssetView; balance: BalanceChange; event: NewEvent } {
   const asset: NewAsset = {
     id: newId('nft'),
@@ -144,9 +155,14 @@ export function nftMintParts(
     totalSupply: null,
     maxSupply: null,
     owner: to,
+    soulbound: template.soulbound === true,
     createdAt: at,
   };
-  const view = assetView({ ...asset, collection: { id: collectionId } });
+  const view = assetView({
+    ...asset,
+    collection: { id: collectionId },
+    soulbound: asset.soulbound || collectionSoulbound,
+  });
   return { asset, view, balance: { assetId: asset.id, wallet: to, delta: 1n }, event: newNftEvent(view, at) };
 }
 
@@ -196,6 +212,7 @@ export function createAssetService(
       });
       let owner: StoredAddress | undefined;
       let collection: string;
+      let collectionSoulbound = false;
       try {
         const em = orm.em.fork();
         owner = input.to ?? (await wallets.controlledAddresses(em, actor.userId))[0];
@@ -205,13 +222,20 @@ export function createAssetService(
         if (input.collection === undefined) collection = await ensurePersonalCollection(em, actor);
         else {
           collection = input.collection;
-          await requireMintableCollection(em, actor, collection);
+          collectionSoulbound = (await requireMintableCollection(em, actor, collection)).soulbound;
         }
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
       }
       const at = new Date();
-      const { asset, view, balance, event } = nftMintParts(input, collection, actor.userId, owner, at);
+      const { asset, view, balance, event } = nftMintParts(
+        input,
+        collection,
+        actor.userId,
+        owner,
+        at,
+        collectionSoulbound,
+      );
       return applyWrite(
         store,
         idempotency,
@@ -259,7 +283,7 @@ export function createAssetService(
       const mints: TransferView[] = [];
       try {
         const em = orm.em.fork();
-        await requireMintableCollection(em, actor, collectionId);
+        const { soulbound: collectionSoulbound } = await requireMintableCollection(em, actor, collectionId);
         const currencies = new Map<string, Asset>();
         for (const [i, item] of items.entries()) {
           if ('nft' in item) {
@@ -269,6 +293,7 @@ export function createAssetService(
               actor.userId,
               item.to,
               at,
+              collectionSoulbound,
             );
             plan.assets.push(asset);
             plan.balances.push(balance);

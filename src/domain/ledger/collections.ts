@@ -3,7 +3,7 @@
 // collection, `user-<their id>`, created the first time they mint without naming one.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
-import { Collection } from '../../db/entities/Collection.ts';
+import { type BurnPolicy, Collection, type MetadataPolicy } from '../../db/entities/Collection.ts';
 import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
@@ -15,6 +15,14 @@ export interface CreateCollectionInput {
   id: string;
   name: string;
   description?: string;
+  /** Every NFT of it is non-transferable (default false). */
+  soulbound?: boolean;
+  /** Who may burn its assets (default `holder`). */
+  burnPolicy?: BurnPolicy;
+  /** The attribute trait types its assets' metadata updates may change (default none). */
+  mutableAttributes?: string[];
+  /** Which of name, image, description may change (default none). */
+  metadataPolicy?: MetadataPolicy;
 }
 
 export interface CollectionService {
@@ -42,14 +50,19 @@ export function personalCollectionId(userId: string): string {
 
 /**
  * Throws 404 unless the collection exists, 403 unless the actor owns it or is an admin (13.6: a
- * player minted into any studio's collection).
+ * player minted into any studio's collection). Returns it.
  */
-export async function requireMintableCollection(em: EntityManager, actor: Actor, id: string): Promise<void> {
+export async function requireMintableCollection(
+  em: EntityManager,
+  actor: Actor,
+  id: string,
+): Promise<Collection> {
   const collection = await em.findOne(Collection, { id });
   if (!collection) throw new NotFoundError(`No collection with id ${id}.`);
   if (actor.role !== 'admin' && collection.owner.id !== actor.userId) {
     throw new ForbiddenError(`Only the owner of the collection ${id} or an admin may add assets to it.`);
   }
+  return collection;
 }
 
 /**
@@ -88,6 +101,13 @@ export function createCollectionService(orm: Orm): CollectionService {
         description: input.description ?? null,
         owner: actor.userId,
         createdAt: new Date(),
+        soulbound: input.soulbound ?? false,
+        burnPolicy: input.burnPolicy ?? 'holder',
+        mutableAttributes: input.mutableAttributes?.length ? [...new Set(input.mutableAttributes)] : null,
+        metadataPolicy:
+          input.metadataPolicy && Object.values(input.metadataPolicy).some(Boolean)
+            ? input.metadataPolicy
+            : null,
       });
       try {
         await em.flush();

@@ -3,6 +3,7 @@
 import type { Config } from '../../config/index.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { Orm } from '../../db/orm.ts';
+import { type AssetUpdateService, createAssetUpdateService } from './asset-updates.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
@@ -28,6 +29,8 @@ export interface Ledger {
   walletLinks: WalletLinkService;
   collections: CollectionService;
   assets: AssetService;
+  /** Freezes, unfreezes, metadata updates and their history (issue 21). */
+  assetUpdates: AssetUpdateService;
   holdings: HoldingLists;
   transfers: TransferService;
   recipes: RecipeService;
@@ -53,6 +56,7 @@ export function createLedger({
     }),
     collections: createCollectionService(orm),
     assets: createAssetService(orm, wallets, idempotency, store),
+    assetUpdates: createAssetUpdateService(orm, idempotency, store),
     holdings: createHoldingLists(orm),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),

@@ -28,6 +28,24 @@ export function newNftEvent(asset: AssetView, occurredAt: Date): NewEvent {
   };
 }
 
+/**
+ * `assetUpdated` (metadata updated, frozen, unfrozen): concerns the NFT's owner (as `to`, so a wallet
+ * filter finds it as it finds a `newNFT`); a currency's or a burned NFT's, no wallet.
+ */
+export function assetUpdatedEvent(asset: AssetView, occurredAt: Date): NewEvent {
+  const owner = asset.owner ? asset.owner.toLowerCase() : null;
+  return {
+    type: 'assetUpdated',
+    occurredAt,
+    data: { ...asset },
+    assetId: asset.id,
+    collectionId: asset.collection,
+    wallets: owner ? [owner] : [],
+    fromWallet: null,
+    toWallet: owner,
+  };
+}
+
 /** The `newTransfer` row of `transfer`, for transfers and currency mints (`from` the zero address). */
 export function newTransferEvent(
   transfer: TransferView,

@@ -15,7 +15,6 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
-import { lockGuards, lockRefusal } from './asset-locks.ts';
 import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { requireMintableCollection } from './collections.ts';
@@ -343,7 +342,6 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
       }
-      extra.guards.push(...lockGuards(legs));
       for (const [assetId, { delta, max }] of outputCaps) {
         extra.guards.push({ kind: 'supplyWithin', assetId, adding: delta, max });
         extra.supplies.push({ assetId, delta });
@@ -359,8 +357,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
           ...extra,
           rejected: (failure) => {
             const { guard, found = 0n } = failure;
-            if (guard.kind !== 'supplyWithin')
-              return lockRefusal(failure, legs) ?? new Error(`Unexpected guard ${guard.kind}.`);
+            if (guard.kind !== 'supplyWithin') return new Error(`Unexpected guard ${guard.kind}.`);
             const { delta, max, decimals, output } = outputCaps.get(guard.assetId) as {
               delta: bigint;
               max: bigint;

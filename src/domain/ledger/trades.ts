@@ -15,7 +15,6 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
-import { lockGuards, lockRefusal } from './asset-locks.ts';
 import { decodeCursor, isString, type Page, page } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
@@ -221,21 +220,18 @@ export function createTradeService(
         closedBy: null,
       };
       const body = await view(trade, at);
-      // The offer is checked now (held, movable) for an early answer; nothing is reserved.
+      // The offer is checked now (controlled, movable, held) for an early answer; nothing is reserved.
       return applyWrite(
         store,
         idempotency,
         key,
         {
           at,
-          guards: [...legGuards(actor, offer), ...lockGuards([...offer, ...request])],
+          guards: legGuards(actor, offer),
           trades: [trade],
         },
         { status: 201, body, headers: { Location: `/api/v1/trades/${trade.id}` } },
-        (failure) =>
-          legRefusal(offer, failure) ??
-          lockRefusal(failure, [...offer, ...request]) ??
-          new Error(`Unexpected guard ${failure.guard.kind}.`),
+        (failure) => legRefusal(offer, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
       );
     },
 
@@ -313,12 +309,8 @@ export function createTradeService(
         (transfers) => ({ status: 201, body: { id: operationId, trade: closed, transfers }, headers: {} }),
         {
           leading: [{ kind: 'tradeOpen', tradeId: id, at }],
-          guards: lockGuards(legs),
           tradeStatuses: [{ tradeId: id, status: 'accepted', by: actor.userId, operationId, at }],
-          rejected: (failure) =>
-            notOpen(id, failure) ??
-            lockRefusal(failure, legs) ??
-            new Error(`Unexpected guard ${failure.guard.kind}.`),
+          rejected: (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
         },
       );
     },

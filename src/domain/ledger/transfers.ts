@@ -5,6 +5,7 @@
 // address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
 // address and so held by no one: it never moves again).
 import type { FilterQuery } from '@mikro-orm/core';
+import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
@@ -77,6 +78,28 @@ export interface TransferService {
 /** More assets than any deployment has; past it the cache starts over (it only saves a read). */
 const ASSET_FACTS_LIMIT = 100_000;
 
+export class AssetFrozenError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/asset-frozen', 'Asset frozen');
+  }
+}
+
+export class AssetSoulboundError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/asset-soulbound', 'Asset soulbound');
+  }
+}
+
+class BurnNotAllowedError extends ConflictError {
+  constructor(assetId: string, collectionId: string) {
+    super(
+      `The collection ${collectionId} allows no burn of its assets (burnPolicy none): ${assetId} cannot be burned.`,
+      '/problems/burn-not-allowed',
+      'Burn not allowed',
+    );
+  }
+}
+
 class InsufficientBalanceError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/insufficient-balance', 'Insufficient balance');
@@ -116,12 +139,18 @@ function checkEndpoints(input: TransferInput, place: LegPlace = SINGLE): void {
   }
 }
 
-/** What a transfer needs of its asset; none of it ever changes once the asset exists. */
+/**
+ * What a transfer needs of its asset; none of it ever changes once the asset exists (a collection's
+ * owner and burn policy are set at its creation). Frozen and soulbound can change: the store checks
+ * them (`movable`, `burnable` guards).
+ */
 export interface AssetFacts {
   id: string;
   kind: 'nft' | 'fungible';
   decimals: number;
   collectionId: string;
+  collectionOwner: string;
+  burnPolicy: BurnPolicy;
 }
 
 function amountOf(asset: AssetFacts, text: string, place: LegPlace = SINGLE, what = 'transfer'): bigint {
@@ -155,6 +184,8 @@ export interface Leg {
   place: LegPlace;
   /** The user who must control `from`: the acting user unless given (a trade's proposer). */
   by?: string;
+  /** A burn by the collection's studio (or an admin) under `holder_or_studio`: `from` need not be theirs. */
+  byStudio?: boolean;
 }
 
 /**
@@ -195,14 +226,17 @@ function notControlled(wallet: StoredAddress, place: LegPlace) {
 }
 /**
  * The guards every leg needs, as the holdings are before the plan: its user (`by`, else the actor)
- * controls its `from`, and each (asset, `from`) holds the sum its legs take.
+ * controls its `from` (not for a studio's burn), its asset may move (`movable`; a burn: `burnable`,
+ * a soulbound item may burn), and each (asset, `from`) holds the sum its legs take. Frozen and
+ * soulbound (issue 21) are checked in the store's transaction: a freeze commits before the plan reads
+ * the asset (refused) or after the plan commits.
  */
 export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
   const guards: Guard[] = [];
   const controlled = new Set<StoredAddress>();
   const debits = new Map<string, { leg: Leg; total: bigint }>();
   for (const leg of legs) {
-    if (!controlled.has(leg.from)) {
+    if (!leg.byStudio && !controlled.has(leg.from)) {
       controlled.add(leg.from);
       guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
     }
@@ -211,21 +245,45 @@ export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
     if (debit) debit.total += leg.amount;
     else debits.set(holding, { leg, total: leg.amount });
   }
+  const checked = new Set<string>();
+  for (const leg of legs) {
+    const kind = leg.to === ZERO_ADDRESS ? 'burnable' : 'movable';
+    if (checked.has(`${kind} ${leg.asset.id}`)) continue;
+    checked.add(`${kind} ${leg.asset.id}`);
+    guards.push({ kind, assetId: leg.asset.id });
+  }
   for (const { leg, total } of debits.values())
     guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
   return guards;
 }
 
 /**
- * The problem of a failed `controls` or `holds` guard of `legGuards(legs)`, naming the leg (for
- * `holds`, the one at which the holding's running debit first passes what it held); undefined for
- * any other guard.
+ * The problem of a failed guard of `legGuards(legs)`, naming the leg: `controls` (403), `movable` or
+ * `burnable` (409 asset-soulbound, asset-frozen), `holds` (409, the leg at which the holding's
+ * running debit first passes what it held); undefined for any other guard.
  */
 export function legRefusal(legs: Leg[], failure: GuardFailure): Error | undefined {
   const { guard } = failure;
   if (guard.kind === 'controls') {
     const leg = legs.find((l) => l.from === guard.wallet);
     return leg && notControlled(leg.from, leg.place);
+  }
+  if (guard.kind === 'movable' || guard.kind === 'burnable') {
+    const burn = guard.kind === 'burnable';
+    const leg = legs.find((l) => l.asset.id === guard.assetId && (l.to === ZERO_ADDRESS) === burn);
+    const place = leg?.place ?? SINGLE;
+    if (failure.reason === 'soulbound')
+      return new AssetSoulboundError(
+        named(place, `${guard.assetId} is soulbound (non-transferable): it never moves.`),
+      );
+    if (failure.reason === 'frozen')
+      return new AssetFrozenError(
+        named(
+          place,
+          `${guard.assetId} is frozen by its collection's studio: it does not ${burn ? 'burn' : 'move'} until unfrozen.`,
+        ),
+      );
+    return new NotFoundError(named(place, assetNotFound(guard.assetId).detail ?? ''));
   }
   if (guard.kind !== 'holds') return undefined;
   const found = failure.found ?? 0n;
@@ -295,6 +353,8 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       kind,
       decimals: decimalsOf({ kind, decimals: row.decimals == null ? null : Number(row.decimals) }),
       collectionId: row.collection_id as string,
+      collectionOwner: row.collection_owner as string,
+      burnPolicy: row.burn_policy as BurnPolicy,
     };
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
@@ -407,6 +467,19 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     }
   }
 
+  /**
+   * The collection's burn policy: `none` refuses every burn; under `holder_or_studio` the collection's
+   * owner (or an admin) burns from any holder's wallet (true: no `controls` guard); otherwise the
+   * holder burns, from a wallet they control.
+   */
+  function burnRule(actor: Actor, asset: AssetFacts): boolean {
+    if (asset.burnPolicy === 'none') throw new BurnNotAllowedError(asset.id, asset.collectionId);
+    return (
+      asset.burnPolicy === 'holder_or_studio' &&
+      (actor.role === 'admin' || actor.userId === asset.collectionOwner)
+    );
+  }
+
   /** One transfer or burn (`to` the zero address), answered with its transfer. */
   async function applySingle(
     actor: Actor,
@@ -419,6 +492,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       const asset = await factsOf(input.assetId);
       const amount = amountOf(asset, input.amount, SINGLE, what);
       leg = { asset, amount, from: input.from, to: input.to, place: SINGLE };
+      if (what === 'burn') leg.byStudio = burnRule(actor, asset);
     } catch (error) {
       const earlier = await earlierAnswer<TransferView>(actor, [{ from: input.from, place: SINGLE }], key);
       if (earlier) return earlier;
@@ -538,4 +612,6 @@ export function createTransferService(
 }
 
 const CONTROLLED = 'select 1 as yes from wallet where address = ? and user_id = ?';
-const ASSET_FACTS = 'select kind, decimals, collection_id from asset where id = ?';
+const ASSET_FACTS =
+  'select a.kind, a.decimals, a.collection_id, c.owner_id as collection_owner, c.burn_policy ' +
+  'from asset a join collection c on c.id = a.collection_id where a.id = ?';

@@ -50,6 +50,12 @@ export type AssetFields = Pick<
   collection: { id: string };
   /** An on-chain token's CAIP-19 id (chain_asset.caip19); absent or null for a ledger asset. */
   caip19?: string | null;
+  /** Frozen by its studio (absent: false). */
+  frozen?: boolean;
+  /** Soulbound itself or through its collection (absent: false). */
+  soulbound?: boolean;
+  /** Its metadata version (absent: 0, as created). */
+  metadataVersion?: number;
 };
 
 const CAIP19 = /^eip155:([0-9]+)\/(erc721|erc1155|erc20):(0x[0-9a-fA-F]{40})(?:\/([0-9]+))?$/;
@@ -94,6 +100,9 @@ export function assetView(asset: AssetFields): AssetView {
     createdAt: asset.createdAt.toISOString(),
     source: assetSourceOf(asset.caip19),
     burned,
+    frozen: asset.frozen ?? false,
+    soulbound: asset.soulbound ?? false,
+    metadataVersion: asset.metadataVersion ?? 0,
   };
 }
 
@@ -142,5 +151,13 @@ export function collectionView(collection: Collection): CollectionView {
     description: collection.description ?? null,
     owner: collection.owner.id,
     createdAt: collection.createdAt.toISOString(),
+    soulbound: collection.soulbound,
+    burnPolicy: collection.burnPolicy,
+    mutableAttributes: collection.mutableAttributes ?? [],
+    metadataPolicy: {
+      name: collection.metadataPolicy?.name === true,
+      image: collection.metadataPolicy?.image === true,
+      description: collection.metadataPolicy?.description === true,
+    },
   };
 }

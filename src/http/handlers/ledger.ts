@@ -2,6 +2,7 @@
 import type { Ledger } from '../../domain/ledger/index.ts';
 import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
+import { assetUpdateHandlers } from './asset-updates.ts';
 import { assetHandlers } from './assets.ts';
 import { priceHandlers } from './prices.ts';
 import { recipeHandlers } from './recipes.ts';
@@ -13,6 +14,7 @@ export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   return {
     ...walletHandlers(ledger),
     ...assetHandlers(ledger, cache),
+    ...assetUpdateHandlers(ledger),
     ...transferHandlers(ledger),
     ...priceHandlers(ledger),
     ...recipeHandlers(ledger),

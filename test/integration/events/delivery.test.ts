@@ -40,7 +40,7 @@ describe.each(DB_KINDS)('event delivery on %s', (kind) => {
     const socket = await openSocket(t, player);
     const wallet = await subscribe(socket, { walletId: player.wallet.toLowerCase() });
     expect(wallet).toMatchObject({
-      events: ['newNFT', 'newTransfer', 'priceUpdate'],
+      events: ['newNFT', 'newTransfer', 'priceUpdate', 'assetUpdated'],
       filters: { walletId: player.wallet, assetId: null, collection: null },
       replayFrom: null,
     });
@@ -123,7 +123,7 @@ describe.each(DB_KINDS)('event delivery on %s', (kind) => {
     expect(subscribed).toMatchObject({
       type: 'subscribed',
       requestId: null,
-      events: ['newNFT', 'newTransfer', 'priceUpdate'],
+      events: ['newNFT', 'newTransfer', 'priceUpdate', 'assetUpdated'],
       filters: { walletId: player.wallet, assetId: 'gold', collection: null },
       replayFrom: null,
     });

@@ -7,7 +7,7 @@ import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import { connect, type ServerMessage, type TestSocket } from '../../helpers/ws.ts';
 
 export const STRANGER = '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB';
-export const EVENT_TYPES = new Set(['newNFT', 'newTransfer', 'priceUpdate']);
+export const EVENT_TYPES = new Set(['newNFT', 'newTransfer', 'priceUpdate', 'assetUpdated']);
 
 /** Limits high enough that the tests never meet the REST rate limits. */
 export const TEST_ENV = {

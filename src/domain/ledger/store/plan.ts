@@ -95,6 +95,8 @@ export interface NewAsset {
   totalSupply: bigint | null;
   maxSupply: bigint | null;
   owner: StoredAddress | null;
+  /** Non-transferable (default false). */
+  soulbound?: boolean;
   createdAt: Date;
 }
 

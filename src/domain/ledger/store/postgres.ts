@@ -107,6 +107,7 @@ export function planJson(plan: Plan): string {
       total_supply: text(a.totalSupply),
       max_supply: text(a.maxSupply),
       owner: a.owner,
+      ...(a.soulbound && { soulbound: true }),
       created_at: a.createdAt.toISOString(),
     }));
   if (plan.wallets?.length)

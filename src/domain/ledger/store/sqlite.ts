@@ -57,7 +57,7 @@ const SQL = {
   setOwner: 'update asset set owner = ? where id = ?',
   insertAsset:
     'insert into asset (id, seq, kind, name, description, metadata, collection_id, creator_id, symbol, decimals, ' +
-    'total_supply, max_supply, owner, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'total_supply, max_supply, owner, soulbound, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertWallet:
     'insert into wallet (address, user_id, kind, encrypted_private_key, created_at) values (?, ?, ?, ?, ?)',
   insertTransfer:
@@ -188,6 +188,7 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           amount(a.totalSupply),
           amount(a.maxSupply),
           a.owner,
+          a.soulbound ? 1 : 0,
           a.createdAt.getTime(),
         );
       }
