@@ -37,8 +37,8 @@ export interface EconomyCrashReport {
 const COLLECTION = 'chaos-economy';
 const HERB = 'chaos-herb';
 const GOLD = 'chaos-gold';
-/** 1,000.00 of each currency per player: far more than a run spends. */
-const INITIAL = 100_000n;
+/** 1,000,000.00 of each currency per player: far more than a run spends (a craft burns 2.00). */
+const INITIAL = 100_000_000n;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const metadata = { image: 'https://cdn.example-game.com/items/chaos.png', attributes: [], creator: 'Chaos' };
 
