@@ -11,6 +11,7 @@ import { assetView } from './views/asset.ts';
 import { callbackView } from './views/callback.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
+import { tradesView } from './views/trades.ts';
 import { walletView } from './views/wallet.ts';
 
 const session = new Session();
@@ -41,7 +42,11 @@ document.body.replaceChildren(
 
 function renderHeader(): void {
   const user = session.user;
-  replace(nav, user?.wallets[0] ? h('a', { href: paths.wallet(user.wallets[0]) }, 'My wallet') : null);
+  replace(
+    nav,
+    user?.wallets[0] ? h('a', { href: paths.wallet(user.wallets[0]) }, 'My wallet') : null,
+    user ? h('a', { href: paths.trades() }, 'Trades') : null,
+  );
   if (user || session.signedIn) {
     const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
     signOut.addEventListener('click', async () => {
@@ -85,11 +90,16 @@ function render(): void {
       main,
       signInPrompt(
         ctx,
-        route.name === 'wallet' ? 'Sign in to see this wallet.' : 'Sign in to see this asset.',
+        route.name === 'wallet'
+          ? 'Sign in to see this wallet.'
+          : route.name === 'trades'
+            ? 'Sign in to see your trades.'
+            : 'Sign in to see this asset.',
       ),
     );
     cleanup = () => undefined;
   } else if (route.name === 'wallet') cleanup = walletView(ctx, route.address);
+  else if (route.name === 'trades') cleanup = tradesView(ctx);
   else cleanup = assetView(ctx, route.id);
 }
 

@@ -7,6 +7,7 @@ export type Route =
   | { name: 'callback' }
   | { name: 'wallet'; address: string }
   | { name: 'asset'; id: string }
+  | { name: 'trades' }
   | { name: 'not-found' };
 
 export function parseRoute(pathname: string): Route {
@@ -14,6 +15,7 @@ export function parseRoute(pathname: string): Route {
   const rest = pathname.startsWith(BASE_PATH) ? pathname.slice(BASE_PATH.length) : '';
   const [section, value, ...extra] = rest.split('/');
   if (section === 'callback' && value === undefined) return { name: 'callback' };
+  if (section === 'trades' && value === undefined) return { name: 'trades' };
   if (section === 'wallet' && value && extra.length === 0)
     return { name: 'wallet', address: decodeURIComponent(value) };
   if (section === 'asset' && value && extra.length === 0)
@@ -25,6 +27,7 @@ export const paths = {
   home: () => BASE_PATH,
   wallet: (address: string) => `${BASE_PATH}wallet/${encodeURIComponent(address)}`,
   asset: (id: string) => `${BASE_PATH}asset/${encodeURIComponent(id)}`,
+  trades: () => `${BASE_PATH}trades`,
 };
 
 /** Follows clicks on same-origin links inside the explorer without reloading the page. */

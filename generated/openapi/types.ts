@@ -910,6 +910,96 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{collection_id}/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a collection's crafting recipes
+         * @description Lists the collection's recipes, oldest first, paginated with `limit` and `cursor`. Recipes are public catalogue data: any authenticated caller may list them.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100 or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listRecipes"];
+        put?: never;
+        /**
+         * Create a crafting recipe
+         * @description Creates a recipe of the collection: up to 10 inputs (currency amounts of any collection, or NFTs matched by collection and name) burned from the crafter's wallet, and up to 10 outputs (amounts of this collection's currencies, or new NFTs of this collection from a template) minted to it. The caller's role must be `studio` or `admin`, the caller must own the collection (any, for an admin) and have created each output currency (any, for an admin). A recipe is configuration: it is not a ledger write and publishes no event.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its currency (`errors[].pointer` names it); 400 `/problems/validation-failed` for a missing, malformed or extra field, no inputs or outputs or more than 10, or a currency input or output that is an NFT or an on-chain token; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller owns neither the collection nor an output currency; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 404 `/problems/not-found` when the collection, an input's currency or an NFT input's collection does not exist, or an output currency is not one of the collection's; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createRecipe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recipes/{recipe_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A recipe id (`rcp_` + a ULID).
+                 * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+                 */
+                recipe_id: components["parameters"]["RecipeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a crafting recipe
+         * @description Returns one recipe. Recipes are public catalogue data: any authenticated caller may read them.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `recipe_id` is not `rcp_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no recipe has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getRecipe"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/recipes/{recipe_id}/craft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A recipe id (`rcp_` + a ULID).
+                 * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+                 */
+                recipe_id: components["parameters"]["RecipeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Craft a recipe
+         * @description Burns the recipe's inputs from `wallet` (a wallet the caller controls) and mints its outputs to it, as one transaction: everything applies, or nothing does. Currency inputs are burned like `POST /api/v1/assets/{asset_id}/burn` (the currency's supply goes down); each NFT input is one of the NFTs named in `nfts`, which must match the recipe's NFT inputs one to one (collection and name), and is burned (it never moves again). Currency outputs are minted within their `maxSupply`; NFT outputs are new NFTs of the recipe's collection owned by `wallet`. Each burn and currency mint is a transfer with its `newTransfer` event (to or from the zero address), each new NFT has its `newNFT` event; the events are consecutive in the event stream and the answer groups them under the operation's id (`op_...`). One `Idempotency-Key` covers the craft: a retry with the same key and body returns the first result without crafting twice.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no recipe has this id or a named NFT does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less of an input currency than the recipe burns, or does not own a named NFT (the detail names the input); 409 `/problems/max-supply-exceeded` when an output currency's supply would pass its `maxSupply`; 409 `/problems/asset-frozen` when an input (a currency or a named NFT) is frozen by its studio (a soulbound input, such as a quest item, may be consumed); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/recipe-input-mismatch` when `nfts` does not match the recipe's NFT inputs (a missing, extra or wrong NFT, or one already burned); 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["craftRecipe"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/{collection_id}/contracts": {
         parameters: {
             query?: never;
@@ -1274,6 +1364,118 @@ export interface paths {
          *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when a leg's asset is frozen or soulbound (the problem names the leg); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTransferBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's trades
+         * @description Lists the trades the caller is a party to (proposed by the caller, or from or to a wallet the caller controls), newest first, paginated with `limit` and `cursor`; `status` keeps one status (`expired`: open trades past their expiry).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listTrades"];
+        put?: never;
+        /**
+         * Propose a two-party trade
+         * @description Proposes to give `offer` (up to 10 items) from `fromWallet`, a wallet the caller controls, for `request` (up to 10 items) from `toWallet`. The trade stays `open` for `expiresIn` seconds (default one day, at most seven days) until whoever controls `toWallet` accepts it (`POST /api/v1/trades/{trade_id}/accept`) or either party cancels it. The offer is checked now (`fromWallet` holds it, and no offered item is frozen or soulbound) for an early answer, but nothing is reserved: balances are only guaranteed at acceptance, which checks every item again. A proposal moves nothing and publishes no event (the settlement's transfers do). One `Idempotency-Key` covers the proposal.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an offered item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a trade
+         * @description Returns one trade the caller is a party to (proposed it, or controls its `fromWallet` or `toWallet`); anyone else gets 404, as if it did not exist.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is not `trd_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no trade has this id or the caller is not a party; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getTrade"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a trade
+         * @description The counterparty (whoever controls `toWallet`) accepts an open trade: its offer moves from `fromWallet` to `toWallet` and its request from `toWallet` to `fromWallet`, as one transaction, or nothing moves. Every item is checked like a transfer at this moment (the giving wallet holds it, it is neither frozen nor soulbound, the proposer still controls `fromWallet`), and the trade must still be open: of an acceptance and a cancellation racing, exactly one applies. Each transfer has its `newTransfer` event; the events are consecutive in the event stream and the answer groups them under the operation's id (also the trade's `operationId`). One `Idempotency-Key` covers the acceptance.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller is the proposer but does not control `toWallet` (only the counterparty accepts); 404 `/problems/not-found` when no trade has this id or the caller is not a party; 409 `/problems/trade-not-open` when the trade was accepted, cancelled or has expired; 409 `/problems/insufficient-balance` when a wallet no longer holds what it gives (the detail names the item, `Offer i` or `Request i`); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an item may not move; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different trade; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["acceptTrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/{trade_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel (or refuse) a trade
+         * @description Either party cancels an open trade: the proposer withdraws it, the counterparty refuses it. Nothing moves and no event is published. Of a cancellation and an acceptance racing, exactly one applies.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `trade_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `transfers:write`; 404 `/problems/not-found` when no trade has this id or the caller is not a party; 409 `/problems/trade-not-open` when the trade was already accepted, cancelled or has expired; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["cancelTrade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3320,6 +3522,155 @@ export interface components {
             mints: components["schemas"]["Transfer"][];
         };
         /**
+         * RecipeId
+         * @description A crafting recipe's id, `rcp_` + a ULID.
+         * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+         */
+        RecipeId: string;
+        /**
+         * RecipeInput
+         * @description One input of a recipe, burned from the crafting wallet: an amount of a currency (`assetId`, `amount`), or one NFT matched by template (`nft`: its collection and its name), which the crafter names in the craft request's `nfts`.
+         */
+        RecipeInput: {
+            /** @description A currency (any collection's; not an on-chain token). */
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        } | {
+            nft: {
+                /** @description The collection the consumed NFT must belong to. */
+                collection: components["schemas"]["CollectionId"];
+                /** @description The name the consumed NFT must have (exactly). */
+                name: string;
+            };
+        };
+        /**
+         * RecipeOutput
+         * @description One output of a recipe, minted to the crafting wallet: an amount of one of the recipe collection's currencies (`assetId`, `amount`; its `maxSupply` holds), or a new NFT of the recipe's collection made from a template (`nft`).
+         */
+        RecipeOutput: {
+            /** @description A currency of the recipe's collection, created by the recipe's creator (any, for an admin). */
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        } | {
+            nft: {
+                name: string;
+                description?: string;
+                metadata: components["schemas"]["AssetMetadata"];
+            };
+        };
+        /**
+         * Recipe
+         * @description A crafting recipe of a collection, created by the collection's studio: crafting it (`POST /api/v1/recipes/{recipe_id}/craft`) burns the `inputs` from the crafter's wallet and mints the `outputs` to it, as one transaction. Currency amounts are as created (decimal strings).
+         * @example {
+         *       "id": "rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0",
+         *       "collection": "dawn-quest",
+         *       "name": "Potion of Healing",
+         *       "inputs": [
+         *         {
+         *           "assetId": "herb",
+         *           "amount": "2"
+         *         }
+         *       ],
+         *       "outputs": [
+         *         {
+         *           "nft": {
+         *             "name": "Potion of Healing",
+         *             "metadata": {
+         *               "image": "https://cdn.example-game.com/items/potion.png",
+         *               "attributes": [
+         *                 {
+         *                   "trait_type": "heals",
+         *                   "value": 50
+         *                 }
+         *               ],
+         *               "creator": "Example Studio"
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *       "createdAt": "2026-11-22T09:40:00.000Z"
+         *     }
+         */
+        Recipe: {
+            id: components["schemas"]["RecipeId"];
+            collection: components["schemas"]["CollectionId"];
+            name: string;
+            inputs: components["schemas"]["RecipeInput"][];
+            outputs: components["schemas"]["RecipeOutput"][];
+            /** @description The id of the user who created the recipe. */
+            createdBy: string;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * RecipePage
+         * @description A page of a collection's recipes, oldest first.
+         */
+        RecipePage: {
+            data: components["schemas"]["Recipe"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateRecipeRequest
+         * @description A crafting recipe of the collection: 1 to 10 inputs burned from the crafting wallet and 1 to 10 outputs minted to it, in one step.
+         * @example {
+         *       "name": "Potion of Healing",
+         *       "inputs": [
+         *         {
+         *           "assetId": "herb",
+         *           "amount": "2"
+         *         }
+         *       ],
+         *       "outputs": [
+         *         {
+         *           "nft": {
+         *             "name": "Potion of Healing",
+         *             "metadata": {
+         *               "image": "https://cdn.example-game.com/items/potion.png",
+         *               "attributes": [
+         *                 {
+         *                   "trait_type": "heals",
+         *                   "value": 50
+         *                 }
+         *               ],
+         *               "creator": "Example Studio"
+         *             }
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        CreateRecipeRequest: {
+            name: string;
+            inputs: components["schemas"]["RecipeInput"][];
+            outputs: components["schemas"]["RecipeOutput"][];
+        };
+        /**
+         * CraftRequest
+         * @description Crafts a recipe from `wallet`, a wallet the caller controls: its inputs are burned from it and its outputs minted to it. `nfts` names the NFTs consumed for the recipe's NFT inputs, one per NFT input (any order; each must match a distinct input's collection and name); omit it when the recipe has no NFT input.
+         * @example {
+         *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *     }
+         */
+        CraftRequest: {
+            wallet: components["schemas"]["Address"];
+            nfts?: components["schemas"]["AssetId"][];
+        };
+        /**
+         * Craft
+         * @description An applied craft: the operation's id, the recipe, the burns of its inputs (transfers to the zero address, in the order of the recipe's inputs), the mints of its currency outputs (transfers from the zero address) and its new NFTs, in the order of the recipe's outputs. Each burn and mint has its `newTransfer` event and each new NFT its `newNFT` event, consecutive in the event stream.
+         */
+        Craft: {
+            /** @description The operation's id, `op_` + a ULID. */
+            id: string;
+            recipe: components["schemas"]["RecipeId"];
+            burned: components["schemas"]["Transfer"][];
+            minted: components["schemas"]["Transfer"][];
+            nfts: components["schemas"]["Asset"][];
+        };
+        /**
          * ChainContract
          * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20).
          */
@@ -3685,6 +4036,123 @@ export interface components {
         TransferBatch: {
             /** @description The operation's id, `op_` + a ULID. */
             id: string;
+            transfers: components["schemas"]["Transfer"][];
+        };
+        /**
+         * TradeStatus
+         * @description `open` until the counterparty accepts it (`accepted`), either party cancels it (`cancelled`), or its `expiresAt` passes (`expired`: computed, an open trade past its expiry; it can no longer be accepted or cancelled).
+         * @enum {string}
+         */
+        TradeStatus: "open" | "accepted" | "cancelled" | "expired";
+        /**
+         * TradeId
+         * @description A trade's id, `trd_` + a ULID.
+         * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+         */
+        TradeId: string;
+        /**
+         * TradeItem
+         * @description One side's item of a trade: an amount of a currency, or an NFT (amount `"1"`).
+         */
+        TradeItem: {
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * Trade
+         * @description A two-party trade. Visible only to its two parties (the proposer, and whoever controls either wallet). Accepting it moves the `offer` from `fromWallet` to `toWallet` and the `request` back, as one operation (`operationId`).
+         * @example {
+         *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+         *       "status": "open",
+         *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "offer": [
+         *         {
+         *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *           "amount": "1"
+         *         }
+         *       ],
+         *       "request": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "100"
+         *         }
+         *       ],
+         *       "expiresAt": "2026-11-23T10:00:00.000Z",
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z",
+         *       "operationId": null,
+         *       "closedBy": null
+         *     }
+         */
+        Trade: {
+            id: components["schemas"]["TradeId"];
+            status: components["schemas"]["TradeStatus"];
+            /** @description The id of the user who proposed it. */
+            proposer: string;
+            fromWallet: components["schemas"]["Address"];
+            toWallet: components["schemas"]["Address"];
+            offer: components["schemas"]["TradeItem"][];
+            request: components["schemas"]["TradeItem"][];
+            expiresAt: components["schemas"]["Timestamp"];
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description The `op_` id of the settlement once accepted; null otherwise. */
+            operationId: string | null;
+            /** @description The id of the user who accepted or cancelled it; null while open or expired. */
+            closedBy: string | null;
+        };
+        /**
+         * TradePage
+         * @description A page of the caller's trades, newest first.
+         */
+        TradePage: {
+            data: components["schemas"]["Trade"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateTradeRequest
+         * @description A proposal: the caller offers `offer` from `fromWallet` (a wallet the caller controls) in exchange for `request` from `toWallet`; whoever controls `toWallet` may accept it within `expiresIn` seconds.
+         * @example {
+         *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "offer": [
+         *         {
+         *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *           "amount": "1"
+         *         }
+         *       ],
+         *       "request": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "100"
+         *         }
+         *       ]
+         *     }
+         */
+        CreateTradeRequest: {
+            /** @description The proposer's wallet, which gives the `offer`; the caller must control it. */
+            fromWallet: components["schemas"]["Address"];
+            /** @description The counterparty's wallet, which gives the `request`; not the zero address nor `fromWallet`. */
+            toWallet: components["schemas"]["Address"];
+            offer: components["schemas"]["TradeItem"][];
+            request: components["schemas"]["TradeItem"][];
+            /**
+             * @description Seconds the proposal stays open (default 86400, one day; at most 604800, seven days).
+             * @default 86400
+             */
+            expiresIn: number;
+        };
+        /**
+         * TradeSettlement
+         * @description An accepted trade: the operation's id, the trade as closed, and its transfers (the offer's from `fromWallet` to `toWallet`, then the request's back), each with its `newTransfer` event, consecutive in the event stream.
+         */
+        TradeSettlement: {
+            /** @description The operation's id, `op_` + a ULID (the trade's `operationId`). */
+            id: string;
+            trade: components["schemas"]["Trade"];
             transfers: components["schemas"]["Transfer"][];
         };
         /**
@@ -5410,10 +5878,20 @@ export interface components {
          */
         IdempotencyKey: string;
         /**
+         * @description A recipe id (`rcp_` + a ULID).
+         * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+         */
+        RecipeIdPath: components["schemas"]["RecipeId"];
+        /**
          * @description The asset whose price it is, an NFT id (`nft_...`) or a currency id (`gold`).
          * @example gold
          */
         PriceAssetIdPath: components["schemas"]["AssetId"];
+        /**
+         * @description A trade id (`trd_` + a ULID).
+         * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+         */
+        TradeIdPath: components["schemas"]["TradeId"];
         /**
          * @description A transfer id (`tr_` + a ULID).
          * @example tr_01JD3Z7A1B2C3D4E5F6G7H8J9K
@@ -7643,6 +8121,413 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listRecipes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0",
+                     *           "collection": "dawn-quest",
+                     *           "name": "Potion of Healing",
+                     *           "inputs": [
+                     *             {
+                     *               "assetId": "herb",
+                     *               "amount": "2"
+                     *             }
+                     *           ],
+                     *           "outputs": [
+                     *             {
+                     *               "nft": {
+                     *                 "name": "Potion of Healing",
+                     *                 "metadata": {
+                     *                   "image": "https://cdn.example-game.com/items/potion.png",
+                     *                   "attributes": [],
+                     *                   "creator": "Example Studio"
+                     *                 }
+                     *               }
+                     *             }
+                     *           ],
+                     *           "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "createdAt": "2026-11-22T09:40:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecipePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createRecipe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Potion of Healing",
+                 *       "inputs": [
+                 *         {
+                 *           "assetId": "herb",
+                 *           "amount": "2"
+                 *         }
+                 *       ],
+                 *       "outputs": [
+                 *         {
+                 *           "nft": {
+                 *             "name": "Potion of Healing",
+                 *             "metadata": {
+                 *               "image": "https://cdn.example-game.com/items/potion.png",
+                 *               "attributes": [],
+                 *               "creator": "Example Studio"
+                 *             }
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateRecipeRequest"];
+            };
+        };
+        responses: {
+            /** @description The new recipe. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Location: components["headers"]["Location"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Potion of Healing",
+                     *       "inputs": [
+                     *         {
+                     *           "assetId": "herb",
+                     *           "amount": "2"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         {
+                     *           "nft": {
+                     *             "name": "Potion of Healing",
+                     *             "metadata": {
+                     *               "image": "https://cdn.example-game.com/items/potion.png",
+                     *               "attributes": [],
+                     *               "creator": "Example Studio"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T09:40:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Recipe"];
+                };
+            };
+            /** @description An amount does not fit its currency, or the request is invalid; `errors` lists each invalid field. Nothing was created. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The collection, an input's currency or an NFT input's collection does not exist, or an output currency is not the collection's. Nothing was created. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Output 0: no currency silver in the collection dawn-quest.",
+                     *       "instance": "/api/v1/collections/dawn-quest/recipes",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRecipe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A recipe id (`rcp_` + a ULID).
+                 * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+                 */
+                recipe_id: components["parameters"]["RecipeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The recipe. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Potion of Healing",
+                     *       "inputs": [
+                     *         {
+                     *           "assetId": "herb",
+                     *           "amount": "2"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         {
+                     *           "nft": {
+                     *             "name": "Potion of Healing",
+                     *             "metadata": {
+                     *               "image": "https://cdn.example-game.com/items/potion.png",
+                     *               "attributes": [],
+                     *               "creator": "Example Studio"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T09:40:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Recipe"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    craftRecipe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A recipe id (`rcp_` + a ULID).
+                 * @example rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0
+                 */
+                recipe_id: components["parameters"]["RecipeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CraftRequest"];
+            };
+        };
+        responses: {
+            /** @description The applied craft. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3ZC5D7E9F1G3H5J7K9M1N3",
+                     *       "recipe": "rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0",
+                     *       "burned": [
+                     *         {
+                     *           "id": "tr_01JD3ZC5D7E9F1G3H5J7K9M1N4",
+                     *           "assetId": "herb",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0x0000000000000000000000000000000000000000",
+                     *           "amount": "2",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T09:45:00.000Z",
+                     *           "completedAt": "2026-11-22T09:45:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ],
+                     *       "minted": [],
+                     *       "nfts": [
+                     *         {
+                     *           "id": "nft_01JD3ZC5D7E9F1G3H5J7K9M1N5",
+                     *           "kind": "nft",
+                     *           "name": "Potion of Healing",
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/potion.png",
+                     *             "attributes": [],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "collection": "dawn-quest",
+                     *           "owner": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "symbol": null,
+                     *           "decimals": null,
+                     *           "totalSupply": null,
+                     *           "maxSupply": null,
+                     *           "createdAt": "2026-11-22T09:45:00.000Z",
+                     *           "burned": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Craft"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control `wallet`. Nothing changed. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/wallet-not-controlled",
+                     *       "title": "Wallet not controlled",
+                     *       "status": 403,
+                     *       "detail": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB is not one of your wallets.",
+                     *       "instance": "/api/v1/recipes/rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0/craft",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description The wallet lacks an input, or an output would pass its currency's `maxSupply`. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "Input 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 1 herb, less than 2.",
+                     *       "instance": "/api/v1/recipes/rcp_01JD3ZB2C4D6E8F0G2H4J6K8M0/craft",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description The named NFTs do not match the recipe's NFT inputs, or the `Idempotency-Key` was used with a different body. Nothing changed. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCollectionContracts: {
         parameters: {
             query?: never;
@@ -9379,6 +10264,452 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTrades: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only trades with this status.
+                 * @example open
+                 */
+                status?: components["schemas"]["TradeStatus"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of trades. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *           "status": "open",
+                     *           "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "offer": [
+                     *             {
+                     *               "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *               "amount": "1"
+                     *             }
+                     *           ],
+                     *           "request": [
+                     *             {
+                     *               "assetId": "gold",
+                     *               "amount": "100"
+                     *             }
+                     *           ],
+                     *           "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *           "operationId": null,
+                     *           "closedBy": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "offer": [
+                 *         {
+                 *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                 *           "amount": "1"
+                 *         }
+                 *       ],
+                 *       "request": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "amount": "100"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTradeRequest"];
+            };
+        };
+        responses: {
+            /** @description The open trade. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    Location: components["headers"]["Location"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "open",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The offer is not held, or an item may not move. Nothing was created. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "Offer 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed does not own nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
+                     *       "instance": "/api/v1/trades",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The trade. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "open",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptTrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settled trade. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3ZE7F9G1H3J5K7M9N1P3Q5",
+                     *       "trade": {
+                     *         "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *         "status": "accepted",
+                     *         "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *         "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "offer": [
+                     *           {
+                     *             "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *             "amount": "1"
+                     *           }
+                     *         ],
+                     *         "request": [
+                     *           {
+                     *             "assetId": "gold",
+                     *             "amount": "100"
+                     *           }
+                     *         ],
+                     *         "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *         "operationId": "op_01JD3ZE7F9G1H3J5K7M9N1P3Q5",
+                     *         "closedBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3ZE7F9G1H3J5K7M9N1P3Q6",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZE7F9G1H3J5K7M9N1P3Q7",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "amount": "100",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradeSettlement"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The trade is not open, a wallet lacks what it gives, or an item may not move. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/trade-not-open",
+                     *       "title": "Trade not open",
+                     *       "status": 409,
+                     *       "detail": "The trade trd_01JD3ZD6E8F0G2H4J6K8M0N2P4 was cancelled.",
+                     *       "instance": "/api/v1/trades/trd_01JD3ZD6E8F0G2H4J6K8M0N2P4/accept",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelTrade: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A trade id (`trd_` + a ULID).
+                 * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
+                 */
+                trade_id: components["parameters"]["TradeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled trade. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4",
+                     *       "status": "cancelled",
+                     *       "proposer": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "fromWallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "toWallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "offer": [
+                     *         {
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "amount": "1"
+                     *         }
+                     *       ],
+                     *       "request": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "expiresAt": "2026-11-23T10:00:00.000Z",
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:03:00.000Z",
+                     *       "operationId": null,
+                     *       "closedBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Trade"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The trade was already accepted or cancelled, or has expired. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/trade-not-open",
+                     *       "title": "Trade not open",
+                     *       "status": 409,
+                     *       "detail": "The trade trd_01JD3ZD6E8F0G2H4J6K8M0N2P4 was accepted.",
+                     *       "instance": "/api/v1/trades/trd_01JD3ZD6E8F0G2H4J6K8M0N2P4/cancel",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -17,6 +17,7 @@ import type { AutocannonClient } from './lib/untyped.ts';
 const WALLETS = 100;
 const CLIENTS = 50;
 export const CURRENCY = 'bench-gold';
+export const COLLECTION = 'bench-transfers';
 /** In cents (the currency has 2 decimals): 1,000,000.00 per wallet, far more than a run can spend. */
 const MINTED_PER_WALLET = 100_000_000n;
 const TARGET_PER_SECOND = 1000;
@@ -60,11 +61,19 @@ export async function transfers(options: BenchOptions): Promise<void> {
   }
 }
 
-/** 100 users, each holding 1,000,000.00 of the currency a separate studio created and minted. */
-export async function fundedUsers(service: Service): Promise<Session[]> {
+/**
+ * 100 users, each holding 1,000,000.00 of the currency a separate studio created and minted (in the
+ * collection COLLECTION); `setup` runs as that studio once the currency exists (the economy
+ * benchmark's recipe).
+ */
+export async function fundedUsers(
+  service: Service,
+  setup?: (studio: Session) => Promise<void>,
+): Promise<Session[]> {
   const studio = await createUser(service, 'studio');
-  await createCollection(service, studio, 'bench-transfers');
-  await createCurrency(service, studio, CURRENCY, 'bench-transfers');
+  await createCollection(service, studio, COLLECTION);
+  await createCurrency(service, studio, CURRENCY, COLLECTION);
+  await setup?.(studio);
   const users: Session[] = [];
   // Registration and login run a memory-hard KDF: a few at a time is as fast as it gets on 2 cores.
   await forEachLimit(Array.from({ length: WALLETS }), 4, async () => {
@@ -77,38 +86,53 @@ export async function fundedUsers(service: Service): Promise<Session[]> {
 }
 
 /**
- * Gives each autocannon connection its own user (client i acts as user i) and makes every request
- * move 0.01 to 1.00 from that user's wallet to a random other wallet, with a fresh Idempotency-Key:
- * one `POST /api/v1/transfer`, or with `legs`, one `POST /api/v1/transfer/batch` of that many such
- * moves (the economy benchmark).
+ * Gives each autocannon connection its own user (client i acts as user i), every request a POST to
+ * `path` with the body `bodyOf(sender)` and a fresh Idempotency-Key.
  */
-export function randomTransfersFrom(users: Session[], legs?: number): (client: AutocannonClient) => void {
+export function requestsFrom(
+  users: Session[],
+  path: string,
+  bodyOf: (sender: Session) => unknown,
+): (client: AutocannonClient) => void {
   let nextClient = 0;
   return (client) => {
     const sender = users[nextClient++ % users.length];
     const headers = { ...sender.headers, 'content-type': 'application/json' };
-    const move = () => {
-      let recipient = sender;
-      while (recipient === sender) recipient = users[randomInt(users.length)];
-      return {
-        assetId: CURRENCY,
-        from: sender.wallet,
-        to: recipient.wallet,
-        amount: centsToAmount(BigInt(randomInt(1, 101))),
-      };
-    };
     client.setRequests([
       {
         method: 'POST',
-        path: legs === undefined ? '/api/v1/transfer' : '/api/v1/transfer/batch',
+        path,
         setupRequest: (request) => ({
           ...request,
           headers: { ...headers, 'idempotency-key': randomUUID() },
-          body: JSON.stringify(legs === undefined ? move() : { legs: Array.from({ length: legs }, move) }),
+          body: JSON.stringify(bodyOf(sender)),
         }),
       },
     ]);
   };
+}
+
+/**
+ * Every request moves 0.01 to 1.00 from the client's user's wallet to a random other wallet: one
+ * `POST /api/v1/transfer`, or with `legs`, one `POST /api/v1/transfer/batch` of that many such moves
+ * (the economy benchmark).
+ */
+export function randomTransfersFrom(users: Session[], legs?: number): (client: AutocannonClient) => void {
+  const move = (sender: Session) => {
+    let recipient = sender;
+    while (recipient === sender) recipient = users[randomInt(users.length)];
+    return {
+      assetId: CURRENCY,
+      from: sender.wallet,
+      to: recipient.wallet,
+      amount: centsToAmount(BigInt(randomInt(1, 101))),
+    };
+  };
+  return legs === undefined
+    ? requestsFrom(users, '/api/v1/transfer', move)
+    : requestsFrom(users, '/api/v1/transfer/batch', (sender) => ({
+        legs: Array.from({ length: legs }, () => move(sender)),
+      }));
 }
 
 export function centsToAmount(cents: bigint): string {

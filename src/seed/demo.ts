@@ -1,5 +1,5 @@
-// The demo data of the embedded default: a game studio's collection, two currencies, NFTs, players
-// holding them, prices over the last day, and the demo OAuth client. It runs only on a database
+// The demo data of the embedded default: a game studio's collection, currencies, NFTs, players
+// holding them, a crafting recipe, prices over the last day, and the demo OAuth client. It runs only on a database
 // without users (SEED_DEMO=auto: the embedded SQLite file; always: any database), so it never
 // touches real data, and running it twice changes nothing.
 
@@ -171,6 +171,35 @@ async function seedDemo({ orm, ledger, publicUrl, logger, onUserRegistered }: Se
     from: wallet('alice'),
     to: wallet('bob'),
     amount: '25',
+  });
+
+  // Crafting (issue 21): herbs for alice and the studio's recipe that brews a Potion from two.
+  await ledger.assets.createCurrency(actor('studio'), {
+    id: 'herb',
+    name: 'Herb',
+    symbol: 'HERB',
+    decimals: 0,
+    collection: DEMO_COLLECTION,
+    description: 'A healing herb of Dawn Quest, brewed into potions.',
+    metadata: { image: image('herb'), attributes: [], creator: 'Dawn Quest Studio' },
+  });
+  await ledger.assets.mint(actor('studio'), 'herb', { to: wallet('alice'), amount: '4' });
+  await ledger.recipes.create(actor('studio'), DEMO_COLLECTION, {
+    name: 'Potion',
+    inputs: [{ assetId: 'herb', amount: '2' }],
+    outputs: [
+      {
+        nft: {
+          name: 'Potion',
+          description: 'A Potion brewed from two herbs.',
+          metadata: {
+            image: image('potion'),
+            attributes: [{ trait_type: 'heals', value: 50 }],
+            creator: 'Dawn Quest Studio',
+          },
+        },
+      },
+    ],
   });
 
   // A day of prices, every 30 minutes, so the charts have something to show.

@@ -1,8 +1,10 @@
 // The crash test, short: two SIGKILLs and restarts under concurrent writes and resuming subscribers,
-// on each database the suite runs on (`npm run chaos` is the long version: 5 kills in 60 s).
+// on each database the suite runs on (`npm run chaos` is the long version: 5 kills in 60 s); and the
+// same for crafts and trade acceptances (scripts/chaos/lib/economy-crash.ts).
 import { describe, expect, it } from 'vitest';
 import { printCrashReport } from '../../scripts/chaos/lib/crash-report.ts';
 import { runCrashTest } from '../../scripts/chaos/lib/crash-run.ts';
+import { runEconomyCrashTest } from '../../scripts/chaos/lib/economy-crash.ts';
 import { DB_KINDS } from '../helpers/db.ts';
 
 describe.each(DB_KINDS)('crash test on %s', (db) => {
@@ -20,5 +22,24 @@ describe.each(DB_KINDS)('crash test on %s', (db) => {
     expect(report.restartMs).toHaveLength(2);
     expect(report.requests.ok).toBeGreaterThan(0);
     expect(report.findings.transfers.found).toBe(report.findings.transfers.acknowledged);
+  }, 180_000);
+
+  it('applies each craft and trade acceptance in flight at a kill -9 fully or not at all', async () => {
+    const report = await runEconomyCrashTest({
+      db,
+      kills: 2,
+      durationSeconds: 10,
+      clients: 4,
+      log: () => {},
+    });
+    expect(report.failures).toEqual([]);
+    expect(report.restartMs).toHaveLength(2);
+    expect(report.crafts).toBeGreaterThan(0);
+    expect(report.trades).toBeGreaterThan(0);
+    // Requests were cut by the kills (or sent while the service was down) and resent with their key.
+    expect(report.retried).toBeGreaterThan(0);
+    console.log(
+      `economy crash (${db}): ${report.crafts} crafts, ${report.trades} trades, ${report.retried} resent, restarts ${report.restartMs.join(', ')} ms`,
+    );
   }, 180_000);
 });

@@ -2,7 +2,8 @@
 // on a fresh SQLite data dir with the demo seed, driven in Debian's Chromium by playwright-core.
 // Covers sign-in through the real login and consent pages, the demo wallet, an invalid address,
 // mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
-// catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, and sign-out.
+// catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, a trade accepted
+// in the Trades panel, and sign-out.
 // Screenshots go to test-results/explorer/ (and docs/explorer.png when missing or EXPLORER_SCREENSHOT=1).
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -366,6 +367,25 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
     await alicePage.locator('.asset-summary h1 .badge', { hasText: 'Burned' }).waitFor();
     await alicePage.getByText('None: burned').waitFor();
+  });
+
+  it('lets the counterparty accept a trade in the Trades panel', async () => {
+    const trade = await api<{ id: string }>(
+      'POST',
+      '/api/v1/trades',
+      {
+        fromWallet: alice.wallet,
+        toWallet: bob.wallet,
+        offer: [{ assetId: 'gems', amount: '1' }],
+        request: [{ assetId: 'gold', amount: '1' }],
+      },
+      alice.headers,
+    );
+    await bobPage.goto(`${base}/explorer/trades`);
+    await bobPage.getByRole('button', { name: `Accept trade ${trade.id}` }).click();
+    await bobPage.locator(`[data-trade-id="${trade.id}"][data-status="accepted"]`).waitFor();
+    const settled = await api('GET', `/api/v1/trades/${trade.id}`, undefined, bob.headers);
+    expect(settled.status).toBe('accepted');
   });
 
   it('shows a soulbound NFT with its badge and its metadata history', async () => {

@@ -89,14 +89,22 @@ function nextRequest(seq: number, ledger: Ledger): WriteRequest {
   };
 }
 
-interface Answer {
+export interface Answer {
   status: number;
-  body: { id?: string } | undefined;
+  // biome-ignore lint/suspicious/noExplicitAny: an answer of any keyed POST, read by its caller
+  body: ({ id?: string } & Record<string, any>) | undefined;
   replayed: boolean;
 }
 
+/** What one keyed POST sends: the path, the caller, its Idempotency-Key and its body. */
+export type KeyedPost = Pick<WriteRequest, 'path' | 'session' | 'idempotencyKey'> & { body?: unknown };
+
 /** One send; null when no complete answer came (reset, refused, timed out, cut body). */
-async function sendOnce(baseUrl: string, request: WriteRequest, timeoutMs: number): Promise<Answer | null> {
+export async function sendOnce(
+  baseUrl: string,
+  request: KeyedPost,
+  timeoutMs: number,
+): Promise<Answer | null> {
   try {
     const response = await fetch(baseUrl + request.path, {
       method: 'POST',
@@ -105,7 +113,7 @@ async function sendOnce(baseUrl: string, request: WriteRequest, timeoutMs: numbe
         'content-type': 'application/json',
         'idempotency-key': request.idempotencyKey,
       },
-      body: JSON.stringify(request.body),
+      body: request.body === undefined ? undefined : JSON.stringify(request.body),
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();

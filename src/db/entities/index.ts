@@ -19,6 +19,7 @@ import { LedgerChange } from './LedgerChange.ts';
 import { OidcPayload } from './OidcPayload.ts';
 import { OutboxEvent } from './OutboxEvent.ts';
 import { PriceObservation } from './PriceObservation.ts';
+import { Recipe } from './Recipe.ts';
 import { SequenceCounter } from './SequenceCounter.ts';
 import { ServiceAccount } from './ServiceAccount.ts';
 import { SigningKey } from './SigningKey.ts';
@@ -53,6 +54,7 @@ export {
   OidcPayload,
   OutboxEvent,
   PriceObservation,
+  Recipe,
   SequenceCounter,
   ServiceAccount,
   SigningKey,
@@ -104,4 +106,5 @@ export const entities = [
   ChainTransferRemoval,
   AssetMetadataVersion,
   Trade,
+  Recipe,
 ];

@@ -13,6 +13,7 @@ import { Migration20261124202625_economy_flags_trades_versions } from './Migrati
 import { Migration20261124202648_chain_transfer_events } from './Migration20261124202648_chain_transfer_events.ts';
 import { Migration20261124203000_apply_plan_economy } from './Migration20261124203000_apply_plan_economy.ts';
 import { Migration20261124204037_collection_metadata_policy } from './Migration20261124204037_collection_metadata_policy.ts';
+import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -26,7 +27,8 @@ export const migrationsList = [
   Migration20261124181500_apply_plan_without_cursors,
   Migration20261124181607_chain_projection,
   Migration20261124202625_economy_flags_trades_versions,
+  Migration20261124202648_chain_transfer_events,
   Migration20261124203000_apply_plan_economy,
   Migration20261124204037_collection_metadata_policy,
-  Migration20261124202648_chain_transfer_events,
+  Migration20261124230000_recipes,
 ];

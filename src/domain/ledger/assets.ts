@@ -14,7 +14,7 @@ import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { newNftEvent, newTransferEvent } from './outbox.ts';
-import type { LedgerStore, NewAsset, Plan } from './store/plan.ts';
+import type { BalanceChange, LedgerStore, NewAsset, NewEvent, NewTransfer, Plan } from './store/plan.ts';
 import {
   type AssetMetadataView,
   type AssetView,
@@ -99,7 +99,7 @@ class AssetExistsError extends ConflictError {
   }
 }
 
-class MaxSupplyExceededError extends ConflictError {
+export class MaxSupplyExceededError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/max-supply-exceeded', 'Max supply exceeded');
   }
@@ -119,6 +119,69 @@ function mintView(
     { id, asset: { id: currencyId }, ...fields, failureReason: null, createdAt: at, completedAt: at },
     decimals,
   );
+}
+
+/** An NFT template: what a new NFT is made of (a create, a batch mint item, a recipe's output). */
+export interface NftTemplate {
+  name: string;
+  description?: string;
+  metadata: AssetMetadataView;
+  /** This NFT is soulbound (its collection may also make every NFT of it soulbound). */
+  soulbound?: boolean;
+}
+
+/**
+ * A new NFT of `collectionId` owned by `to`: its asset row, its holding, its view and `newNFT` event
+ * (the view soulbound when the NFT or its collection is).
+ */
+export function nftMintParts(
+  template: NftTemplate,
+  collectionId: string,
+  creatorId: string,
+  to: StoredAddress,
+  at: Date,
+  collectionSoulbound = false,
+): { asset: NewAsset; view: AssetView; balance: BalanceChange; event: NewEvent } {
+  const asset: NewAsset = {
+    id: newId('nft'),
+    kind: 'nft',
+    name: template.name,
+    description: template.description ?? null,
+    metadata: template.metadata as unknown as Record<string, unknown>,
+    collectionId,
+    creatorId,
+    symbol: null,
+    decimals: null,
+    totalSupply: null,
+    maxSupply: null,
+    owner: to,
+    soulbound: template.soulbound === true,
+    createdAt: at,
+  };
+  const view = assetView({
+    ...asset,
+    collection: { id: collectionId },
+    soulbound: asset.soulbound || collectionSoulbound,
+  });
+  return { asset, view, balance: { assetId: asset.id, wallet: to, delta: 1n }, event: newNftEvent(view, at) };
+}
+
+/** Supply of a currency minted to `to`: its transfer row (from the zero address), holding credit, view and event. */
+export function currencyMintParts(
+  currency: { id: string; collectionId: string; decimals: number },
+  to: StoredAddress,
+  amount: bigint,
+  requestedBy: string,
+  at: Date,
+): { transfer: NewTransfer; view: TransferView; balance: BalanceChange; event: NewEvent } {
+  const id = newId('tr');
+  const view = mintView(id, currency.id, to, amount, currency.decimals, at);
+  return {
+    transfer: { id, assetId: currency.id, from: ZERO_ADDRESS, to, amount, requestedBy, createdAt: at },
+    view,
+    balance: { assetId: currency.id, wallet: to, delta: amount },
+    event: newTransferEvent(view, currency.collectionId, at),
+  };
 }
 
 export function assetNotFound(id: string): NotFoundError {
@@ -165,27 +228,14 @@ export function createAssetService(
         return earlierAnswerOr(idempotency, key, error);
       }
       const at = new Date();
-      const asset: NewAsset = {
-        id: newId('nft'),
-        kind: 'nft',
-        name: input.name,
-        description: input.description ?? null,
-        metadata: input.metadata as unknown as Record<string, unknown>,
-        collectionId: collection,
-        creatorId: actor.userId,
-        symbol: null,
-        decimals: null,
-        totalSupply: null,
-        maxSupply: null,
+      const { asset, view, balance, event } = nftMintParts(
+        input,
+        collection,
+        actor.userId,
         owner,
-        soulbound: input.soulbound === true,
-        createdAt: at,
-      };
-      const view = assetView({
-        ...asset,
-        collection: { id: collection },
-        soulbound: asset.soulbound || collectionSoulbound,
-      });
+        at,
+        collectionSoulbound,
+      );
       return applyWrite(
         store,
         idempotency,
@@ -194,8 +244,8 @@ export function createAssetService(
           at,
           guards: [{ kind: 'controls', userId: actor.userId, wallet: owner }],
           assets: [asset],
-          balances: [{ assetId: asset.id, wallet: owner, delta: 1n }],
-          events: [newNftEvent(view, at)],
+          balances: [balance],
+          events: [event],
         },
         { status: 201, body: view, headers: { Location: `/assets/${asset.id}` } },
         () => new WalletNotControlledError(owner),
@@ -237,30 +287,17 @@ export function createAssetService(
         const currencies = new Map<string, Asset>();
         for (const [i, item] of items.entries()) {
           if ('nft' in item) {
-            const asset: NewAsset = {
-              id: newId('nft'),
-              kind: 'nft',
-              name: item.nft.name,
-              description: item.nft.description ?? null,
-              metadata: item.nft.metadata as unknown as Record<string, unknown>,
+            const { asset, view, balance, event } = nftMintParts(
+              item.nft,
               collectionId,
-              creatorId: actor.userId,
-              symbol: null,
-              decimals: null,
-              totalSupply: null,
-              maxSupply: null,
-              owner: item.to,
-              soulbound: item.nft.soulbound === true,
-              createdAt: at,
-            };
-            const view = assetView({
-              ...asset,
-              collection: { id: collectionId },
-              soulbound: asset.soulbound || collectionSoulbound,
-            });
+              actor.userId,
+              item.to,
+              at,
+              collectionSoulbound,
+            );
             plan.assets.push(asset);
-            plan.balances.push({ assetId: asset.id, wallet: item.to, delta: 1n });
-            plan.events.push(newNftEvent(view, at));
+            plan.balances.push(balance);
+            plan.events.push(event);
             nfts.push(view);
             continue;
           }
@@ -306,19 +343,16 @@ export function createAssetService(
               decimals,
               item: i,
             });
-          const id = newId('tr');
-          const view = mintView(id, currency.id, item.to, amount, decimals, at);
-          plan.balances.push({ assetId: currency.id, wallet: item.to, delta: amount });
-          plan.transfers.push({
-            id,
-            assetId: currency.id,
-            from: ZERO_ADDRESS,
-            to: item.to,
+          const { transfer, view, balance, event } = currencyMintParts(
+            { id: currency.id, collectionId, decimals },
+            item.to,
             amount,
-            requestedBy: actor.userId,
-            createdAt: at,
-          });
-          plan.events.push(newTransferEvent(view, collectionId, at));
+            actor.userId,
+            at,
+          );
+          plan.balances.push(balance);
+          plan.transfers.push(transfer);
+          plan.events.push(event);
           mints.push(view);
         }
       } catch (error) {
@@ -431,8 +465,13 @@ export function createAssetService(
         request: { currencyId, ...input },
       });
       const at = new Date();
-      const id = newId('tr');
-      const view = mintView(id, currencyId, input.to, amount, decimals, at);
+      const { transfer, view, balance, event } = currencyMintParts(
+        { id: currencyId, collectionId: currency.collection.id, decimals },
+        input.to,
+        amount,
+        actor.userId,
+        at,
+      );
       const maxSupply = currency.maxSupply ?? null;
       return applyWrite(
         store,
@@ -445,21 +484,11 @@ export function createAssetService(
             { kind: 'supplyWithin', assetId: currencyId, adding: amount, max: maxSupply ?? UINT256_MAX },
           ],
           supplies: [{ assetId: currencyId, delta: amount }],
-          balances: [{ assetId: currencyId, wallet: input.to, delta: amount }],
-          transfers: [
-            {
-              id,
-              assetId: currencyId,
-              from: ZERO_ADDRESS,
-              to: input.to,
-              amount,
-              requestedBy: actor.userId,
-              createdAt: at,
-            },
-          ],
-          events: [newTransferEvent(view, currency.collection.id, at)],
+          balances: [balance],
+          transfers: [transfer],
+          events: [event],
         },
-        { status: 201, body: view, headers: { Location: `/api/v1/transfers/${id}` } },
+        { status: 201, body: view, headers: { Location: `/api/v1/transfers/${transfer.id}` } },
         ({ found = 0n }) => {
           const supply = found + amount;
           if (maxSupply === null) {

@@ -9,8 +9,10 @@ import { type CollectionService, createCollectionService } from './collections.t
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createPriceService, type PriceService } from './prices.ts';
+import { createRecipeService, type RecipeService } from './recipes.ts';
 import { ledgerStoreOf } from './store/index.ts';
-import { createTransferService, type TransferService } from './transfers.ts';
+import { createTradeService, type TradeService } from './trades.ts';
+import { createLegWriter, createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
 import { createWalletService, type WalletService } from './wallets.ts';
 
@@ -31,6 +33,8 @@ export interface Ledger {
   assetUpdates: AssetUpdateService;
   holdings: HoldingLists;
   transfers: TransferService;
+  recipes: RecipeService;
+  trades: TradeService;
   prices: PriceService;
 }
 
@@ -43,6 +47,7 @@ export function createLedger({
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
   const store = ledgerStoreOf(orm);
+  const legs = createLegWriter(orm, idempotency, store);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, store, {
@@ -53,7 +58,9 @@ export function createLedger({
     assets: createAssetService(orm, wallets, idempotency, store),
     assetUpdates: createAssetUpdateService(orm, idempotency, store),
     holdings: createHoldingLists(orm),
-    transfers: createTransferService(orm, idempotency, store),
+    transfers: createTransferService(orm, idempotency, store, legs),
+    recipes: createRecipeService(orm, idempotency, legs),
+    trades: createTradeService(orm, idempotency, store, legs),
     prices: createPriceService(orm, idempotency, store),
   };
 }

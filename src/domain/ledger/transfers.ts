@@ -19,7 +19,17 @@ import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, StoredResponse, WriteResult } from './idempotency.ts';
 import { newTransferEvent } from './outbox.ts';
-import type { BalanceChange, Guard, LedgerStore } from './store/plan.ts';
+import type {
+  BalanceChange,
+  Guard,
+  GuardFailure,
+  LedgerStore,
+  NewAsset,
+  NewEvent,
+  NewTrade,
+  NewTransfer,
+  TradeStatusChange,
+} from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 
@@ -97,10 +107,10 @@ class InsufficientBalanceError extends ConflictError {
 }
 
 /** Where a leg's fields are in the request, and how its problems name it. */
-interface LegPlace {
+export interface LegPlace {
   /** `/body` for a single transfer, `/body/legs/{i}` for a batch's leg. */
   pointer: string;
-  /** '' for a single transfer, `Leg {i}: ` for a batch's leg. */
+  /** '' for a single transfer, `Leg {i}: ` for a batch's leg (`Input {i}: ` for a craft's input). */
   label: string;
 }
 
@@ -134,7 +144,7 @@ function checkEndpoints(input: TransferInput, place: LegPlace = SINGLE): void {
  * owner and burn policy are set at its creation). Frozen and soulbound can change: the store checks
  * them (`movable`, `burnable` guards).
  */
-interface AssetFacts {
+export interface AssetFacts {
   id: string;
   kind: 'nft' | 'fungible';
   decimals: number;
@@ -166,21 +176,165 @@ function amountOf(asset: AssetFacts, text: string, place: LegPlace = SINGLE, wha
 }
 
 /** One checked leg: its asset, amount and wallets. `to` is the zero address for a burn. */
-interface Leg {
+export interface Leg {
   asset: AssetFacts;
   amount: bigint;
   from: StoredAddress;
   to: StoredAddress;
   place: LegPlace;
+  /** The user who must control `from`: the acting user unless given (a trade's proposer). */
+  by?: string;
   /** A burn by the collection's studio (or an admin) under `holder_or_studio`: `from` need not be theirs. */
   byStudio?: boolean;
 }
 
-export function createTransferService(
-  orm: Orm,
-  idempotency: Idempotency,
-  store: LedgerStore,
-): TransferService {
+/**
+ * What a plan holds besides its legs (a craft's mints): applied in the same transaction, after the
+ * legs' parts; `rejected` answers a failed guard of `guards` (the legs answer their own).
+ */
+export interface ExtraParts {
+  /** Guards checked before the legs' own (a trade still open). */
+  leading?: Guard[];
+  guards?: Guard[];
+  trades?: NewTrade[];
+  tradeStatuses?: TradeStatusChange[];
+  assets?: NewAsset[];
+  balances?: BalanceChange[];
+  supplies?: { assetId: string; delta: bigint }[];
+  transfers?: NewTransfer[];
+  events?: NewEvent[];
+  rejected?: (failure: GuardFailure) => Error;
+}
+
+/** 409 insufficient-balance for `leg`: its `from` held `held`, less than `amount`, naming the leg. */
+export function insufficientBalance(leg: Leg, held: bigint, amount: bigint) {
+  const { asset } = leg;
+  return new InsufficientBalanceError(
+    named(
+      leg.place,
+      asset.kind === 'nft'
+        ? `${formatAddress(leg.from)} does not own ${asset.id}.`
+        : `${formatAddress(leg.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
+    ),
+  );
+}
+
+/** 403 wallet-not-controlled for a leg's `from`, naming the leg. */
+function notControlled(wallet: StoredAddress, place: LegPlace) {
+  const error = new WalletNotControlledError(wallet);
+  return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
+}
+/**
+ * The guards every leg needs, as the holdings are before the plan: its user (`by`, else the actor)
+ * controls its `from` (not for a studio's burn), its asset may move (`movable`; a burn: `burnable`,
+ * a soulbound item may burn), and each (asset, `from`) holds the sum its legs take. Frozen and
+ * soulbound (issue 21) are checked in the store's transaction: a freeze commits before the plan reads
+ * the asset (refused) or after the plan commits.
+ */
+export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
+  const guards: Guard[] = [];
+  const controlled = new Set<StoredAddress>();
+  const debits = new Map<string, { leg: Leg; total: bigint }>();
+  for (const leg of legs) {
+    if (!leg.byStudio && !controlled.has(leg.from)) {
+      controlled.add(leg.from);
+      guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
+    }
+    const holding = `${leg.asset.id}\u0000${leg.from}`;
+    const debit = debits.get(holding);
+    if (debit) debit.total += leg.amount;
+    else debits.set(holding, { leg, total: leg.amount });
+  }
+  const checked = new Set<string>();
+  for (const leg of legs) {
+    const kind = leg.to === ZERO_ADDRESS ? 'burnable' : 'movable';
+    if (checked.has(`${kind} ${leg.asset.id}`)) continue;
+    checked.add(`${kind} ${leg.asset.id}`);
+    guards.push({ kind, assetId: leg.asset.id });
+  }
+  for (const { leg, total } of debits.values())
+    guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+  return guards;
+}
+
+/**
+ * The problem of a failed guard of `legGuards(legs)`, naming the leg: `controls` (403), `movable` or
+ * `burnable` (409 asset-soulbound, asset-frozen), `holds` (409, the leg at which the holding's
+ * running debit first passes what it held); undefined for any other guard.
+ */
+export function legRefusal(legs: Leg[], failure: GuardFailure): Error | undefined {
+  const { guard } = failure;
+  if (guard.kind === 'controls') {
+    const leg = legs.find((l) => l.from === guard.wallet);
+    return leg && notControlled(leg.from, leg.place);
+  }
+  if (guard.kind === 'movable' || guard.kind === 'burnable') {
+    const burn = guard.kind === 'burnable';
+    const leg = legs.find((l) => l.asset.id === guard.assetId && (l.to === ZERO_ADDRESS) === burn);
+    const place = leg?.place ?? SINGLE;
+    if (failure.reason === 'soulbound')
+      return new AssetSoulboundError(
+        named(place, `${guard.assetId} is soulbound (non-transferable): it never moves.`),
+      );
+    if (failure.reason === 'frozen')
+      return new AssetFrozenError(
+        named(
+          place,
+          `${guard.assetId} is frozen by its collection's studio: it does not ${burn ? 'burn' : 'move'} until unfrozen.`,
+        ),
+      );
+    return new NotFoundError(named(place, assetNotFound(guard.assetId).detail ?? ''));
+  }
+  if (guard.kind !== 'holds') return undefined;
+  const found = failure.found ?? 0n;
+  let taken = 0n;
+  const leg = legs
+    .filter((l) => l.asset.id === guard.assetId && l.from === guard.wallet)
+    .find((l) => {
+      taken += l.amount;
+      return taken > found;
+    });
+  return leg && insufficientBalance(leg, found, taken);
+}
+
+/** Checked legs to plans: shared by transfers, batches, burns and crafts (./recipes.ts). */
+export interface LegWriter {
+  /** The asset's immutable facts (404 when absent, 409 asset-on-chain for an on-chain token). */
+  factsOf(assetId: string): Promise<AssetFacts>;
+  /**
+   * Applies the legs (and `extra`) as one plan: the caller controls every `from`, and every (asset,
+   * `from`) holds the sum its legs take, both as the holdings are before the plan. A burn leg credits
+   * no one, lowers a currency's supply and leaves a burned NFT owned by the zero address.
+   */
+  apply<T>(
+    actor: Actor,
+    legs: Leg[],
+    key: IdempotencyKey | undefined,
+    at: Date,
+    answer: (views: TransferView[]) => StoredResponse<T>,
+    extra?: ExtraParts,
+  ): Promise<WriteResult<T>>;
+  /** The control of every `from` (403), checked by a read: for answers that must come first. */
+  assertControls(actor: Actor, froms: { from: StoredAddress; place: LegPlace }[]): Promise<void>;
+  /** One transfer or burn (`to` the zero address), answered with its transfer. */
+  applySingle(
+    actor: Actor,
+    input: TransferInput,
+    key: IdempotencyKey | undefined,
+    what: 'transfer' | 'burn',
+  ): Promise<WriteResult<TransferView>>;
+  /**
+   * Rules checked before the plan (asset, amount) must not hide the answers that come first: a
+   * stored answer for the key, then the control of every `from` (403). Runs only when one failed.
+   */
+  earlierAnswer<T>(
+    actor: Actor,
+    froms: { from: StoredAddress; place: LegPlace }[],
+    key: IdempotencyKey | undefined,
+  ): Promise<WriteResult<T> | undefined>;
+}
+
+export function createLegWriter(orm: Orm, idempotency: Idempotency, store: LedgerStore): LegWriter {
   const reads = readStatements(orm);
   // Kept for the life of the process: an asset's kind, decimals and collection are immutable.
   const assetFacts = new Map<string, AssetFacts>();
@@ -205,18 +359,6 @@ export function createTransferService(
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
     return facts;
-  }
-
-  function insufficient(leg: Leg, held: bigint, amount: bigint) {
-    const { asset } = leg;
-    return new InsufficientBalanceError(
-      named(
-        leg.place,
-        asset.kind === 'nft'
-          ? `${formatAddress(leg.from)} does not own ${asset.id}.`
-          : `${formatAddress(leg.from)} holds ${formatAmount(held, asset.decimals)} ${asset.id}, less than ${formatAmount(amount, asset.decimals)}.`,
-      ),
-    );
   }
 
   /** The leg's transfer as stored and answered; everything in it is known before anything is written. */
@@ -265,57 +407,28 @@ export function createTransferService(
       const record = await idempotency.find(key);
       if (record) return idempotency.replay<T>(record, key);
     }
+    await assertControls(actor, froms);
+    return undefined;
+  }
+
+  async function assertControls(actor: Actor, froms: { from: StoredAddress; place: LegPlace }[]) {
     for (const { from, place } of froms) {
       const [controlled] = await reads.all(CONTROLLED, [from, actor.userId]);
       if (!controlled) throw notControlled(from, place);
     }
-    return undefined;
   }
 
-  function notControlled(wallet: StoredAddress, place: LegPlace) {
-    const error = new WalletNotControlledError(wallet);
-    return place.label ? new WalletNotControlledError(wallet, named(place, error.detail ?? '')) : error;
-  }
-
-  /**
-   * Applies the legs as one plan: the caller controls every `from`, and every (asset, `from`) holds
-   * the sum its legs take, both as the holdings are before the plan. A burn leg credits no one,
-   * lowers a currency's supply and leaves a burned NFT owned by the zero address.
-   */
   async function applyLegs<T>(
     actor: Actor,
     legs: Leg[],
     key: IdempotencyKey | undefined,
     at: Date,
     answer: (views: TransferView[]) => StoredResponse<T>,
+    extra: ExtraParts = {},
   ): Promise<WriteResult<T>> {
     const transfers = legs.map((leg) => transferOf(leg, actor, at));
     const response = answer(transfers.map((t) => t.view));
-    const guards: Guard[] = [];
-    const controlled = new Map<StoredAddress, Leg>();
-    const debits = new Map<string, { leg: Leg; total: bigint }>();
-    for (const leg of legs) {
-      if (!leg.byStudio && !controlled.has(leg.from)) {
-        controlled.set(leg.from, leg);
-        guards.push({ kind: 'controls', userId: actor.userId, wallet: leg.from });
-      }
-      const holding = `${leg.asset.id}\u0000${leg.from}`;
-      const debit = debits.get(holding);
-      if (debit) debit.total += leg.amount;
-      else debits.set(holding, { leg, total: leg.amount });
-    }
-    // Frozen and soulbound (issue 21), checked in the store's transaction: a freeze commits before
-    // the plan reads the asset (refused) or after the plan commits. A burn leg needs the asset only
-    // unfrozen (a soulbound item may burn).
-    const checked = new Map<string, Leg>();
-    for (const leg of legs) {
-      const kind = leg.to === ZERO_ADDRESS ? 'burnable' : 'movable';
-      if (checked.has(`${kind} ${leg.asset.id}`)) continue;
-      checked.set(`${kind} ${leg.asset.id}`, leg);
-      guards.push({ kind, assetId: leg.asset.id });
-    }
-    for (const { leg, total } of debits.values())
-      guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+    const guards = legGuards(actor, legs);
     const balances: BalanceChange[] = [];
     const supplies: { assetId: string; delta: bigint }[] = [];
     const owners: { assetId: string; owner: StoredAddress }[] = [];
@@ -326,53 +439,31 @@ export function createTransferService(
       else if (leg.asset.kind === 'fungible') supplies.push({ assetId: leg.asset.id, delta: -leg.amount });
       if (leg.asset.kind === 'nft') owners.push({ assetId: leg.asset.id, owner: leg.to });
     }
+    if (extra.supplies) supplies.push(...extra.supplies);
     const outcome = await store.apply({
       at,
       idempotency: key && { key, response },
-      guards,
-      balances,
+      guards: [...(extra.leading ?? []), ...guards, ...(extra.guards ?? [])],
+      assets: extra.assets,
+      trades: extra.trades,
+      tradeStatuses: extra.tradeStatuses,
+      balances: extra.balances ? [...balances, ...extra.balances] : balances,
       supplies: supplies.length ? supplies : undefined,
       owners: owners.length ? owners : undefined,
-      transfers: transfers.map((t) => t.row),
-      events: transfers.map((t) => t.event),
+      transfers: [...transfers.map((t) => t.row), ...(extra.transfers ?? [])],
+      events: [...transfers.map((t) => t.event), ...(extra.events ?? [])],
     });
     switch (outcome.outcome) {
       case 'applied':
         return { ...response, replayed: false };
       case 'replay':
         return idempotency.replay<T>(outcome.record, key as IdempotencyKey);
-      case 'rejected': {
-        const { guard } = outcome;
-        if (guard.kind === 'controls') {
-          const leg = controlled.get(guard.wallet) as Leg;
-          throw notControlled(leg.from, leg.place);
-        }
-        if (guard.kind === 'movable' || guard.kind === 'burnable') {
-          const leg = checked.get(`${guard.kind} ${guard.assetId}`) as Leg;
-          if (outcome.reason === 'soulbound')
-            throw new AssetSoulboundError(
-              named(leg.place, `${guard.assetId} is soulbound (non-transferable): it never moves.`),
-            );
-          if (outcome.reason === 'frozen')
-            throw new AssetFrozenError(
-              named(
-                leg.place,
-                `${guard.assetId} is frozen by its collection's studio: it does not ${guard.kind === 'movable' ? 'move' : 'burn'} until unfrozen.`,
-              ),
-            );
-          throw new NotFoundError(named(leg.place, assetNotFound(guard.assetId).detail ?? ''));
-        }
-        if (guard.kind !== 'holds') throw new Error(`Unexpected guard ${guard.kind}.`);
-        // Names the leg at which the holding's running debit first passes what it held.
-        const found = outcome.found ?? 0n;
-        let taken = 0n;
-        const mine = legs.filter((leg) => leg.asset.id === guard.assetId && leg.from === guard.wallet);
-        const leg = mine.find((leg) => {
-          taken += leg.amount;
-          return taken > found;
-        }) as Leg;
-        throw insufficient(leg, found, taken);
-      }
+      case 'rejected':
+        throw (
+          legRefusal(legs, outcome) ??
+          extra.rejected?.(outcome) ??
+          new Error(`Unexpected guard ${outcome.guard.kind}.`)
+        );
     }
   }
 
@@ -414,6 +505,16 @@ export function createTransferService(
     }));
   }
 
+  return { factsOf, apply: applyLegs, assertControls, applySingle, earlierAnswer };
+}
+
+export function createTransferService(
+  orm: Orm,
+  idempotency: Idempotency,
+  store: LedgerStore,
+  writer: LegWriter = createLegWriter(orm, idempotency, store),
+): TransferService {
+  const { factsOf, apply: applyLegs, applySingle, earlierAnswer } = writer;
   return {
     async create(actor, input, idempotencyKey) {
       checkEndpoints(input);

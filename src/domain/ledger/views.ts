@@ -19,6 +19,12 @@ export type TransferView = Schemas['Transfer'];
 export type PriceView = Schemas['Price'];
 export type WalletView = Schemas['Wallet'];
 export type CollectionView = Schemas['Collection'];
+export type RecipeView = Schemas['Recipe'];
+export type TradeView = Schemas['Trade'];
+export type TradeStatusView = Schemas['TradeStatus'];
+export type TradeSettlementView = Schemas['TradeSettlement'];
+export type RecipeInputView = Schemas['RecipeInput'];
+export type RecipeOutputView = Schemas['RecipeOutput'];
 export type AssetSourceView = Schemas['AssetSource'];
 
 /** Decimals of an asset's amounts: an NFT is indivisible. */

@@ -5,6 +5,8 @@ import type { ReadCache } from '../read-cache.ts';
 import { assetUpdateHandlers } from './asset-updates.ts';
 import { assetHandlers } from './assets.ts';
 import { priceHandlers } from './prices.ts';
+import { recipeHandlers } from './recipes.ts';
+import { tradeHandlers } from './trades.ts';
 import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
 
@@ -15,5 +17,7 @@ export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ...assetUpdateHandlers(ledger),
     ...transferHandlers(ledger),
     ...priceHandlers(ledger),
+    ...recipeHandlers(ledger),
+    ...tradeHandlers(ledger),
   };
 }

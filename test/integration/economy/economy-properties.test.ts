@@ -3,12 +3,9 @@
 // per live NFT and none for a burned one, and the event stream replays to the same holdings.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Asset } from '../../../src/db/entities/Asset.ts';
-import { Holding } from '../../../src/db/entities/Holding.ts';
-import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
-import { Transfer } from '../../../src/db/entities/Transfer.ts';
-import { type StoredAddress, ZERO_ADDRESS } from '../../../src/domain/ledger/addresses.ts';
+import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
+import { expectLedgerHistoryHolds } from '../../helpers/economy-invariants.ts';
 import {
   checkInvariants,
   createUser,
@@ -33,34 +30,6 @@ describe.each(DB_KINDS)('economy invariants on %s', (kind) => {
   afterAll(async () => {
     await fx?.close();
   });
-
-  /** Holdings as the outbox's events tell them, replayed from the first event. */
-  async function replayedHoldings(): Promise<Map<string, bigint>> {
-    const events = await fx.orm.em.fork().find(OutboxEvent, {}, { orderBy: { id: 'asc' } });
-    const held = new Map<string, bigint>();
-    const add = (assetId: string, wallet: string, delta: bigint) => {
-      if (wallet === ZERO_ADDRESS) return;
-      const key = `${assetId} ${wallet}`;
-      const balance = (held.get(key) ?? 0n) + delta;
-      if (balance === 0n) held.delete(key);
-      else held.set(key, balance);
-    };
-    for (const event of events) {
-      const data = event.data as Record<string, string>;
-      if (event.type === 'newNFT') add(data.id, data.owner.toLowerCase(), 1n);
-      if (event.type === 'newTransfer') {
-        // Currencies here have 0 decimals, so an amount's text is its base units.
-        add(data.assetId, data.from.toLowerCase(), -BigInt(data.amount));
-        add(data.assetId, data.to.toLowerCase(), BigInt(data.amount));
-      }
-    }
-    return held;
-  }
-
-  async function storedHoldings(): Promise<Map<string, bigint>> {
-    const rows = await fx.orm.em.fork().find(Holding, { balance: { $gt: 0n } });
-    return new Map(rows.map((row) => [`${row.asset.id} ${row.wallet}`, row.balance as bigint]));
-  }
 
   it('keeps every invariant under concurrent transfers, batches and burns', async () => {
     const users = await Promise.all(Array.from({ length: 4 }, () => createUser(fx)));
@@ -146,20 +115,7 @@ describe.each(DB_KINDS)('economy invariants on %s', (kind) => {
           if (result.status === 'rejected') expect(EXPECTED_REFUSALS).toContain(result.reason?.type);
         }
         expect(await checkInvariants(fx.orm)).toEqual([]);
-        const em = fx.orm.em.fork();
-        // minted - burned == supply
-        const ore = await em.findOneOrFail(Asset, { id: 'ore' });
-        const minted = await em.find(Transfer, { asset: 'ore', fromAddress: ZERO_ADDRESS });
-        const burned = await em.find(Transfer, { asset: 'ore', toAddress: ZERO_ADDRESS });
-        const sum = (rows: Transfer[]) => rows.reduce((total, row) => total + (row.amount as bigint), 0n);
-        expect(sum(minted) - sum(burned)).toBe(ore.totalSupply);
-        // A burned NFT has exactly one burn and no later move; the event stream replays to the holdings.
-        for (const id of nfts) {
-          const moves = await em.find(Transfer, { asset: id }, { orderBy: { seq: 'asc' } });
-          const burnAt = moves.findIndex((move) => move.toAddress === ZERO_ADDRESS);
-          if (burnAt >= 0) expect(burnAt).toBe(moves.length - 1);
-        }
-        expect(await replayedHoldings()).toEqual(await storedHoldings());
+        await expectLedgerHistoryHolds(fx.orm, ['ore']);
       }),
       { numRuns: 30 },
     );

@@ -1,0 +1,339 @@
+// Two-party trades (issue 21): one party proposes (offer from its wallet for a request from the
+// other's), the other accepts within a time limit, either cancels before. A proposal and a
+// cancellation are plans without moves (a trade row, a status change); an acceptance is ONE plan:
+// the trade still open (the store's `tradeOpen` guard, which locks the row, so of an acceptance and a
+// cancellation racing exactly one applies), every leg both ways checked like a transfer (control,
+// holds, movable) through the transfer service's leg writer, both sides' transfers under one `op_`
+// id, and the trade closed as accepted: all or nothing. A proposal publishes no event (nothing moved;
+// the settlement's transfers do).
+import type { FilterQuery } from '@mikro-orm/core';
+import { Trade, type TradeItem } from '../../db/entities/Trade.ts';
+import { Wallet } from '../../db/entities/Wallet.ts';
+import type { Orm } from '../../db/orm.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { Actor } from './actor.ts';
+import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
+import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
+import { decodeCursor, isString, type Page, page } from './cursor.ts';
+import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
+import { type Leg, type LegPlace, type LegWriter, legGuards, legRefusal } from './transfers.ts';
+import type { TradeSettlementView, TradeStatusView, TradeView } from './views.ts';
+import { WalletNotControlledError } from './wallets.ts';
+import { applyWrite, earlierAnswerOr } from './writes.ts';
+
+export interface TradeItemInput {
+  assetId: string;
+  amount: string;
+}
+
+export interface CreateTradeInput {
+  fromWallet: StoredAddress;
+  toWallet: StoredAddress;
+  offer: TradeItemInput[];
+  request: TradeItemInput[];
+  expiresIn?: number;
+}
+
+/** A proposal's default and longest life, in seconds (the contract's `expiresIn`). */
+export const DEFAULT_TRADE_SECONDS = 86_400;
+export const MAX_TRADE_SECONDS = 604_800;
+
+export interface TradeService {
+  create(actor: Actor, input: CreateTradeInput, idempotencyKey?: string): Promise<WriteResult<TradeView>>;
+  list(
+    actor: Actor,
+    options: { status?: TradeStatusView; limit: number; cursor?: string },
+  ): Promise<Page<TradeView>>;
+  get(actor: Actor, id: string): Promise<TradeView>;
+  accept(actor: Actor, id: string, idempotencyKey?: string): Promise<WriteResult<TradeSettlementView>>;
+  cancel(actor: Actor, id: string): Promise<TradeView>;
+}
+
+export class TradeNotOpenError extends ConflictError {
+  constructor(id: string, status: string) {
+    super(
+      status === 'expired' ? `The trade ${id} has expired.` : `The trade ${id} was ${status}.`,
+      '/problems/trade-not-open',
+      'Trade not open',
+    );
+  }
+}
+
+function tradeNotFound(id: string): NotFoundError {
+  return new NotFoundError(`No trade with id ${id}.`);
+}
+
+/** Open and past its expiry reads as `expired`. */
+function statusOf(trade: Pick<Trade, 'status' | 'expiresAt'>, now: Date): TradeStatusView {
+  return trade.status === 'open' && trade.expiresAt.getTime() <= now.getTime() ? 'expired' : trade.status;
+}
+
+type Side = 'offer' | 'request';
+
+function sidePlace(side: Side, i: number): LegPlace {
+  return { pointer: `/body/${side}/${i}`, label: `${side === 'offer' ? 'Offer' : 'Request'} ${i}: ` };
+}
+
+export function createTradeService(
+  orm: Orm,
+  idempotency: Idempotency,
+  store: LedgerStore,
+  writer: LegWriter,
+): TradeService {
+  /** Items as stored (base units) -> as answered (decimal strings of the asset's decimals). */
+  async function itemsView(items: TradeItem[]) {
+    return Promise.all(
+      items.map(async (item) => {
+        const { decimals } = await writer.factsOf(item.assetId);
+        return { assetId: item.assetId, amount: formatAmount(BigInt(item.amount), decimals) };
+      }),
+    );
+  }
+
+  async function view(trade: NewTrade | Trade, now = new Date()): Promise<TradeView> {
+    return {
+      id: trade.id,
+      status: statusOf(trade, now),
+      proposer: trade.proposerUserId,
+      fromWallet: formatAddress(trade.proposerWallet),
+      toWallet: formatAddress(trade.counterpartyWallet),
+      offer: await itemsView(trade.offer),
+      request: await itemsView(trade.request),
+      expiresAt: trade.expiresAt.toISOString(),
+      createdAt: trade.createdAt.toISOString(),
+      updatedAt: trade.updatedAt.toISOString(),
+      operationId: trade.operationId ?? null,
+      closedBy: trade.closedBy ?? null,
+    };
+  }
+
+  async function controlledWallets(userId: string): Promise<string[]> {
+    const wallets = await orm.em.fork().find(Wallet, { user: userId });
+    return wallets.map((wallet) => wallet.address);
+  }
+
+  /** The trade if the actor is a party (its proposer, or controls either wallet); 404 otherwise. */
+  async function partyTrade(actor: Actor, id: string) {
+    const trade = await orm.em.fork().findOne(Trade, { id });
+    if (!trade) throw tradeNotFound(id);
+    const wallets = await controlledWallets(actor.userId);
+    const isCounterparty = wallets.includes(trade.counterpartyWallet);
+    const isProposer = trade.proposerUserId === actor.userId || wallets.includes(trade.proposerWallet);
+    if (!isCounterparty && !isProposer) throw tradeNotFound(id);
+    return { trade, isCounterparty };
+  }
+
+  function notOpen(id: string, failure: GuardFailure): Error | undefined {
+    if (failure.guard.kind !== 'tradeOpen') return undefined;
+    if (failure.reason === 'missing') return tradeNotFound(id);
+    return new TradeNotOpenError(id, failure.reason ?? 'closed');
+  }
+
+  /** The legs of one side: checked asset and amount, from `from` to `to`, controlled by `by`. */
+  async function sideLegs(
+    side: Side,
+    items: TradeItemInput[],
+    from: StoredAddress,
+    to: StoredAddress,
+    by?: string,
+  ): Promise<Leg[]> {
+    const legs: Leg[] = [];
+    for (const [i, item] of items.entries()) {
+      const place = sidePlace(side, i);
+      let asset: Awaited<ReturnType<LegWriter['factsOf']>>;
+      try {
+        asset = await writer.factsOf(item.assetId);
+      } catch (error) {
+        if (error instanceof NotFoundError)
+          throw new NotFoundError(`${place.label}no asset with id ${item.assetId}.`);
+        throw error;
+      }
+      const pointer = `${place.pointer}/amount`;
+      let amount: bigint;
+      try {
+        amount = parseAmount(item.amount, asset.kind === 'nft' ? 0 : asset.decimals, {
+          pointer,
+          positive: true,
+        });
+      } catch (error) {
+        if (!(error instanceof InvalidAmountError)) throw error;
+        throw new InvalidAmountError(
+          `${place.label}${error.detail}`,
+          pointer,
+          error.errors?.[0]?.detail ?? '',
+        );
+      }
+      if (asset.kind === 'nft' && amount !== 1n)
+        throw new InvalidAmountError(
+          `${place.label}the amount of an NFT must be 1.`,
+          pointer,
+          'must be 1 for an NFT',
+        );
+      legs.push({ asset, amount, from, to, place, by });
+    }
+    return legs;
+  }
+
+  return {
+    async create(actor, input, idempotencyKey) {
+      if (input.toWallet === ZERO_ADDRESS || input.toWallet === input.fromWallet) {
+        throw new ValidationError(
+          '`toWallet` must be another wallet than `fromWallet`, not the zero address.',
+          [{ pointer: '/body/toWallet', detail: 'must differ from fromWallet and not be the zero address' }],
+        );
+      }
+      const seconds = input.expiresIn ?? DEFAULT_TRADE_SECONDS;
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'createTrade',
+        key: idempotencyKey,
+        request: input,
+      });
+      let offer: Leg[];
+      let request: Leg[];
+      try {
+        await writer.assertControls(actor, [
+          { from: input.fromWallet, place: { pointer: '/body', label: '' } },
+        ]);
+        offer = await sideLegs('offer', input.offer, input.fromWallet, input.toWallet);
+        request = await sideLegs('request', input.request, input.toWallet, input.fromWallet);
+      } catch (error) {
+        return earlierAnswerOr(idempotency, key, error);
+      }
+      const at = new Date();
+      const stored = (legs: Leg[]) =>
+        legs.map((leg) => ({ assetId: leg.asset.id, amount: String(leg.amount) }));
+      const trade: NewTrade = {
+        id: newId('trd'),
+        status: 'open',
+        proposerUserId: actor.userId,
+        proposerWallet: input.fromWallet,
+        counterpartyWallet: input.toWallet,
+        offer: stored(offer),
+        request: stored(request),
+        expiresAt: new Date(at.getTime() + seconds * 1000),
+        createdAt: at,
+        updatedAt: at,
+        operationId: null,
+        closedBy: null,
+      };
+      const body = await view(trade, at);
+      // The offer is checked now (controlled, movable, held) for an early answer; nothing is reserved.
+      return applyWrite(
+        store,
+        idempotency,
+        key,
+        {
+          at,
+          guards: legGuards(actor, offer),
+          trades: [trade],
+        },
+        { status: 201, body, headers: { Location: `/api/v1/trades/${trade.id}` } },
+        (failure) => legRefusal(offer, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
+      );
+    },
+
+    async list(actor, { status, limit, cursor }) {
+      const before = decodeCursor(cursor, 'trades', isString);
+      const wallets = await controlledWallets(actor.userId);
+      const now = new Date();
+      const where: FilterQuery<Trade>[] = [
+        {
+          $or: [
+            { proposerUserId: actor.userId },
+            { proposerWallet: { $in: wallets } },
+            { counterpartyWallet: { $in: wallets } },
+          ],
+        },
+      ];
+      if (status === 'expired') where.push({ status: 'open', expiresAt: { $lte: now } });
+      else if (status === 'open') where.push({ status: 'open', expiresAt: { $gt: now } });
+      else if (status) where.push({ status });
+      if (before !== undefined) where.push({ id: { $lt: before } });
+      const rows = await orm.em
+        .fork()
+        .find(Trade, { $and: where }, { orderBy: { id: 'desc' }, limit: limit + 1 });
+      const result = page(rows, limit, 'trades', (row) => row.id);
+      return {
+        data: await Promise.all(result.data.map((row) => view(row, now))),
+        next_cursor: result.next_cursor,
+      };
+    },
+
+    async get(actor, id) {
+      return view((await partyTrade(actor, id)).trade);
+    },
+
+    async accept(actor, id, idempotencyKey) {
+      const key = idempotency.keyOf({
+        userId: actor.userId,
+        operation: 'acceptTrade',
+        key: idempotencyKey,
+        request: { id },
+      });
+      let legs: Leg[];
+      let trade: Trade;
+      try {
+        const party = await partyTrade(actor, id);
+        trade = party.trade;
+        if (!party.isCounterparty)
+          throw new WalletNotControlledError(
+            trade.counterpartyWallet as StoredAddress,
+            `Only the counterparty (whoever controls ${formatAddress(trade.counterpartyWallet)}) may accept this trade.`,
+          );
+        const status = statusOf(trade, new Date());
+        if (status !== 'open') throw new TradeNotOpenError(id, status);
+        const from = trade.proposerWallet as StoredAddress;
+        const to = trade.counterpartyWallet as StoredAddress;
+        // Stored amounts are base units: the legs read them back as the decimal strings answered.
+        legs = [
+          ...(await sideLegs('offer', await itemsView(trade.offer), from, to, trade.proposerUserId)),
+          ...(await sideLegs('request', await itemsView(trade.request), to, from)),
+        ];
+      } catch (error) {
+        return earlierAnswerOr(idempotency, key, error);
+      }
+      const at = new Date();
+      const operationId = newId('op');
+      const closed = await view(
+        { ...trade, status: 'accepted', operationId, closedBy: actor.userId, updatedAt: at },
+        at,
+      );
+      return writer.apply(
+        actor,
+        legs,
+        key,
+        at,
+        (transfers) => ({ status: 201, body: { id: operationId, trade: closed, transfers }, headers: {} }),
+        {
+          leading: [{ kind: 'tradeOpen', tradeId: id, at }],
+          tradeStatuses: [{ tradeId: id, status: 'accepted', by: actor.userId, operationId, at }],
+          rejected: (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
+        },
+      );
+    },
+
+    async cancel(actor, id) {
+      const { trade } = await partyTrade(actor, id);
+      const at = new Date();
+      const status = statusOf(trade, at);
+      if (status !== 'open') throw new TradeNotOpenError(id, status);
+      const closed = await view({ ...trade, status: 'cancelled', closedBy: actor.userId, updatedAt: at }, at);
+      const result = await applyWrite(
+        store,
+        idempotency,
+        undefined,
+        {
+          at,
+          guards: [{ kind: 'tradeOpen', tradeId: id, at }],
+          tradeStatuses: [{ tradeId: id, status: 'cancelled', by: actor.userId, operationId: null, at }],
+        },
+        { status: 200, body: closed, headers: {} },
+        (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
+      );
+      return result.body;
+    },
+  };
+}
