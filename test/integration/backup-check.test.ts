@@ -25,7 +25,7 @@ describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /ok; 2 currencies: supply = sum of balances; 4 NFTs: one owner each; outbox: \d+ events, ids 1\.\.\d+ without gaps/,
+      /ok; 3 currencies: supply = sum of balances; 4 NFTs: one owner each; outbox: \d+ events, ids 1\.\.\d+ without gaps/,
     );
   });
 
