@@ -4164,6 +4164,12 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /**
+         * OperationId
+         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
+         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
+         */
+        OperationId: string;
+        /**
          * NewNftEvent
          * @description An NFT was minted; `data` is the new asset.
          */
@@ -4176,6 +4182,7 @@ export interface components {
             type: "newNFT";
             occurredAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["Asset"];
+            operationId?: components["schemas"]["OperationId"];
         };
         /**
          * NewTransferEvent
@@ -4190,6 +4197,7 @@ export interface components {
             type: "newTransfer";
             occurredAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["Transfer"];
+            operationId?: components["schemas"]["OperationId"];
         };
         /**
          * PriceUpdateEvent

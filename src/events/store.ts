@@ -26,6 +26,8 @@ export function toEnvelope(row: OutboxEvent): EventEnvelope {
     type: row.type,
     occurredAt: row.occurredAt.toISOString(),
     data: row.data,
+    // Only the events of a multi-part operation (a batch, a batch mint, a craft, a trade) carry one.
+    ...(row.operationId ? { operationId: row.operationId } : {}),
   } as EventEnvelope;
 }
 
@@ -52,6 +54,7 @@ interface RelayRow {
   asset_id: string;
   collection_id: string | null;
   wallets: unknown;
+  operation_id: string | null;
 }
 
 /** An internal ledger change (ledger_change) as the relay reads it. */
@@ -65,7 +68,8 @@ export interface ChangeRow {
 const CHANGES_READ = 'select id, kind, user_id, wallet from ledger_change where id > ? order by id limit ?';
 
 const RELAY_READ =
-  'select id, type, occurred_at, data, asset_id, collection_id, wallets from outbox_event where id > ? order by id limit ?';
+  'select id, type, occurred_at, data, asset_id, collection_id, wallets, operation_id from outbox_event ' +
+  'where id > ? order by id limit ?';
 const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
 const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
@@ -101,6 +105,7 @@ export class EventStore {
           assetId: row.asset_id,
           collectionId: row.collection_id,
           wallets: reads.json(row.wallets),
+          operationId: row.operation_id ?? null,
         }) as OutboxEvent,
     );
   }

@@ -6,5 +6,6 @@ export interface NewNftEventMessage {
   'type': 'newNFT';
   'occurredAt': string;
   'data': Asset;
+  'operationId'?: string;
   'subscriptionIds': string[];
 }

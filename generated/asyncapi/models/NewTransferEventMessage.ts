@@ -6,5 +6,6 @@ export interface NewTransferEventMessage {
   'type': 'newTransfer';
   'occurredAt': string;
   'data': Transfer;
+  'operationId'?: string;
   'subscriptionIds': string[];
 }

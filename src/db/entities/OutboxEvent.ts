@@ -44,6 +44,8 @@ export const OutboxEvent = defineEntity({
      */
     fromWallet: p.string().length(42).nullable().index(),
     toWallet: p.string().length(42).nullable().index(),
+    /** The `op_` id of the multi-part operation the event belongs to (the envelope's `operationId`). */
+    operationId: p.text().nullable(),
   },
 });
 export type OutboxEvent = InferEntity<typeof OutboxEvent>;

@@ -14,6 +14,7 @@ import { Migration20261124202648_chain_transfer_events } from './Migration202611
 import { Migration20261124203000_apply_plan_economy } from './Migration20261124203000_apply_plan_economy.ts';
 import { Migration20261124204037_collection_metadata_policy } from './Migration20261124204037_collection_metadata_policy.ts';
 import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
+import { Migration20261124231500_event_operation_id } from './Migration20261124231500_event_operation_id.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -31,4 +32,5 @@ export const migrationsList = [
   Migration20261124203000_apply_plan_economy,
   Migration20261124204037_collection_metadata_policy,
   Migration20261124230000_recipes,
+  Migration20261124231500_event_operation_id,
 ];

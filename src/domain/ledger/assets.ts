@@ -359,6 +359,7 @@ export function createAssetService(
         return earlierAnswerOr(idempotency, key, error);
       }
       const supplies = [...plan.supplies.entries()];
+      const operationId = newId('op');
       return applyWrite(
         store,
         idempotency,
@@ -376,8 +377,9 @@ export function createAssetService(
           balances: plan.balances,
           transfers: plan.transfers,
           events: plan.events,
+          operationId,
         },
-        { status: 201, body: { id: newId('op'), nfts, mints }, headers: {} },
+        { status: 201, body: { id: operationId, nfts, mints }, headers: {} },
         ({ guard, found = 0n }) => {
           const assetId = (guard as { assetId: string }).assetId;
           const { delta, max, decimals, item } = plan.supplies.get(assetId) as {

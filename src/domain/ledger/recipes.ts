@@ -355,6 +355,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         (burned) => ({ status: 201, body: { id, recipe: recipeId, burned, minted, nfts }, headers: {} }),
         {
           ...extra,
+          operationId: id,
           rejected: (failure) => {
             const { guard, found = 0n } = failure;
             if (guard.kind !== 'supplyWithin') return new Error(`Unexpected guard ${guard.kind}.`);

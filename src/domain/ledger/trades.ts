@@ -310,6 +310,7 @@ export function createTradeService(
         {
           leading: [{ kind: 'tradeOpen', tradeId: id, at }],
           tradeStatuses: [{ tradeId: id, status: 'accepted', by: actor.userId, operationId, at }],
+          operationId,
           rejected: (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
         },
       );

@@ -203,6 +203,8 @@ export interface ExtraParts {
   supplies?: { assetId: string; delta: bigint }[];
   transfers?: NewTransfer[];
   events?: NewEvent[];
+  /** The operation every event of the plan belongs to (a batch, a craft, a trade's settlement). */
+  operationId?: string;
   rejected?: (failure: GuardFailure) => Error;
 }
 
@@ -452,6 +454,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       owners: owners.length ? owners : undefined,
       transfers: [...transfers.map((t) => t.row), ...(extra.transfers ?? [])],
       events: [...transfers.map((t) => t.event), ...(extra.events ?? [])],
+      operationId: extra.operationId,
     });
     switch (outcome.outcome) {
       case 'applied':
@@ -568,11 +571,14 @@ export function createTransferService(
         throw error;
       }
       const id = newId('op');
-      return applyLegs(actor, legs, key, new Date(), (transfers) => ({
-        status: 201,
-        body: { id, transfers },
-        headers: {},
-      }));
+      return applyLegs(
+        actor,
+        legs,
+        key,
+        new Date(),
+        (transfers) => ({ status: 201, body: { id, transfers }, headers: {} }),
+        { operationId: id },
+      );
     },
 
     async burn(actor, input, idempotencyKey) {

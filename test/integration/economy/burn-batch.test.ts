@@ -39,7 +39,12 @@ describe.each(DB_KINDS)('burns and batch transfers on %s', (kind) => {
   const events = async (user: HttpUser, after: string) => {
     const page = await t.http('GET', `/api/v1/events?after=${after}&limit=100`, { headers: user.headers });
     expect(page.status, page.text).toBe(200);
-    return page.body.data as { id: string; type: string; data: Record<string, string> }[];
+    return page.body.data as {
+      id: string;
+      type: string;
+      operationId?: string;
+      data: Record<string, string>;
+    }[];
   };
   const lastEventId = async (user: HttpUser) => {
     let after = '0';
@@ -108,6 +113,7 @@ describe.each(DB_KINDS)('burns and batch transfers on %s', (kind) => {
     expect((await asset('gold')).totalSupply).toBe('197.5');
     const seen = await events(alice, before);
     expect(seen.map((e) => [e.type, e.data.id, e.data.to])).toEqual([['newTransfer', burn.body.id, ZERO]]);
+    expect(seen[0]).not.toHaveProperty('operationId'); // a single write is no multi-part operation
     const reused = await call(
       alice,
       'POST',
@@ -203,6 +209,8 @@ describe.each(DB_KINDS)('burns and batch transfers on %s', (kind) => {
     expect((await asset(shield)).owner).toBe(bob.wallet);
     const seen = await events(alice, before);
     expect(seen.map((e) => e.data.id)).toEqual(batch.body.transfers.map((tr: { id: string }) => tr.id));
+    // Every leg's event names the batch (the answer's id); a single transfer's names none.
+    expect(seen.map((e) => e.operationId)).toEqual(seen.map(() => batch.body.id));
     for (const tr of batch.body.transfers) {
       const got = await call(alice, 'GET', `/api/v1/transfers/${tr.id}`);
       expect(got.body).toEqual(tr);

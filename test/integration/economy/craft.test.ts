@@ -202,6 +202,10 @@ describe.each(DB_KINDS)('crafting on %s', (kind) => {
       ['newTransfer', crafted.body.burned[0].id],
       ['newNFT', potionId],
     ]);
+    expect(events.map((e: { operationId?: string }) => e.operationId)).toEqual([
+      crafted.body.id,
+      crafted.body.id,
+    ]);
     const again = await call(
       alice,
       'POST',

@@ -23,7 +23,11 @@ describe.each(DB_KINDS)('batch mints on %s', (kind) => {
     return got.body;
   };
   const events = async (after: string) =>
-    (await read(`/api/v1/events?after=${after}&limit=100`)).data as { id: string; type: string }[];
+    (await read(`/api/v1/events?after=${after}&limit=100`)).data as {
+      id: string;
+      type: string;
+      operationId?: string;
+    }[];
   const lastEventId = async () => {
     let after = '0';
     for (let page = await events(after); page.length; page = await events(after))
@@ -99,6 +103,7 @@ describe.each(DB_KINDS)('batch mints on %s', (kind) => {
     expect((await read(`/assets/${batch.body.nfts[1].id}`)).owner).toBe(bob.wallet);
     const seen = await events(before);
     expect(seen.map((e) => e.type)).toEqual(['newNFT', 'newNFT', 'newTransfer', 'newTransfer']);
+    expect(seen.map((e) => e.operationId)).toEqual(seen.map(() => batch.body.id));
   });
 
   it('refuses a batch with one bad item, naming it, minting nothing', async () => {

@@ -134,6 +134,9 @@ describe.each(DB_KINDS)('trades on %s', (kind) => {
     expect(events.map((e: { type: string; data: { id: string } }) => [e.type, e.data.id])).toEqual(
       accepted.body.transfers.map((tr: { id: string }) => ['newTransfer', tr.id]),
     );
+    expect(events.map((e: { operationId?: string }) => e.operationId)).toEqual(
+      events.map(() => accepted.body.id),
+    );
     const again = await call(bob, 'POST', `/api/v1/trades/${id}/accept`, undefined, 'a1');
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');

@@ -236,6 +236,11 @@ export interface Plan {
   prices?: NewPrice[];
   /** Outbox events, in the order their ids are drawn. */
   events?: NewEvent[];
+  /**
+   * The operation (`op_` id) of a multi-part write (a batch, a batch mint, a craft, a trade's
+   * settlement): every event of the plan carries it (the envelope's `operationId`).
+   */
+  operationId?: string;
   ledgerChanges?: NewLedgerChange[];
 }
 

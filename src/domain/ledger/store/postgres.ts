@@ -192,6 +192,7 @@ export function planJson(plan: Plan): string {
       u: x.postedBy,
       created_at: x.createdAt.toISOString(),
     }));
+  if (plan.operationId) p.op = plan.operationId;
   if (plan.events?.length)
     p.events = plan.events.map((e) => ({
       type: e.type,

@@ -67,8 +67,8 @@ const SQL = {
     'insert into price_observation (asset_id, price, price_scaled, currency, source, observed_at, posted_by_id, created_at) ' +
     'values (?, ?, ?, ?, ?, ?, ?, ?)',
   insertEvent:
-    'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet) ' +
-    'values (?, ?, ?, ?, ?, ?, ?, ?)',
+    'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet, ' +
+    'operation_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertLedgerChange: 'insert into ledger_change (kind, occurred_at, user_id, wallet) values (?, ?, ?, ?)',
   movable:
     'select a.frozen, a.soulbound, c.soulbound as collection_soulbound from asset a ' +
@@ -307,6 +307,7 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           JSON.stringify(e.wallets),
           e.fromWallet ?? null,
           e.toWallet ?? null,
+          plan.operationId ?? null,
         );
         writer.changed(e);
       }
