@@ -4370,7 +4370,7 @@ export interface components {
         };
         /**
          * Event
-         * @description The event envelope `{ id, type, occurredAt, data }`, the same over WebSocket and over `GET /api/v1/events`. `type` tells what `data` is.
+         * @description The event envelope `{ id, type, occurredAt, data }`, the same over WebSocket and over `GET /api/v1/events`. `type` tells what `data` is. A `newTransfer` or `newNFT` of a multi-part operation (a batch transfer, a batch mint, a craft, a trade's settlement) also carries its `operationId`, the same on every event of the operation.
          */
         Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"] | components["schemas"]["AssetUpdatedEvent"] | components["schemas"]["ChainTransferPendingEvent"] | components["schemas"]["ChainTransferRemovedEvent"];
         /**
