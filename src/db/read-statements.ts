@@ -98,11 +98,18 @@ function openReadStatements(orm: Orm): ReadStatements {
       close() {},
     };
   }
+  return sqliteReadStatements(orm.config.get('dbName') as string);
+}
+
+/**
+ * Read statements on the SQLite file at `path` through a read-only connection of their own, opened on
+ * first use (for the ORM's database, and for the holdings listings' thread: holding-thread.ts).
+ */
+export function sqliteReadStatements(path: string): ReadStatements {
   let database: DatabaseSync | undefined;
   const prepared = new Map<string, StatementSync>();
   const preparedForArrays = new Map<string, StatementSync>();
-  const open = () =>
-    (database ??= new DatabaseSync(orm.config.get('dbName') as string, { readOnly: true, timeout: 5000 }));
+  const open = () => (database ??= new DatabaseSync(path, { readOnly: true, timeout: 5000 }));
   const statementOf = (sql: string, arrays: boolean) => {
     const cache = arrays ? preparedForArrays : prepared;
     let statement = cache.get(sql);
@@ -120,7 +127,7 @@ function openReadStatements(orm: Orm): ReadStatements {
     async arrays(sql, parameters) {
       return statementOf(sql, true).all(...(parameters as SQLInputValue[])) as unknown as unknown[][];
     },
-    date,
+    date: (value) => (value instanceof Date ? value : new Date(value as string | number)),
     json: (value) => (value == null ? value : JSON.parse(value as string)),
     close() {
       database?.close();

@@ -94,10 +94,30 @@ export class ReadCache {
    * The JSON of `compute()`'s answer as UTF-8 (what goes on the wire, so a hit is not encoded again),
    * from the cache while none of its change keys was touched. `keysOf` names what the answer shows.
    */
-  async json<T>(
+  json<T>(
     key: string,
     compute: () => Promise<T>,
     keysOf: (answer: T) => readonly string[],
+    bypass = false,
+  ): Promise<Buffer> {
+    return this.body(
+      key,
+      async () => {
+        const answer = await compute();
+        return { body: Buffer.from(JSON.stringify(answer), 'utf8'), keys: keysOf(answer) };
+      },
+      bypass,
+    );
+  }
+
+  /**
+   * An answer already serialized by `compute()` (with the change keys of what it shows), from the
+   * cache while none of those keys was touched; `bypass` (the client's `Cache-Control: no-cache`)
+   * computes it again, and keeps the fresh answer.
+   */
+  async body(
+    key: string,
+    compute: () => Promise<{ body: Buffer; keys: readonly string[] }>,
     bypass = false,
   ): Promise<Buffer> {
     const version = this.ledger.current();
@@ -111,11 +131,9 @@ export class ReadCache {
     }
     this.misses++;
     const invalidationsBefore = this.invalidations;
-    const answer = await compute();
-    const body = Buffer.from(JSON.stringify(answer), 'utf8');
+    const { body, keys } = await compute();
     // Kept only if nothing it shows changed while it was computed.
     if (this.ledger.current() === version && this.version === version) {
-      const keys = keysOf(answer);
       if (this.untouchedSince(invalidationsBefore, keys)) this.store(key, body, keys);
     }
     return body;

@@ -2,7 +2,7 @@
 
 import type { Context } from 'koa';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
-import type { HoldingFilters } from '../../domain/ledger/holding-lists.ts';
+import type { HoldingFilters, HoldingListing, ListingRequest } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
 import { assetKey, holdersKey, userKey, walletKey } from '../../events/change-keys.ts';
 import { type HandlerMap, type ResponseBody, respond, type TypedRequest, typedHandlers } from '../handler.ts';
@@ -20,18 +20,13 @@ function holdingFilters(request: TypedRequest<HoldingsOperation>): HoldingFilter
   };
 }
 
-/** The change keys of a holdings listing's assets (an NFT's owner is the listed wallet: `w:` covers it). */
-function assetKeysOf(page: { data: readonly { asset: { id: string } }[] }): string[] {
-  return page.data.map((holding) => assetKey(holding.asset.id));
-}
-
 export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   /**
    * Answers with the JSON of `compute()`, cached under the operation and `key` until a change touches
    * one of the change keys `keysOf` names (../read-cache.ts, ../../events/change-keys.ts). The
    * answer is the 200 body the contract declares for the request's operation.
    */
-  async function sendCached<Id extends 'getAsset' | 'listAssetOwners' | HoldingsOperation>(
+  async function sendCached<Id extends 'getAsset' | 'listAssetOwners'>(
     ctx: Context,
     request: TypedRequest<Id>,
     key: unknown[],
@@ -44,17 +39,29 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ctx.body = body;
   }
 
-  /** A holdings listing of `owner` (a wallet or a user), cached under its filters. */
-  function sendHoldings<Id extends HoldingsOperation>(
+  /**
+   * A holdings listing (a wallet's or a user's), cached under its filters; its answer is the 200 body
+   * the contract declares for the operation (holding-reads.ts builds it from the contract's types).
+   */
+  async function sendHoldings(
     ctx: Context,
-    request: TypedRequest<Id>,
+    request: TypedRequest<HoldingsOperation>,
     owner: string,
-    list: (filters: HoldingFilters) => Promise<ResponseBody<Id, 200>>,
-    keysOf: (answer: ResponseBody<Id, 200>) => readonly string[],
+    listing: (filters: HoldingFilters) => ListingRequest,
+    keysOf: (listed: HoldingListing) => readonly string[],
   ): Promise<void> {
     const filters = holdingFilters(request);
-    const key = [owner, filters.kind, filters.collection, filters.limit, filters.cursor];
-    return sendCached(ctx, request, key, () => list(filters), keysOf);
+    const key = [request.operationId, owner, filters.kind, filters.collection, filters.limit, filters.cursor];
+    const body = await cache.body(
+      JSON.stringify(key),
+      async () => {
+        const listed = await ledger.holdings.listing(listing(filters));
+        return { body: listed.body, keys: keysOf(listed) };
+      },
+      bypassesCache(request.headers['cache-control']),
+    );
+    ctx.type = 'application/json';
+    ctx.body = body;
   }
 
   return typedHandlers<
@@ -98,28 +105,21 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
         ctx,
         request,
         wallet,
-        (filters) => ledger.holdings.walletAssets(wallet, filters),
-        (page) => [walletKey(wallet), ...assetKeysOf(page)],
+        (filters) => ({ op: 'walletAssets', wallet, filters }),
+        // An NFT's owner is the listed wallet: `w:` covers it.
+        (listed) => [walletKey(wallet), ...listed.assetIds.map(assetKey)],
       );
     },
 
     async listMyAssets(request, ctx) {
       const { userId } = actorOf(request);
-      // Every wallet the user controls, holding or not: a transfer into any of them changes the answer.
-      let wallets: readonly string[] = [];
       await sendHoldings(
         ctx,
         request,
         userId,
-        async (filters) => {
-          const [page, controlled] = await Promise.all([
-            ledger.holdings.userAssets(userId, filters),
-            ledger.holdings.userWallets(userId),
-          ]);
-          wallets = controlled;
-          return page;
-        },
-        (page) => [userKey(userId), ...wallets.map(walletKey), ...assetKeysOf(page)],
+        (filters) => ({ op: 'userAssets', userId, filters }),
+        // Every wallet the user controls, holding or not: a transfer into any of them changes the answer.
+        (listed) => [userKey(userId), ...listed.wallets.map(walletKey), ...listed.assetIds.map(assetKey)],
       );
     },
 

@@ -511,6 +511,51 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       expect([...mine.data, ...rest.data]).toHaveLength(4);
       expect(rest.next_cursor).toBeNull();
     });
+
+    it('answers the API listings (on SQLite from their own thread) exactly as the pages, bad cursors as 400', async () => {
+      const holder = await createUser(fx);
+      const gold = await newCurrency();
+      await fx.ledger.assets.mint(studio, gold, { to: holder.wallet as StoredAddress, amount: '2.5' });
+      await fx.ledger.assets.createNft(holder, { name: 'Thread item', metadata });
+      const wallet = holder.wallet as StoredAddress;
+      const filters = { limit: 1 };
+      const listed = await fx.ledger.holdings.listing({ op: 'walletAssets', wallet, filters });
+      const page = await fx.ledger.holdings.walletAssets(wallet, filters);
+      expect(JSON.parse(listed.body.toString('utf8'))).toEqual(page);
+      expect(listed.body.toString('utf8')).toBe(JSON.stringify(page));
+      expect(listed.assetIds).toEqual(page.data.map((holding) => holding.asset.id));
+      expect(listed.wallets).toEqual([]);
+      const mine = await fx.ledger.holdings.listing({
+        op: 'userAssets',
+        userId: holder.userId,
+        filters: { limit: 5 },
+      });
+      expect(JSON.parse(mine.body.toString('utf8'))).toEqual(
+        await fx.ledger.holdings.userAssets(holder.userId, { limit: 5 }),
+      );
+      expect(mine.wallets).toEqual([wallet]);
+      // A write committed before the listing is asked is in it.
+      await fx.ledger.assets.mint(studio, gold, { to: wallet, amount: '1' });
+      const after = await fx.ledger.holdings.listing({ op: 'walletAssets', wallet, filters: { limit: 5 } });
+      expect(
+        JSON.parse(after.body.toString('utf8')).data.find(
+          (h: { asset: { id: string } }) => h.asset.id === gold,
+        ),
+      ).toMatchObject({ balance: '3.5' });
+      // The domain's errors cross the thread as themselves (400 problem, field pointer kept).
+      const bad = await rejection(
+        fx.ledger.holdings.listing({
+          op: 'walletAssets',
+          wallet,
+          filters: { limit: 5, cursor: 'bm90LWEtY3Vyc29y' },
+        }),
+      );
+      expect(bad).toMatchObject({
+        status: 400,
+        type: '/problems/validation-failed',
+        errors: [{ pointer: '/query/cursor', detail: 'is not a cursor of this list' }],
+      });
+    });
   });
 
   describe('prices', () => {

@@ -1,0 +1,38 @@
+// The holdings listings' thread (holding-thread.ts): answers each request with the listing's JSON,
+// computed by the same code as on the event loop (holding-reads.ts) over a read-only connection of
+// its own.
+import { parentPort, workerData } from 'node:worker_threads';
+import { sqliteReadStatements } from '../../db/read-statements.ts';
+import { AppError } from '../errors.ts';
+import { createHoldingReads, holdingListing } from './holding-reads.ts';
+import {
+  type HoldingThreadAnswer,
+  type HoldingThreadData,
+  type HoldingThreadRequest,
+  problemFields,
+} from './holding-thread.ts';
+
+const port = parentPort;
+if (!port) throw new Error('holding-worker.ts runs as a worker thread (holding-thread.ts)');
+const data = workerData as HoldingThreadData;
+let externalCommits = 0;
+const reads = createHoldingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
+
+port.on('message', async ({ id, request, externalCommits: count }: HoldingThreadRequest) => {
+  externalCommits = count;
+  let answer: HoldingThreadAnswer;
+  try {
+    const listing = await holdingListing(reads, request);
+    // Its own ArrayBuffer (a Buffer may share a pooled one), moved to the event loop, not copied.
+    const bytes = new Uint8Array(listing.body).buffer;
+    answer = { id, bytes, assetIds: listing.assetIds, wallets: listing.wallets };
+    port.postMessage(answer, [bytes]);
+    return;
+  } catch (error) {
+    answer =
+      error instanceof AppError
+        ? { id, problem: problemFields(error) }
+        : { id, failure: error instanceof Error ? error.message : String(error) };
+  }
+  port.postMessage(answer);
+});
