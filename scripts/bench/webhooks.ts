@@ -93,15 +93,23 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       const target = await serviceTarget(service);
       const baseline = await runCase(helloTarget(hello), WS_CLIENTS, RATE, options);
       const threadsBefore = threadCpuSeconds(service.pid);
+      // The service's event-loop delay (prom-client's, reset by every scrape) during each run.
+      await scrape(service.baseUrl);
       const without = await runCase(target, WS_CLIENTS, RATE, options);
+      const lagWithout = loopDelay(await scrape(service.baseUrl));
       const threadsWithout = since(threadCpuSeconds(service.pid), threadsBefore);
+      const secrets: Record<string, string> = {};
       for (let i = 0; i < SUBSCRIPTIONS; i++) {
-        await call(service.baseUrl, 'POST', '/api/v1/webhooks', {
+        const created = await call<{ secret: string }>(service.baseUrl, 'POST', '/api/v1/webhooks', {
           session: { headers: target.headers },
           body: { url: `http://127.0.0.1:${port}/hooks/${i}`, eventTypes: ['priceUpdate'] },
         });
+        secrets[`/hooks/${i}`] = created.secret;
       }
+      // The receiver verifies a sample of each subscription's requests (webhook-receiver-worker.ts).
+      command({ secrets });
       command({ measuring: true });
+      await scrape(service.baseUrl);
       const threadsBeforeHooks = threadCpuSeconds(service.pid);
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
@@ -125,7 +133,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
         report = resolve;
         command({ report: true });
       });
-      const metricsText = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const metricsText = await scrape(service.baseUrl);
+      const lagWith = loopDelay(metricsText);
       const stages = stageTable(metricsText);
       const attempts = metricsText
         .split('\n')
@@ -174,6 +183,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
             '',
             `${ms(startup, 0.99)} (${startup.count}) / ${ms(steady, 0.99)} (${steady.count})`,
           ],
+          ["service event loop delay p50 / p99 / max ms (its main thread's turns)", '', lagWithout, lagWith],
           [
             'target process CPU (% of a core)',
             '',
@@ -200,7 +210,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       );
       console.log(
         `\nthe receiver thread (bench process): ${fixed(final.cpuMicros / 1e6, 2)} CPU s while measuring, ` +
-          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received`,
+          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received; signatures verified ` +
+          `(a sample of each subscription's requests): ${final.verified}, failed: ${final.badSignatures}`,
       );
       console.log('service CPU by thread (s): without webhooks, with webhooks; extra per webhook delivery:');
       table(
@@ -234,6 +245,19 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
+}
+
+async function scrape(baseUrl: string): Promise<string> {
+  return (await fetch(`${baseUrl}/metrics`)).text();
+}
+
+/** prom-client's event-loop delay gauges (since the previous scrape): p50 / p99 / max, ms. */
+function loopDelay(metrics: string): string {
+  const gauge = (name: string) => {
+    const line = metrics.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+    return line ? fixed(1000 * Number(line.split(' ')[1]), 1) : 'n/a';
+  };
+  return ['p50', 'p99', 'max'].map((which) => gauge(`nodejs_eventloop_lag_${which}_seconds`)).join(' / ');
 }
 
 /** Per thread group, the CPU seconds from `before` to `after`. */

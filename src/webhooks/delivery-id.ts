@@ -1,6 +1,6 @@
 // A delivery's id (`webhook-id`), the same every time it is computed: shared by the dispatcher
 // (slow path, rows) and the sender thread (the fast path computes it where it signs).
-import { createHash } from 'node:crypto';
+import { hash as digest } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -16,7 +16,7 @@ export function deliveryId(subscriptionId: string, eventId: number, occurredAt: 
     time = CROCKFORD[t % 32] + time;
     t = Math.floor(t / 32);
   }
-  const hash = createHash('sha256').update(`${subscriptionId}:${eventId}`).digest();
+  const hash = digest('sha256', `${subscriptionId}:${eventId}`, 'buffer');
   let tail = '';
   for (let i = 0; i < 16; i++) tail += CROCKFORD[hash[i] % 32];
   return `whd_${time}${tail}`;

@@ -49,7 +49,7 @@ const POLL_MS = 250;
 /** Unleased subscriptions are looked for at most this often (a nudge comes with every relay read). */
 const CLAIM_EVERY_MS = 25;
 /** Successful deliveries and cursors are written this often (together, for every subscription). */
-const FLUSH_MS = 50;
+const FLUSH_MS = 200;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
