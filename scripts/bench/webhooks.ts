@@ -20,6 +20,7 @@ import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
 import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
+import { runQueueSeconds } from './lib/webhook-sched.ts';
 
 type ReceiverReport = Extract<ReceiverMessage, { report: unknown }>['report'];
 
@@ -95,7 +96,13 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       const threadsBefore = threadCpuSeconds(service.pid);
       // The service's event-loop delay (prom-client's, reset by every scrape) during each run.
       await scrape(service.baseUrl);
+      const waitsBefore = waits(service.pid);
+      const startedWithout = performance.now();
       const without = await runCase(target, WS_CLIENTS, RATE, options);
+      const waitsWithout = perSecond(
+        since(waits(service.pid), waitsBefore),
+        performance.now() - startedWithout,
+      );
       const lagWithout = loopDelay(await scrape(service.baseUrl));
       const threadsWithout = since(threadCpuSeconds(service.pid), threadsBefore);
       const secrets: Record<string, string> = {};
@@ -111,6 +118,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       command({ measuring: true });
       await scrape(service.baseUrl);
       const threadsBeforeHooks = threadCpuSeconds(service.pid);
+      const waitsBeforeHooks = waits(service.pid);
+      const startedWith = performance.now();
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
       // Done when every event seen reached every subscription and nothing more came for QUIET_MS: a
@@ -129,6 +138,10 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       }
       command({ measuring: false });
       const threadsWith = since(threadCpuSeconds(service.pid), threadsBeforeHooks);
+      const waitsWith = perSecond(
+        since(waits(service.pid), waitsBeforeHooks),
+        performance.now() - startedWith,
+      );
       const final = await new Promise<ReceiverReport>((resolve) => {
         report = resolve;
         command({ report: true });
@@ -224,6 +237,16 @@ export async function webhooks(options: BenchOptions): Promise<void> {
         }),
       );
       console.log(
+        'waiting for a CPU while runnable (Linux schedstat run_delay), ms per second of the run ' +
+          '(from the run without webhooks to the end of the drain with them):',
+      );
+      table(
+        ['thread', 'without webhooks', 'with webhooks'],
+        [...new Set([...waitsWith.keys(), ...waitsWithout.keys()])]
+          .filter((name) => (waitsWith.get(name) ?? 0) >= 1 || (waitsWithout.get(name) ?? 0) >= 1)
+          .map((name) => [name, fixed(waitsWithout.get(name) ?? 0, 0), fixed(waitsWith.get(name) ?? 0, 0)]),
+      );
+      console.log(
         `ceiling (${CEILING_LOOPS} concurrent, ${CEILING_MS / 1000} s each, alone): signed by the sender thread -> ` +
           `receiver ${fixed(ceiling, 0)}/s, -> Koa hello ${fixed(senderToHello, 0)}/s; unsigned by autocannon -> ` +
           `receiver ${fixed(receiverAlone.okPerSecond, 0)}/s, -> Koa hello ${fixed(helloAlone.okPerSecond, 0)}/s`,
@@ -245,6 +268,19 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
+}
+
+/** Run-queue waits of the service's threads and of this process's (the WebSocket clients, `bench main`, and the receiver). */
+function waits(servicePid: number): Map<string, number> {
+  const all = new Map<string, number>();
+  for (const [name, seconds] of runQueueSeconds(servicePid)) all.set(`service ${name}`, seconds);
+  for (const [name, seconds] of runQueueSeconds(process.pid)) all.set(`bench ${name}`, seconds);
+  return all;
+}
+
+/** Seconds in a stretch of `ms` as ms per second. */
+function perSecond(seconds: Map<string, number>, ms: number): Map<string, number> {
+  return new Map([...seconds].map(([name, value]) => [name, (1e6 * value) / Math.max(1, ms)]));
 }
 
 async function scrape(baseUrl: string): Promise<string> {

@@ -63,6 +63,8 @@ export interface StreamEvent {
   occurredAt: number;
   /** When the dispatcher had it (ms, performance.timeOrigin + now). */
   heldAt: number;
+  /** When this thread had it (set here, once for every stream). */
+  at?: number;
 }
 
 export interface StreamStart {
@@ -173,12 +175,6 @@ async function series(task: SendTask, answer: (done: SendDone) => void): Promise
   }
 }
 
-interface Queued {
-  event: StreamEvent;
-  /** When this thread had it. */
-  at: number;
-}
-
 interface Stream {
   id: string;
   gen: number;
@@ -186,7 +182,8 @@ interface Stream {
   secrets: Webhook[];
   filter: EventFilter;
   options: SendOptions & { pools: typeof pools };
-  queue: Queued[];
+  /** Its events to send, in id order, from `head` (each with `at` set). */
+  queue: StreamEvent[];
   head: number;
   /** The last event id this stream has seen (every event up to it is queued, sent or not wanted). */
   seen: number;
@@ -209,14 +206,14 @@ function newReport(id: string, gen: number, confirmed: number): StreamReport {
 }
 
 function confirmedOf(stream: Stream): number {
-  return stream.head < stream.queue.length ? stream.queue[stream.head].event.id - 1 : stream.seen;
+  return stream.head < stream.queue.length ? stream.queue[stream.head].id - 1 : stream.seen;
 }
 
-function offer(stream: Stream, events: readonly StreamEvent[], at: number): void {
+function offer(stream: Stream, events: readonly StreamEvent[]): void {
   for (const event of events) {
     if (event.id <= stream.seen) continue;
     stream.seen = event.id;
-    if (matches(event, stream.filter)) stream.queue.push({ event, at });
+    if (matches(event, stream.filter)) stream.queue.push(event);
   }
   stream.dirty = true;
   if (stream.queue.length - stream.head > MAX_QUEUED) {
@@ -233,7 +230,8 @@ async function run(stream: Stream): Promise<void> {
   stream.running = true;
   try {
     while (!stream.stopping && stream.head < stream.queue.length) {
-      const { event, at } = stream.queue[stream.head];
+      const event = stream.queue[stream.head];
+      const at = event.at ?? 0;
       const id = deliveryId(stream.id, event.id, event.occurredAt);
       const startedAt = clock();
       let outcome: Outcome;
@@ -350,7 +348,10 @@ function start(spec: StreamStart): void {
   };
   streams.set(spec.id, stream);
   const at = clock();
-  for (const event of spec.events) if (matches(event, stream.filter)) stream.queue.push({ event, at });
+  for (const event of spec.events) {
+    event.at = at;
+    if (matches(event, stream.filter)) stream.queue.push(event);
+  }
   stream.report.confirmed = confirmedOf(stream);
   if (stream.queue.length > 0) void run(stream);
 }
@@ -409,7 +410,8 @@ port.on('message', (commands: SendCommand[]) => {
         void series(command.task, answer);
         break;
       case 'events':
-        for (const stream of streams.values()) if (!stream.stopping) offer(stream, command.events, at);
+        for (const event of command.events) event.at = at;
+        for (const stream of streams.values()) if (!stream.stopping) offer(stream, command.events);
         break;
       case 'start':
         start(command.stream);
