@@ -15,7 +15,15 @@
 // relay's recent events kept in memory (the outbox is read only to catch up from further back), are
 // sent one at a time in id order, and the successes are written together, every FLUSH_MS, for all
 // subscriptions at once (one insert of the delivery rows, one update of the cursors) instead of
-// several statements per delivery. The first failure writes its pending row at once and moves the
+// several statements per delivery. Once a subscription is up to date (every event after its
+// position is in memory) its fast path runs as a stream in the sender thread: the relay's batches are
+// posted there once for all streams, and the thread matches, signs and sends each subscription's
+// events in order, the next request as soon as the previous answer is in, without a turn of this
+// event loop in between; it reports the deliveries in batches (written here as above) and how far
+// the subscription is done (where its cursor may move). The dispatcher keeps the lease, the cursor
+// and the database, and stops the stream when the lease is lost, the subscription must take the
+// slow path (a replay, a retry due, a failed write), its turn is over, or it is idle. The first
+// failure (on the fast path, a stream's included) writes its pending row at once and moves the
 // subscription to the slow path: delivery rows first (materialized from the outbox), then each
 // attempt recorded on its row, as retries, redeliveries and replays need; once no row is pending
 // it is back on the fast path.

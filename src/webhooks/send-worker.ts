@@ -23,7 +23,7 @@ import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { type EventFilter, matches } from '../events/filter.ts';
-import { deliveryId } from './delivery-id.ts';
+import { deliveryId, deliveryTime } from './delivery-id.ts';
 import { createPools, type Outcome, type Prepared, prepareTarget, sendPrepared, signers } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
 
@@ -65,6 +65,8 @@ export interface StreamEvent {
   heldAt: number;
   /** When this thread had it (set here, once for every stream). */
   at?: number;
+  /** The time part of its delivery ids (set here, once for every stream). */
+  time?: string;
 }
 
 export interface StreamStart {
@@ -232,7 +234,8 @@ async function run(stream: Stream): Promise<void> {
     while (!stream.stopping && stream.head < stream.queue.length) {
       const event = stream.queue[stream.head];
       const at = event.at ?? 0;
-      const id = deliveryId(stream.id, event.id, event.occurredAt);
+      event.time ??= deliveryTime(event.occurredAt);
+      const id = deliveryId(stream.id, event.id, event.occurredAt, event.time);
       const startedAt = clock();
       let outcome: Outcome;
       try {
