@@ -217,7 +217,9 @@ function offer(stream: Stream, events: readonly StreamEvent[]): void {
     stream.seen = event.id;
     if (matches(event, stream.filter)) stream.queue.push(event);
   }
+  // Reported even when nothing is sent: the subscription is done with the events it does not want.
   stream.dirty = true;
+  schedule(false);
   if (stream.queue.length - stream.head > MAX_QUEUED) {
     // Too far behind to keep in memory: the dispatcher catches up from the outbox.
     stream.stopping = true;
