@@ -20,6 +20,7 @@ import { fixed, heading, table } from './lib/report.ts';
 import { startService } from './lib/service.ts';
 import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
 import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
+import { runQueueSeconds } from './lib/webhook-sched.ts';
 
 type ReceiverReport = Extract<ReceiverMessage, { report: unknown }>['report'];
 
@@ -93,16 +94,32 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       const target = await serviceTarget(service);
       const baseline = await runCase(helloTarget(hello), WS_CLIENTS, RATE, options);
       const threadsBefore = threadCpuSeconds(service.pid);
+      // The service's event-loop delay (prom-client's, reset by every scrape) during each run.
+      await scrape(service.baseUrl);
+      const waitsBefore = waits(service.pid);
+      const startedWithout = performance.now();
       const without = await runCase(target, WS_CLIENTS, RATE, options);
+      const waitsWithout = perSecond(
+        since(waits(service.pid), waitsBefore),
+        performance.now() - startedWithout,
+      );
+      const lagWithout = loopDelay(await scrape(service.baseUrl));
       const threadsWithout = since(threadCpuSeconds(service.pid), threadsBefore);
+      const secrets: Record<string, string> = {};
       for (let i = 0; i < SUBSCRIPTIONS; i++) {
-        await call(service.baseUrl, 'POST', '/api/v1/webhooks', {
+        const created = await call<{ secret: string }>(service.baseUrl, 'POST', '/api/v1/webhooks', {
           session: { headers: target.headers },
           body: { url: `http://127.0.0.1:${port}/hooks/${i}`, eventTypes: ['priceUpdate'] },
         });
+        secrets[`/hooks/${i}`] = created.secret;
       }
+      // The receiver verifies a sample of each subscription's requests (webhook-receiver-worker.ts).
+      command({ secrets });
       command({ measuring: true });
+      await scrape(service.baseUrl);
       const threadsBeforeHooks = threadCpuSeconds(service.pid);
+      const waitsBeforeHooks = waits(service.pid);
+      const startedWith = performance.now();
       const withHooks = await runCase(target, WS_CLIENTS, RATE, options);
       // The warm-up's events count too (they follow the subscriptions): each event seen, once per subscription.
       // Done when every event seen reached every subscription and nothing more came for QUIET_MS: a
@@ -121,11 +138,16 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       }
       command({ measuring: false });
       const threadsWith = since(threadCpuSeconds(service.pid), threadsBeforeHooks);
+      const waitsWith = perSecond(
+        since(waits(service.pid), waitsBeforeHooks),
+        performance.now() - startedWith,
+      );
       const final = await new Promise<ReceiverReport>((resolve) => {
         report = resolve;
         command({ report: true });
       });
-      const metricsText = await (await fetch(`${service.baseUrl}/metrics`)).text();
+      const metricsText = await scrape(service.baseUrl);
+      const lagWith = loopDelay(metricsText);
       const stages = stageTable(metricsText);
       const attempts = metricsText
         .split('\n')
@@ -174,6 +196,7 @@ export async function webhooks(options: BenchOptions): Promise<void> {
             '',
             `${ms(startup, 0.99)} (${startup.count}) / ${ms(steady, 0.99)} (${steady.count})`,
           ],
+          ["service event loop delay p50 / p99 / max ms (its main thread's turns)", '', lagWithout, lagWith],
           [
             'target process CPU (% of a core)',
             '',
@@ -200,7 +223,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       );
       console.log(
         `\nthe receiver thread (bench process): ${fixed(final.cpuMicros / 1e6, 2)} CPU s while measuring, ` +
-          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received`,
+          `${fixed(final.cpuMicros / Math.max(1, received), 1)} µs per request received; signatures verified ` +
+          `(a sample of each subscription's requests): ${final.verified}, failed: ${final.badSignatures}`,
       );
       console.log('service CPU by thread (s): without webhooks, with webhooks; extra per webhook delivery:');
       table(
@@ -211,6 +235,16 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           const o = name === 'all' ? sum(threadsWithout) : (threadsWithout.get(name) ?? 0);
           return [name, fixed(o, 2), fixed(w, 2), fixed((1e6 * (w - o * scale)) / Math.max(1, received), 1)];
         }),
+      );
+      console.log(
+        'waiting for a CPU while runnable (Linux schedstat run_delay), ms per second of the run ' +
+          '(from the run without webhooks to the end of the drain with them):',
+      );
+      table(
+        ['thread', 'without webhooks', 'with webhooks'],
+        [...new Set([...waitsWith.keys(), ...waitsWithout.keys()])]
+          .filter((name) => (waitsWith.get(name) ?? 0) >= 1 || (waitsWithout.get(name) ?? 0) >= 1)
+          .map((name) => [name, fixed(waitsWithout.get(name) ?? 0, 0), fixed(waitsWith.get(name) ?? 0, 0)]),
       );
       console.log(
         `ceiling (${CEILING_LOOPS} concurrent, ${CEILING_MS / 1000} s each, alone): signed by the sender thread -> ` +
@@ -234,6 +268,32 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
+}
+
+/** Run-queue waits of the service's threads and of this process's (the WebSocket clients, `bench main`, and the receiver). */
+function waits(servicePid: number): Map<string, number> {
+  const all = new Map<string, number>();
+  for (const [name, seconds] of runQueueSeconds(servicePid)) all.set(`service ${name}`, seconds);
+  for (const [name, seconds] of runQueueSeconds(process.pid)) all.set(`bench ${name}`, seconds);
+  return all;
+}
+
+/** Seconds in a stretch of `ms` as ms per second. */
+function perSecond(seconds: Map<string, number>, ms: number): Map<string, number> {
+  return new Map([...seconds].map(([name, value]) => [name, (1e6 * value) / Math.max(1, ms)]));
+}
+
+async function scrape(baseUrl: string): Promise<string> {
+  return (await fetch(`${baseUrl}/metrics`)).text();
+}
+
+/** prom-client's event-loop delay gauges (since the previous scrape): p50 / p99 / max, ms. */
+function loopDelay(metrics: string): string {
+  const gauge = (name: string) => {
+    const line = metrics.split('\n').find((candidate) => candidate.startsWith(`${name} `));
+    return line ? fixed(1000 * Number(line.split(' ')[1]), 1) : 'n/a';
+  };
+  return ['p50', 'p99', 'max'].map((which) => gauge(`nodejs_eventloop_lag_${which}_seconds`)).join(' / ');
 }
 
 /** Per thread group, the CPU seconds from `before` to `after`. */

@@ -15,7 +15,15 @@
 // relay's recent events kept in memory (the outbox is read only to catch up from further back), are
 // sent one at a time in id order, and the successes are written together, every FLUSH_MS, for all
 // subscriptions at once (one insert of the delivery rows, one update of the cursors) instead of
-// several statements per delivery. The first failure writes its pending row at once and moves the
+// several statements per delivery. Once a subscription is up to date (every event after its
+// position is in memory) its fast path runs as a stream in the sender thread: the relay's batches are
+// posted there once for all streams, and the thread matches, signs and sends each subscription's
+// events in order, the next request as soon as the previous answer is in, without a turn of this
+// event loop in between; it reports the deliveries in batches (written here as above) and how far
+// the subscription is done (where its cursor may move). The dispatcher keeps the lease, the cursor
+// and the database, and stops the stream when the lease is lost, the subscription must take the
+// slow path (a replay, a retry due, a failed write), its turn is over, or it is idle. The first
+// failure (on the fast path, a stream's included) writes its pending row at once and moves the
 // subscription to the slow path: delivery rows first (materialized from the outbox), then each
 // attempt recorded on its row, as retries, redeliveries and replays need; once no row is pending
 // it is back on the fast path.
@@ -24,7 +32,7 @@
 // subscription. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Counter, Histogram } from 'prom-client';
@@ -38,7 +46,8 @@ import { type EventFilter, filterCondition, matches, type PublishedEvent } from 
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { createSendThread } from './send-thread.ts';
+import { deliveryId } from './delivery-id.ts';
+import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
 import type { Outcome } from './sender.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 import type { TargetPolicy } from './targets.ts';
@@ -48,7 +57,7 @@ const POLL_MS = 250;
 /** Unleased subscriptions are looked for at most this often (a nudge comes with every relay read). */
 const CLAIM_EVERY_MS = 25;
 /** Successful deliveries and cursors are written this often (together, for every subscription). */
-const FLUSH_MS = 50;
+const FLUSH_MS = 200;
 /** Events read from the outbox (or turned into deliveries) per step. */
 const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
@@ -117,6 +126,8 @@ const PG_FLUSH_SQL =
 const MOVE_CURSOR_SQL =
   'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
 
+export { deliveryId } from './delivery-id.ts';
+
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
   concurrency: number;
@@ -141,26 +152,6 @@ export interface Dispatcher {
 export function retryDelayMs(base: number, attempts: number): number {
   const ceiling = Math.min(base * 2 ** Math.min(attempts - 1, 30), MAX_RETRY_DELAY_MS);
   return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/**
- * The delivery id of one event to one subscription, the same every time it is computed (so a
- * delivery sent again after a crash, before its row was written, keeps its `webhook-id`): `whd_`
- * and a ULID whose time is the event's and whose 80 "random" bits come from a hash of both ids.
- */
-export function deliveryId(subscriptionId: string, eventId: number, occurredAt: number): string {
-  let time = '';
-  let t = occurredAt;
-  for (let i = 0; i < 10; i++) {
-    time = CROCKFORD[t % 32] + time;
-    t = Math.floor(t / 32);
-  }
-  const hash = createHash('sha256').update(`${subscriptionId}:${eventId}`).digest();
-  let tail = '';
-  for (let i = 0; i < 16; i++) tail += CROCKFORD[hash[i] % 32];
-  return `whd_${time}${tail}`;
 }
 
 /** An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames). */
@@ -230,6 +221,24 @@ interface Held {
   lost: boolean;
   sent: number;
   lastWork: number;
+  /** Its fast path's stream in the sender thread, while one runs. */
+  stream: Streaming | null;
+}
+
+/** Why a stream was asked to end. */
+type StopReason = 'lost' | 'slow' | 'turn' | 'idle';
+
+/** A subscription's stream in the sender thread (send-worker.ts), as the dispatcher follows it. */
+interface Streaming {
+  gen: number;
+  /** Why it was asked to end (null: it runs on). */
+  stopping: StopReason | null;
+  /** The writes failed meanwhile: its later successes are not taken (sent again from the cursor). */
+  discard: boolean;
+  /** The request that ended it. */
+  failed: StreamReport['failed'];
+  ended: Promise<void>;
+  end: () => void;
 }
 
 /** A success waiting to be written. */
@@ -295,6 +304,8 @@ export function createDispatcher(deps: {
   let claimedAt = 0;
   let claimTimer: NodeJS.Timeout | null = null;
   let contendedAt = 0;
+  /** Streams started (each has its own generation). */
+  let nextGen = 1;
   /**
    * Whether any enabled subscription exists (counted at most every POLL_MS, and at once after a local
    * change): with none, the relay's nudges (one per commit) cost nothing here. Another instance's new
@@ -307,7 +318,10 @@ export function createDispatcher(deps: {
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
   let serial: Promise<unknown> = Promise.resolve();
 
-  const poll = setInterval(() => wake(), POLL_MS);
+  const poll = setInterval(() => {
+    checkStreams();
+    wake();
+  }, POLL_MS);
   poll.unref();
   const flusher = setInterval(() => {
     if (successes.length > 0 || [...held.values()].some((h) => h.confirmed > h.flushed)) void flush();
@@ -359,6 +373,7 @@ export function createDispatcher(deps: {
       lost: false,
       sent: 0,
       lastWork: Date.now(),
+      stream: null,
     };
     const expires = sub.previousSecretExpiresAt?.getTime() ?? null;
     // The signing keys change with a rotation, and the previous one stops signing when its overlap ends.
@@ -367,6 +382,7 @@ export function createDispatcher(deps: {
       target.secrets = deps.service.signingSecrets(sub);
       target.sealed = sub.secretsSealed;
       target.previousSecretExpiresAt = expires;
+      if (target.stream) sender.streamSecrets(target.id, target.stream.gen, target.secrets);
     }
     return target;
   }
@@ -534,6 +550,7 @@ export function createDispatcher(deps: {
       // A replay moved the cursor back (writes of this instance's cursors are in series with this read).
       if (h.mode === 'fast' && Number(sub.cursor) !== h.flushed) h.wantSlow = true;
     }
+    checkStreams();
   }
 
   /** Delivers what the subscription has, in order, until it runs dry, fails, or must let go. */
@@ -549,6 +566,11 @@ export function createDispatcher(deps: {
         continue;
       }
       if (contended && h.sent >= DELIVERIES_PER_LEASE) return;
+      if (canStream(h)) {
+        // Up to date: the sender thread runs the fast path until it fails or is asked to stop.
+        if ((await stream(h)) === 'idle') return;
+        continue;
+      }
       const batch = await nextEvents(h);
       if (batch.events.length === 0) {
         h.confirmed = Math.max(h.confirmed, batch.upTo);
@@ -565,6 +587,163 @@ export function createDispatcher(deps: {
         }
       }
       if (all) h.confirmed = Math.max(h.confirmed, batch.upTo);
+    }
+  }
+
+  /** Whether the fast path may run in the sender thread: the events after `confirmed` are all in memory. */
+  function canStream(h: Held): boolean {
+    return (
+      !stopped &&
+      !h.lost &&
+      !h.wantSlow &&
+      h.mode === 'fast' &&
+      recentAfter !== null &&
+      h.confirmed >= recentAfter
+    );
+  }
+
+  /**
+   * Runs the subscription's fast path in the sender thread: it is handed the events after
+   * `confirmed` the dispatcher has, then every later batch of the relay's, and sends them in order
+   * (send-worker.ts); its reports come to `streamed`. Until it ends: its first failure (recorded here,
+   * and the slow path takes over), or a stop asked by checkStreams. Why it ended.
+   */
+  async function stream(h: Held): Promise<StopReason | 'failed' | 'ended'> {
+    let end = () => {};
+    const ended = new Promise<void>((resolve) => {
+      end = resolve;
+    });
+    const gen = nextGen++;
+    const streaming: Streaming = { gen, stopping: null, discard: false, failed: undefined, ended, end };
+    h.stream = streaming;
+    // The events it wants after its position that are here already; later ones follow in order.
+    let low = 0;
+    let high = recent.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (recent[mid].id <= h.confirmed) low = mid + 1;
+      else high = mid;
+    }
+    const backlog: LiveEvent[] = [];
+    for (let i = low; i < recent.length; i++) if (matches(recent[i], h.filter)) backlog.push(recent[i]);
+    const upTo = Math.max(h.confirmed, recent.at(-1)?.id ?? h.confirmed);
+    sender.startStream(
+      {
+        id: h.id,
+        gen,
+        url: h.url,
+        secrets: h.secrets,
+        filter: {
+          types: [...h.filter.types],
+          wallet: h.filter.wallet,
+          assetId: h.filter.assetId,
+          collection: h.filter.collection,
+        },
+        options: sendOptions,
+        events: backlog,
+        upTo,
+      },
+      (report) => streamed(h, streaming, report),
+    );
+    h.lastWork = Date.now();
+    checkStreams();
+    await ended;
+    const failed = streaming.failed;
+    // Ended by the thread itself (it died, or the subscription fell too far behind): from the cursor.
+    if (!failed) return streaming.stopping ?? 'ended';
+    // The writes failed meanwhile: the slow path goes on from the cursor as written (wantSlow is set).
+    if (streaming.discard) return 'slow';
+    const startedAt = new Date(failed.sent.startedAt);
+    const event = { id: failed.eventId, type: failed.type } as LiveEvent;
+    await failedFast(
+      h,
+      event,
+      pendingRow(h, failed.deliveryId, event, startedAt),
+      failed.sent.outcome,
+      startedAt,
+    );
+    return 'failed';
+  }
+
+  /** A stream's report: its deliveries (written with the next flush), how far it is done, its end. */
+  function streamed(h: Held, streaming: Streaming, report: StreamReport): void {
+    const { numbers, ids, types } = report;
+    const received = clock();
+    if (!streaming.discard) {
+      const count = ids.length;
+      for (let i = 0; i < count; i++) {
+        const at = i * DELIVERY_FIELDS;
+        const eventId = numbers[at];
+        const occurredAt = numbers[at + 1];
+        const heldAt = numbers[at + 2];
+        const threadAt = numbers[at + 3];
+        const started = numbers[at + 4];
+        const done = numbers[at + 5];
+        // To the thread; waiting behind the subscription's earlier requests; the request; the report back.
+        stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
+        stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
+        stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
+        stages.request.observe(Math.max(0, done - started) / 1000);
+        stages.return.observe(Math.max(0, received - done) / 1000);
+        outcomes.succeeded.attempts.inc();
+        outcomes.succeeded.seconds.observe((done - started) / 1000);
+        metrics.lagSeconds.observe(Math.max(0, done - occurredAt) / 1000);
+        const startedAt = new Date(started);
+        const doneAt = new Date(done);
+        successes.push({
+          held: h,
+          row: {
+            id: ids[i],
+            subscription: h.id,
+            eventId,
+            eventType: types[i],
+            status: 'succeeded',
+            attempts: 1,
+            firstAttemptAt: startedAt,
+            nextAttemptAt: startedAt,
+            lastAttemptAt: doneAt,
+            lastStatusCode: numbers[at + 6],
+            lastError: null,
+            deliveredAt: doneAt,
+            createdAt: startedAt,
+          },
+        });
+      }
+      if (count > 0) {
+        h.sent += count;
+        h.lastWork = Date.now();
+      }
+      if (report.confirmed > h.confirmed) h.confirmed = report.confirmed;
+    }
+    if (report.failed) {
+      streaming.failed = report.failed;
+      stages.request.observe(Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000);
+    }
+    if (report.stopped) {
+      if (h.stream === streaming) h.stream = null;
+      streaming.end();
+    } else if (contended && h.sent >= DELIVERIES_PER_LEASE) checkStreams();
+  }
+
+  /** Asks the streams that must end to stop (their lease lost, the slow path wanted, their turn over, idle). */
+  function checkStreams(): void {
+    const now = Date.now();
+    for (const h of held.values()) {
+      const streaming = h.stream;
+      if (!streaming || streaming.stopping) continue;
+      const reason: StopReason | null =
+        stopped || h.lost
+          ? 'lost'
+          : h.wantSlow
+            ? 'slow'
+            : contended && h.sent >= DELIVERIES_PER_LEASE
+              ? 'turn'
+              : now - h.lastWork >= IDLE_RELEASE_MS
+                ? 'idle'
+                : null;
+      if (!reason) continue;
+      streaming.stopping = reason;
+      sender.stopStream(h.id, streaming.gen);
     }
   }
 
@@ -758,7 +937,9 @@ export function createDispatcher(deps: {
         for (const { h } of moves) {
           h.confirmed = h.flushed;
           h.wantSlow = true;
+          if (h.stream) h.stream.discard = true;
         }
+        checkStreams();
       }
     });
   }
@@ -1032,7 +1213,11 @@ export function createDispatcher(deps: {
 
   return {
     wake,
-    flush,
+    async flush() {
+      // The sender thread's deliveries not reported yet first (a stream reports every few ms).
+      await sender.sync();
+      await flush();
+    },
     changed() {
       refreshNow = true;
       countedAt = 0;
@@ -1047,7 +1232,10 @@ export function createDispatcher(deps: {
         recent = [];
         recentAfter = events[0].id - 1;
       }
-      for (const event of events) recent.push(live(event));
+      const added = events.map(live);
+      for (const event of added) recent.push(event);
+      // To the sender thread's streams (once for all of them).
+      sender.events(added);
       if (recent.length > 2 * RECENT_EVENTS) {
         const dropped = recent.length - RECENT_EVENTS;
         recentAfter = recent[dropped - 1].id;
@@ -1059,6 +1247,7 @@ export function createDispatcher(deps: {
       stopped = true;
       clearInterval(poll);
       clearInterval(flusher);
+      checkStreams();
       wake();
       // In-flight requests end within their timeout; what succeeded is written, the rest stays for
       // the next holder (leases are let go, or lapse).
