@@ -70,6 +70,16 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
     );
     const nftIds = async () =>
       (await fx.orm.em.fork().find(Asset, { kind: 'nft' }, { orderBy: { seq: 'asc' } })).map((a) => a.id);
+    /** Each wallet's Relics at the start of a round (a reforge mostly names one of its own). */
+    const relicsByOwner = async () => {
+      const relics = await fx.orm.em
+        .fork()
+        .find(Asset, { kind: 'nft', name: 'Relic' }, { orderBy: { seq: 'asc' } });
+      const byOwner = new Map<string, string[]>();
+      for (const relic of relics)
+        if (relic.owner) byOwner.set(relic.owner, [...(byOwner.get(relic.owner) ?? []), relic.id]);
+      return byOwner;
+    };
 
     const pick = fc.nat({ max: 1_000_000 });
     const operation = fc.oneof(
@@ -112,6 +122,7 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
         for (const user of users)
           await fx.ledger.assets.mint(studio, 'ore', { to: user.wallet as StoredAddress, amount: '6' });
         const nfts = await nftIds();
+        const relics = await relicsByOwner();
         const count =
           (op: keyof typeof applied) =>
           <T extends { replayed: boolean }>(result: T) => {
@@ -168,10 +179,14 @@ describe.each(DB_KINDS)('craft and trade invariants on %s', (kind) => {
             ];
           }
           const recipe = operation.recipe === 'potion' ? potion.id : reforge.id;
-          const input =
-            operation.recipe === 'potion'
-              ? { wallet }
-              : { wallet, nfts: [nfts[operation.nft % nfts.length]] };
+          // Three reforges in four name one of the crafter's own Relics (which a concurrent operation
+          // may still take), the rest any NFT (mostly refused: not a Relic, or not the crafter's).
+          const own = relics.get(wallet) ?? [];
+          const nft =
+            own.length > 0 && operation.nft % 4 !== 0
+              ? own[operation.nft % own.length]
+              : nfts[operation.nft % nfts.length];
+          const input = operation.recipe === 'potion' ? { wallet } : { wallet, nfts: [nft] };
           const key = `${round}-${i}`;
           const call = () =>
             fx.ledger.recipes.craft(user, recipe, input, key).then((result) => {
