@@ -20,7 +20,7 @@ import {
   holdingListing,
   type ListingRequest,
 } from './holding-reads.ts';
-import { holdingThread } from './holding-thread.ts';
+import { type HoldingThread, holdingThread } from './holding-thread.ts';
 import { decimalsOf } from './views.ts';
 
 export type { HoldingFilters, HoldingListing, ListingRequest, WalletAssetsPage } from './holding-reads.ts';
@@ -44,13 +44,17 @@ export function createHoldingLists(orm: Orm): HoldingLists {
   const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
   const sqlitePath =
     databaseKindOf(orm.em.getPlatform()) === 'sqlite' ? (orm.config.get('dbName') as string) : undefined;
+  // A statement on the ORM's writing connection, prepared once for both uses below.
+  let counter: Promise<() => number> | undefined;
+  const commitCounter = () => (counter ??= externalCommitCounter(orm));
   let local: Promise<HoldingReads> | undefined;
-  /** The listings on the event loop (the commit counter is read from the ORM's connection, once). */
+  /** The listings on the event loop. */
   const reads = () =>
-    (local ??= externalCommitCounter(orm).then((commits) => createHoldingReads(statements, zero, commits)));
-  let thread: Promise<ReturnType<typeof holdingThread>> | undefined;
+    (local ??= commitCounter().then((commits) => createHoldingReads(statements, zero, commits)));
+  let thread: Promise<HoldingThread> | undefined;
+  /** The listings' thread (SQLite), stopped when the database closes. */
   const listingThread = (path: string) =>
-    (thread ??= externalCommitCounter(orm).then((commits) => {
+    (thread ??= commitCounter().then((commits) => {
       const started = holdingThread({ path, zero }, commits);
       onDatabaseClose(orm, () => void started.close());
       return started;
