@@ -6,7 +6,13 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { ApiKeyService } from './api-keys.ts';
 import type { AuthContext, Authenticator, Role } from './caller.ts';
 import type { ClientStatus } from './client-status.ts';
-import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
+import {
+  type NamedRateLimit,
+  type RateLimiter,
+  type RateLimitResult,
+  rateLimitedError,
+  rateLimitHeaders,
+} from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
 
@@ -97,10 +103,14 @@ export function createAuthenticator(options: {
       // 13.5: every authenticated operation counts against its user as well as its key (a user's
       // keys no longer multiply its rate), account management against a smaller budget too.
       const counted: NamedRateLimit[] = [];
-      const charge = async (name: string, key: string, limit: number, what: string) => {
-        const state = await limiter.hit(key, limit, rateLimit.windowSeconds);
-        counted.push([name, state]);
-        if (!state.allowed) throw rateLimitedError(state, what, counted);
+      /** Counts the request; a promise only when the counter is remote (Redis). */
+      const charge = (name: string, key: string, limit: number, what: string): void | Promise<void> => {
+        const counting = limiter.hit(key, limit, rateLimit.windowSeconds);
+        const record = (state: RateLimitResult) => {
+          counted.push([name, state]);
+          if (!state.allowed) throw rateLimitedError(state, what, counted);
+        };
+        return counting instanceof Promise ? counting.then(record) : record(counting);
       };
       if (guard.apiKey) {
         const presented = ctx.get('X-API-Key');
@@ -109,20 +119,33 @@ export function createAuthenticator(options: {
         if (!key) throw invalidApiKey('The API key is unknown or revoked.');
         if (key.userId !== claims.userId)
           throw invalidApiKey('The API key belongs to another user than the bearer token.');
-        await charge('default', `key:${key.id}`, rateLimit.requestsPerWindow, 'requests of this API key');
+        const keyCharge = charge(
+          'default',
+          `key:${key.id}`,
+          rateLimit.requestsPerWindow,
+          'requests of this API key',
+        );
+        if (keyCharge) await keyCharge;
         apiKeyId = key.id;
         // The key lookup (cached briefly) knows the user's current role: a demotion applies at once.
         role = key.role;
       }
 
-      await charge('user', `user:${claims.userId}`, rateLimit.userRequestsPerWindow, 'requests of this user');
+      const userCharge = charge(
+        'user',
+        `user:${claims.userId}`,
+        rateLimit.userRequestsPerWindow,
+        'requests of this user',
+      );
+      if (userCharge) await userCharge;
       if (guard.accountRateLimit) {
-        await charge(
+        const accountCharge = charge(
           'account',
           `account:${claims.userId}`,
           rateLimit.accountRequestsPerWindow,
           'account management requests of this user',
         );
+        if (accountCharge) await accountCharge;
       }
       ctx.set(rateLimitHeaders(counted));
 

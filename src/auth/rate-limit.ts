@@ -16,8 +16,16 @@ export interface RateLimitResult {
 }
 
 export interface RateLimiter {
-  /** Counts one request against `key` and tells whether it is within `limit` per window. */
-  hit(key: string, limit: number, windowSeconds: number, weight?: number): Promise<RateLimitResult>;
+  /**
+   * Counts one request against `key` and tells whether it is within `limit` per window: at once from
+   * counters in memory (no promise on every request's path), through a promise from Redis.
+   */
+  hit(
+    key: string,
+    limit: number,
+    windowSeconds: number,
+    weight?: number,
+  ): RateLimitResult | Promise<RateLimitResult>;
   /** The current state without counting (e.g. "has this username failed too often?"). */
   peek(key: string, limit: number, windowSeconds: number): Promise<RateLimitResult>;
   close(): Promise<void>;
@@ -51,7 +59,7 @@ export function createMemoryRateLimiter(): RateLimiter {
   }
 
   return {
-    async hit(key, limit, windowSeconds, weight = 1) {
+    hit(key, limit, windowSeconds, weight = 1) {
       const now = Date.now();
       const entry = current(key, windowSeconds, now);
       entry.count += weight;
@@ -108,7 +116,7 @@ export function createRedisRateLimiter(link: RedisLink, onFallback?: () => void)
           )) as [number, number];
           return result(count, limit, windowSeconds, ttl);
         },
-        () => fallback.hit(name, limit, windowSeconds, weight),
+        async () => fallback.hit(name, limit, windowSeconds, weight),
       ),
     peek: (name, limit, windowSeconds) =>
       either(
@@ -142,14 +150,18 @@ export function rateLimitHeaders(
   const named: readonly NamedRateLimit[] = Array.isArray(states)
     ? states
     : [['default', states as RateLimitResult]];
-  return {
-    RateLimit: named
-      .map(([name, state]) => `"${name}";r=${state.remaining};t=${state.resetSeconds}`)
-      .join(', '),
-    'RateLimit-Policy': named
-      .map(([name, state]) => `"${name}";q=${state.limit};w=${state.windowSeconds}`)
-      .join(', '),
-  };
+  // Both lists in one pass: they are on every authenticated answer.
+  let limit = '';
+  let policy = '';
+  for (const [name, state] of named) {
+    if (limit !== '') {
+      limit += ', ';
+      policy += ', ';
+    }
+    limit += `"${name}";r=${state.remaining};t=${state.resetSeconds}`;
+    policy += `"${name}";q=${state.limit};w=${state.windowSeconds}`;
+  }
+  return { RateLimit: limit, 'RateLimit-Policy': policy };
 }
 
 /** 429 for the exhausted policy (the last of `states` when a list is given), with every policy's headers. */

@@ -38,10 +38,23 @@ function specificity(path: string): number {
   return path.replace(/\{.*?\}/g, '').length;
 }
 
+/** A path's first segment (`/wallets/0x.../assets` -> `wallets`). */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return end === -1 ? path.slice(1) : path.slice(1, end);
+}
+
 export class OperationMatcher {
   private readonly exact = new Map<string, Operation>();
   private readonly exactPaths = new Map<string, string[]>();
   private readonly templates: Template[];
+  /**
+   * The templates a path can match, by the path's first segment, in `templates`' order: those whose
+   * first segment is that literal, and those whose first segment is a parameter (`rest` alone for a
+   * first segment no template names literally).
+   */
+  private readonly byFirstSegment = new Map<string, Template[]>();
+  private readonly rest: Template[];
 
   constructor(operations: readonly Operation[]) {
     for (const operation of operations) {
@@ -56,6 +69,18 @@ export class OperationMatcher {
       .filter((operation) => operation.path.includes('{'))
       .map(compileTemplate)
       .sort((a, b) => specificity(b.operation.path) - specificity(a.operation.path));
+    const parameterFirst = (template: Template) => firstSegment(template.operation.path).includes('{');
+    this.rest = this.templates.filter(parameterFirst);
+    for (const template of this.templates) {
+      const segment = firstSegment(template.operation.path);
+      if (!parameterFirst(template) && !this.byFirstSegment.has(segment))
+        this.byFirstSegment.set(
+          segment,
+          this.templates.filter(
+            (other) => firstSegment(other.operation.path) === segment || parameterFirst(other),
+          ),
+        );
+    }
   }
 
   /**
@@ -66,7 +91,7 @@ export class OperationMatcher {
     const direct = this.exact.get(`${method} ${path}`);
     if (direct) return { kind: 'found', operation: direct, params: NO_PARAMS };
     let pathMatched = this.exactPaths.has(path);
-    for (const template of this.templates) {
+    for (const template of this.byFirstSegment.get(firstSegment(path)) ?? this.rest) {
       const groups = template.pattern.exec(path);
       if (!groups) continue;
       if (template.operation.method === method) {

@@ -64,7 +64,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
     ...identityHandlers(services.identity, {
       ...config.verify,
       // 13.4: one verification uses VERIFY_RATE_COST units of the key's budget (1 at the door).
-      charge: (apiKeyId) =>
+      charge: async (apiKeyId) =>
         auth.limiter.hit(
           `key:${apiKeyId}`,
           config.rateLimit.requestsPerWindow,
