@@ -210,7 +210,7 @@ async function spreadReads(options: BenchOptions): Promise<void> {
 }
 
 /** 300 wallets holding 10 currencies each (minted by one studio, which also holds plenty of each). */
-async function spreadLedger(
+export async function spreadLedger(
   service: Service,
 ): Promise<{ studio: Session; wallets: string[]; currencies: string[] }> {
   const studio = await createUser(service, 'studio');

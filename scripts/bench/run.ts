@@ -1,4 +1,4 @@
-// Benchmark dispatcher: npm run bench -- reads|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|all
+// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { auth } from './auth.ts';
 import { economy } from './economy.ts';
+import { edge } from './edge.ts';
 import { fanout } from './fanout.ts';
 import { cleanupAll, installCleanupHandlers } from './lib/cleanup.ts';
 import type { DbKind } from './lib/database.ts';
@@ -20,6 +21,7 @@ import { webhooks } from './webhooks.ts';
 
 const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   reads,
+  edge,
   transfers,
   economy,
   auth,
