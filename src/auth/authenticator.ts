@@ -75,7 +75,7 @@ export function createAuthenticator(options: {
 
   return {
     async authenticate(ctx: Context, guard: OperationGuard): Promise<AuthContext> {
-      const header = ctx.get('Authorization');
+      const header = ctx.get('authorization');
       if (!header) {
         // RFC 6750 §3.1: no error code when the request carried no credentials at all.
         throw new UnauthorizedError('This operation requires a bearer token.', `Bearer ${REALM}`);
@@ -113,7 +113,7 @@ export function createAuthenticator(options: {
         return counting instanceof Promise ? counting.then(record) : record(counting);
       };
       if (guard.apiKey) {
-        const presented = ctx.get('X-API-Key');
+        const presented = ctx.get('x-api-key');
         if (!presented) throw invalidApiKey('This operation requires an API key in X-API-Key.');
         const key = await apiKeys.resolve(presented);
         if (!key) throw invalidApiKey('The API key is unknown or revoked.');

@@ -124,7 +124,7 @@ export async function createContractRouter(
     for (const name of operation.arrayQuery) {
       if (typeof query[name] === 'string') query[name] = [query[name]];
     }
-    const cookies = operation.cookies ? parseCookies(ctx.get('Cookie')) : {};
+    const cookies = operation.cookies ? parseCookies(ctx.get('cookie')) : {};
     return { raw, body, query, params, cookies };
   }
 
@@ -283,7 +283,7 @@ function validate(ctx: Context, operation: PreparedOperation, parsed: ParsedRequ
     header: ctx.headers,
     cookie: parsed.cookies,
   };
-  const contentType = (ctx.get('Content-Type').split(';')[0] ?? '').trim().toLowerCase();
+  const contentType = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   if (typeof parsed.body === 'object' || contentType === 'application/json')
     parameters.requestBody = parsed.body;
   for (const validator of operation.validators) {
@@ -311,5 +311,5 @@ function satisfied(ctx: Context, scheme: string): boolean {
 }
 
 function hasBody(ctx: Context): boolean {
-  return Number(ctx.get('Content-Length') || 0) > 0 || ctx.get('Transfer-Encoding') !== '';
+  return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }

@@ -29,7 +29,7 @@ export class RequestLog {
 
 export function requestContext(logger: Logger, metrics: Metrics) {
   return async function trackRequest(ctx: Context, next: Next): Promise<void> {
-    const incoming = ctx.get('X-Request-Id');
+    const incoming = ctx.get('x-request-id');
     const requestId = SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);

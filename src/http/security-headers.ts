@@ -16,7 +16,7 @@ export function securityHeaders(corsOrigins: string[]) {
   return async function setSecurityHeaders(ctx: Context, next: Next): Promise<void> {
     // Straight onto the response (nothing has been sent yet): these are on every answer.
     for (const [name, value] of SAFE_HEADERS) ctx.res.setHeader(name, value);
-    const origin = ctx.get('Origin');
+    const origin = ctx.get('origin');
     if (origin && allowed.has(origin)) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Vary', 'Origin');
