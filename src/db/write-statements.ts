@@ -224,12 +224,37 @@ export async function sqliteWriter<C>(orm: Orm, committed: (changes: C[]) => voi
  * admin script, a restore) commits to the file, and not for this process's own commits (they reach
  * the read cache through the commit hook, keyed). PostgreSQL has no such counter: always 0 (writes
  * that bypass every instance are not supported there).
+ *
+ * One per database, shared by every reader (the read cache, the holdings listings and their thread),
+ * and read at most once a millisecond: each reading is a statement that takes and drops SQLite's WAL
+ * read lock (file-lock system calls, ~12 us on a busy service).
  */
-export async function externalCommitCounter(orm: Orm): Promise<() => number> {
+export function externalCommitCounter(orm: Orm): Promise<() => number> {
+  let counter = commitCounters.get(orm);
+  if (!counter) {
+    counter = sqliteCommitCounter(orm);
+    commitCounters.set(orm, counter);
+  }
+  return counter;
+}
+
+const commitCounters = new WeakMap<Orm, Promise<() => number>>();
+
+async function sqliteCommitCounter(orm: Orm): Promise<() => number> {
   if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') return () => 0;
   const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
   const version = database.prepare('pragma data_version');
-  return () => (version.get() as { data_version: number }).data_version;
+  const read = () => (version.get() as { data_version: number }).data_version;
+  let count = read();
+  let readAt = performance.now();
+  return () => {
+    const now = performance.now();
+    if (now - readAt >= 1) {
+      readAt = now;
+      count = read();
+    }
+    return count;
+  };
 }
 
 /** The members of a `pg` Pool used here (pg ships no types; MikroORM hands the pool back untyped). */

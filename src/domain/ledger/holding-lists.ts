@@ -44,9 +44,8 @@ export function createHoldingLists(orm: Orm): HoldingLists {
   const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
   const sqlitePath =
     databaseKindOf(orm.em.getPlatform()) === 'sqlite' ? (orm.config.get('dbName') as string) : undefined;
-  // A statement on the ORM's writing connection, prepared once for both uses below.
-  let counter: Promise<() => number> | undefined;
-  const commitCounter = () => (counter ??= externalCommitCounter(orm));
+  // The database's one counter of commits by other processes (read at most once a millisecond).
+  const commitCounter = () => externalCommitCounter(orm);
   let local: Promise<HoldingReads> | undefined;
   /** The listings on the event loop. */
   const reads = () =>

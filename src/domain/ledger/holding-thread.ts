@@ -68,17 +68,6 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
   /** The running thread and the listings waiting on it (a stopped thread fails only its own). */
   let current: { worker: Worker; waiting: Map<number, Waiting> } | undefined;
   let nextId = 0;
-  // Read at most once a millisecond (a statement on the writing connection), as the thread looks.
-  let commits = externalCommits();
-  let commitsReadAt = performance.now();
-  const commitCount = () => {
-    const now = performance.now();
-    if (now - commitsReadAt >= 1) {
-      commitsReadAt = now;
-      commits = externalCommits();
-    }
-    return commits;
-  };
 
   function start(): NonNullable<typeof current> {
     const worker = new Worker(new URL('./holding-worker.ts', import.meta.url), { workerData: data });
@@ -116,7 +105,7 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
       current ??= start();
       const { worker, waiting } = current;
       const id = ++nextId;
-      const message: HoldingThreadRequest = { id, request, externalCommits: commitCount() };
+      const message: HoldingThreadRequest = { id, request, externalCommits: externalCommits() };
       return new Promise<HoldingListing>((resolve, reject) => {
         waiting.set(id, { resolve, reject });
         worker.postMessage(message);

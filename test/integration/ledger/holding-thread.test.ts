@@ -1,8 +1,11 @@
 // The holdings listings' thread on SQLite (src/domain/ledger/holding-thread.ts): a thread that stops
 // fails the listings waiting on it instead of leaving them hanging, the next listing starts a new one,
-// and a listing that fails on the thread fails as an error, not a crash.
+// and a listing that fails on the thread fails as an error, not a crash. The count of commits by other
+// processes that rides with each listing is the database's one counter, shared with the read cache.
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Uint256Type } from '../../../src/db/types/uint256.ts';
+import { externalCommitCounter } from '../../../src/db/write-statements.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { holdingThread } from '../../../src/domain/ledger/holding-thread.ts';
 import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
@@ -31,6 +34,21 @@ describe('the holdings listings thread on sqlite', () => {
     op: 'walletAssets' as const,
     wallet: holder.wallet as StoredAddress,
     filters: { limit: 10 },
+  });
+
+  it('shares one counter of commits by other processes per database, which sees such a commit', async () => {
+    const counter = await externalCommitCounter(fx.orm);
+    expect(await externalCommitCounter(fx.orm)).toBe(counter);
+    const before = counter();
+    const other = new DatabaseSync(path);
+    try {
+      other.prepare('update asset set name = name').run();
+    } finally {
+      other.close();
+    }
+    // Read at most once a millisecond.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    expect(counter()).toBeGreaterThan(before);
   });
 
   it('settles every waiting listing when stopped, and starts again on the next one', async () => {
