@@ -65,33 +65,28 @@ interface Waiting {
 }
 
 export function holdingThread(data: HoldingThreadData, externalCommits: () => number): HoldingThread {
-  /**
-   * The running thread, the listings waiting on it (a stopped thread fails only its own) and the
-   * requests not yet handed over.
-   */
-  let current: { worker: Worker; waiting: Map<number, Waiting>; queued: HoldingThreadRequest[] } | undefined;
+  /** The running thread and the listings waiting on it (a stopped thread fails only its own). */
+  let current: { worker: Worker; waiting: Map<number, Waiting> } | undefined;
   let nextId = 0;
 
   function start(): NonNullable<typeof current> {
     const worker = new Worker(new URL('./holding-worker.ts', import.meta.url), { workerData: data });
     const waiting = new Map<number, Waiting>();
-    const started = { worker, waiting, queued: [] as HoldingThreadRequest[] };
+    const started = { worker, waiting };
     // The server keeps the process alive; a thread left idle must not.
     worker.unref();
-    worker.on('message', (answers: HoldingThreadAnswer[]) => {
-      for (const answer of answers) {
-        const entry = waiting.get(answer.id);
-        if (!entry) continue;
-        waiting.delete(answer.id);
-        if ('bytes' in answer)
-          entry.resolve({
-            body: Buffer.from(answer.bytes),
-            assetIds: answer.assetIds,
-            wallets: answer.wallets,
-          });
-        else if ('problem' in answer) entry.reject(appErrorOf(answer.problem));
-        else entry.reject(new Error(`holdings listing failed: ${answer.failure}`));
-      }
+    worker.on('message', (answer: HoldingThreadAnswer) => {
+      const entry = waiting.get(answer.id);
+      if (!entry) return;
+      waiting.delete(answer.id);
+      if ('bytes' in answer)
+        entry.resolve({
+          body: Buffer.from(answer.bytes),
+          assetIds: answer.assetIds,
+          wallets: answer.wallets,
+        });
+      else if ('problem' in answer) entry.reject(appErrorOf(answer.problem));
+      else entry.reject(new Error(`holdings listing failed: ${answer.failure}`));
     });
     const stopped = (error: Error) => {
       if (current === started) current = undefined;
@@ -108,19 +103,12 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
   return {
     list(request) {
       current ??= start();
-      const started = current;
+      const { worker, waiting } = current;
       const id = ++nextId;
       const message: HoldingThreadRequest = { id, request, externalCommits: externalCommits() };
       return new Promise<HoldingListing>((resolve, reject) => {
-        started.waiting.set(id, { resolve, reject });
-        // The listings asked while the event loop reads its sockets go over together, once it has
-        // read them all: one message and one wake-up of the thread for the lot, not one each.
-        if (started.queued.push(message) === 1)
-          setImmediate(() => {
-            const batch = started.queued;
-            started.queued = [];
-            started.worker.postMessage(batch);
-          });
+        waiting.set(id, { resolve, reject });
+        worker.postMessage(message);
       });
     },
     async close() {

@@ -18,25 +18,21 @@ const data = workerData as HoldingThreadData;
 let externalCommits = 0;
 const reads = createHoldingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
 
-/** Answers a batch of requests (those the event loop handed over together) with one message. */
-port.on('message', async (batch: HoldingThreadRequest[]) => {
-  const answers: HoldingThreadAnswer[] = [];
-  const moved: ArrayBuffer[] = [];
-  for (const { id, request, externalCommits: count } of batch) {
-    externalCommits = count;
-    try {
-      const listing = await holdingListing(reads, request);
-      // Its own ArrayBuffer (a Buffer may share a pooled one), moved to the event loop, not copied.
-      const bytes = new Uint8Array(listing.body).buffer;
-      answers.push({ id, bytes, assetIds: listing.assetIds, wallets: listing.wallets });
-      moved.push(bytes);
-    } catch (error) {
-      answers.push(
-        error instanceof AppError
-          ? { id, problem: problemFields(error) }
-          : { id, failure: error instanceof Error ? error.message : String(error) },
-      );
-    }
+port.on('message', async ({ id, request, externalCommits: count }: HoldingThreadRequest) => {
+  externalCommits = count;
+  let answer: HoldingThreadAnswer;
+  try {
+    const listing = await holdingListing(reads, request);
+    // Its own ArrayBuffer (a Buffer may share a pooled one), moved to the event loop, not copied.
+    const bytes = new Uint8Array(listing.body).buffer;
+    answer = { id, bytes, assetIds: listing.assetIds, wallets: listing.wallets };
+    port.postMessage(answer, [bytes]);
+    return;
+  } catch (error) {
+    answer =
+      error instanceof AppError
+        ? { id, problem: problemFields(error) }
+        : { id, failure: error instanceof Error ? error.message : String(error) };
   }
-  port.postMessage(answers, moved);
+  port.postMessage(answer);
 });
