@@ -24,7 +24,7 @@ import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { produceSteadily } from './lib/producer.ts';
-import { baselineOf, cpuRatio, heading, loadTable, ratio } from './lib/report.ts';
+import { baselineOf, cpuRatio, heading, loadTable, ratio, threadTable } from './lib/report.ts';
 import { type Service, startService } from './lib/service.ts';
 import type { AutocannonRequest } from './lib/untyped.ts';
 
@@ -72,6 +72,7 @@ async function hotReads(options: BenchOptions): Promise<void> {
       for (const target of [helloLoad, walletLoad, walletFreshLoad, assetLoad, helloLoad])
         results.push(await runLoad(target));
       loadTable(results);
+      threadTable(results);
       const baseline = baselineOf([results[0], results[4]]);
       ratio('GET /wallets/{id}/assets', results[1].okPerSecond, baseline, TARGET[kind]);
       ratio('GET /wallets/{id}/assets, no-cache', results[2].okPerSecond, baseline);
@@ -195,6 +196,7 @@ async function spreadReads(options: BenchOptions): Promise<void> {
       }
       results.push(await runLoad(helloLoad));
       loadTable(results);
+      threadTable(results);
       const baseline = baselineOf([results[0], results[3]]);
       const target = SPREAD_TARGET[kind];
       ratio('spread wallet reads under writes', results[1].okPerSecond, baseline, target?.cached);

@@ -1,6 +1,6 @@
 // HTTP load with autocannon, in this process: the same load against the service and the Koa hello
 // baseline, summarized the same way.
-import { cpuSeconds } from './proc.ts';
+import { cpuSeconds, threadCpuSeconds } from './proc.ts';
 import { type AutocannonClient, autocannon } from './untyped.ts';
 
 export interface LoadOptions {
@@ -33,10 +33,16 @@ export interface LoadResult {
   failures: Record<string, number>;
   /** CPU microseconds (user + system) of `serverPid` per 2xx answer, when it was given. */
   serverCpuMicros?: number;
+  /**
+   * The same by thread: `main` (the event loop) and the others by their name in /proc (worker threads
+   * are `WorkerThread`, V8's GC helpers `V8Worker`), those that used any CPU.
+   */
+  serverThreadMicros?: Record<string, number>;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const cpuBefore = options.serverPid === undefined ? 0 : cpuSeconds(options.serverPid);
+  const threadsBefore = options.serverPid === undefined ? undefined : threadCpuSeconds(options.serverPid);
   // autocannon merges options with Object.assign: an explicit `undefined` would erase its defaults.
   const result = await autocannon({
     url: options.url,
@@ -54,6 +60,14 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (result.errors > 0) failures.errors = result.errors;
   if (result.timeouts > 0) failures.timeouts = result.timeouts;
   const cpu = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid) - cpuBefore;
+  let threads: Record<string, number> | undefined;
+  if (options.serverPid !== undefined && threadsBefore && result['2xx'] > 0) {
+    threads = {};
+    for (const [name, seconds] of threadCpuSeconds(options.serverPid)) {
+      const used = seconds - (threadsBefore.get(name) ?? 0);
+      if (used > 0) threads[name] = (used * 1e6) / result['2xx'];
+    }
+  }
   return {
     label: options.label,
     okPerSecond: result['2xx'] / result.duration,
@@ -63,6 +77,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ok: result['2xx'],
     failures,
     ...(cpu !== undefined && result['2xx'] > 0 && { serverCpuMicros: (cpu * 1e6) / result['2xx'] }),
+    ...(threads && { serverThreadMicros: threads }),
   };
 }
 

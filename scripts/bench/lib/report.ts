@@ -53,6 +53,19 @@ export function loadTable(results: LoadResult[]): void {
   );
 }
 
+/** "label: CPU us per answer by thread: main 96, WorkerThread 61, V8Worker 8" for each run that has it. */
+export function threadTable(results: LoadResult[]): void {
+  for (const result of results) {
+    const threads = Object.entries(result.serverThreadMicros ?? {})
+      .filter(([, micros]) => micros >= 0.5)
+      .sort((a, b) => b[1] - a[1]);
+    if (threads.length === 0) continue;
+    console.log(
+      `${result.label}: CPU us per answer by thread: ${threads.map(([name, micros]) => `${name} ${fixed(micros, 0)}`).join(', ')}`,
+    );
+  }
+}
+
 /**
  * "name: 23.0% of Koa hello's CPU per answer": the baseline's CPU per answer over the target's (the
  * rate ratio a machine with a core to spare for each would show; steadier than rates when shared).
