@@ -6,13 +6,7 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { ApiKeyService } from './api-keys.ts';
 import type { AuthContext, Authenticator, Role } from './caller.ts';
 import type { ClientStatus } from './client-status.ts';
-import {
-  type NamedRateLimit,
-  type RateLimiter,
-  type RateLimitResult,
-  rateLimitedError,
-  rateLimitHeaders,
-} from './rate-limit.ts';
+import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
 
@@ -103,15 +97,8 @@ export function createAuthenticator(options: {
       // 13.5: every authenticated operation counts against its user as well as its key (a user's
       // keys no longer multiply its rate), account management against a smaller budget too.
       const counted: NamedRateLimit[] = [];
-      /** Counts the request; a promise only when the counter is remote (Redis). */
-      const charge = (name: string, key: string, limit: number, what: string): void | Promise<void> => {
-        const counting = limiter.hit(key, limit, rateLimit.windowSeconds);
-        const record = (state: RateLimitResult) => {
-          counted.push([name, state]);
-          if (!state.allowed) throw rateLimitedError(state, what, counted);
-        };
-        return counting instanceof Promise ? counting.then(record) : record(counting);
-      };
+      /** Policies to count the request against: name, counter key, limit, what it limits. */
+      const charges: [name: string, key: string, limit: number, what: string][] = [];
       if (guard.apiKey) {
         const presented = ctx.get('x-api-key');
         if (!presented) throw invalidApiKey('This operation requires an API key in X-API-Key.');
@@ -119,33 +106,31 @@ export function createAuthenticator(options: {
         if (!key) throw invalidApiKey('The API key is unknown or revoked.');
         if (key.userId !== claims.userId)
           throw invalidApiKey('The API key belongs to another user than the bearer token.');
-        const keyCharge = charge(
-          'default',
-          `key:${key.id}`,
-          rateLimit.requestsPerWindow,
-          'requests of this API key',
-        );
-        if (keyCharge) await keyCharge;
+        charges.push(['default', `key:${key.id}`, rateLimit.requestsPerWindow, 'requests of this API key']);
         apiKeyId = key.id;
         // The key lookup (cached briefly) knows the user's current role: a demotion applies at once.
         role = key.role;
       }
-
-      const userCharge = charge(
+      charges.push([
         'user',
         `user:${claims.userId}`,
         rateLimit.userRequestsPerWindow,
         'requests of this user',
-      );
-      if (userCharge) await userCharge;
+      ]);
       if (guard.accountRateLimit) {
-        const accountCharge = charge(
+        charges.push([
           'account',
           `account:${claims.userId}`,
           rateLimit.accountRequestsPerWindow,
           'account management requests of this user',
-        );
-        if (accountCharge) await accountCharge;
+        ]);
+      }
+      for (const [name, key, limit, what] of charges) {
+        // At once from counters in memory; a promise only from Redis.
+        const counting = limiter.hit(key, limit, rateLimit.windowSeconds);
+        const state = counting instanceof Promise ? await counting : counting;
+        counted.push([name, state]);
+        if (!state.allowed) throw rateLimitedError(state, what, counted);
       }
       ctx.set(rateLimitHeaders(counted));
 

@@ -47,7 +47,7 @@ import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { deliveryId } from './delivery-id.ts';
-import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
+import { createSendThread, DELIVERY_FIELDS, type StreamEvent, type StreamReport } from './send-thread.ts';
 import type { Outcome } from './sender.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 import type { TargetPolicy } from './targets.ts';
@@ -154,18 +154,24 @@ export function retryDelayMs(base: number, attempts: number): number {
   return ceiling / 2 + Math.random() * (ceiling / 2);
 }
 
-/** An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames). */
-interface LiveEvent {
-  id: number;
-  type: PublishedEvent['type'];
-  assetId: string;
-  collectionId: string | null;
-  wallets: readonly string[];
-  json: string;
-  occurredAt: number;
-  /** When the dispatcher had it (ms, performance.timeOrigin + now), and from where. */
-  heldAt: number;
+/**
+ * An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames), as
+ * the sender thread's streams take it, and from where it came.
+ */
+interface LiveEvent extends Omit<StreamEvent, 'at' | 'time'> {
   source: 'relay' | 'catch_up';
+}
+
+/** The index of the first of `events` (in id order) after the event `id`. */
+function firstAfter(events: readonly LiveEvent[], id: number): number {
+  let low = 0;
+  let high = events.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (events[mid].id <= id) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
 
 const clock = () => performance.timeOrigin + performance.now();
@@ -617,15 +623,9 @@ export function createDispatcher(deps: {
     const streaming: Streaming = { gen, stopping: null, discard: false, failed: undefined, ended, end };
     h.stream = streaming;
     // The events it wants after its position that are here already; later ones follow in order.
-    let low = 0;
-    let high = recent.length;
-    while (low < high) {
-      const mid = (low + high) >>> 1;
-      if (recent[mid].id <= h.confirmed) low = mid + 1;
-      else high = mid;
-    }
     const backlog: LiveEvent[] = [];
-    for (let i = low; i < recent.length; i++) if (matches(recent[i], h.filter)) backlog.push(recent[i]);
+    for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++)
+      if (matches(recent[i], h.filter)) backlog.push(recent[i]);
     const upTo = Math.max(h.confirmed, recent.at(-1)?.id ?? h.confirmed);
     sender.startStream(
       {
@@ -750,15 +750,8 @@ export function createDispatcher(deps: {
   /** The next events the subscription wants after `confirmed`, and how far that answer reaches. */
   async function nextEvents(h: Held): Promise<{ events: LiveEvent[]; upTo: number }> {
     if (recentAfter !== null && h.confirmed >= recentAfter && recent.length > 0) {
-      let low = 0;
-      let high = recent.length;
-      while (low < high) {
-        const mid = (low + high) >>> 1;
-        if (recent[mid].id <= h.confirmed) low = mid + 1;
-        else high = mid;
-      }
       const events: LiveEvent[] = [];
-      for (let i = low; i < recent.length; i++) {
+      for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++) {
         if (!matches(recent[i], h.filter)) continue;
         events.push(recent[i]);
         if (events.length === MATERIALIZE_BATCH) return { events, upTo: recent[i].id };

@@ -22,7 +22,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
-import { type EventFilter, matches } from '../events/filter.ts';
+import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
 import { deliveryId, deliveryTime } from './delivery-id.ts';
 import { createPools, type Outcome, type Prepared, prepareTarget, sendPrepared, signers } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
@@ -53,13 +53,8 @@ export interface SendDone {
 }
 
 /** An event as a stream needs it (the relay's, copied once per batch for every stream). */
-export interface StreamEvent {
-  id: number;
-  type: EventType;
-  assetId: string;
-  collectionId: string | null;
-  wallets: readonly string[];
-  json: string;
+export interface StreamEvent
+  extends Pick<PublishedEvent, 'id' | 'type' | 'assetId' | 'collectionId' | 'wallets' | 'json'> {
   occurredAt: number;
   /** When the dispatcher had it (ms, performance.timeOrigin + now). */
   heldAt: number;
