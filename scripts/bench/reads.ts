@@ -24,7 +24,8 @@ import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { produceSteadily } from './lib/producer.ts';
-import { baselineOf, cpuRatio, heading, loadTable, ratio, threadTable } from './lib/report.ts';
+import { heading } from './lib/report.ts';
+import { ratiosInRounds } from './lib/rounds.ts';
 import { type Service, startService } from './lib/service.ts';
 import type { AutocannonRequest } from './lib/untyped.ts';
 
@@ -66,21 +67,14 @@ async function hotReads(options: BenchOptions): Promise<void> {
       heading(`reads on ${kind}`, {
         connections: options.connections,
         'seconds per run': options.durationSeconds,
+        rounds: options.rounds,
       });
       for (const target of [helloLoad, walletLoad, walletFreshLoad, assetLoad]) await warmUp(target);
-      const results: LoadResult[] = [];
-      for (const target of [helloLoad, walletLoad, walletFreshLoad, assetLoad, helloLoad])
-        results.push(await runLoad(target));
-      loadTable(results);
-      threadTable(results);
-      const baseline = baselineOf([results[0], results[4]]);
-      ratio('GET /wallets/{id}/assets', results[1].okPerSecond, baseline, TARGET[kind]);
-      ratio('GET /wallets/{id}/assets, no-cache', results[2].okPerSecond, baseline);
-      ratio('GET /assets/{id}', results[3].okPerSecond, baseline);
-      const hellos = [results[0], results[4]];
-      cpuRatio('GET /wallets/{id}/assets', results[1], hellos);
-      cpuRatio('GET /wallets/{id}/assets, no-cache', results[2], hellos);
-      cpuRatio('GET /assets/{id}', results[3], hellos);
+      await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
+        { label: 'GET /wallets/{id}/assets', run: () => runLoad(walletLoad), target: TARGET[kind] },
+        { label: 'GET /wallets/{id}/assets, no-cache', run: () => runLoad(walletFreshLoad) },
+        { label: 'GET /assets/{id}', run: () => runLoad(assetLoad) },
+      ]);
     } finally {
       await service.stop();
       await hello.stop();
@@ -167,10 +161,11 @@ async function spreadReads(options: BenchOptions): Promise<void> {
         'background transfers/s': SPREAD_TRANSFERS_PER_SECOND,
         connections: options.connections,
         'seconds per run': options.durationSeconds,
+        rounds: options.rounds,
       });
       for (const target of [helloLoad, cachedLoad, freshLoad]) await warmUp(target);
-      const results: LoadResult[] = [await runLoad(helloLoad)];
-      for (const target of [cachedLoad, freshLoad]) {
+      /** The reads with the transfers committing beside them. */
+      const underWrites = async (target: LoadOptions): Promise<LoadResult> => {
         const [result, writes] = await Promise.all([
           runLoad(target),
           produceSteadily(SPREAD_TRANSFERS_PER_SECOND, options.durationSeconds, async (sequence) => {
@@ -188,22 +183,26 @@ async function spreadReads(options: BenchOptions): Promise<void> {
             return response.status === 201;
           }),
         ]);
-        results.push(result);
         console.log(
           `${target.label}: background transfers ${writes.succeeded} committed, ${writes.failed} failed, ` +
             `${writes.skipped} skipped (${(writes.succeeded / writes.seconds).toFixed(1)}/s)`,
         );
-      }
-      results.push(await runLoad(helloLoad));
-      loadTable(results);
-      threadTable(results);
-      const baseline = baselineOf([results[0], results[3]]);
+        return result;
+      };
       const target = SPREAD_TARGET[kind];
-      ratio('spread wallet reads under writes', results[1].okPerSecond, baseline, target?.cached);
-      ratio('spread wallet reads under writes, no-cache', results[2].okPerSecond, baseline, target?.uncached);
-      // The service's CPU here includes the background transfers' (about 50/s).
-      cpuRatio('spread wallet reads under writes', results[1], [results[0], results[3]]);
-      cpuRatio('spread wallet reads under writes, no-cache', results[2], [results[0], results[3]]);
+      // The service's CPU per answer here includes the background transfers' (about 50/s).
+      await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
+        {
+          label: 'spread wallet reads under writes',
+          run: () => underWrites(cachedLoad),
+          target: target?.cached,
+        },
+        {
+          label: 'spread wallet reads under writes, no-cache',
+          run: () => underWrites(freshLoad),
+          target: target?.uncached,
+        },
+      ]);
     } finally {
       await service.stop();
       await hello.stop();

@@ -1,6 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
+//   [--rounds 3]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // Docs and the figures of the last run: docs/benchmarks.md.
@@ -36,7 +37,7 @@ function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both]\n',
+      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n]\n',
   );
   process.exit(64);
 }
@@ -59,6 +60,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       'idle-clients': { type: 'string', default: '10000' },
       'ws-client': { type: 'string', default: 'lean' },
       reads: { type: 'string', default: 'both' },
+      rounds: { type: 'string', default: '3' },
     },
   });
   if (positionals.length !== 1) usage('name one benchmark');
@@ -93,6 +95,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       idleClients: positiveInteger(values['idle-clients'], 'idle-clients', 50_000),
       wsClient,
       reads: readsMode,
+      rounds: positiveInteger(values.rounds, 'rounds', 20),
     },
   };
 }

@@ -19,6 +19,11 @@ export interface BenchOptions {
   wsClient: WsClientKind;
   /** The reads benchmark's parts: one hot wallet (`hot`), 300 wallets under writes (`spread`), or both. */
   reads: ReadsMode;
+  /**
+   * Rounds of the reads benchmark (hello, then each target, then hello again): its ratios are the
+   * medians of the rounds.
+   */
+  rounds: number;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both';
