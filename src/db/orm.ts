@@ -175,6 +175,14 @@ function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefi
  * larger checkpoints copy each hot page (balances, index ends) once instead of once per 1000 pages.
  * The cost: a power loss (not a process crash) can undo up to 10000 pages of commits since the last
  * checkpoint instead of 1000 (in practice also bounded by the OS writing dirty pages back).
+ *
+ * temp_store = MEMORY: each write of a group commit runs in a savepoint, whose sub-journal (the
+ * original of every page it changes) spills to a temporary file past 64 KiB; a transfer changes about
+ * 17 pages (its rows and their indexes), so with files every transfer created, wrote, and deleted a
+ * file in the temporary directory (strace: openat, two fstat, ~5 pwrite, close per transfer; 78 system
+ * calls per transfer before, 67 after). In memory the sub-journal costs a transaction's pages for its
+ * duration; a write no longer fails for a full or read-only temporary directory. Sorts and temporary
+ * indexes of reads also stay in memory: the service's queries are paginated and indexed.
  */
 const SQLITE_PRAGMAS = [
   'pragma journal_mode = wal',
@@ -182,6 +190,7 @@ const SQLITE_PRAGMAS = [
   'pragma wal_autocheckpoint = 10000',
   'pragma foreign_keys = on',
   'pragma busy_timeout = 5000',
+  'pragma temp_store = memory',
 ];
 
 /** Arbitrary, fixed: the advisory lock that serializes migrations across instances on PostgreSQL. */

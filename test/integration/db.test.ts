@@ -1,3 +1,4 @@
+import { readdirSync, readlinkSync } from 'node:fs';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../src/db/entities/Asset.ts';
@@ -48,6 +49,41 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     const diff = await orm.schema.getUpdateSchemaSQL({ wrap: false });
     expect(diff.trim()).toBe('');
   });
+
+  it.runIf(kind === 'sqlite')(
+    'keeps savepoint journals in memory: a write changing many pages opens no temporary file',
+    async () => {
+      // Past 64 KiB SQLite spills a savepoint's journal to a file in the temporary directory, unless
+      // temp_store = memory (every transfer changes ~17 pages inside a savepoint of the group commit).
+      const sqlite = (await orm.em.getConnection().getNativeClient()) as { exec(sql: string): void };
+      /** SQLite's temporary files (named etilqs_*) this process has open. */
+      const temporaryFiles = () =>
+        readdirSync('/proc/self/fd')
+          .map((fd) => {
+            try {
+              return readlinkSync(`/proc/self/fd/${fd}`);
+            } catch {
+              return ''; // closed meanwhile (the directory listing's own descriptor)
+            }
+          })
+          .filter((target) => target.includes('etilqs_'));
+      sqlite.exec('create table scratch_pages (id integer primary key, payload blob)');
+      try {
+        sqlite.exec(
+          'with recursive n(i) as (select 1 union all select i + 1 from n where i < 64) ' +
+            'insert into scratch_pages (payload) select randomblob(3000) from n',
+        );
+        sqlite.exec('begin; savepoint changes; update scratch_pages set payload = randomblob(3000)');
+        try {
+          expect(temporaryFiles()).toEqual([]);
+        } finally {
+          sqlite.exec('rollback');
+        }
+      } finally {
+        sqlite.exec('drop table scratch_pages');
+      }
+    },
+  );
 
   it('round-trips uint256 amounts exactly', async () => {
     const amounts = [0n, 1n, 2n ** 255n, 10n ** 77n, UINT256_MAX];
