@@ -70,6 +70,9 @@ const CHANGES_READ = 'select id, kind, user_id, wallet from ledger_change where 
 const RELAY_READ =
   'select id, type, occurred_at, data, asset_id, collection_id, wallets, operation_id from outbox_event ' +
   'where id > ? order by id limit ?';
+const RANGE_READ =
+  'select (select min(id) from outbox_event) as oldest, (select max(id) from outbox_event) as newest';
+const PRUNED_THROUGH_READ = 'select value from sequence_counter where name = ?';
 const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
 const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
@@ -153,10 +156,11 @@ export class EventStore {
   async range(): Promise<{ oldest: number | null; newest: number | null }> {
     // One subquery per bound: SQLite reads min() or max() of a key from the index only when the
     // aggregate stands alone; `select min(id), max(id)` scans the whole table (about 10 ms per
-    // 100,000 events, on the event loop: every resuming subscribe and REST page paid it).
-    const rows = await this.em().execute<
-      { oldest: number | string | null; newest: number | string | null }[]
-    >('select (select min(id) from outbox_event) as oldest, (select max(id) from outbox_event) as newest');
+    // 100,000 events, on the event loop: every resuming subscribe and REST page paid it). A prepared
+    // statement (../db/read-statements.ts), like prunedThrough: a burst of subscribes runs both once
+    // per subscribe, and through the ORM each was prepared anew (1,000 subscribes held the event loop
+    // about a second on a slow machine).
+    const rows = await readStatements(this.orm).all(RANGE_READ, []);
     const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
     return {
       oldest: oldest === null ? null : Number(oldest),
@@ -169,10 +173,7 @@ export class EventStore {
    * has lost events; ids above it that are missing were never committed (rolled-back inserts).
    */
   async prunedThrough(): Promise<number> {
-    const rows = await this.em().execute<{ value: number | string }[]>(
-      'select value from sequence_counter where name = ?',
-      [PRUNED_THROUGH],
-    );
+    const rows = await readStatements(this.orm).all(PRUNED_THROUGH_READ, [PRUNED_THROUGH]);
     return rows.length === 0 ? 0 : Number(rows[0].value);
   }
 

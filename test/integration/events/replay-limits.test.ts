@@ -2,10 +2,12 @@
 // clients; a resume point too far back answers resync_required with a REST catch-up link; the
 // replays of one connection run one at a time; and a subscribe that meets an unavailable database
 // gets a retryable `unavailable` error (finding 14.3), then works once the database is back.
+import { renameSync } from 'node:fs';
 import { MikroORM } from '@mikro-orm/core';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { closeReadStatements } from '../../../src/db/read-statements.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import { type ServerMessage, type TestSocket, validateServerMessage } from '../../helpers/ws.ts';
@@ -237,13 +239,19 @@ async function databaseOutage(t: TestApp): Promise<{ end(): Promise<void> }> {
   const orm = t.app.orm;
   if (t.kind === 'sqlite') {
     // The ORM would reopen a connection it closed itself; closing its native handle makes every
-    // statement fail as on a lost database, until the ORM is closed and opened again.
+    // statement fail as on a lost database, until the ORM is closed and opened again. The read
+    // statements' own connection (the event store's reads) is closed too, and the file moved aside
+    // so that it cannot be opened again: a lost file, as every connection of the process sees it.
+    const path = orm.config.get('dbName') as string;
     const connection = orm.em.getConnection() as unknown as {
       getNativeClient(): Promise<{ close(): void }>;
     };
     (await connection.getNativeClient()).close();
+    closeReadStatements(orm);
+    renameSync(path, `${path}.away`);
     return {
       async end() {
+        renameSync(`${path}.away`, path);
         await orm.close(true);
         await orm.connect();
       },
