@@ -7,6 +7,7 @@ import { MikroORM } from '@mikro-orm/core';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import type { Orm } from '../../../src/db/orm.ts';
 import { closeReadStatements } from '../../../src/db/read-statements.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
@@ -247,7 +248,7 @@ async function databaseOutage(t: TestApp): Promise<{ end(): Promise<void> }> {
       getNativeClient(): Promise<{ close(): void }>;
     };
     (await connection.getNativeClient()).close();
-    closeReadStatements(orm);
+    closeReadStatements(orm as unknown as Orm);
     renameSync(path, `${path}.away`);
     return {
       async end() {
