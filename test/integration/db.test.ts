@@ -8,7 +8,7 @@ import { User } from '../../src/db/entities/User.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
 import { nextSequenceValue } from '../../src/db/sequences.ts';
-import { UINT256_MAX } from '../../src/db/types/uint256.ts';
+import { UINT256_MAX } from '../../src/db/types/uint256-range.ts';
 import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
 
 describe.each(DB_KINDS)('storage on %s', (kind) => {

@@ -1,9 +1,6 @@
 import { type Platform, Type, ValidationError } from '@mikro-orm/core';
 import { databaseKindOf } from '../platform.ts';
-
-/** 2^256 - 1: the largest ledger amount, as on an EVM chain. Its 78 digits size the columns. */
-export const UINT256_MAX = (1n << 256n) - 1n;
-const DIGITS = 78;
+import { UINT256_DIGITS as DIGITS, UINT256_MAX } from './uint256-range.ts';
 
 /**
  * Ledger amounts (balances, supplies, transfer amounts, scaled prices): integer base units from 0 to

@@ -1,7 +1,7 @@
 // EVM addresses: accepted in any valid case, stored lowercase, returned in EIP-55 checksum form.
 // All-lower or all-upper hex needs no checksum; mixed case must carry the right EIP-55 checksum
 // (the address's checksum form, cached), else the caller most likely mistyped a character.
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import { ValidationError } from '../errors.ts';
 
 /** A lowercase `0x` + 40 hex address: the form the ledger stores and compares. */

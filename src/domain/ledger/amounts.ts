@@ -1,6 +1,6 @@
 // Amounts travel as decimal strings and live as integer base units (bigint): "12.5" of a currency
 // with 2 decimals is 1250n. No floating point anywhere.
-import { UINT256_MAX } from '../../db/types/uint256.ts';
+import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { ValidationError } from '../errors.ts';
 
 const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;

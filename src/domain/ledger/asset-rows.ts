@@ -1,6 +1,6 @@
 // Asset columns read as raw rows (through ../../db/read-statements.ts) and turned into the fields an
 // asset's view is made of, exactly as the ORM would hydrate them.
-import type { ReadStatements, Row } from '../../db/read-statements.ts';
+import type { ReadStatements, Row } from '../../db/sqlite-read-statements.ts';
 import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**

@@ -3,7 +3,7 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
-import { UINT256_MAX } from '../../db/types/uint256.ts';
+import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';

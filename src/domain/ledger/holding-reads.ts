@@ -11,7 +11,7 @@
 // no metadata to parse, no dates or CAIP-19 ids to format.
 // Nothing here needs the ORM: on SQLite these listings run on a thread of their own (holding-thread.ts)
 // over its own read-only connection, on PostgreSQL on the event loop over the ORM's pool.
-import type { ReadStatements } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/sqlite-read-statements.ts';
 import type { StoredAddress } from './addresses.ts';
 import { formatAddress } from './addresses.ts';
 import { formatUnits } from './amounts.ts';

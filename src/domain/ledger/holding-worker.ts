@@ -2,7 +2,7 @@
 // computed by the same code as on the event loop (holding-reads.ts) over a read-only connection of
 // its own.
 import { parentPort, workerData } from 'node:worker_threads';
-import { sqliteReadStatements } from '../../db/read-statements.ts';
+import { sqliteReadStatements } from '../../db/sqlite-read-statements.ts';
 import { AppError } from '../errors.ts';
 import { createHoldingReads, holdingListing } from './holding-reads.ts';
 import {

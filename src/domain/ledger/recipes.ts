@@ -9,7 +9,7 @@ import { Collection } from '../../db/entities/Collection.ts';
 import { Recipe } from '../../db/entities/Recipe.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
-import { UINT256_MAX } from '../../db/types/uint256.ts';
+import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { AppError, type FieldError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';

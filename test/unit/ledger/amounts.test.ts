@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UINT256_MAX } from '../../../src/db/types/uint256.ts';
+import { UINT256_MAX } from '../../../src/db/types/uint256-range.ts';
 import { formatAmount, formatUnits, parseAmount } from '../../../src/domain/ledger/amounts.ts';
 
 const at = { pointer: '/body/amount' };

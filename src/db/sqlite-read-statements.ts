@@ -1,0 +1,60 @@
+// Read statements on a SQLite file through a read-only connection of their own (read-statements.ts
+// describes them). Apart from read-statements.ts, so that a thread reading the file (the holdings
+// listings' thread, ../domain/ledger/holding-worker.ts) loads node:sqlite alone, not the ORM: the
+// ORM's modules took that thread about 0.6 s to load on a slow machine, and the first listing waited.
+import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+
+/** A row as the driver returns it: column name to value. */
+export type Row = Record<string, unknown>;
+
+export interface ReadStatements {
+  /** Runs a read-only statement (SQL with `?` placeholders) and returns every row. */
+  all(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  /**
+   * The same, each row as an array of its values in the order of the select list: for the hottest
+   * listings (no object with a property per column to build, and to look each value up in).
+   */
+  arrays(sql: string, parameters: readonly unknown[]): Promise<unknown[][]>;
+  /** Turns a date column's value into a Date (drivers return text or Date depending on the type). */
+  date(value: unknown): Date;
+  /** Turns a JSON column's value into its value (text on SQLite, parsed by the driver on PostgreSQL). */
+  json(value: unknown): unknown;
+  close(): void;
+}
+
+/**
+ * Read statements on the SQLite file at `path` through a read-only connection of their own, opened on
+ * first use (for the ORM's database, and for the holdings listings' thread: holding-thread.ts).
+ */
+export function sqliteReadStatements(path: string): ReadStatements {
+  let database: DatabaseSync | undefined;
+  const prepared = new Map<string, StatementSync>();
+  const preparedForArrays = new Map<string, StatementSync>();
+  const open = () => (database ??= new DatabaseSync(path, { readOnly: true, timeout: 5000 }));
+  const statementOf = (sql: string, arrays: boolean) => {
+    const cache = arrays ? preparedForArrays : prepared;
+    let statement = cache.get(sql);
+    if (!statement) {
+      statement = open().prepare(sql);
+      statement.setReturnArrays(arrays);
+      cache.set(sql, statement);
+    }
+    return statement;
+  };
+  return {
+    async all(sql, parameters) {
+      return statementOf(sql, false).all(...(parameters as SQLInputValue[])) as Row[];
+    },
+    async arrays(sql, parameters) {
+      return statementOf(sql, true).all(...(parameters as SQLInputValue[])) as unknown as unknown[][];
+    },
+    date: (value) => (value instanceof Date ? value : new Date(value as string | number)),
+    json: (value) => (value == null ? value : JSON.parse(value as string)),
+    close() {
+      database?.close();
+      database = undefined;
+      prepared.clear();
+      preparedForArrays.clear();
+    },
+  };
+}
