@@ -247,8 +247,8 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       snapshot: false,
       silent: true,
     },
-    // Database functions are written by hand in migrations (gats_apply_transfer, see
-    // migrations/Migration20261122043000_apply_transfer_function.ts), not declared to the ORM: the
+    // Database functions are written by hand in migrations (gats_apply_plan, see
+    // migrations/Migration20261124231500_event_operation_id.ts, its latest body), not declared to the ORM: the
     // schema diff (tests, db:migration:create) must not offer to drop them.
     schemaGenerator: { ignoreRoutines: true },
   } satisfies Partial<Options>;

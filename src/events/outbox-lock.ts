@@ -13,7 +13,7 @@ import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
 import type { RelayConnection } from './relay-connection.ts';
 
-/** The advisory lock's key; writers inside database functions (gats_apply_transfer) get it as an argument. */
+/** The advisory lock's key; writers inside database functions (gats_apply_plan) get it as an argument. */
 export const OUTBOX_LOCK_KEY = 4_242_001;
 
 /** Transactions (their driver-level context) that already hold the writer lock. */

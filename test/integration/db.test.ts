@@ -45,6 +45,18 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     }
   });
 
+  it.runIf(kind === 'postgres')(
+    'keeps one database function per ledger write: gats_apply_plan alone',
+    async () => {
+      const rows = await orm.em
+        .getConnection()
+        .execute<{ proname: string }[]>(
+          "select proname from pg_proc where pronamespace = 'public'::regnamespace and proname like 'gats%' order by proname",
+        );
+      expect(rows.map((row) => row.proname)).toEqual(['gats_apply_plan']);
+    },
+  );
+
   it('leaves a schema that matches the entities exactly', async () => {
     const diff = await orm.schema.getUpdateSchemaSQL({ wrap: false });
     expect(diff.trim()).toBe('');

@@ -9,7 +9,7 @@ import { DualPlatformMigration } from '../dual-platform-migration.ts';
  * amount; DETAIL is what it holds), each rolling back everything; returns null when the transfer is
  * applied, or the idempotency record that already holds the key (nothing changed then).
  */
-const APPLY_TRANSFER = `create function "gats_apply_transfer"(
+export const APPLY_TRANSFER = `create function "gats_apply_transfer"(
   p_record_id varchar, p_request_hash varchar, p_expires_at timestamptz, p_response_body jsonb,
   p_response_headers jsonb, p_user_id varchar, p_asset_id varchar, p_nft boolean, p_from varchar,
   p_to varchar, p_amount numeric, p_transfer_id varchar, p_now timestamptz, p_event_data jsonb,
@@ -84,6 +84,9 @@ begin
 end
 $body$;`;
 
+export const DROP_APPLY_TRANSFER =
+  'drop function if exists "gats_apply_transfer"(varchar, varchar, timestamptz, jsonb, jsonb, varchar, varchar, boolean, varchar, varchar, numeric, varchar, timestamptz, jsonb, varchar, varchar, varchar, bigint);';
+
 export class Migration20261122043000_apply_transfer_function extends DualPlatformMigration {
   protected readonly statements = {
     sqlite: {
@@ -92,9 +95,7 @@ export class Migration20261122043000_apply_transfer_function extends DualPlatfor
     },
     postgresql: {
       up: [APPLY_TRANSFER],
-      down: [
-        'drop function if exists "gats_apply_transfer"(varchar, varchar, timestamptz, jsonb, jsonb, varchar, varchar, boolean, varchar, varchar, numeric, varchar, timestamptz, jsonb, varchar, varchar, varchar, bigint);',
-      ],
+      down: [DROP_APPLY_TRANSFER],
     },
   };
 }

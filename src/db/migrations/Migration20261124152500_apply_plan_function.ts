@@ -3,7 +3,8 @@
 // argument from the domain's plan, src/domain/ledger/store/plan.ts describes it): one round trip in
 // its own transaction. The function decides nothing: it takes the idempotency record, locks what the
 // plan names in a fixed order, evaluates the plan's guards in order and applies the plan's rows.
-// (gats_apply_transfer, the transfer-only function it replaces, is left in place: no code calls it.)
+// (gats_apply_transfer, the transfer-only function it replaces, is dropped by
+// Migration20261128100000_drop_apply_transfer.)
 import { DualPlatformMigration } from '../dual-platform-migration.ts';
 
 /**

@@ -15,6 +15,7 @@ import { Migration20261124203000_apply_plan_economy } from './Migration202611242
 import { Migration20261124204037_collection_metadata_policy } from './Migration20261124204037_collection_metadata_policy.ts';
 import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
 import { Migration20261124231500_event_operation_id } from './Migration20261124231500_event_operation_id.ts';
+import { Migration20261128100000_drop_apply_transfer } from './Migration20261128100000_drop_apply_transfer.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -33,4 +34,5 @@ export const migrationsList = [
   Migration20261124204037_collection_metadata_policy,
   Migration20261124230000_recipes,
   Migration20261124231500_event_operation_id,
+  Migration20261128100000_drop_apply_transfer,
 ];

@@ -1,5 +1,5 @@
 // Transfers write their rows without the ORM (one synchronous transaction on SQLite, one call of
-// gats_apply_transfer on PostgreSQL). These tests read those rows back through the ORM's entities,
+// gats_apply_plan on PostgreSQL). These tests read those rows back through the ORM's entities,
 // check the order in which the rules answer, and the two places where the fast path meets others:
 // an ORM transaction open on SQLite's single connection, and the outbox writers' lock on PostgreSQL.
 import type { EntityManager } from '@mikro-orm/sql';
