@@ -123,7 +123,7 @@ export function identityHandlers(
       // The DID travels as one percent-encoded path segment (a did:web port's "%3A" as "%253A");
       // the router has already decoded it once.
       ctx.type = DID_JSON;
-      ctx.body = await identity.resolveDid(request.params.did);
+      respond(ctx, 'resolveDid', 200, await identity.resolveDid(request.params.did));
     },
 
     async getStatusListCredential(request, ctx) {
