@@ -157,9 +157,8 @@ export class EventStore {
     // One subquery per bound: SQLite reads min() or max() of a key from the index only when the
     // aggregate stands alone; `select min(id), max(id)` scans the whole table (about 10 ms per
     // 100,000 events, on the event loop: every resuming subscribe and REST page paid it). A prepared
-    // statement (../db/read-statements.ts), like prunedThrough: a burst of subscribes runs both once
-    // per subscribe, and through the ORM each was prepared anew (1,000 subscribes held the event loop
-    // about a second on a slow machine).
+    // statement (../db/read-statements.ts), like prunedThrough: every resuming subscribe runs both,
+    // and through the ORM each call built and prepared its statement again.
     const rows = await readStatements(this.orm).all(RANGE_READ, []);
     const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
     return {
