@@ -6934,6 +6934,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "svc_01JD4A7Q2W3E4R5T6Y7V8X9Z0P",
+                     *       "name": "Price feed",
+                     *       "role": "oracle",
+                     *       "scopes": [
+                     *         "assets:read",
+                     *         "prices:write"
+                     *       ],
+                     *       "tokenEndpointAuthMethod": "client_secret_basic",
+                     *       "wallets": [
+                     *         "0x52908400098527886E0F7030069857D2E4169EE7"
+                     *       ],
+                     *       "clientSecrets": [
+                     *         {
+                     *           "id": "cs_01JD4A9B8C7D6E5F4G3H2J1K0M",
+                     *           "prefix": "Cuop9N",
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ServiceAccount"];
                 };
             };
@@ -7010,6 +7033,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "cs_01JD4B2C3D4E5F6G7H8J9K0M1N",
+                     *       "prefix": "Rx306U",
+                     *       "createdAt": "2026-11-23T08:00:00.000Z",
+                     *       "secret": "Rx306UtRMKrnyeN6Nr__aC0TKDz_5oI6dmHsICuop9N"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedClientSecret"];
                 };
             };
@@ -7080,6 +7111,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+                     *           "url": "https://game.example.com/hooks/gats",
+                     *           "eventTypes": [
+                     *             "newTransfer",
+                     *             "newNFT"
+                     *           ],
+                     *           "filter": {
+                     *             "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *           },
+                     *           "enabled": true,
+                     *           "status": "active",
+                     *           "failingSince": null,
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "wh_01JD4C8R9S0T1V2W3X4Y5Z6A7B",
+                     *           "url": "https://game.example.com/hooks/prices",
+                     *           "eventTypes": [
+                     *             "priceUpdate"
+                     *           ],
+                     *           "filter": {},
+                     *           "enabled": true,
+                     *           "status": "failing",
+                     *           "failingSince": "2026-11-23T02:00:00.000Z",
+                     *           "createdAt": "2026-11-22T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
@@ -7100,6 +7164,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://game.example.com/hooks/gats",
+                 *       "eventTypes": [
+                 *         "newTransfer",
+                 *         "newNFT"
+                 *       ],
+                 *       "filter": {
+                 *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookRequest"];
             };
         };
@@ -7113,6 +7189,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+                     *       "url": "https://game.example.com/hooks/gats",
+                     *       "eventTypes": [
+                     *         "newTransfer",
+                     *         "newNFT"
+                     *       ],
+                     *       "filter": {
+                     *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *       },
+                     *       "enabled": true,
+                     *       "status": "active",
+                     *       "failingSince": null,
+                     *       "createdAt": "2026-11-22T09:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Ea9Uh4Q0Rk="
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedWebhook"];
                 };
             };
@@ -7151,6 +7245,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+                     *       "url": "https://game.example.com/hooks/gats",
+                     *       "eventTypes": [
+                     *         "newTransfer",
+                     *         "newNFT"
+                     *       ],
+                     *       "filter": {
+                     *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *       },
+                     *       "enabled": true,
+                     *       "status": "active",
+                     *       "failingSince": null,
+                     *       "createdAt": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -7221,6 +7332,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+                     *       "url": "https://game.example.com/hooks/gats",
+                     *       "eventTypes": [
+                     *         "newTransfer",
+                     *         "newNFT"
+                     *       ],
+                     *       "filter": {
+                     *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *       },
+                     *       "enabled": true,
+                     *       "status": "active",
+                     *       "failingSince": null,
+                     *       "createdAt": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -7257,6 +7385,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wh_01JD4C1D2E3F4G5H6J7K8M9N0P",
+                     *       "url": "https://game.example.com/hooks/gats",
+                     *       "eventTypes": [
+                     *         "newTransfer",
+                     *         "newNFT"
+                     *       ],
+                     *       "filter": {
+                     *         "walletId": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *       },
+                     *       "enabled": false,
+                     *       "status": "disabled",
+                     *       "failingSince": null,
+                     *       "createdAt": "2026-11-22T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
@@ -7293,6 +7438,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_B9h4OHBkes6h+5/372rB1R4Sf+KwVVstc9kOG11nMx0=",
+                     *       "previousSecretExpiresAt": "2026-11-23T09:30:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RotatedWebhookSecret"];
                 };
             };
@@ -7339,6 +7490,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "whd_01JD4C7A8B9C0D1E2F3G4H5J6K",
+                     *           "eventId": "1045",
+                     *           "eventType": "newTransfer",
+                     *           "status": "pending",
+                     *           "attempts": 3,
+                     *           "lastStatusCode": 503,
+                     *           "lastError": "503 Service Unavailable: upstream busy",
+                     *           "lastAttemptAt": "2026-11-22T09:33:10.000Z",
+                     *           "nextAttemptAt": "2026-11-22T09:41:10.000Z",
+                     *           "deliveredAt": null,
+                     *           "createdAt": "2026-11-22T09:31:00.010Z"
+                     *         },
+                     *         {
+                     *           "id": "whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A",
+                     *           "eventId": "1044",
+                     *           "eventType": "newTransfer",
+                     *           "status": "succeeded",
+                     *           "attempts": 1,
+                     *           "lastStatusCode": 204,
+                     *           "lastError": null,
+                     *           "lastAttemptAt": "2026-11-22T09:31:00.180Z",
+                     *           "nextAttemptAt": null,
+                     *           "deliveredAt": "2026-11-22T09:31:00.180Z",
+                     *           "createdAt": "2026-11-22T09:31:00.010Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJpZCI6MTA0NH0"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
@@ -7380,6 +7564,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_01JD4C5Q6R7S8T9V0W1X2Y3Z4A",
+                     *       "eventId": "1044",
+                     *       "eventType": "newTransfer",
+                     *       "status": "pending",
+                     *       "attempts": 1,
+                     *       "lastStatusCode": 204,
+                     *       "lastError": null,
+                     *       "lastAttemptAt": "2026-11-22T09:31:00.180Z",
+                     *       "nextAttemptAt": "2026-11-22T10:02:00.000Z",
+                     *       "deliveredAt": "2026-11-22T09:31:00.180Z",
+                     *       "createdAt": "2026-11-22T09:31:00.010Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
@@ -7419,6 +7618,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "redelivering": 12
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookReplay"];
                 };
             };
@@ -11117,6 +11321,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "challenge": "v1.zY2p3lNp0k0sJm8d.qVQ7Yy3u8y0b1Yw2X0k9b2hQk1c.W1v6n8Q0rVbV1eX6m7i3uQ",
+                     *       "expiresAt": "2026-11-22T09:40:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["KeyChallenge"];
                 };
             };
@@ -11340,6 +11550,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "urn:uuid:3f4b9a2e-8c1d-4e5f-9a6b-7c8d9e0f1a2b",
+                     *           "type": "PlayerRoleCredential",
+                     *           "subjectDid": "did:key:z6MkmrcieNbVMXQffWXT1eTJAUWJk9X8a9BJYmyq34EKKb8P",
+                     *           "requestedBy": "usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P",
+                     *           "issuedAt": "2026-11-22T09:30:00.000Z",
+                     *           "validUntil": "2027-11-22T09:30:00.000Z",
+                     *           "status": "revoked",
+                     *           "revokedAt": "2026-11-23T10:00:00.000Z",
+                     *           "statusListCredential": "http://localhost:3000/identity/status-lists/sl_01JD3ZA0B1C2D3E4F5G6H7J8K9",
+                     *           "statusListIndex": "94567"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["CredentialSummaryPage"];
                 };
             };

@@ -231,6 +231,26 @@ describe('bundled OpenAPI document', () => {
     }).toEqual({ plannedButMissing: [], notInPlan: [] });
   });
 
+  it('gives every request body and every response body an example of its own (Prism serves it)', () => {
+    const withoutExample: string[] = [];
+    const check = (where: string, content: unknown): void => {
+      for (const [mediaType, media] of entries(resolveRef(openapi, content))) {
+        const m = resolveRef(openapi, media);
+        const has = isObject(m) && ('example' in m || entries(m.examples).length > 0);
+        if (!has) withoutExample.push(`${where} ${mediaType}`);
+      }
+    };
+    for (const { method, operation } of operations) {
+      const body = resolveRef(openapi, operation.requestBody);
+      if (isObject(body)) check(`${operation.operationId} request`, body.content);
+      for (const [status, response] of entries(operation.responses)) {
+        const resolved = resolveRef(openapi, response);
+        if (isObject(resolved)) check(`${operation.operationId} ${method} ${status}`, resolved.content);
+      }
+    }
+    expect(withoutExample).toEqual([]);
+  });
+
   it('publishes only examples that satisfy their schemas', () => {
     const examples = openApiExamples(openapi);
     expect(examples.length).toBeGreaterThan(0);
