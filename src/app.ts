@@ -292,7 +292,7 @@ function createKoa(
   koa.use(requestTimeout(config.requestTimeoutMs));
   koa.use(securityHeaders(config.corsOrigins));
   koa.use(parts.auth.middleware);
-  koa.use(docsStatic());
+  koa.use(docsStatic({ publicUrl: config.publicUrl }));
   koa.use(explorerStatic({ publicUrl: config.publicUrl }));
   koa.use(
     bodyParser({

@@ -28,8 +28,15 @@ export async function asyncApiHtml(asyncApiJson: string, outDir: string): Promis
     // which never happen here: the template is a pinned devDependency).
     env: { NODE_PATH: globalNodeModules() },
   });
-  return withHtmlHeader(await readFile(join(outDir, 'index.html'), 'utf8'), 'asyncapi');
+  const html = await readFile(join(outDir, 'index.html'), 'utf8');
+  return withHtmlHeader(html.replace('</head>', `${CODE_SPAN_STYLE}</head>`), 'asyncapi');
 }
+
+/**
+ * The template's typography styles wrap every code span in literal backticks (`::before` and
+ * `::after`), so Markdown code in descriptions read as `` `newNFT` ``: show the code span alone.
+ */
+const CODE_SPAN_STYLE = '<style>code::before,code::after{content:none !important}</style>';
 
 let globalRoot: string | undefined;
 

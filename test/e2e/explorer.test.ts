@@ -416,6 +416,36 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     expect(explorerKeys[0].revokedAt).not.toBeNull();
   });
 
+  it('serves both references rendered, under their policies, without literal Markdown, naming this deployment', async () => {
+    const page = await aliceContext.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text().slice(0, 200));
+    });
+    try {
+      await page.goto(`${base}/docs/asyncapi/`);
+      // The payload tables exist only once the page's script has run (the server-rendered outline
+      // has them collapsed): one expanded by its button shows the envelope's fields.
+      await page.getByRole('button', { name: 'Expand all' }).first().click();
+      await page.getByText('lastEventId', { exact: true }).first().waitFor();
+      const codeSpan = page.locator('code', { hasText: /^newNFT$/ }).first();
+      const wrapped = await codeSpan.evaluate(
+        (code) => getComputedStyle(code, '::before').content + getComputedStyle(code, '::after').content,
+      );
+      expect(wrapped).not.toContain('`');
+
+      await page.goto(`${base}/docs/openapi`);
+      await page.getByText('Game Asset Tracking Service', { exact: false }).first().waitFor();
+      const text = await page.evaluate(() => document.body.innerText);
+      expect(text).toContain(base);
+      expect(text).not.toContain('{publicUrl}');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('ran without script errors or Content-Security-Policy violations', () => {
     expect(pageProblems).toEqual([]);
   });
