@@ -1,0 +1,57 @@
+// Every repository path a Markdown document names in backticks exists, so a reader who follows one
+// finds it: `src/...`, `test/...`, `docs/...`, a root file such as `package.json`, and, as SECURITY.md
+// and docs/testing.md write them, test files relative to test/ (`security/ssrf.test.ts`).
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const markdownFiles = execFileSync('git', ['ls-files', '*.md'], { cwd: root, encoding: 'utf8' })
+  .split('\n')
+  .filter((file) => file !== '' && !file.startsWith('contracts/released/') && !file.startsWith('generated/'));
+
+const topLevel = new Set(readdirSync(root).filter((name) => name !== 'node_modules' && !name.startsWith('.git')));
+const testDirs = new Set(readdirSync(path.join(root, 'test')));
+
+/** The path a backticked text names in the repository, or null when it is not one. */
+export function repositoryPath(text: string): string | null {
+  // `src/app.ts:42`, `docs/testing.md#crash-test`, `scripts/bench/` (a folder).
+  const candidate = text.replace(/#.*$/, '').replace(/:\d+(-\d+)?$/, '');
+  if (!/^[\w.@-][\w.@/-]*$/.test(candidate)) return null; // commands, globs, placeholders, URLs
+  const first = candidate.split('/')[0];
+  if (candidate.includes('/') && topLevel.has(first)) return candidate;
+  if (!candidate.includes('/') && topLevel.has(candidate) && /\.\w+$/.test(candidate)) return candidate;
+  if (candidate.includes('/') && testDirs.has(first) && /\.test\.ts$/.test(candidate)) return `test/${candidate}`;
+  return null;
+}
+
+function namedPaths(file: string): { line: number; path: string }[] {
+  const found: { line: number; path: string }[] = [];
+  let fenced = false;
+  readFileSync(path.join(root, file), 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (/^\s*```/.test(text)) fenced = !fenced;
+      if (fenced) return;
+      for (const match of text.matchAll(/`([^`\s]+)`/g)) {
+        const named = repositoryPath(match[1]);
+        if (named) found.push({ line: i + 1, path: named });
+      }
+    });
+  return found;
+}
+
+describe('paths named in the Markdown documents', () => {
+  it('finds the documents and paths in them (the check below is not vacuous)', () => {
+    expect(markdownFiles).toContain('README.md');
+    expect(namedPaths('README.md').length).toBeGreaterThan(10);
+  });
+
+  it.each(markdownFiles)('%s names only paths that exist', (file) => {
+    const missing = namedPaths(file)
+      .filter((named) => !existsSync(path.join(root, named.path)))
+      .map((named) => `${file}:${named.line} ${named.path}`);
+    expect(missing).toEqual([]);
+  });
+});
