@@ -66,6 +66,12 @@ export interface IndexerHooks {
   removed?(transfers: ChainTransfer[]): void;
 }
 
+/**
+ * How long a step reads the backfill (ranges of the contracts more than one range behind) after the
+ * head-following contracts: what a deep backfill adds at most to their lag, besides one range.
+ */
+const BACKFILL_BUDGET_MS = 250;
+
 /** The longest pause between two failed steps. */
 const MAX_BACKOFF_MS = 30_000;
 
@@ -287,24 +293,21 @@ export class ChainIndexer {
     const lowest = (rows: ChainContract[]) =>
       rows.reduce((min, contract) => Math.min(min, contract.nextBlock), Number.MAX_SAFE_INTEGER);
     this.indexedBlock = BigInt(lowest(contracts)) - 1n;
-    // Within one range of the head: read every step. Further behind: the backfill, one range a step.
+    // Within one range of the head: read every step, first. Further behind: the backfill, beside.
     const window = BigInt(this.settings.maxBlockRange);
     const follows = (contract: ChainContract) => head - BigInt(contract.nextBlock) < window;
     const behind = contracts.filter((contract) => !follows(contract));
     this.backfilling = behind.length;
-    const groups = [...Map.groupBy(contracts.filter(follows), (contract) => contract.nextBlock)]
-      .filter(([next]) => BigInt(next) <= head)
-      .map(([, group]) => group);
-    if (behind.length > 0) {
-      const furthest = lowest(behind);
-      groups.push(behind.filter((contract) => contract.nextBlock === furthest));
-    }
     let progressed = false;
-    for (const group of groups) {
-      const read = await this.readRange(group, BigInt(group[0]?.nextBlock ?? 0), head, stored);
+    for (const [next, group] of Map.groupBy(contracts.filter(follows), (contract) => contract.nextBlock)) {
+      if (BigInt(next) > head) continue;
+      const read = await this.readRange(group, BigInt(next), head, stored);
       if (read === 'reorg') return 'progress';
       progressed ||= read === 'read';
     }
+    const backfill = await this.backfill(behind, head, stored);
+    if (backfill === 'reorg') return 'progress';
+    progressed ||= backfill === 'read';
     if (progressed) this.indexedBlock = BigInt(lowest(await this.contracts())) - 1n;
     // What this range read in blocks not yet confirmed: `chainTransferPending`, before confirming.
     if (progressed) await this.announce(head);
@@ -326,8 +329,35 @@ export class ChainIndexer {
       image: this.tokenImage,
     });
     for (const { contract, reason } of projection.suspended) this.suspendedLog(contract, reason);
+    if (projection.suspended.length > 0) await this.contracts(); // for /readyz and /metrics
     if (projection.more || projection.suspended.length > 0) return 'progress';
     return progressed && this.indexedBlock !== null && this.indexedBlock < head ? 'progress' : 'idle';
+  }
+
+  /**
+   * The backfill's budget in a step: ranges of the contracts furthest behind (they join as their
+   * checkpoints meet) for BACKFILL_BUDGET_MS, so the head-following contracts are read again soon.
+   */
+  private async backfill(
+    behind: ChainContract[],
+    head: bigint,
+    stored: { number: number; hash: string }[],
+  ): Promise<'read' | 'skipped' | 'reorg'> {
+    const deadline = Date.now() + BACKFILL_BUDGET_MS;
+    let outcome: 'read' | 'skipped' | 'reorg' = 'skipped';
+    while (Date.now() < deadline) {
+      const active = behind.filter((contract) => contract.status === 'active');
+      const furthest = active.reduce(
+        (min, contract) => Math.min(min, contract.nextBlock),
+        Number.MAX_SAFE_INTEGER,
+      );
+      if (active.length === 0 || head - BigInt(furthest) < BigInt(this.settings.maxBlockRange)) break;
+      const group = active.filter((contract) => contract.nextBlock === furthest);
+      const read = await this.readRange(group, BigInt(furthest), head, stored);
+      if (read !== 'read') return read === 'reorg' ? read : outcome;
+      outcome = 'read';
+    }
+    return outcome;
   }
 
   /**
@@ -413,9 +443,11 @@ export class ChainIndexer {
   private async applyOwn(contract: ChainContract, range: RangeResult): Promise<boolean> {
     try {
       await applyRange(this.orm, this.chainId, this.holder, range);
+      contract.nextBlock = Number(range.to + 1n); // as committed: the backfill's next range starts there
       return true;
     } catch (error) {
       if (!isDataError(error)) throw error;
+      contract.status = 'suspended';
       const reason = `blocks ${range.from}-${range.to}: ${reasonOf(error)}`;
       if (await suspendContract(this.orm, contract.id, reason)) this.suspendedLog(contract, reason);
       return false;

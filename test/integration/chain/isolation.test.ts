@@ -160,9 +160,12 @@ describe.each(DB_KINDS)('30.1: one contract isolates its own failures, on %s', (
       suspendedReason: expect.stringMatching(/balance .* would pass 2\^256 - 1/),
     });
 
-    const ready = await t.http('GET', '/readyz');
-    expect(ready.status).toBe(200);
-    const [chain] = ready.body.chains;
+    // The indexer's view, as of its last step.
+    const chain = await until('both in /readyz', 5_000, async () => {
+      const ready = await t.http('GET', '/readyz');
+      expect(ready.status).toBe(200);
+      return ready.body.chains[0].suspendedContracts.length === 2 && ready.body.chains[0];
+    });
     expect(chain.state).not.toBe('paused');
     expect(chain.suspendedContracts.map((row: { address: string }) => row.address).sort()).toEqual(
       [getAddress(preset), getAddress(fake)].sort(),
@@ -171,7 +174,8 @@ describe.each(DB_KINDS)('30.1: one contract isolates its own failures, on %s', (
     const metrics = await t.http('GET', '/metrics');
     expect(metric(metrics.text, 'chain_contracts_suspended')).toBe(2);
     expect(metric(metrics.text, 'chain_indexer_paused')).toBe(0);
-    expect(metric(metrics.text, 'chain_rpc_errors_total')).toBe(0);
+    // Handled per contract: no step failed on them (a node time-out under load may still count).
+    expect(metric(metrics.text, 'chain_data_errors_total')).toBe(0);
 
     // Still following: a second honest mint is indexed too.
     await send(node, ERC721_PRESET, honest, 'mint', [node.address(8)]);
@@ -242,8 +246,7 @@ describe.each(DB_KINDS)(
         CHAIN_CONFIRMATIONS: '1',
         CHAIN_POLL_MS: '50',
         CHAIN_RPC_RATE: '1000',
-        CHAIN_MAX_BLOCK_RANGE: '500',
-        CHAIN_MAX_BACKFILL_BLOCKS: '5',
+          CHAIN_MAX_BACKFILL_BLOCKS: '5',
       });
       studio = await httpUser(t, 'studio');
       admin = await httpUser(t, 'admin');
