@@ -1017,11 +1017,110 @@ export interface paths {
         put?: never;
         /**
          * Register an on-chain token contract
-         * @description Registers an ERC-721, ERC-1155 or ERC-20 contract on one of the configured EVM chains to the collection, so its holdings and transfers are indexed from `fromBlock` on. Only the collection's owner (a studio) or an admin may. The service checks the address (EIP-55 when mixed case), that it holds contract code, the standard (ERC-721 and ERC-1155 through ERC-165; an ERC-20 must answer `decimals()`), reads `name`, `symbol` and `decimals`, and that `fromBlock` is not after the deployment. A retry after a lost response answers 409; list the collection's contracts to confirm.
+         * @description Registers an ERC-721, ERC-1155 or ERC-20 contract on one of the configured EVM chains to the collection, so its holdings and transfers are indexed from `fromBlock` on. Only the collection's owner (a studio) or an admin may. The service checks the address (EIP-55 when mixed case), that it holds contract code, the standard (ERC-721 and ERC-1155 through ERC-165; an ERC-20 must answer `decimals()`), reads `name`, `symbol` and `decimals`, and that `fromBlock` is not after the deployment; a `fromBlock` before it (such as 0) is raised to the deployment block, found on the chain. A backfill deeper than `CHAIN_MAX_BACKFILL_BLOCKS` below the head is registered by an admin only. A retry after a lost response answers 409; list the collection's contracts to confirm.
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field or a `fromBlock` after the head or the deployment, `/problems/invalid-address-checksum`, `/problems/chain-not-configured`; 401; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller does not own the collection; 404 when no collection has this id; 409 `/problems/contract-exists`; 413; 415; 422 `/problems/contract-not-found`, `/problems/contract-standard-mismatch`; 429; 500; 503 `/problems/chain-unavailable` when the chain's node does not answer.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field or a `fromBlock` after the head or the deployment, `/problems/invalid-address-checksum`, `/problems/chain-not-configured`; 401; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller does not own the collection, or a studio asks for a backfill deeper than the bound; 404 when no collection has this id; 409 `/problems/contract-exists`; 413; 415; 422 `/problems/contract-not-found`, `/problems/contract-standard-mismatch`; 429; 500; 503 `/problems/chain-unavailable` when the chain's node does not answer.
          */
         post: operations["registerCollectionContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chains/{chain_id}/contracts/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unregister an on-chain contract
+         * @description Unregisters a token contract (admins only): it is never read again, it leaves its collection's list, and its indexed chain rows (transfers, holdings) are deleted. The ledger assets and transfers already projected from it stay as history; the address cannot be registered again (409 `/problems/contract-exists`), since that would count them twice. To stop indexing for a while, suspend it instead.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed chain id or address, `/problems/invalid-address-checksum`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not an admin; 404 when no contract with this address is registered on the chain; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        delete: operations["unregisterChainContract"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chains/{chain_id}/contracts/{address}/suspend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suspend an on-chain contract's indexing
+         * @description Suspends a registered contract's indexing (admins only): the indexer neither reads its logs nor projects its transfers into the ledger until it is resumed; the chain's other contracts go on. The indexer suspends a contract by itself when its logs cannot be followed (a data error of its own, such as a holding or a supply past 2^256 - 1). Idempotent: suspending a suspended contract keeps its first reason and answers it as it is.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed chain id or address or a missing, unknown or extra field, `/problems/invalid-address-checksum`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not an admin; 404 when no contract with this address is registered on the chain; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["suspendChainContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chains/{chain_id}/contracts/{address}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an on-chain contract's indexing
+         * @description Resumes a suspended contract's indexing (admins only) from where it stopped: the blocks and confirmed transfers not read or projected meanwhile are, from its checkpoint on. A contract suspended by a data error of its own is suspended again if its logs still cannot be followed. Idempotent: resuming an active contract answers it as it is.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed chain id or address, `/problems/invalid-address-checksum`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not an admin; 404 when no contract with this address is registered on the chain; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["resumeChainContract"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2273,6 +2372,19 @@ export interface components {
          */
         ChainId: number;
         /**
+         * Address
+         * @description An EVM-style wallet address: `0x` (lower-case x) followed by 40 hexadecimal digits (20 bytes). Accepted in any valid case (all lower, all upper, or correct EIP-55 mixed case); a mixed-case address whose checksum is wrong is rejected with 400 `/problems/invalid-address-checksum`. Always returned in EIP-55 checksum form.
+         * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+         */
+        Address: string;
+        /**
+         * Timestamp
+         * Format: date-time
+         * @description An instant in RFC 3339 form, always UTC (`Z`), with millisecond precision. In requests any RFC 3339 offset is accepted, but not a leap second (`23:59:60`): it is answered 400 `/problems/validation-failed`, like any other invalid date-time.
+         * @example 2026-11-22T09:30:00.000Z
+         */
+        Timestamp: string;
+        /**
          * ReadinessStatus
          * @description Whether this instance can serve traffic: `ok` when the database answered and the instance is not shutting down, else `unavailable`. A load balancer should route only to instances answering 200. Redis is optional at run time: while it is away the instance stays ready with `redis: degraded` (rate limits, login throttles, WebSocket caps and tickets are then per instance).
          * @example {
@@ -2304,7 +2416,7 @@ export interface components {
                  */
                 shutdown?: "failed";
             };
-            /** @description Present when EVM chains are configured (`CHAINS`): per chain, what this instance's indexer sees. Informational: a chain that is behind or whose node is away does not make the instance unready (reads are served from what was indexed). `state`: `standby` while another instance holds the chain's indexer lease (then the block numbers are null), `paused` while the node errors or times out (retried with back-off), `backfilling` while more than the confirmations behind, else `following`. */
+            /** @description Present when EVM chains are configured (`CHAINS`): per chain, what this instance's indexer sees. Informational: a chain that is behind or whose node is away does not make the instance unready (reads are served from what was indexed). `state`: `standby` while another instance holds the chain's indexer lease (then the block numbers are null), `paused` while the node errors or times out (retried with back-off), `backfilling` while a contract is more than the confirmations behind, else `following`. `indexedBlock` and `lag` are over the active contracts. */
             chains?: {
                 chainId: components["schemas"]["ChainId"];
                 /** @enum {string} */
@@ -2315,6 +2427,14 @@ export interface components {
                 indexedBlock: number | null;
                 /** @description head - indexedBlock, in blocks. */
                 lag: number | null;
+                /** @description Active contracts more than one block range behind the head: each step reads one range of theirs beside the head-following contracts, which are read up to the head every step. */
+                backfillingContracts?: number;
+                /** @description The chain's contracts not indexed: suspended by a data error of their own (the others go on) or by an admin, with why and since when. Informational, like the rest of `chains`. */
+                suspendedContracts?: {
+                    address: components["schemas"]["Address"];
+                    reason: string | null;
+                    since: components["schemas"]["Timestamp"] | null;
+                }[];
             }[];
         };
         /**
@@ -2380,24 +2500,11 @@ export interface components {
          */
         CollectionId: string;
         /**
-         * Address
-         * @description An EVM-style wallet address: `0x` (lower-case x) followed by 40 hexadecimal digits (20 bytes). Accepted in any valid case (all lower, all upper, or correct EIP-55 mixed case); a mixed-case address whose checksum is wrong is rejected with 400 `/problems/invalid-address-checksum`. Always returned in EIP-55 checksum form.
-         * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
-         */
-        Address: string;
-        /**
          * Amount
          * @description A non-negative decimal amount as a string, never a JSON number, so no precision is lost. At most the asset's `decimals` fractional digits (`"1"` for an NFT). Stored internally as an integer number of base units.
          * @example 12.5
          */
         Amount: string;
-        /**
-         * Timestamp
-         * Format: date-time
-         * @description An instant in RFC 3339 form, always UTC (`Z`), with millisecond precision. In requests any RFC 3339 offset is accepted, but not a leap second (`23:59:60`): it is answered 400 `/problems/validation-failed`, like any other invalid date-time.
-         * @example 2026-11-22T09:30:00.000Z
-         */
-        Timestamp: string;
         /**
          * ChainStandard
          * @description The token standard of an on-chain contract: `erc721` (unique tokens), `erc1155` (multi-token: several ids, each with balances) or `erc20` (one fungible token).
@@ -3672,14 +3779,14 @@ export interface components {
         };
         /**
          * ChainContract
-         * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20).
+         * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20). A contract whose logs the service cannot follow (a data error of its own, such as a holding or a supply past 2^256 - 1) is `suspended` with the reason; the chain's other contracts are indexed as before. An admin may suspend, resume or unregister a contract.
          */
         ChainContract: {
             chainId: components["schemas"]["ChainId"];
             address: components["schemas"]["Address"];
             standard: components["schemas"]["ChainStandard"];
             collection: components["schemas"]["CollectionId"];
-            /** @description The first block indexed (at or before the contract's deployment). */
+            /** @description The first block indexed: the contract's deployment block (found on the chain) when the registration asked for an earlier one. */
             fromBlock: number;
             /** @description The contract's `name()`, when it answers one (truncated to 200 characters). */
             name: string | null;
@@ -3690,6 +3797,15 @@ export interface components {
             /** @description CAIP-19 asset namespace and reference of the contract, e.g. `eip155:1/erc721:0x…`. */
             caip19: string;
             createdAt: components["schemas"]["Timestamp"];
+            /**
+             * @description `active`: indexed. `suspended`: neither read nor projected into the ledger until an admin resumes it (indexing then goes on from where it stopped); why in `suspendedReason`.
+             * @enum {string}
+             */
+            status: "active" | "suspended";
+            /** @description Why the contract is suspended (the data error, with the blocks it was read in, or the admin's reason); null while active. */
+            suspendedReason: string | null;
+            /** @description When the contract was suspended; null while active. */
+            suspendedAt: components["schemas"]["Timestamp"] | null;
         };
         /**
          * ChainContractList
@@ -3715,6 +3831,16 @@ export interface components {
             standard: components["schemas"]["ChainStandard"];
             /** @description The block to index from: at or before the contract's deployment (checked when the node keeps the state), so that holdings add up every transfer; at most the chain's current block. */
             fromBlock: number;
+        };
+        /**
+         * SuspendContractRequest
+         * @description Why an admin suspends a contract's indexing (kept in the contract's `suspendedReason`).
+         * @example {
+         *       "reason": "Investigating transfers that do not match the token's supply."
+         *     }
+         */
+        SuspendContractRequest: {
+            reason: string;
         };
         /**
          * CreateNftRequest
@@ -5891,6 +6017,16 @@ export interface components {
          */
         RecipeIdPath: components["schemas"]["RecipeId"];
         /**
+         * @description The EVM chain id (EIP-155) the contract is registered on.
+         * @example 31337
+         */
+        ChainIdPath: components["schemas"]["ChainId"];
+        /**
+         * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+         * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+         */
+        ContractAddressPath: components["schemas"]["Address"];
+        /**
          * @description The asset whose price it is, an NFT id (`nft_...`) or a currency id (`gold`).
          * @example gold
          */
@@ -6004,7 +6140,24 @@ export interface operations {
                      *       "status": "ok",
                      *       "checks": {
                      *         "database": "ok"
-                     *       }
+                     *       },
+                     *       "chains": [
+                     *         {
+                     *           "chainId": 31337,
+                     *           "state": "following",
+                     *           "head": 1204,
+                     *           "indexedBlock": 1204,
+                     *           "lag": 0,
+                     *           "backfillingContracts": 0,
+                     *           "suspendedContracts": [
+                     *             {
+                     *               "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *               "reason": "blocks 1190-1204: ChainAmountOverflow: the balance of token \"1\" held by 0x70997970c51812dc3a010c7d01b50e0d17dc79c8 would pass 2^256 - 1",
+                     *               "since": "2026-11-28T16:00:00.000Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ReadinessStatus"];
@@ -8777,7 +8930,10 @@ export interface operations {
                      *           "symbol": "SWD",
                      *           "decimals": null,
                      *           "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
-                     *           "createdAt": "2026-11-24T15:00:00.000Z"
+                     *           "createdAt": "2026-11-24T15:00:00.000Z",
+                     *           "status": "active",
+                     *           "suspendedReason": null,
+                     *           "suspendedAt": null
                      *         }
                      *       ]
                      *     }
@@ -8841,7 +8997,10 @@ export interface operations {
                      *       "symbol": "SWD",
                      *       "decimals": null,
                      *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
-                     *       "createdAt": "2026-11-24T15:00:00.000Z"
+                     *       "createdAt": "2026-11-24T15:00:00.000Z",
+                     *       "status": "active",
+                     *       "suspendedReason": null,
+                     *       "suspendedAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["ChainContract"];
@@ -8864,6 +9023,172 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unregisterChainContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unregistered. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    suspendChainContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reason": "Investigating transfers that do not match the token's supply."
+                 *     }
+                 */
+                "application/json": components["schemas"]["SuspendContractRequest"];
+            };
+        };
+        responses: {
+            /** @description The contract, suspended. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chainId": 31337,
+                     *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "standard": "erc1155",
+                     *       "collection": "dawn-quest",
+                     *       "fromBlock": 1,
+                     *       "name": null,
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "caip19": "eip155:31337/erc1155:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "createdAt": "2026-11-24T15:00:00.000Z",
+                     *       "status": "suspended",
+                     *       "suspendedReason": "suspended by an admin (usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P): Investigating transfers that do not match the token's supply.",
+                     *       "suspendedAt": "2026-11-28T16:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChainContract"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeChainContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contract, active. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chainId": 31337,
+                     *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "standard": "erc1155",
+                     *       "collection": "dawn-quest",
+                     *       "fromBlock": 1,
+                     *       "name": null,
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "caip19": "eip155:31337/erc1155:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "createdAt": "2026-11-24T15:00:00.000Z",
+                     *       "status": "active",
+                     *       "suspendedReason": null,
+                     *       "suspendedAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChainContract"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,5 +1,5 @@
 // Chain indexer benchmark: node scripts/bench/chain.ts [--transfers 100000] [--db sqlite|postgres]
-//   [--range 2000] [--lag 50] [--poll 100]
+//   [--range 2000] [--lag 50] [--poll 100] [--backfill 0]
 // Starts a Hardhat 3 node on loopback, deploys the OpenZeppelin 4.9.6 ERC-20 preset, mines
 // `--transfers` mints (automine off, 1,000 transactions per block, sent as batched JSON-RPC from the
 // node's unlocked development account) and 12 blocks on top (all confirmed), then backfills them with
@@ -9,7 +9,10 @@
 // indexer polling every `--poll` ms, 2 confirmations) on another fresh database, a /ws client
 // subscribed to newTransfer, and per sample one mint mined in a block with the 2 confirming blocks
 // mined right after it: the time from the confirming block mined to the event on the socket (the
-// lag on top of the confirmation wait), p50/p99/max.
+// lag on top of the confirmation wait), p50/p99/max. With `--backfill N` (security issue 30.4), the
+// service first registers the backfill phase's token from its deployment, then N empty blocks are
+// mined (hardhat_mine) before the lag token is deployed: the samples run while the service backfills
+// those N blocks and the token's mints beside the head-following lag token.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -34,6 +37,7 @@ const { values } = parseArgs({
     range: { type: 'string', default: '2000' },
     lag: { type: 'string', default: '50' },
     poll: { type: 'string', default: '100' },
+    backfill: { type: 'string', default: '0' },
   },
 });
 const TRANSFERS = Number(values.transfers);
@@ -200,7 +204,7 @@ async function main(): Promise<void> {
     );
     if (rows !== TRANSFERS) throw new Error(`indexed ${rows} transfers, expected ${TRANSFERS}`);
     if (projected !== TRANSFERS) throw new Error(`projected ${projected} transfers, expected ${TRANSFERS}`);
-    if (Number(values.lag) > 0) await measureLag(node.url, artifact, from as Hex);
+    if (Number(values.lag) > 0) await measureLag(node.url, artifact, from as Hex, { token, fromBlock });
   } finally {
     await closeDatabase(orm);
     await database.drop();
@@ -209,24 +213,19 @@ async function main(): Promise<void> {
   }
 }
 
-/** Head-following lag: confirming block mined -> newTransfer on /ws, through the service's own indexer. */
-async function measureLag(nodeUrl: string, artifact: { abi: unknown[]; bytecode: Hex }, from: Hex) {
+/**
+ * Head-following lag: confirming block mined -> newTransfer on /ws, through the service's own indexer
+ * (with `--backfill N`, while it backfills `deep` and N blocks beside).
+ */
+async function measureLag(
+  nodeUrl: string,
+  artifact: { abi: unknown[]; bytecode: Hex },
+  from: Hex,
+  deep: { token: Hex; fromBlock: number },
+) {
   const samples = Number(values.lag);
+  const backfill = Number(values.backfill);
   const mine = () => rpc(nodeUrl, [{ method: 'evm_mine', params: [] }]);
-  const deployData = encodeDeployData({
-    abi: artifact.abi,
-    bytecode: artifact.bytecode,
-    args: ['Lag', 'LAG'],
-  });
-  const [deployHash] = (await rpc(nodeUrl, [
-    { method: 'eth_sendTransaction', params: [{ from, data: deployData, gas: '0x500000' }] },
-  ])) as Hex[];
-  await mine();
-  const [receipt] = (await rpc(nodeUrl, [{ method: 'eth_getTransactionReceipt', params: [deployHash] }])) as {
-    contractAddress: Hex;
-    blockNumber: Hex;
-  }[];
-  const token = receipt?.contractAddress as Hex;
   const service = await startService(values.db === 'postgres' ? 'postgres' : 'sqlite', {
     CHAINS: `31337=${nodeUrl}`,
     CHAIN_CONFIRMATIONS: '2',
@@ -237,15 +236,32 @@ async function measureLag(nodeUrl: string, artifact: { abi: unknown[]; bytecode:
   try {
     const studio = await createUser(service, 'studio');
     await createCollection(service, studio, 'lag');
-    await call(service.baseUrl, 'POST', '/api/v1/collections/lag/contracts', {
-      session: studio,
-      body: {
-        chainId: 31337,
-        address: token,
-        standard: 'erc20',
-        fromBlock: Number(BigInt(receipt?.blockNumber ?? '0x0')),
-      },
+    const register = (address: Hex, standard: string, fromBlock: number) =>
+      call(service.baseUrl, 'POST', '/api/v1/collections/lag/contracts', {
+        session: studio,
+        body: { chainId: 31337, address, standard, fromBlock },
+      });
+    if (backfill > 0) {
+      await register(deep.token, 'erc20', deep.fromBlock);
+      await rpc(nodeUrl, [{ method: 'hardhat_mine', params: [`0x${backfill.toString(16)}`] }]);
+    }
+    const deployData = encodeDeployData({
+      abi: artifact.abi,
+      bytecode: artifact.bytecode,
+      args: ['Lag', 'LAG'],
     });
+    const [deployHash] = (await rpc(nodeUrl, [
+      { method: 'eth_sendTransaction', params: [{ from, data: deployData, gas: '0x500000' }] },
+    ])) as Hex[];
+    await mine();
+    const [receipt] = (await rpc(nodeUrl, [
+      { method: 'eth_getTransactionReceipt', params: [deployHash] },
+    ])) as {
+      contractAddress: Hex;
+      blockNumber: Hex;
+    }[];
+    const token = receipt?.contractAddress as Hex;
+    await register(token, 'erc20', Number(BigInt(receipt?.blockNumber ?? '0x0')));
     socket = new WebSocket(`${service.baseUrl.replace('http', 'ws')}/ws`, { headers: studio.headers });
     const ws = socket;
     const arrivals = new Map<string, number>();
@@ -285,8 +301,15 @@ async function measureLag(nodeUrl: string, artifact: { abi: unknown[]; bytecode:
       if (arrived === undefined) throw new Error(`no newTransfer for sample ${i} within 30 s`);
       histogram.record(arrived - confirmed);
     }
+    const ready = (await call(service.baseUrl, 'GET', '/readyz', {})) as {
+      chains?: { backfillingContracts?: number; lag?: number }[];
+    };
+    const beside =
+      backfill > 0
+        ? `, beside a ${backfill}-block backfill (still backfilling at the end: ${ready.chains?.[0]?.backfillingContracts} contract(s), ${ready.chains?.[0]?.lag} blocks behind)`
+        : '';
     process.stdout.write(
-      `chain: head-following lag on ${values.db} (CHAIN_POLL_MS ${values.poll}, 2 confirmations mined at once): ${samples} samples, confirming block mined -> /ws newTransfer p50 ${histogram.percentile(0.5).toFixed(0)} ms, p99 ${histogram.percentile(0.99).toFixed(0)} ms, max ${histogram.percentile(1).toFixed(0)} ms\n`,
+      `chain: head-following lag on ${values.db} (CHAIN_POLL_MS ${values.poll}, 2 confirmations mined at once${beside}): ${samples} samples, confirming block mined -> /ws newTransfer p50 ${histogram.percentile(0.5).toFixed(0)} ms, p99 ${histogram.percentile(0.99).toFixed(0)} ms, max ${histogram.percentile(1).toFixed(0)} ms\n`,
     );
   } finally {
     socket?.close();

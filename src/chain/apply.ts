@@ -13,6 +13,8 @@ import {
   ChainTransferRemoval,
 } from '../db/entities/index.ts';
 import { isPostgres, type Orm } from '../db/orm.ts';
+import { UINT256_MAX } from '../db/types/uint256-range.ts';
+import { boundedSum } from '../domain/ledger/chain-projection.ts';
 import { type Movement, ZERO_ADDRESS } from './logs.ts';
 
 export class LeaseLost extends Error {
@@ -82,7 +84,17 @@ function addDelta(deltas: Delta, contractId: number, tokenId: string, address: s
   deltas.set(key, (deltas.get(key) ?? 0n) + amount);
 }
 
-async function applyDeltas(em: EntityManager, deltas: Delta, now: Date): Promise<number> {
+/**
+ * Applies net balance deltas to chain_holding. A balance below zero is clamped at zero. Past
+ * 2^256 - 1: `bound` throws ChainAmountOverflow (reading a range: the contract's data error, nothing
+ * of the range is written), `saturate` keeps 2^256 - 1 (a rollback undoing what was clamped).
+ */
+async function applyDeltas(
+  em: EntityManager,
+  deltas: Delta,
+  now: Date,
+  overflow: 'bound' | 'saturate',
+): Promise<number> {
   let clamped = 0;
   const changes = [...deltas].filter(([, delta]) => delta !== 0n);
   // One query per 500 keys, not one per key: a range can touch thousands of addresses.
@@ -99,6 +111,11 @@ async function applyDeltas(em: EntityManager, deltas: Delta, now: Date): Promise
     const [contractId, tokenId, address] = key.split('|') as [string, string, string];
     const row = existing.get(key);
     let balance = (row?.balance ?? 0n) + delta;
+    if (balance > UINT256_MAX) {
+      if (overflow === 'bound')
+        boundedSum(row?.balance ?? 0n, delta, `the balance of token "${tokenId}" held by ${address}`);
+      balance = UINT256_MAX;
+    }
     if (balance < 0n) {
       // Only when history before fromBlock is missing (registration checks fromBlock against the
       // deployment where the node can tell): never store a negative balance.
@@ -140,8 +157,14 @@ export async function applyRange(
   const postgres = isPostgres(orm);
   return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
     await holdLease(em, chainId, holder, postgres);
-    const contract = await em.findOneOrFail(ChainContract, { id: range.contractId });
-    if (BigInt(contract.nextBlock) !== range.from) throw new CheckpointMoved(`contract ${contract.id}`);
+    // Locked on PostgreSQL: an admin's suspension or unregistration waits for this range, or wins.
+    const contract = await em.findOneOrFail(
+      ChainContract,
+      { id: range.contractId },
+      postgres ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
+    );
+    if (BigInt(contract.nextBlock) !== range.from || contract.status !== 'active')
+      throw new CheckpointMoved(`contract ${contract.id}`);
     const now = new Date();
     const deltas: Delta = new Map();
     for (const movement of range.movements) {
@@ -162,7 +185,7 @@ export async function applyRange(
       addDelta(deltas, contract.id, movement.tokenId, movement.from, -movement.amount);
       addDelta(deltas, contract.id, movement.tokenId, movement.to, movement.amount);
     }
-    const clamped = await applyDeltas(em, deltas, now);
+    const clamped = await applyDeltas(em, deltas, now, 'bound');
     for (const [number, hash] of range.blocks) {
       const known = await em.findOne(ChainBlock, { chainId, number: Number(number) });
       if (known && known.hash !== hash) throw new CheckpointMoved(`block ${number} changed while reading`);
@@ -254,7 +277,7 @@ export async function rollbackAbove(
       }
       em.remove(transfer);
     }
-    await applyDeltas(em, deltas, now);
+    await applyDeltas(em, deltas, now, 'saturate');
     await em.nativeDelete(ChainBlock, { chainId, number: { $gt: Number(forkBlock) } });
     const contracts = await em.find(ChainContract, { chainId, nextBlock: { $gt: Number(forkBlock) + 1 } });
     for (const contract of contracts)

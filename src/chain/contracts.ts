@@ -1,7 +1,8 @@
 // Registration of a studio's token contracts: the caller must own the collection (or be an admin),
 // the address is EIP-55 checked, the chain must be configured, the standard is verified with ERC-165
 // where the contract supports it, ERC-20 decimals/symbol/name are read, and `fromBlock` must not be
-// after the deployment (the holdings are sums of every transfer since).
+// after the deployment (the holdings are sums of every transfer since); one before it is raised to
+// the deployment block (src/chain/from-block.ts).
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi } from 'viem';
 import type { ChainStandard } from '../db/entities/ChainContract.ts';
@@ -18,6 +19,7 @@ import {
 } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
+import { startBlock } from './from-block.ts';
 import { createErc20Asset } from './projection.ts';
 import { type ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
 
@@ -55,6 +57,10 @@ export interface RegisteredContract {
   /** CAIP-19 asset namespace of the contract, e.g. `eip155:1/erc721:0x…`. */
   caip19: string;
   createdAt: string;
+  /** `active`, or `suspended` (not indexed) with why and since when (security issue 30.1). */
+  status: 'active' | 'suspended';
+  suspendedReason: string | null;
+  suspendedAt: string | null;
 }
 
 export function contractView(contract: ChainContract): RegisteredContract {
@@ -70,6 +76,9 @@ export function contractView(contract: ChainContract): RegisteredContract {
     decimals: contract.decimals ?? null,
     caip19: `eip155:${contract.chainId}/${contract.standard}:${address}`,
     createdAt: contract.createdAt.toISOString(),
+    status: contract.status === 'suspended' ? 'suspended' : 'active',
+    suspendedReason: contract.suspendedReason ?? null,
+    suspendedAt: contract.suspendedAt?.toISOString() ?? null,
   };
 }
 
@@ -174,16 +183,8 @@ async function registerOnChain(
       'No contract at this address',
     );
   }
-  if (input.fromBlock > 0) {
-    // An archive-less node may not answer for old state: then the check is skipped.
-    const before = await rpc.code(address, BigInt(input.fromBlock - 1)).catch(() => undefined);
-    if (before !== undefined && before !== '0x') {
-      throw new ValidationError(
-        `${address} already existed at block ${input.fromBlock - 1}: fromBlock must be at or before its deployment, or holdings would miss earlier transfers.`,
-        [{ pointer: '/body/fromBlock', detail: 'after the contract deployment' }],
-      );
-    }
-  }
+  // At the deployment block (a binary search on eth_getCode), within the backfill bound (30.4).
+  const fromBlock = await startBlock(rpc, actor, address, input.fromBlock, head);
   const erc165 = await supportsErc165(rpc, address);
   const is721 =
     erc165 &&
@@ -219,8 +220,8 @@ async function registerOnChain(
     address: stored,
     standard: input.standard,
     collection: em.getReference(Collection, collection.id),
-    fromBlock: input.fromBlock,
-    nextBlock: input.fromBlock,
+    fromBlock,
+    nextBlock: fromBlock,
     name: name?.slice(0, 200) ?? null,
     symbol: symbol?.slice(0, 32) ?? null,
     decimals,
@@ -248,6 +249,10 @@ export async function listContracts(orm: Orm, collectionId: string): Promise<Reg
   const em = orm.em.fork();
   if (!(await em.findOne(Collection, { id: collectionId })))
     throw new NotFoundError(`No collection with id ${collectionId}.`);
-  const contracts = await em.find(ChainContract, { collection: collectionId }, { orderBy: { id: 'asc' } });
+  const contracts = await em.find(
+    ChainContract,
+    { collection: collectionId, status: { $ne: 'unregistered' } },
+    { orderBy: { id: 'asc' } },
+  );
   return contracts.map(contractView);
 }

@@ -6,6 +6,7 @@ import { ConfigError } from '../config/index.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import type { Logger } from '../observability/logger.ts';
+import { adminResume, adminSuspend, adminUnregister, type ContractRef } from './admin.ts';
 import {
   listContracts,
   type RegisterContractInput,
@@ -18,6 +19,10 @@ import type { ChainRpc } from './rpc.ts';
 export interface ChainModule {
   register(actor: Actor, input: RegisterContractInput): Promise<RegisteredContract>;
   list(collectionId: string): Promise<RegisteredContract[]>;
+  /** Admins: stop indexing a contract (30.1), resume it from its checkpoint, or unregister it. */
+  suspend(actor: Actor, ref: ContractRef, reason: string): Promise<RegisteredContract>;
+  resume(actor: Actor, ref: ContractRef): Promise<RegisteredContract>;
+  unregister(actor: Actor, ref: ContractRef): Promise<void>;
   /** Per configured chain: head, indexed block, lag, state. */
   status(): ChainStatus[];
   stop(): Promise<void>;
@@ -54,6 +59,9 @@ export async function createChainModule(deps: {
   return {
     register: (actor, input) => registerContract(orm, rpcs, actor, input, tokenImage),
     list: (collectionId) => listContracts(orm, collectionId),
+    suspend: (actor, ref, reason) => adminSuspend(orm, actor, ref, reason),
+    resume: (actor, ref) => adminResume(orm, actor, ref),
+    unregister: (actor, ref) => adminUnregister(orm, actor, ref),
     status: () => indexers.map((indexer) => indexer.status()),
     async stop() {
       await Promise.all(indexers.map((indexer) => indexer.stop()));

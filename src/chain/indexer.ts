@@ -1,5 +1,8 @@
 // The indexer of one chain: backfills every registered contract from its `fromBlock`, then follows
-// the head; keeps block hashes for the unconfirmed window and rolls back to the fork point when the
+// the head. Each step reads the contracts that follow the head (within one range of it) up to the
+// head, then one range of the contracts furthest behind (the backfill's budget), so a deep backfill
+// never holds the others up (security issue 30.4). A data error of one contract suspends that
+// contract only (30.1: src/chain/suspension.ts); node errors pause the chain with back-off. Keeps block hashes for the unconfirmed window and rolls back to the fork point when the
 // node's chain no longer contains a block it read; marks transfers confirmed after the chain's
 // confirmations. One indexer per chain per deployment, by a lease row (src/chain/apply.ts).
 import { randomUUID } from 'node:crypto';
@@ -24,6 +27,7 @@ import { type Movement, movementsOf, type RpcLog, ZERO_ADDRESS } from './logs.ts
 import { MetadataFetcher } from './metadata.ts';
 import { projectConfirmed } from './projection.ts';
 import { ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
+import { isDataError, reasonOf, suspendContract } from './suspension.ts';
 
 export type IndexerState = 'starting' | 'standby' | 'backfilling' | 'following' | 'paused' | 'stopped';
 
@@ -39,7 +43,20 @@ export interface ChainStatus {
   confirmations: number;
   lastError: string | null;
   rpcErrors: number;
+  /** Steps failed by a data error no single contract could be blamed for (not retried as node errors). */
+  dataErrors: number;
   reorgs: number;
+  /** Active contracts more than one range behind the head (backfilling beside the others). */
+  backfilling: number;
+  /** Contracts suspended (by a data error of their own, or an admin), as last read. */
+  suspended: SuspendedContract[];
+}
+
+export interface SuspendedContract {
+  /** Lowercase. */
+  address: string;
+  reason: string | null;
+  since: Date | null;
 }
 
 export interface IndexerHooks {
@@ -48,6 +65,15 @@ export interface IndexerHooks {
   /** Transfers a reorg dropped (committed). */
   removed?(transfers: ChainTransfer[]): void;
 }
+
+/**
+ * How long a step reads the backfill (ranges of the contracts more than one range behind) after the
+ * head-following contracts: what a deep backfill adds at most to their lag, besides one range.
+ */
+const BACKFILL_BUDGET_MS = 250;
+
+/** The longest pause between two failed steps. */
+const MAX_BACKOFF_MS = 30_000;
 
 export class ChainIdMismatch extends Error {
   override name = 'ChainIdMismatch';
@@ -68,7 +94,10 @@ export class ChainIndexer {
   private indexedBlock: bigint | null = null;
   private lastError: string | null = null;
   private rpcErrors = 0;
+  private dataErrors = 0;
   private reorgs = 0;
+  private backfilling = 0;
+  private suspended: SuspendedContract[] = [];
   private failures = 0;
   private running = false;
   private chainIdVerified = false;
@@ -117,7 +146,10 @@ export class ChainIndexer {
       confirmations: this.endpoint.confirmations,
       lastError: this.lastError,
       rpcErrors: this.rpcErrors,
+      dataErrors: this.dataErrors,
       reorgs: this.reorgs,
+      backfilling: this.backfilling,
+      suspended: this.suspended,
     };
   }
 
@@ -172,17 +204,7 @@ export class ChainIndexer {
           this.logger.warn({ chainId: this.chainId, err: error.message }, 'chain indexer: retrying step');
           outcome = 'standby';
         } else {
-          // RPC errors and time-outs (and a database away): pause, back off, resume where the checkpoint is.
-          this.failures += 1;
-          this.rpcErrors += 1;
-          this.lastError = (error as Error).message?.split('\n')[0] ?? String(error);
-          this.state = 'paused';
-          const delay = Math.min(30_000, this.settings.pollMs * 2 ** Math.min(this.failures, 10));
-          this.logger.warn(
-            { chainId: this.chainId, err: this.lastError, retryInMs: delay },
-            'chain indexer paused',
-          );
-          await this.sleep(delay);
+          await this.pause(error);
           continue;
         }
       }
@@ -191,12 +213,57 @@ export class ChainIndexer {
   }
 
   /**
-   * One step: the lease, the reorg check, one range of the contracts furthest behind, confirmations.
+   * After a failed step. Node errors and time-outs (and a database away): pause, back off, resume
+   * where the checkpoints are. A data error that escaped the per-contract isolation (in the
+   * chain-wide confirmation or announcement) fails the same way however soon it is retried: it is
+   * counted apart from the node's errors and retried only at the longest back-off.
+   */
+  private async pause(error: unknown): Promise<void> {
+    this.failures += 1;
+    const data = isDataError(error);
+    if (data) this.dataErrors += 1;
+    else this.rpcErrors += 1;
+    this.lastError = (error as Error).message?.split('\n')[0] ?? String(error);
+    this.state = 'paused';
+    const delay = data
+      ? MAX_BACKOFF_MS
+      : Math.min(MAX_BACKOFF_MS, this.settings.pollMs * 2 ** Math.min(this.failures, 10));
+    const log = data ? this.logger.error.bind(this.logger) : this.logger.warn.bind(this.logger);
+    log(
+      { chainId: this.chainId, err: this.lastError, retryInMs: delay, dataError: data },
+      'chain indexer paused',
+    );
+    await this.sleep(delay);
+  }
+
+  /** The chain's contracts not unregistered; notes the suspended ones (for /readyz and /metrics). */
+  private async contracts(): Promise<ChainContract[]> {
+    const rows = await this.orm.em
+      .fork()
+      .find(
+        ChainContract,
+        { chainId: this.chainId, status: { $ne: 'unregistered' } },
+        { orderBy: { id: 'asc' } },
+      );
+    this.suspended = rows
+      .filter((row) => row.status === 'suspended')
+      .map((row) => ({
+        address: row.address,
+        reason: row.suspendedReason ?? null,
+        since: row.suspendedAt ?? null,
+      }));
+    return rows.filter((row) => row.status === 'active');
+  }
+
+  /**
+   * One step: the lease, the reorg check, the head-following contracts up to the head, one range of
+   * the contracts furthest behind, confirmations, the projection.
    * Public for tests, which drive the indexer step by step.
    */
   async step(): Promise<'progress' | 'idle' | 'standby'> {
     if (!this.chainIdVerified) await this.verifyChainId();
     if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) {
+      await this.contracts(); // the suspended ones, for this instance's /readyz and /metrics
       this.state = 'standby';
       return 'standby';
     }
@@ -216,29 +283,32 @@ export class ChainIndexer {
       }
     }
 
-    const contracts = await this.orm.em
-      .fork()
-      .find(ChainContract, { chainId: this.chainId }, { orderBy: { id: 'asc' } });
+    const contracts = await this.contracts();
     if (contracts.length === 0) {
       this.indexedBlock = head;
+      this.backfilling = 0;
       this.state = 'following';
       return 'idle';
     }
-    const lowest = contracts.reduce(
-      (min, contract) => Math.min(min, contract.nextBlock),
-      Number.MAX_SAFE_INTEGER,
-    );
-    this.indexedBlock = BigInt(lowest) - 1n;
+    const lowest = (rows: ChainContract[]) =>
+      rows.reduce((min, contract) => Math.min(min, contract.nextBlock), Number.MAX_SAFE_INTEGER);
+    this.indexedBlock = BigInt(lowest(contracts)) - 1n;
+    // Within one range of the head: read every step, first. Further behind: the backfill, beside.
+    const window = BigInt(this.settings.maxBlockRange);
+    const follows = (contract: ChainContract) => head - BigInt(contract.nextBlock) < window;
+    const behind = contracts.filter((contract) => !follows(contract));
+    this.backfilling = behind.length;
     let progressed = false;
-    if (BigInt(lowest) <= head) {
-      const group = contracts.filter((contract) => contract.nextBlock === lowest);
-      progressed = await this.readRange(group, BigInt(lowest), head, stored);
-      if (progressed) {
-        const after = await this.orm.em.fork().find(ChainContract, { chainId: this.chainId });
-        this.indexedBlock =
-          BigInt(after.reduce((min, contract) => Math.min(min, contract.nextBlock), lowest)) - 1n;
-      }
+    for (const [next, group] of Map.groupBy(contracts.filter(follows), (contract) => contract.nextBlock)) {
+      if (BigInt(next) > head) continue;
+      const read = await this.readRange(group, BigInt(next), head, stored);
+      if (read === 'reorg') return 'progress';
+      progressed ||= read === 'read';
     }
+    const backfill = await this.backfill(behind, head, stored);
+    if (backfill === 'reorg') return 'progress';
+    progressed ||= backfill === 'read';
+    if (progressed) this.indexedBlock = BigInt(lowest(await this.contracts())) - 1n;
     // What this range read in blocks not yet confirmed: `chainTransferPending`, before confirming.
     if (progressed) await this.announce(head);
     this.state =
@@ -258,28 +328,58 @@ export class ChainIndexer {
       holder: this.holder,
       image: this.tokenImage,
     });
-    if (projection.more) return 'progress';
+    for (const { contract, reason } of projection.suspended) this.suspendedLog(contract, reason);
+    if (projection.suspended.length > 0) await this.contracts(); // for /readyz and /metrics
+    if (projection.more || projection.suspended.length > 0) return 'progress';
     return progressed && this.indexedBlock !== null && this.indexedBlock < head ? 'progress' : 'idle';
+  }
+
+  /**
+   * The backfill's budget in a step: ranges of the contracts furthest behind (they join as their
+   * checkpoints meet) for BACKFILL_BUDGET_MS, so the head-following contracts are read again soon.
+   */
+  private async backfill(
+    behind: ChainContract[],
+    head: bigint,
+    stored: { number: number; hash: string }[],
+  ): Promise<'read' | 'skipped' | 'reorg'> {
+    const deadline = Date.now() + BACKFILL_BUDGET_MS;
+    let outcome: 'read' | 'skipped' | 'reorg' = 'skipped';
+    while (Date.now() < deadline) {
+      const active = behind.filter((contract) => contract.status === 'active');
+      const furthest = active.reduce(
+        (min, contract) => Math.min(min, contract.nextBlock),
+        Number.MAX_SAFE_INTEGER,
+      );
+      if (active.length === 0 || head - BigInt(furthest) < BigInt(this.settings.maxBlockRange)) break;
+      const group = active.filter((contract) => contract.nextBlock === furthest);
+      const read = await this.readRange(group, BigInt(furthest), head, stored);
+      if (read !== 'read') return read === 'reorg' ? read : outcome;
+      outcome = 'read';
+    }
+    return outcome;
   }
 
   /**
    * Reads `group` (contracts with the same checkpoint) from `from` and applies what it read. The
    * end block's hash is read before and after the logs: if it changed, the chain moved under the
    * read and nothing is applied. The block below `from`, if its hash is kept, must still be the
-   * node's (the parent of what was read): otherwise this is a reorg.
+   * node's (the parent of what was read): otherwise this is a reorg. Each contract's range is applied
+   * on its own: a data error in one suspends that contract, the group's others are applied.
+   * Answers `read`, `skipped` (nothing applied: the chain moved under the read) or `reorg`.
    */
   private async readRange(
     group: ChainContract[],
     from: bigint,
     head: bigint,
     stored: { number: number; hash: string }[],
-  ): Promise<boolean> {
+  ): Promise<'read' | 'skipped' | 'reorg'> {
     let end: bigint;
     let logs: RpcLog[];
     for (;;) {
       end = from + BigInt(this.rpc.range) - 1n < head ? from + BigInt(this.rpc.range) - 1n : head;
       const before = await this.rpc.block(end);
-      if (!before) return false;
+      if (!before) return 'skipped';
       try {
         logs = await this.rpc.logsExact(
           group.map((contract) => contract.address as Address),
@@ -296,19 +396,19 @@ export class ChainIndexer {
       }
       this.rpc.grow();
       const after = await this.rpc.block(end);
-      if (!after || after.hash !== before.hash) return false;
+      if (!after || after.hash !== before.hash) return 'skipped';
       const parent = stored.find((block) => BigInt(block.number) === from - 1n);
       if (parent) {
         const node = await this.rpc.block(from - 1n);
         if (!node || node.hash !== parent.hash) {
           await this.rollBack(stored);
-          return true;
+          return 'reorg';
         }
       }
       const blocks = new Map<bigint, Hex>([[end, after.hash]]);
       const { movements, undecodable } = movementsOf(logs);
       if (movements.some((movement) => movement.blockNumber === end && movement.blockHash !== after.hash))
-        return false;
+        return 'skipped';
       for (const movement of movements) blocks.set(movement.blockNumber, movement.blockHash);
       if (undecodable > 0)
         this.logger.warn(
@@ -316,14 +416,14 @@ export class ChainIndexer {
           'chain indexer: skipped logs that do not decode',
         );
       // Reading may have taken long (big answers, halved ranges): renew the lease before writing.
-      if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) return false;
+      if (!(await acquireLease(this.orm, this.chainId, this.holder, this.leaseMs))) return 'skipped';
       for (const contract of group) {
         const accepts = STANDARD_ACCEPTS[contract.standard] ?? (() => false);
         const own = movements.filter(
           (movement) => movement.contract === contract.address && accepts(movement),
         );
         const range: RangeResult = { contractId: contract.id, from, to: end, movements: own, blocks };
-        await applyRange(this.orm, this.chainId, this.holder, range);
+        if (!(await this.applyOwn(contract, range))) continue;
         // New tokens' metadata, read in the background (never holds this loop up).
         if (this.metadata && contract.standard !== 'erc20') {
           const minted = own.filter((movement) => movement.from === ZERO_ADDRESS);
@@ -332,8 +432,33 @@ export class ChainIndexer {
           );
         }
       }
-      return true;
+      return 'read';
     }
+  }
+
+  /**
+   * Applies one contract's range; a data error suspends the contract (answers false) instead of
+   * failing the step: the same logs would fail the same way on every retry.
+   */
+  private async applyOwn(contract: ChainContract, range: RangeResult): Promise<boolean> {
+    try {
+      await applyRange(this.orm, this.chainId, this.holder, range);
+      contract.nextBlock = Number(range.to + 1n); // as committed: the backfill's next range starts there
+      return true;
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      contract.status = 'suspended';
+      const reason = `blocks ${range.from}-${range.to}: ${reasonOf(error)}`;
+      if (await suspendContract(this.orm, contract.id, reason)) this.suspendedLog(contract, reason);
+      return false;
+    }
+  }
+
+  private suspendedLog(contract: ChainContract, reason: string): void {
+    this.logger.error(
+      { chainId: this.chainId, contract: contract.address, reason },
+      "chain contract suspended by a data error of its own; the chain's other contracts go on",
+    );
   }
 
   /** Publishes the advisory events of what the chain tables hold unannounced (src/chain/announce.ts). */

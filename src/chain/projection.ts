@@ -30,6 +30,7 @@ import { ledgerStoreOf } from '../domain/ledger/store/index.ts';
 import type { IdempotencyKey } from '../domain/ledger/store/plan.ts';
 import { holdLease, LeaseLost } from './apply.ts';
 import { movementOf, tokenContract } from './rows.ts';
+import { isDataError, reasonOf, suspendContract } from './suspension.ts';
 
 /** Rows per plan (whole blocks: a block with more is one plan). */
 export const PROJECTION_BATCH = 2000;
@@ -102,6 +103,40 @@ export async function createErc20Asset(orm: Orm, contract: ChainContract, image:
 }
 
 /**
+ * The ledger's current balances of the (asset, wallet) keys a batch changes, and the supplies of its
+ * existing assets: the plan clamps debits at zero and bounds every sum by 2^256 - 1 with them.
+ */
+async function currentSums(
+  orm: Orm,
+  deltas: Map<string, bigint>,
+  existingAssets: ReadonlySet<string>,
+): Promise<{ balances: Map<string, bigint>; supplies: Map<string, bigint> }> {
+  const reads = readStatements(orm);
+  const balances = new Map<string, bigint>();
+  const keys = [...deltas.keys()].map((key) => key.split('\u0000') as [string, string]);
+  for (let i = 0; i < keys.length; i += 250) {
+    const chunk = keys.slice(i, i + 250);
+    const rows = await reads.all(
+      `select asset_id, wallet, balance from holding where ${chunk.map(() => '(asset_id = ? and wallet = ?)').join(' or ')}`,
+      chunk.flat(),
+    );
+    for (const row of rows)
+      balances.set(balanceKey(row.asset_id as string, row.wallet as string), amountOf(row.balance));
+  }
+  const supplies = new Map<string, bigint>();
+  const ids = [...existingAssets];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const rows = await reads.all(
+      `select id, total_supply from asset where total_supply is not null and id in (${chunk.map(() => '?').join(',')})`,
+      chunk,
+    );
+    for (const row of rows) supplies.set(row.id as string, amountOf(row.total_supply));
+  }
+  return { balances, supplies };
+}
+
+/**
  * Projects one batch of `contract`'s confirmed transfers after its cursor. Answers how many
  * transfers the batch held (0: nothing to do).
  */
@@ -146,18 +181,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
     );
     for (const row of found) existingAssets.add(row.id as string);
   }
-  // Holdings a debit would take below zero (only with history missing before fromBlock): read them.
-  const debits = [...netDeltas(token, movements)].filter(([, delta]) => delta < 0n);
-  const balances = new Map<string, bigint>();
-  for (const [key] of debits) {
-    const [assetId, wallet] = key.split('\u0000') as [string, string];
-    const [row] = await reads.all('select balance from holding where asset_id = ? and wallet = ?', [
-      assetId,
-      wallet,
-    ]);
-    balances.set(balanceKey(assetId, wallet), row ? amountOf(row.balance) : 0n);
-  }
-
+  const { balances, supplies } = await currentSums(orm, netDeltas(token, movements), existingAssets);
   const key = keyOf(contract, cursor);
   const { plan } = projectionPlan({
     contract: token,
@@ -165,6 +189,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
     existingAssets,
     fetched,
     balances,
+    supplies,
     key,
     upTo,
     image: options.image,
@@ -210,25 +235,34 @@ async function moveCursor(
 }
 
 /**
- * Projects the chain's confirmed transfers into the ledger, at most `maxBatches` batches per contract.
- * Answers the number of transfers projected and whether some are left.
+ * Projects the chain's confirmed transfers into the ledger, at most `maxBatches` batches per active
+ * contract. A data error of one contract's batch (a sum past 2^256 - 1) suspends that contract and
+ * the others go on (security issue 30.1). Answers the number of transfers projected, whether some
+ * are left, and the contracts suspended.
  */
 export async function projectConfirmed(
   orm: Orm,
   options: ProjectionOptions & { maxBatches?: number },
-): Promise<{ projected: number; more: boolean }> {
+): Promise<{ projected: number; more: boolean; suspended: { contract: ChainContract; reason: string }[] }> {
   const contracts = await orm.em
     .fork()
-    .find(ChainContract, { chainId: options.chainId }, { orderBy: { id: 'asc' } });
+    .find(ChainContract, { chainId: options.chainId, status: 'active' }, { orderBy: { id: 'asc' } });
   let projected = 0;
   let more = false;
+  const suspended: { contract: ChainContract; reason: string }[] = [];
   for (const contract of contracts) {
-    for (let i = 0; i < (options.maxBatches ?? 4); i++) {
-      const count = await projectBatch(orm, contract, options);
-      projected += count;
-      if (count === 0) break;
-      if (i === (options.maxBatches ?? 4) - 1) more = true;
+    try {
+      for (let i = 0; i < (options.maxBatches ?? 4); i++) {
+        const count = await projectBatch(orm, contract, options);
+        projected += count;
+        if (count === 0) break;
+        if (i === (options.maxBatches ?? 4) - 1) more = true;
+      }
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      const reason = `projection: ${reasonOf(error)}`;
+      if (await suspendContract(orm, contract.id, reason)) suspended.push({ contract, reason });
     }
   }
-  return { projected, more };
+  return { projected, more, suspended };
 }

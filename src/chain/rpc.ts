@@ -106,6 +106,11 @@ export class ChainRpc {
     ]);
   }
 
+  /** CHAIN_MAX_BACKFILL_BLOCKS: the deepest backfill a non-admin may register (src/chain/from-block.ts). */
+  get maxBackfillBlocks(): number {
+    return this.settings.maxBackfillBlocks ?? Number.POSITIVE_INFINITY;
+  }
+
   /** After a refusal for size or a time-out: half the range, at least one block. */
   shrink(): void {
     this.range = Math.max(1, Math.floor(this.range / 2));

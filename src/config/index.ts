@@ -117,6 +117,8 @@ export interface ChainSettings {
   rpcRate: number;
   /** Largest block range one eth_getLogs asks for; halved on "range too large" or a time-out, grown back on success. */
   maxBlockRange: number;
+  /** The deepest backfill (head - fromBlock) a non-admin may register; absent: no bound. */
+  maxBackfillBlocks?: number;
   /** How often the head is polled when the indexer has caught up. */
   pollMs: number;
   /** One JSON-RPC request's time limit. */
@@ -521,6 +523,12 @@ export const configSchema = z.object({
         'largest block range one `eth_getLogs` asks for; halved when the node answers "range too large" or times out, doubled back after successes',
     }),
   ),
+  CHAIN_MAX_BACKFILL_BLOCKS: integer(100_000, 0, 1_000_000_000).meta(
+    meta({
+      description:
+        "deepest backfill a studio may register: a contract whose `fromBlock` (raised to its deployment block) is more blocks than this below the chain's head is registered by an admin only",
+    }),
+  ),
   CHAIN_POLL_MS: integer(2000, 10, 600_000).meta(
     meta({ description: 'head polling interval once the indexer has caught up' }),
   ),
@@ -685,6 +693,7 @@ export function loadConfig(env: Env = process.env): Config {
       chains: chainEndpoints(e.CHAINS ?? [], env, e.CHAIN_CONFIRMATIONS),
       rpcRate: e.CHAIN_RPC_RATE,
       maxBlockRange: e.CHAIN_MAX_BLOCK_RANGE,
+      maxBackfillBlocks: e.CHAIN_MAX_BACKFILL_BLOCKS,
       pollMs: e.CHAIN_POLL_MS,
       rpcTimeoutMs: e.CHAIN_RPC_TIMEOUT_MS,
       indexer: e.CHAIN_INDEXER === 'on',

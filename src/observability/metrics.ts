@@ -297,10 +297,16 @@ export interface ChainProbe {
   indexedBlock: bigint | null;
   lag: bigint | null;
   rpcErrors: number;
+  dataErrors: number;
   reorgs: number;
+  backfilling: number;
+  suspended: readonly unknown[];
 }
 
-/** Per configured EVM chain: head, indexed block, lag, RPC errors, reorgs, whether indexing is paused. */
+/**
+ * Per configured EVM chain: head, indexed block, lag, RPC and data errors, reorgs, whether indexing
+ * is paused, contracts backfilling and suspended (which ones, and why: /readyz).
+ */
 export function watchChains(metrics: Metrics, chains: () => ChainProbe[]): void {
   const registers = [metrics.registry];
   const perChain = (name: string, help: string, read: (chain: ChainProbe) => number | bigint | null) =>
@@ -336,6 +342,21 @@ export function watchChains(metrics: Metrics, chains: () => ChainProbe[]): void 
     (c) => c.rpcErrors,
   );
   perChain('chain_reorgs_total', 'Reorgs rolled back since start', (c) => c.reorgs);
+  perChain(
+    'chain_data_errors_total',
+    'Indexer steps failed by a data error no single contract could be blamed for, since start',
+    (c) => c.dataErrors,
+  );
+  perChain(
+    'chain_contracts_suspended',
+    'Registered contracts not indexed: suspended by a data error of their own or by an admin (/readyz says which and why)',
+    (c) => c.suspended.length,
+  );
+  perChain(
+    'chain_contracts_backfilling',
+    'Active contracts more than one block range behind the head, backfilling beside the head-following ones',
+    (c) => c.backfilling,
+  );
 }
 
 export function createMetrics(): Metrics {

@@ -4,6 +4,13 @@ import { Collection } from './Collection.ts';
 
 export const CHAIN_STANDARDS = ['erc20', 'erc721', 'erc1155'] as const;
 export type ChainStandard = (typeof CHAIN_STANDARDS)[number];
+/**
+ * `active`: indexed. `suspended`: not read nor projected (a data error of its own, or an admin), why
+ * in `suspendedReason`, until an admin resumes it. `unregistered`: an admin removed it; the row stays
+ * as a tombstone (its ledger assets are history, and the address is not registered again).
+ */
+export const CHAIN_CONTRACT_STATUSES = ['active', 'suspended', 'unregistered'] as const;
+export type ChainContractStatus = (typeof CHAIN_CONTRACT_STATUSES)[number];
 
 /**
  * A token contract on an EVM chain, registered to a collection by its studio. `nextBlock` is the
@@ -26,6 +33,9 @@ export const ChainContract = defineEntity({
      * it is in the ledger. Null: none yet (the projection starts at `fromBlock`).
      */
     projectedBlock: p.bigint('number').nullable(),
+    status: p.enum(CHAIN_CONTRACT_STATUSES).default('active'),
+    suspendedReason: p.string().length(500).nullable(),
+    suspendedAt: p.datetime().nullable(),
     name: p.string().nullable(),
     symbol: p.string().nullable(),
     decimals: p.integer().nullable(),

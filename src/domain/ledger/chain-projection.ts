@@ -4,6 +4,7 @@
 // events, /ws, /assets/subscribe and cache invalidation work for on-chain tokens unchanged.
 // Also the plans of the advisory `chainTransferPending` and `chainTransferRemoved` events (events
 // only: no ledger row changes before confirmation), applied by src/chain/announce.ts.
+import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import type { StoredAddress } from './addresses.ts';
 import { formatAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
@@ -102,8 +103,13 @@ export interface ProjectionInput {
   existingAssets: ReadonlySet<string>;
   /** Metadata the fetcher read, by asset id (used when the asset is created). */
   fetched?: ReadonlyMap<string, Record<string, unknown>>;
-  /** Ledger balances of (assetId, address) keys this batch would take below zero (history before fromBlock). */
+  /**
+   * Ledger balances of the (assetId, address) keys this batch changes (balanceKey; absent: 0): a
+   * debit is clamped at zero (history before fromBlock), a credit bounded by 2^256 - 1.
+   */
   balances: ReadonlyMap<string, bigint>;
+  /** Ledger total supplies of the batch's fungible assets that exist (absent: 0), bounded likewise. */
+  supplies?: ReadonlyMap<string, bigint>;
   /** The idempotency record of this batch: its id names the contract and the cursor it starts at. */
   key: IdempotencyKey;
   /** The last block of the batch (the cursor after it), stored as the record's answer. */
@@ -113,6 +119,26 @@ export interface ProjectionInput {
 }
 
 export const balanceKey = (assetId: string, wallet: string) => `${assetId}\u0000${wallet}`;
+
+/**
+ * A sum of a contract's on-chain amounts (a holding or a token's supply) past 2^256 - 1, the most the
+ * ledger holds: the contract's logs are not those of a token the ledger can follow (fake `Transfer`
+ * logs, or a token whose supply is not bounded on chain, such as an ERC-1155 minting 2^256 - 1 of an
+ * id twice). A data error of that contract: it is suspended, the others go on (security issue 30.1).
+ */
+export class ChainAmountOverflow extends RangeError {
+  override name = 'ChainAmountOverflow';
+}
+
+/** `current + delta`, or ChainAmountOverflow when past 2^256 - 1 or below 0 (`what` says which sum). */
+export function boundedSum(current: bigint, delta: bigint, what: string): bigint {
+  const sum = current + delta;
+  if (sum > UINT256_MAX || sum < 0n) {
+    const bound = sum < 0n ? 'go below 0' : 'pass 2^256 - 1';
+    throw new ChainAmountOverflow(`${what} would ${bound} (${current} + ${delta})`);
+  }
+  return sum;
+}
 
 /**
  * Net balance deltas per (asset, address) of the movements (the zero address holds nothing: mints
@@ -139,7 +165,8 @@ export function netDeltas(contract: ChainTokenContract, movements: ChainMovement
  * every address (linked or not: a holding needs no wallet row), supply deltas of fungible tokens
  * (mints from, burns to the zero address), ERC-721 owners, one completed ledger transfer and one
  * `newTransfer` event per movement, and a `newNFT` event per new ERC-721 token. No guards: the chain
- * decided. A balance the chain's history before `fromBlock` would take below zero is clamped at zero.
+ * decided. A balance the chain's history before `fromBlock` would take below zero is clamped at zero;
+ * a balance or a supply past 2^256 - 1 throws ChainAmountOverflow (the contract's data error).
  */
 export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: number } {
   const { contract, movements, at } = input;
@@ -204,15 +231,17 @@ export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: n
   for (const [key, delta] of netDeltas(contract, movements)) {
     if (delta === 0n) continue;
     const [assetId, wallet] = key.split('\u0000') as [string, StoredAddress];
+    const held = input.balances.get(key) ?? 0n;
     let applied = delta;
-    if (delta < 0n) {
-      const held = input.balances.get(key) ?? 0n;
-      if (held + delta < 0n) {
-        clamped += 1;
-        applied = -held;
-      }
+    if (delta < 0n && held + delta < 0n) {
+      clamped += 1;
+      applied = -held;
     }
+    boundedSum(held, applied, `the balance of ${assetId} held by ${formatAddress(wallet)}`);
     if (applied !== 0n) balances.push({ assetId, wallet, delta: applied });
+  }
+  for (const [assetId, delta] of supplies) {
+    boundedSum(input.supplies?.get(assetId) ?? 0n, delta, `the supply of ${assetId}`);
   }
   const plan: Plan = {
     at,

@@ -1,10 +1,32 @@
-// On-chain contract registration (src/chain/): register and list a collection's token contracts.
+// On-chain contracts (src/chain/): register and list a collection's token contracts; an admin
+// suspends, resumes or unregisters one (security issue 30.1).
+
+import type { ContractRef } from '../../chain/admin.ts';
 import type { ChainModule } from '../../chain/index.ts';
-import { type HandlerMap, respond, typedHandlers } from '../handler.ts';
+import type { Actor } from '../../domain/ledger/actor.ts';
+import {
+  type HandlerMap,
+  type OperationRequest,
+  respond,
+  type TypedRequest,
+  typedHandlers,
+} from '../handler.ts';
 import { actorOf } from './ledger-request.ts';
 
+type AdminOperation = 'suspendChainContract' | 'resumeChainContract' | 'unregisterChainContract';
+
+/** The acting user and the contract a /api/v1/chains/{chain_id}/contracts/{address} request names. */
+function target(request: TypedRequest<AdminOperation>): { actor: Actor; ref: ContractRef } {
+  // Path values reach handlers as sent (strings; the contract checked `chain_id` is an integer).
+  const params = request.params as unknown as Record<string, string>;
+  return {
+    actor: actorOf({ ...request, params } as OperationRequest),
+    ref: { chainId: Number(params.chain_id), address: String(params.address) },
+  };
+}
+
 export function chainHandlers(chain: ChainModule): HandlerMap {
-  return typedHandlers<'registerCollectionContract' | 'listCollectionContracts'>({
+  return typedHandlers<'registerCollectionContract' | 'listCollectionContracts' | AdminOperation>({
     async registerCollectionContract(request, ctx) {
       const contract = await chain.register(actorOf(request), {
         collectionId: request.params.collection_id,
@@ -14,6 +36,19 @@ export function chainHandlers(chain: ChainModule): HandlerMap {
     },
     async listCollectionContracts(request, ctx) {
       respond(ctx, 'listCollectionContracts', 200, { data: await chain.list(request.params.collection_id) });
+    },
+    async suspendChainContract(request, ctx) {
+      const { actor, ref } = target(request);
+      respond(ctx, 'suspendChainContract', 200, await chain.suspend(actor, ref, request.body.reason));
+    },
+    async resumeChainContract(request, ctx) {
+      const { actor, ref } = target(request);
+      respond(ctx, 'resumeChainContract', 200, await chain.resume(actor, ref));
+    },
+    async unregisterChainContract(request, ctx) {
+      const { actor, ref } = target(request);
+      await chain.unregister(actor, ref);
+      ctx.status = 204;
     },
   });
 }

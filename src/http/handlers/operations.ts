@@ -1,5 +1,6 @@
 // Health, readiness, metrics and the published contracts.
 import { readFileSync } from 'node:fs';
+import { getAddress } from 'viem';
 import type { ChainStatus } from '../../chain/indexer.ts';
 import { ASYNCAPI_PATH, OPENAPI_PATH } from '../../contract/operations.ts';
 import type { Metrics } from '../../observability/metrics.ts';
@@ -32,6 +33,12 @@ function chainReadiness(status: ChainStatus) {
     head: block(status.head),
     indexedBlock: block(status.indexedBlock),
     lag: block(status.lag),
+    backfillingContracts: status.backfilling,
+    suspendedContracts: status.suspended.map((contract) => ({
+      address: getAddress(contract.address),
+      reason: contract.reason,
+      since: contract.since?.toISOString() ?? null,
+    })),
   };
 }
 
