@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { asyncApiModels } from './asyncapi-models.ts';
 import { assertValidAsyncApi } from './asyncapi-validate.ts';
+import { authorizationTable } from './authorization-table.ts';
 import { bundleAsyncApi } from './bundle-asyncapi.ts';
 import { bundleOpenApi } from './bundle-openapi.ts';
 import { asyncApiHtml, openApiHtml } from './docs.ts';
@@ -30,6 +31,7 @@ contracts produce, so change the contracts and run \`npm run gen\`.
 - \`problems.ts\`: the problem-type registry (\`contracts/problems.yaml\`) as a constant and the
   \`ProblemType\` union the server's errors are typed with.
 - \`docs/openapi.html\`, \`docs/asyncapi/index.html\`: the HTML references, self-contained.
+- \`authorization.md\`: the table of who may do what (every operation's \`x-roles\` and \`x-relation\`).
 `;
 
 /**
@@ -60,6 +62,7 @@ async function generateOpenApi(outDir: string): Promise<void> {
   applyProblemTypesToOpenApi(bundled);
   const bundledPath = join(outDir, 'openapi', 'openapi.json');
   await writeText(bundledPath, toJson(bundled));
+  await writeText(join(outDir, 'authorization.md'), authorizationTable(bundled));
   const [types, html] = await allSettled([
     openApiTypes(bundled),
     openApiHtml(bundledPath, join(outDir, 'docs')),

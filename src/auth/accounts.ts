@@ -10,7 +10,7 @@ import { formatAddress } from '../domain/ledger/addresses.ts';
 import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
 import { revokeAccountGrants } from './adapter.ts';
 import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
-import { SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
+import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
 
 /**
  * Called inside the registration transaction with the new (flushed) user: the ledger creates the
@@ -114,17 +114,20 @@ export async function findUser(em: EntityManager, id: string): Promise<User | nu
 
 /**
  * Changes the user's role. A change revokes the user's grants (so refresh tokens stop working and
- * the next login carries the new role's scopes). The last admin cannot be demoted.
+ * the next login carries the new role's scopes). The last admin (a person: service accounts do not
+ * count) cannot be demoted.
  */
 export async function setUserRole(orm: Orm, userId: string, role: UserRole): Promise<UserView> {
   return inTransaction(orm, async (em) => {
     const user = await em.findOne(User, { id: userId }, forUpdate(orm));
     if (!user) throw new NotFoundError(`No user with id ${userId}.`);
     if (user.role !== role) {
-      if (user.role === 'admin') {
+      if (user.role === 'admin' && !isServiceAccountId(user.id)) {
         // Lock every admin row so two concurrent demotions cannot both see "another admin exists".
+        // 30.9: only people count. A service account is no admin reachable through the API without
+        // an admin owner (its role is capped by its owner's), so it never stands in for one.
         const admins = await em.find(User, { role: 'admin' }, forUpdate(orm));
-        if (admins.length <= 1) {
+        if (admins.filter((admin) => !isServiceAccountId(admin.id)).length <= 1) {
           throw new ConflictError(
             `${user.id} is the only admin; give another user the admin role first.`,
             '/problems/last-admin',

@@ -147,7 +147,8 @@ export function createAuthenticator(options: {
           `Bearer ${REALM}, error="insufficient_scope", scope=${quoted(guard.scopes.join(' '))}`;
         throw error;
       }
-      if (guard.roles && !guard.roles.includes(role)) {
+      // Every operation declares its roles in the contract (x-roles): the edge enforces them all.
+      if (!guard.roles.includes(role)) {
         throw new ForbiddenError(
           `The ${role} role may not do this (allowed: ${guard.roles.join(', ')}).`,
           '/problems/role-not-allowed',

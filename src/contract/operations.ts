@@ -11,6 +11,31 @@ type JsonObject = Record<string, unknown>;
 export const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'] as const;
 export type HttpMethod = (typeof HTTP_METHODS)[number];
 
+/** The roles of `x-roles`; `anonymous` alone marks an operation anyone may call without credentials. */
+export const CONTRACT_ROLES = ['anonymous', 'player', 'studio', 'oracle', 'admin'] as const;
+
+/**
+ * The relations of `x-relation` the caller must have to the operation's object (issue 30's one
+ * table; decided in the domain, src/domain/authorization.ts): `none` (no object, or the shared
+ * ledger's reads), `self` (the caller's own account data: listings scoped to it, things it creates
+ * and will own), `resource-owner` (the object in the path is the caller's; another's answers 404),
+ * `collection-studio` (the studio owning the collection, with the studio role, or an admin),
+ * `holder-or-collection-studio` (the holder, or the collection's studio under `holder_or_studio`),
+ * `wallet-controller` (the caller controls the wallet the request names), `trade-party` (proposer
+ * or controls either wallet of the trade), `trade-counterparty` (controls the trade's `toWallet`).
+ */
+export const CONTRACT_RELATIONS = [
+  'none',
+  'self',
+  'resource-owner',
+  'collection-studio',
+  'holder-or-collection-studio',
+  'wallet-controller',
+  'trade-party',
+  'trade-counterparty',
+] as const;
+export type ContractRelation = (typeof CONTRACT_RELATIONS)[number];
+
 /** What the edge enforces for an operation before its handler runs. */
 export interface OperationGuard {
   operationId: string;
@@ -22,8 +47,10 @@ export interface OperationGuard {
   apiKey: boolean;
   /** Every one of these scopes must be in the token. */
   scopes: string[];
-  /** When set, the user's role must be one of these. */
-  roles: string[] | null;
+  /** `x-roles`: the caller's role must be one of these (`['anonymous']` for a public operation). */
+  roles: string[];
+  /** `x-relation`: what the caller must be to the object, checked by the domain. */
+  relation: ContractRelation;
   /** `x-rate-limit: account`: also counted against the user's smaller account-management budget. */
   accountRateLimit: boolean;
   /** Content types the request body may have (empty: no body). */
@@ -137,7 +164,27 @@ export function indexOperations(document: JsonObject): OperationIndex {
   };
 }
 
-/** Reads `security`, `x-roles`, `x-rate-limit` and the request body's media types. */
+/**
+ * `x-roles` and `x-relation`, which every operation declares (issue 30: one table of who may do
+ * what); a public operation's roles are `[anonymous]`, a protected one's never include it.
+ */
+function accessOf(operationId: string, definition: JsonObject, isPublic: boolean) {
+  const roles = definition['x-roles'];
+  const relation = definition['x-relation'] as ContractRelation;
+  const fail = (why: string) => {
+    throw new Error(`The contract's operation ${operationId} ${why}.`);
+  };
+  if (!Array.isArray(roles) || roles.length === 0) fail('declares no x-roles');
+  const known = roles as string[];
+  if (known.some((role) => !(CONTRACT_ROLES as readonly string[]).includes(role)))
+    fail(`has an unknown role in x-roles (${known.join(', ')})`);
+  if (isPublic !== known.includes('anonymous') || (isPublic && known.length !== 1))
+    fail('must have x-roles [anonymous] exactly when it needs no credentials');
+  if (!CONTRACT_RELATIONS.includes(relation)) fail(`has no known x-relation (${String(relation)})`);
+  return { roles: known, relation };
+}
+
+/** Reads `security`, `x-roles`, `x-relation`, `x-rate-limit` and the request body's media types. */
 function guardOf(
   operationId: string,
   definition: JsonObject,
@@ -146,13 +193,14 @@ function guardOf(
 ): OperationGuard {
   // Operations here declare at most one requirement object: all of its schemes are required.
   const requirement = security[0] ?? {};
+  const isPublic = security.length === 0 || Object.keys(requirement).length === 0;
   return {
     operationId,
-    public: security.length === 0 || Object.keys(requirement).length === 0,
+    public: isPublic,
     bearer: 'oauth2' in requirement,
     apiKey: 'apiKey' in requirement,
     scopes: requirement.oauth2 ?? [],
-    roles: (definition['x-roles'] as string[] | undefined) ?? null,
+    ...accessOf(operationId, definition, isPublic),
     accountRateLimit: definition['x-rate-limit'] === 'account',
     bodyTypes: Object.keys(body?.content ?? {}),
   };

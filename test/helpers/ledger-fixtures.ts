@@ -1,6 +1,7 @@
 // Ledger test fixtures: a ledger over a fresh real database, users created straight through the ORM
 // (role changes need an admin, so tests set roles on the row), and the invariant checks.
 import { randomBytes } from 'node:crypto';
+import { grantableScopes, isApiScope } from '../../src/auth/scopes.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
@@ -126,7 +127,7 @@ interface HttpClient {
   http<T = any>(
     method: string,
     path: string,
-    options?: { body?: unknown; headers?: Record<string, string> },
+    options?: { body?: unknown; form?: Record<string, string>; headers?: Record<string, string> },
   ): Promise<{ status: number; body: T; text: string }>;
 }
 
@@ -162,4 +163,43 @@ export async function httpUser(t: HttpClient, role: UserRole = 'player'): Promis
     200,
   );
   return { userId: user.id, username, role, headers, wallet: wallets.data[0].address };
+}
+
+/**
+ * A service account of `owner` with `role` (the API scopes that role allows), its client credentials
+ * token and an API key made with it: a machine caller, as an HttpUser.
+ */
+export async function httpServiceAccount(
+  t: HttpClient,
+  owner: HttpUser,
+  role: UserRole = owner.role,
+): Promise<HttpUser> {
+  const scopes = grantableScopes(role).filter(isApiScope);
+  const account = await expectStatus<{ id: string; clientSecret: string; wallets: string[] }>(
+    t.http('POST', '/api/v1/service-accounts', {
+      body: { name: `svc ${role}`, role, scopes },
+      headers: { authorization: owner.headers.authorization },
+    }),
+    201,
+  );
+  const basic = Buffer.from(`${account.id}:${account.clientSecret}`).toString('base64');
+  const tokens = await expectStatus<{ access_token: string }>(
+    t.http('POST', '/token', {
+      form: { grant_type: 'client_credentials', scope: scopes.join(' ') },
+      headers: { authorization: `Basic ${basic}` },
+    }),
+    200,
+  );
+  const bearer = { authorization: `Bearer ${tokens.access_token}` };
+  const key = await expectStatus<{ key: string }>(
+    t.http('POST', '/api/v1/api-keys', { body: { name: 'service key' }, headers: bearer }),
+    201,
+  );
+  return {
+    userId: account.id,
+    username: account.id,
+    role,
+    headers: { ...bearer, 'x-api-key': key.key },
+    wallet: account.wallets[0],
+  };
 }

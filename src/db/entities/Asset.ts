@@ -30,6 +30,8 @@ export const Asset = defineEntity({
     owner: p.string().length(42).nullable().index(),
     /** Frozen by its studio: does not move (transfers, trades, crafts) and does not burn. */
     frozen: p.boolean().default(false),
+    /** Who froze it (a user id; null while not frozen): only that party's role level or an admin unfreezes. */
+    frozenBy: p.string().nullable(),
     /** Non-transferable (an achievement, a quest item); its collection may say so for every NFT. */
     soulbound: p.boolean().default(false),
     /** The newest version in asset_metadata_version (0: the metadata it was created with). */

@@ -7,7 +7,8 @@ import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts'
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
 import type { Orm } from '../../db/orm.ts';
 import { type ReadStatements, readStatements } from '../../db/read-statements.ts';
-import { AppError, ConflictError, ForbiddenError, ValidationError } from '../errors.ts';
+import { assertCollectionPowers, assertMayUnfreeze } from '../authorization.ts';
+import { AppError, ConflictError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
@@ -72,12 +73,14 @@ interface Current {
   fields: AssetFields & { metadataVersion: number };
   creatorId: string;
   collectionOwner: string;
+  /** Who froze it; null while it is not frozen. */
+  frozenBy: string | null;
   mutableAttributes: ReadonlySet<string>;
   policy: MetadataPolicy;
 }
 
 const READ_CURRENT =
-  `select ${ASSET_COLUMNS}, a.creator_id, c.owner_id as collection_owner, c.mutable_attributes, ` +
+  `select ${ASSET_COLUMNS}, a.creator_id, a.frozen_by, c.owner_id as collection_owner, c.mutable_attributes, ` +
   'c.metadata_policy from asset a join collection c on c.id = a.collection_id where a.id = ?';
 
 /** JSON with object keys sorted: PostgreSQL's jsonb hands keys back in its own order. */
@@ -103,6 +106,7 @@ async function readCurrent(statements: ReadStatements, assetId: string): Promise
     fields: { ...fields, metadataVersion: fields.metadataVersion ?? 0 },
     creatorId: row.creator_id as string,
     collectionOwner: row.collection_owner as string,
+    frozenBy: (row.frozen_by as string | null) ?? null,
     mutableAttributes: new Set((statements.json(row.mutable_attributes) as string[] | null) ?? []),
     policy: (statements.json(row.metadata_policy) as MetadataPolicy | null) ?? {},
   };
@@ -210,13 +214,15 @@ export function createAssetUpdateService(
     return current;
   }
 
-  /** Only the collection's studio (its owner) or an admin changes its assets; never a chain token. */
-  function authorize(actor: Actor, current: Current, what: string): void {
+  /**
+   * Only the collection's studio (with the studio role) or an admin changes its assets, and an
+   * unfreeze needs the role level of who froze it (src/domain/authorization.ts); never a chain token.
+   */
+  function authorize(actor: Actor, current: Current, what: 'freeze' | 'unfreeze' | 'update'): void {
     const { id, collection } = current.fields;
-    if (actor.role !== 'admin' && actor.userId !== current.collectionOwner)
-      throw new ForbiddenError(
-        `Only the owner of the collection ${collection.id} or an admin may ${what} its assets.`,
-      );
+    const ref = { id: collection.id, ownerId: current.collectionOwner };
+    if (what === 'unfreeze') assertMayUnfreeze(actor, ref, current.frozenBy);
+    else assertCollectionPowers(actor, ref, `${what} its assets`);
     if (isChainAssetId(id)) throw new AssetOnChainError(id);
   }
 
@@ -290,7 +296,7 @@ export function createAssetUpdateService(
               owner: current.fields.owner ?? null,
             },
           ],
-          assetUpdates: [{ assetId, frozen }],
+          assetUpdates: [{ assetId, frozen, frozenBy: frozen ? actor.userId : null }],
           events: [event],
         });
         if (outcome.outcome === 'applied') return view;

@@ -1,12 +1,13 @@
 // Collections (games): the groups NFTs and currencies are minted into. Created by studios and admins,
-// owned by their creator: only the owner (or an admin) mints into one. Every user also has a personal
+// owned by their creator: only the owner while a studio (or an admin) mints into one. Every user also has a personal
 // collection, `user-<their id>`, created the first time they mint without naming one.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { type BurnPolicy, Collection, type MetadataPolicy } from '../../db/entities/Collection.ts';
 import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
+import { assertMayMintInto, PERSONAL_COLLECTION_PREFIX } from '../authorization.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { decodeCursor, isString, type Page, page } from './cursor.ts';
 import { type CollectionView, collectionView } from './views.ts';
@@ -40,8 +41,7 @@ class CollectionExistsError extends ConflictError {
   }
 }
 
-/** Personal collection ids start with this; nobody may create a collection with it (see the contract). */
-export const PERSONAL_COLLECTION_PREFIX = 'user-';
+export { PERSONAL_COLLECTION_PREFIX };
 
 /** `user-` and the user id's ULID in lowercase: a valid CollectionId, one per user, derived (no lookup). */
 export function personalCollectionId(userId: string): string {
@@ -49,8 +49,8 @@ export function personalCollectionId(userId: string): string {
 }
 
 /**
- * Throws 404 unless the collection exists, 403 unless the actor owns it or is an admin (13.6: a
- * player minted into any studio's collection). Returns it.
+ * Throws 404 unless the collection exists, 403 unless the actor may mint into it (13.6: a player
+ * minted into any studio's collection; 30.2: a demoted studio into its own). Returns it.
  */
 export async function requireMintableCollection(
   em: EntityManager,
@@ -59,9 +59,7 @@ export async function requireMintableCollection(
 ): Promise<Collection> {
   const collection = await em.findOne(Collection, { id });
   if (!collection) throw new NotFoundError(`No collection with id ${id}.`);
-  if (actor.role !== 'admin' && collection.owner.id !== actor.userId) {
-    throw new ForbiddenError(`Only the owner of the collection ${id} or an admin may add assets to it.`);
-  }
+  assertMayMintInto(actor, { id, ownerId: collection.owner.id });
   return collection;
 }
 

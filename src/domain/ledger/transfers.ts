@@ -9,6 +9,7 @@ import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
+import { burnsAsStudio, controlsWallet } from '../authorization.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -91,9 +92,12 @@ export class AssetSoulboundError extends ConflictError {
 }
 
 class BurnNotAllowedError extends ConflictError {
-  constructor(assetId: string, collectionId: string) {
+  constructor(assetId: string, collectionId: string, place: LegPlace = SINGLE) {
     super(
-      `The collection ${collectionId} allows no burn of its assets (burnPolicy none): ${assetId} cannot be burned.`,
+      named(
+        place,
+        `The collection ${collectionId} allows no burn of its assets (burnPolicy none): ${assetId} cannot be burned.`,
+      ),
       '/problems/burn-not-allowed',
       'Burn not allowed',
     );
@@ -240,7 +244,7 @@ export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
   for (const leg of legs) {
     if (!leg.byStudio && !controlled.has(leg.from)) {
       controlled.add(leg.from);
-      guards.push({ kind: 'controls', userId: leg.by ?? actor.userId, wallet: leg.from });
+      guards.push(controlsWallet(leg.by ?? actor.userId, leg.from));
     }
     const holding = `${leg.asset.id}\u0000${leg.from}`;
     const debit = debits.get(holding);
@@ -428,6 +432,10 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     answer: (views: TransferView[]) => StoredResponse<T>,
     extra: ExtraParts = {},
   ): Promise<WriteResult<T>> {
+    // 30.5: the burn policy of the asset's collection holds for every burn leg (a craft's inputs too).
+    for (const leg of legs)
+      if (leg.to === ZERO_ADDRESS && leg.asset.burnPolicy === 'none')
+        throw new BurnNotAllowedError(leg.asset.id, leg.asset.collectionId, leg.place);
     const transfers = legs.map((leg) => transferOf(leg, actor, at));
     const response = answer(transfers.map((t) => t.view));
     const guards = legGuards(actor, legs);
@@ -472,15 +480,12 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
 
   /**
    * The collection's burn policy: `none` refuses every burn; under `holder_or_studio` the collection's
-   * owner (or an admin) burns from any holder's wallet (true: no `controls` guard); otherwise the
-   * holder burns, from a wallet they control.
+   * studio (with the studio role: src/domain/authorization.ts) or an admin burns from any holder's
+   * wallet (true: no `controls` guard); otherwise the holder burns, from a wallet they control.
    */
   function burnRule(actor: Actor, asset: AssetFacts): boolean {
     if (asset.burnPolicy === 'none') throw new BurnNotAllowedError(asset.id, asset.collectionId);
-    return (
-      asset.burnPolicy === 'holder_or_studio' &&
-      (actor.role === 'admin' || actor.userId === asset.collectionOwner)
-    );
+    return burnsAsStudio(actor, { id: asset.collectionId, ownerId: asset.collectionOwner }, asset.burnPolicy);
   }
 
   /** One transfer or burn (`to` the zero address), answered with its transfer. */

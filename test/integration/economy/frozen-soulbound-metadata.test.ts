@@ -180,7 +180,12 @@ describe.each(DB_KINDS)('soulbound, frozen, burn policies and living metadata on
   it('the studio freezes and unfreezes: frozen assets neither move nor burn; idempotent; others refused', async () => {
     const sword = await mintTo('realm', alice);
     const before = await lastEventId();
-    expectProblem(await call(alice, 'POST', `/api/v1/assets/${sword}/freeze`), 403, '/problems/forbidden');
+    // A player has no collection powers (issue 30): refused at the edge by its role.
+    expectProblem(
+      await call(alice, 'POST', `/api/v1/assets/${sword}/freeze`),
+      403,
+      '/problems/role-not-allowed',
+    );
     expectProblem(
       await call(studio, 'POST', '/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/freeze'),
       404,
@@ -345,7 +350,7 @@ describe.each(DB_KINDS)('soulbound, frozen, burn policies and living metadata on
           409,
           '/problems/version-mismatch',
         ],
-        [alice, { attributes: [{ trait_type: 'level', value: 9 }] }, 403, '/problems/forbidden'],
+        [alice, { attributes: [{ trait_type: 'level', value: 9 }] }, 403, '/problems/role-not-allowed'],
         [studio, {}, 400, '/problems/validation-failed'],
         [studio, { attributes: [{ trait_type: 'level' }] }, 400, '/problems/validation-failed'],
       ];

@@ -165,6 +165,8 @@ export interface AssetUpdate {
   description?: string | null;
   metadata?: Record<string, unknown>;
   frozen?: boolean;
+  /** Who froze the asset, set with `frozen` (null when unfreezing). */
+  frozenBy?: string | null;
   soulbound?: boolean;
   /** The new metadata_version (the domain guards the one it read with `assetVersion`). */
   metadataVersion?: number;

@@ -135,7 +135,7 @@ export function planJson(plan: Plan): string {
       ...(u.name !== undefined && { name: u.name }),
       ...(u.description !== undefined && { description: u.description }),
       ...(u.metadata !== undefined && { metadata: u.metadata }),
-      ...(u.frozen !== undefined && { frozen: u.frozen }),
+      ...(u.frozen !== undefined && { frozen: u.frozen, frozen_by: u.frozenBy ?? null }),
       ...(u.soulbound !== undefined && { soulbound: u.soulbound }),
       ...(u.metadataVersion !== undefined && { version: u.metadataVersion }),
     }));

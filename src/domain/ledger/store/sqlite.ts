@@ -78,7 +78,7 @@ const SQL = {
   setName: 'update asset set name = ? where id = ?',
   setDescription: 'update asset set description = ? where id = ?',
   setMetadata: 'update asset set metadata = ? where id = ?',
-  setFrozen: 'update asset set frozen = ? where id = ?',
+  setFrozen: 'update asset set frozen = ?, frozen_by = ? where id = ?',
   setSoulbound: 'update asset set soulbound = ? where id = ?',
   setMetadataVersion: 'update asset set metadata_version = ? where id = ?',
   insertMetadataVersion:
@@ -218,7 +218,7 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
         if (u.name !== undefined) s.setName.run(u.name, u.assetId);
         if (u.description !== undefined) s.setDescription.run(u.description, u.assetId);
         if (u.metadata !== undefined) s.setMetadata.run(JSON.stringify(u.metadata), u.assetId);
-        if (u.frozen !== undefined) s.setFrozen.run(u.frozen ? 1 : 0, u.assetId);
+        if (u.frozen !== undefined) s.setFrozen.run(u.frozen ? 1 : 0, u.frozenBy ?? null, u.assetId);
         if (u.soulbound !== undefined) s.setSoulbound.run(u.soulbound ? 1 : 0, u.assetId);
         if (u.metadataVersion !== undefined) s.setMetadataVersion.run(u.metadataVersion, u.assetId);
       }

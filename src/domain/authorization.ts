@@ -1,0 +1,84 @@
+// Who may do what to which object: the relation half of the one authorization table (issue 30). The
+// contract declares, for every operation, the roles that may call it (`x-roles`, enforced at the edge
+// before any handler runs) and the relation the caller must have to the object (`x-relation`); the
+// domain checks each relation through one function here, so every service decides it the same way.
+//
+// Relations decided here: `collection-studio` (powers over a collection and its assets: mint, freeze,
+// unfreeze, metadata, a studio's burn), `wallet-controller` (moves out of a wallet, as a guard the
+// ledger store checks in its transaction). The others (`trade-party`, `resource-owner`, `self`) are
+// lookups scoped to the caller in their services: another user's object answers 404 there.
+import { ForbiddenError } from './errors.ts';
+import type { Actor } from './ledger/actor.ts';
+import type { StoredAddress } from './ledger/addresses.ts';
+import type { Guard } from './ledger/store/plan.ts';
+
+/** Personal collection ids start with this; nobody may create a collection with it (see the contract). */
+export const PERSONAL_COLLECTION_PREFIX = 'user-';
+
+/** A collection as these decisions need it: its id and its owner's user id. */
+export interface CollectionRef {
+  id: string;
+  ownerId: string;
+}
+
+export function isPersonalCollection(collectionId: string): boolean {
+  return collectionId.startsWith(PERSONAL_COLLECTION_PREFIX);
+}
+
+/**
+ * `collection-studio`: powers over a collection's assets (freeze, unfreeze, metadata, a studio's
+ * burn, minting) follow the role, never ownership alone. An admin has them over every collection; a
+ * studio over the collections it owns, while it is a studio (a demotion, of the user or of a service
+ * account's owner, removes them at once: the role is the caller's current one). A personal
+ * collection (`user-…`) gives its owner none: it holds what its owner minted for itself, and once an
+ * item has left the owner's wallet (sold, traded) the owner may do nothing to it.
+ */
+export function hasCollectionPowers(actor: Actor, collection: CollectionRef): boolean {
+  if (actor.role === 'admin') return true;
+  return (
+    actor.role === 'studio' && actor.userId === collection.ownerId && !isPersonalCollection(collection.id)
+  );
+}
+
+/** 403 unless `hasCollectionPowers`; `what` completes "may …" (e.g. "freeze its assets"). */
+export function assertCollectionPowers(actor: Actor, collection: CollectionRef, what: string): void {
+  if (hasCollectionPowers(actor, collection)) return;
+  throw new ForbiddenError(
+    isPersonalCollection(collection.id)
+      ? `${collection.id} is a personal collection: only an admin may ${what}.`
+      : `Only the studio owning the collection ${collection.id}, or an admin, may ${what}.`,
+  );
+}
+
+/**
+ * Minting into a collection: into one's own personal collection anyone may (it is where a player's
+ * own NFTs go); into any other, `collection-studio`.
+ */
+export function assertMayMintInto(actor: Actor, collection: CollectionRef): void {
+  if (isPersonalCollection(collection.id) && collection.ownerId === actor.userId) return;
+  assertCollectionPowers(actor, collection, 'add assets to it');
+}
+
+/**
+ * Unfreezing: `collection-studio`, and no lower than the role level of who froze it. A freeze by
+ * the collection's studio is undone by that studio or an admin; a freeze by an admin (anyone else
+ * than the collection's owner) only by an admin.
+ */
+export function assertMayUnfreeze(actor: Actor, collection: CollectionRef, frozenBy: string | null): void {
+  assertCollectionPowers(actor, collection, 'unfreeze its assets');
+  if (actor.role === 'admin' || frozenBy === null || frozenBy === collection.ownerId) return;
+  throw new ForbiddenError(`An admin froze this asset of ${collection.id}: only an admin may unfreeze it.`);
+}
+
+/**
+ * A burn under `holder_or_studio` by someone other than the holder: the collection's studio (with
+ * the studio role) or an admin, from any holder's wallet. False: the burn is the holder's own.
+ */
+export function burnsAsStudio(actor: Actor, collection: CollectionRef, burnPolicy: string): boolean {
+  return burnPolicy === 'holder_or_studio' && hasCollectionPowers(actor, collection);
+}
+
+/** `wallet-controller`: the user controls (a custodial or linked wallet of theirs) `wallet`, checked by the store. */
+export function controlsWallet(userId: string, wallet: StoredAddress): Guard {
+  return { kind: 'controls', userId, wallet };
+}
