@@ -246,7 +246,7 @@ describe.each(DB_KINDS)(
         CHAIN_CONFIRMATIONS: '1',
         CHAIN_POLL_MS: '50',
         CHAIN_RPC_RATE: '1000',
-          CHAIN_MAX_BACKFILL_BLOCKS: '5',
+        CHAIN_MAX_BACKFILL_BLOCKS: '5',
       });
       studio = await httpUser(t, 'studio');
       admin = await httpUser(t, 'admin');
