@@ -7,7 +7,7 @@
 import { type Address, getAddress, type Hex, maxUint256 } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainContract, ChainHolding, Collection } from '../../../src/db/entities/index.ts';
-import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
+import { DB_KINDS, type DbKind, startTestApp, type TestApp } from '../../helpers/app.ts';
 import {
   deployErc721,
   deployErc1155,
@@ -76,6 +76,35 @@ function metric(text: string, name: string): number {
   return Number(new RegExp(`^${name}\\{chain_id="${HARDHAT_CHAIN_ID}"\\} (\\d+)$`, 'm').exec(text)?.[1]);
 }
 
+interface ChainApp {
+  t: TestApp;
+  studio: HttpUser;
+  admin: HttpUser;
+}
+
+/** The app indexing the node, a studio owning `collection`, and an admin. */
+async function chainApp(
+  kind: DbKind,
+  collection: string,
+  env: Record<string, string> = {},
+): Promise<ChainApp> {
+  const t = await startTestApp(kind, {
+    CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
+    CHAIN_CONFIRMATIONS: '1',
+    CHAIN_POLL_MS: '50',
+    CHAIN_RPC_RATE: '1000',
+    ...env,
+  });
+  const studio = await httpUser(t, 'studio');
+  const admin = await httpUser(t, 'admin');
+  const created = await t.http('POST', '/api/v1/collections', {
+    body: { id: collection, name: 'On-chain game' },
+    headers: studio.headers,
+  });
+  expect(created.status).toBe(201);
+  return { t, studio, admin };
+}
+
 describe.each(DB_KINDS)('30.1: one contract isolates its own failures, on %s', (kind) => {
   let t: TestApp;
   let studio: HttpUser;
@@ -83,19 +112,7 @@ describe.each(DB_KINDS)('30.1: one contract isolates its own failures, on %s', (
   const collection = `iso-${kind}`;
   const contracts = `/api/v1/collections/${collection}/contracts`;
   beforeAll(async () => {
-    t = await startTestApp(kind, {
-      CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
-      CHAIN_CONFIRMATIONS: '1',
-      CHAIN_POLL_MS: '50',
-      CHAIN_RPC_RATE: '1000',
-    });
-    studio = await httpUser(t, 'studio');
-    admin = await httpUser(t, 'admin');
-    const created = await t.http('POST', '/api/v1/collections', {
-      body: { id: collection, name: 'Isolation game' },
-      headers: studio.headers,
-    });
-    expect(created.status).toBe(201);
+    ({ t, studio, admin } = await chainApp(kind, collection));
   });
   afterAll(async () => {
     await t?.close();
@@ -241,20 +258,7 @@ describe.each(DB_KINDS)(
     const collection = `backfill-${kind}`;
     const contracts = `/api/v1/collections/${collection}/contracts`;
     beforeAll(async () => {
-      t = await startTestApp(kind, {
-        CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
-        CHAIN_CONFIRMATIONS: '1',
-        CHAIN_POLL_MS: '50',
-        CHAIN_RPC_RATE: '1000',
-          CHAIN_MAX_BACKFILL_BLOCKS: '5',
-      });
-      studio = await httpUser(t, 'studio');
-      admin = await httpUser(t, 'admin');
-      const created = await t.http('POST', '/api/v1/collections', {
-        body: { id: collection, name: 'Backfill game' },
-        headers: studio.headers,
-      });
-      expect(created.status).toBe(201);
+      ({ t, studio, admin } = await chainApp(kind, collection, { CHAIN_MAX_BACKFILL_BLOCKS: '5' }));
     });
     afterAll(async () => {
       await t?.close();
