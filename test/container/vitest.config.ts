@@ -9,7 +9,10 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 1,
     testTimeout: 900_000,
-    hookTimeout: 900_000,
+    // The set-up builds the images: from an empty build cache (a fresh machine) the base image
+    // (debootstrap, about 5 min here), the service's image (about 11 min) and the PostgreSQL, Redis
+    // and HAProxy images (about 4 min) take up to about 20 minutes; from the cache, seconds.
+    hookTimeout: 1_800_000,
     reporters: ['default'],
   },
 });
