@@ -1,8 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Its own step (`npm run test:container`, test/container/vitest.config.ts): it builds images.
+    exclude: [...configDefaults.exclude, 'test/container/**'],
     globalSetup: ['test/global-setup.ts'],
     // Each test file boots its own app on its own database, so files can run side by side.
     pool: 'forks',

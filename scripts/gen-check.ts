@@ -1,7 +1,7 @@
 /**
  * `npm run gen:check`: fails (exit 1, listing the files) when generated/ is not exactly what
  * `npm run gen` would write from the current contracts, or when the README's configuration table is
- * not what the configuration schema gives.
+ * not what the configuration schema gives, or docs/metrics.md's table not what the metrics registry gives.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { join, relative } from 'node:path';
 import { generate } from './gen/generate.ts';
 import { generatedDir } from './gen/paths.ts';
 import { configTableIsCurrent } from './lib/config-docs.ts';
+import { metricsTableIsCurrent } from './lib/metrics-docs.ts';
 
 async function listFiles(dir: string): Promise<string[]> {
   try {
@@ -50,6 +51,14 @@ try {
     process.exitCode = 1;
   } else {
     console.log('README.md: the configuration table matches src/config/index.ts');
+  }
+  if (!(await metricsTableIsCurrent())) {
+    console.error(
+      'docs/metrics.md: the metrics table differs from src/observability/metrics.ts (run npm run gen)',
+    );
+    process.exitCode = 1;
+  } else {
+    console.log('docs/metrics.md: the metrics table matches src/observability/metrics.ts');
   }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

@@ -1,7 +1,8 @@
 /**
  * `npm run gen`: regenerates generated/ from contracts/, keeps the bundled documents of a new
  * `info.version` under contracts/released/<version>/ (the breaking-change gate's baseline), then the
- * README's configuration table from the configuration schema. generated/ is written into a fresh
+ * README's configuration table from the configuration schema and docs/metrics.md's table from the
+ * metrics registry. generated/ is written into a fresh
  * sibling folder and swapped in, so a failure leaves the previous one untouched and no stale file
  * survives.
  */
@@ -11,6 +12,7 @@ import { keepReleases } from './contracts/lib/compatibility.ts';
 import { generate } from './gen/generate.ts';
 import { generatedDir, repoRoot } from './gen/paths.ts';
 import { writeConfigTable } from './lib/config-docs.ts';
+import { writeMetricsTable } from './lib/metrics-docs.ts';
 
 const staging = await mkdtemp(join(repoRoot, '.generated-'));
 try {
@@ -22,6 +24,8 @@ try {
     console.log(`${file}: kept as released (a new version)`);
   if (await writeConfigTable())
     console.log('README.md: configuration table rewritten from src/config/index.ts');
+  if (await writeMetricsTable())
+    console.log('docs/metrics.md: metrics table rewritten from src/observability/metrics.ts');
 } catch (error) {
   await rm(staging, { recursive: true, force: true });
   console.error(error instanceof Error ? error.message : error);

@@ -58,17 +58,27 @@ export async function createUser(service: Service, role: Role = 'player'): Promi
     },
   );
   if (role !== 'player') await service.setRole(user.id, role);
-  const login = await call<{ access_token: string }>(service.baseUrl, 'POST', '/api/v1/auth/login', {
-    body: { username, password: PASSWORD },
+  return signIn(service.baseUrl, { id: user.id, wallet: user.wallets[0] }, username, PASSWORD);
+}
+
+/** Logs an existing user in (password login) and creates an API key: a session of that user. */
+export async function signIn(
+  baseUrl: string,
+  user: { id: string; wallet: string },
+  username: string,
+  password: string,
+): Promise<Session> {
+  const login = await call<{ access_token: string }>(baseUrl, 'POST', '/api/v1/auth/login', {
+    body: { username, password },
   });
   const bearer = { authorization: `Bearer ${login.access_token}` };
-  const key = await call<{ key: string }>(service.baseUrl, 'POST', '/api/v1/api-keys', {
+  const key = await call<{ key: string }>(baseUrl, 'POST', '/api/v1/api-keys', {
     session: { headers: bearer },
     body: { name: 'benchmark' },
   });
   return {
     userId: user.id,
-    wallet: user.wallets[0],
+    wallet: user.wallet,
     token: login.access_token,
     apiKey: key.key,
     headers: { ...bearer, 'x-api-key': key.key },

@@ -143,7 +143,7 @@ async function killRepeatedly(
   return restartMs;
 }
 
-function requestFigures(requests: readonly WriteRequest[]): RequestFigures {
+export function requestFigures(requests: readonly WriteRequest[]): RequestFigures {
   const count = (map: Record<string, number>, key: number) => {
     map[key] = (map[key] ?? 0) + 1;
   };
@@ -166,7 +166,12 @@ function requestFigures(requests: readonly WriteRequest[]): RequestFigures {
   };
 }
 
-function failuresOf(requests: RequestFigures, findings: Findings, kills: number, wanted: number): string[] {
+export function failuresOf(
+  requests: RequestFigures,
+  findings: Findings,
+  kills: number,
+  wanted: number,
+): string[] {
   const failures: string[] = [];
   const fail = (condition: boolean, message: string) => {
     if (condition) failures.push(message);
