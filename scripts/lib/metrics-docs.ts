@@ -40,7 +40,18 @@ export async function documentedMetrics(): Promise<MetricDoc[]> {
     redisUsable: () => true,
   });
   watchChains(metrics, () => [
-    { chainId: 1, state: 'following', head: 1n, indexedBlock: 1n, lag: 0n, rpcErrors: 0, reorgs: 0 },
+    {
+      chainId: 1,
+      state: 'following',
+      head: 1n,
+      indexedBlock: 1n,
+      lag: 0n,
+      rpcErrors: 0,
+      dataErrors: 0,
+      reorgs: 0,
+      backfilling: 0,
+      suspended: [],
+    },
   ]);
   const declared = new Map(
     metrics.registry
