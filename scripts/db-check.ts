@@ -3,7 +3,8 @@
  * SQLITE_PATH / DATA_DIR), read-only; run it on a restored backup before serving from it.
  *
  * - every currency's total supply equals the sum of its balances, and no balance is negative;
- * - every NFT has exactly one holder, holding 1, who is its recorded owner;
+ * - every NFT has exactly one holder, holding 1, who is its recorded owner; a burned NFT (owner the
+ *   zero address) has none;
  * - the outbox's event ids have no gap between the oldest retained event and the newest (retention
  *   removes the oldest events only, so anything missing in between is lost events). On SQLite an id
  *   is taken inside the writing transaction, so a gap is a violation. On PostgreSQL a sequence never
@@ -14,6 +15,7 @@
  */
 import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { closeDatabase, openDatabase } from '../src/db/orm.ts';
+import { ZERO_ADDRESS } from '../src/domain/ledger/addresses.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -67,14 +69,22 @@ try {
     if (balance === 0n) continue;
     byNft.set(row.asset_id, [...(byNft.get(row.asset_id) ?? []), { wallet: row.wallet, balance }]);
   }
+  let burned = 0;
   for (const nft of nfts) {
     const held = byNft.get(nft.id) ?? [];
+    // A burned NFT (by its holder, a craft, or on chain) is owned by the zero address and held by nobody.
+    if (nft.owner === ZERO_ADDRESS && held.length === 0) {
+      burned++;
+      continue;
+    }
     if (held.length !== 1 || held[0].balance !== 1n || held[0].wallet !== nft.owner)
       violations.push(
         `nft ${nft.id}: owner ${nft.owner} but held by ${held.map((h) => `${h.wallet} (${h.balance})`).join(', ') || 'nobody'}`,
       );
   }
-  facts.push(`${nfts.length} NFTs: one owner each`);
+  facts.push(
+    `${nfts.length} NFTs: one owner each${burned > 0 ? ` (${burned} burned: owner the zero address, held by nobody)` : ''}`,
+  );
 
   const [range] = await rows<{ first: string | null; last: string | null; count: string }>(
     'select min(id) as first, max(id) as last, count(*) as count from outbox_event',

@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { closeDatabase, openDatabase } from '../../src/db/orm.ts';
 import { testConfig } from '../helpers/app.ts';
+import { runScript } from '../helpers/commands.ts';
 import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
 import { spawnService } from './service-process.ts';
+import { REDIS_URL } from './world.ts';
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -18,6 +20,15 @@ async function databaseExists(name: string): Promise<boolean> {
       .getConnection()
       .execute('select 1 from pg_database where datname = ?', [name]);
     return rows.length === 1;
+  } finally {
+    await closeDatabase(admin);
+  }
+}
+
+async function dropDatabase(name: string): Promise<void> {
+  const admin = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  try {
+    await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
   } finally {
     await closeDatabase(admin);
   }
@@ -71,6 +82,27 @@ describe('start-up', () => {
     }
   });
 
+  it('32.5: a start with REDIS_URL, Redis up the whole time, logs no Redis outage', async () => {
+    for (let start = 0; start < 2; start++) {
+      const service = await spawnService({ REDIS_URL, REDIS_KEY_PREFIX: `gats-32-5-${process.pid}:` });
+      try {
+        await service.ready();
+        // Past the link's next looks (every 250 ms) and its 1 s back-off.
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const messages = service
+          .stdout()
+          .split('\n')
+          .filter((line) => line.startsWith('{'))
+          .map((line) => JSON.parse(line).msg as string);
+        expect(messages).toContain('listening');
+        expect(messages.filter((message) => /^redis /.test(message))).toEqual([]);
+      } finally {
+        service.child.kill('SIGTERM');
+        expect(await service.exited).toBe(0);
+      }
+    }
+  }, 120_000);
+
   describe.runIf(DB_KINDS.includes('postgres'))('on PostgreSQL', () => {
     it('14.5: a typo in the database name stops with 78 naming DATABASE_URL and creates no database', async () => {
       const name = `gats_typo_${Date.now()}`;
@@ -81,6 +113,23 @@ describe('start-up', () => {
       expect(stderr).toMatch(/DATABASE_URL names the database ".*", which does not exist/);
       expect(await databaseExists(name)).toBe(false);
     });
+
+    it('32.2: `npm run db:migrate -- --create-database`, which that error recommends, creates the database and migrates it', async () => {
+      const name = `gats_created_${Date.now()}`;
+      const env = { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${name}` };
+      try {
+        const created = await runScript('scripts/db-migrate.ts', ['--create-database'], env);
+        expect(created.stderr).toBe('');
+        expect(created.code).toBe(0);
+        expect(created.stdout).toMatch(/^postgresql: applied \d+ migration\(s\)/);
+        expect(await databaseExists(name)).toBe(true);
+        const again = await runScript('scripts/db-migrate.ts', ['--create-database'], env);
+        expect(again.stdout).toBe('postgresql: up to date\n');
+        expect(again.code).toBe(0);
+      } finally {
+        await dropDatabase(name);
+      }
+    }, 120_000);
 
     it('14.5: an unreachable database ends start-up within DATABASE_CONNECT_TIMEOUT_MS with 78 naming DATABASE_URL', async () => {
       // A port that accepts and never answers: the slowest way for a database to be away.
