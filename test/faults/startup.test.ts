@@ -3,12 +3,14 @@
 // started together on an empty database all start. The start-up log line says what runs.
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/bench/lib/children.ts';
 import { buildApp } from '../../src/app.ts';
 import { closeDatabase, openDatabase } from '../../src/db/orm.ts';
 import { testConfig } from '../helpers/app.ts';
 import { runScript } from '../helpers/commands.ts';
+import { assertMatchesContract } from '../helpers/contract.ts';
 import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
-import { spawnService } from './service-process.ts';
+import { type ServiceProcess, spawnService } from './service-process.ts';
 import { REDIS_URL } from './world.ts';
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -102,6 +104,94 @@ describe('start-up', () => {
       }
     }
   }, 120_000);
+
+  describe('32.6: probes and the management listener', () => {
+    const logLines = (service: ServiceProcess) =>
+      service
+        .stdout()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, any>);
+    /** A GET whose answer is checked against the contract. */
+    const get = async (base: string, path: string) => {
+      const response = await fetch(base + path);
+      const contentType = response.headers.get('content-type') ?? '';
+      const text = await response.text();
+      const body = /json/.test(contentType) ? JSON.parse(text) : text;
+      assertMatchesContract('GET', path, {
+        status: response.status,
+        contentType,
+        body,
+        headers: response.headers,
+      });
+      return { status: response.status, body };
+    };
+    const stop = async (service: ServiceProcess) => {
+      service.child.kill('SIGTERM');
+      expect(await service.exited).toBe(0);
+    };
+
+    it('32.6: probes and scrapes that succeed are not logged at info; other requests still are', async () => {
+      const service = await spawnService({});
+      try {
+        await service.ready(); // itself a series of /healthz probes
+        for (let probe = 0; probe < 5; probe++)
+          expect((await get(service.baseUrl, '/healthz')).status).toBe(200);
+        expect((await get(service.baseUrl, '/readyz')).status).toBe(200);
+        expect((await get(service.baseUrl, '/metrics')).status).toBe(200);
+        expect((await get(service.baseUrl, '/openapi.json')).status).toBe(200);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const logged = logLines(service).filter((line) => line.msg === 'request');
+        expect(logged.map((line) => line.operation)).toEqual(['getOpenApiDocument']);
+      } finally {
+        await stop(service);
+      }
+    }, 120_000);
+
+    it('32.6: with MANAGEMENT_PORT, /healthz, /readyz and /metrics are served on the management listener and 404 on PORT', async () => {
+      const managementPort = await freePort();
+      const service = await spawnService({ MANAGEMENT_PORT: String(managementPort) });
+      try {
+        const deadline = Date.now() + 60_000;
+        let listening: Record<string, any> | undefined;
+        while (!listening) {
+          listening = logLines(service).find((line) => line.msg === 'listening');
+          expect(Date.now(), service.stderr()).toBeLessThan(deadline);
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        expect(listening.management).toBe(`127.0.0.1:${managementPort}`);
+        const management = `http://127.0.0.1:${managementPort}`;
+        for (const path of ['/healthz', '/readyz', '/metrics']) {
+          expect((await get(management, path)).status, path).toBe(200);
+          const refused = await get(service.baseUrl, path);
+          expect(refused.status, path).toBe(404);
+          expect(refused.body.type).toBe('/problems/route-not-found');
+          expect(refused.body.detail).toContain('MANAGEMENT_PORT');
+        }
+        // The management listener serves nothing else; the public port everything else.
+        // (The contract describes the public port's operations; this 404 is none of them.)
+        const elsewhere = await fetch(`${management}/openapi.json`);
+        expect(elsewhere.status).toBe(404);
+        expect(((await elsewhere.json()) as { type: string }).type).toBe('/problems/route-not-found');
+        expect((await get(service.baseUrl, '/openapi.json')).status).toBe(200);
+      } finally {
+        await stop(service);
+      }
+    }, 120_000);
+
+    it('32.6: a MANAGEMENT_PORT in use is one line naming MANAGEMENT_PORT and exit code 78', async () => {
+      const blocker = createServer();
+      await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+      const port = (blocker.address() as { port: number }).port;
+      try {
+        const { code, stderr } = await failedStart({ MANAGEMENT_PORT: String(port) });
+        expect(code).toBe(78);
+        expect(stderr).toMatch(/^Configuration error: MANAGEMENT_PORT \d+ is already in use/);
+      } finally {
+        blocker.close();
+      }
+    }, 120_000);
+  });
 
   describe.runIf(DB_KINDS.includes('postgres'))('on PostgreSQL', () => {
     it('14.5: a typo in the database name stops with 78 naming DATABASE_URL and creates no database', async () => {

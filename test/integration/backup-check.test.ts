@@ -181,7 +181,7 @@ describe.each(DB_KINDS)('32.1: npm run db:check with on-chain tokens, on %s', (k
     await node.testClient.mine({ blocks: 2 });
     // Every movement projected: the burned sword reads as burned.
     const burnedSword = chainAssetId(caip('erc721', sword, '1'));
-    const deadline = Date.now() + 20_000;
+    const deadline = Date.now() + 60_000;
     for (;;) {
       const read = await t.http('GET', `/assets/${burnedSword}`, { headers: studio.headers });
       const item = await t.http('GET', `/assets/${chainAssetId(caip('erc1155', items, '7'))}`, {
