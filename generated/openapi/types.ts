@@ -3072,7 +3072,7 @@ export interface components {
         };
         /**
          * EventId
-         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service. Compare numerically. Use it as `lastEventId` / `after` to resume.
+         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service, also across a restore from a backup (ids then jump past every id published before; resuming from an id the restore undid answers a resync). Compare numerically. Use it as `lastEventId` / `after` to resume.
          * @example 1042
          */
         EventId: string;
