@@ -14,21 +14,12 @@
  *
  * Exit codes: 0 all hold; 1 a violation (each printed); 78 configuration.
  */
-import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { closeDatabase, openDatabase } from '../src/db/orm.ts';
 import { ZERO_ADDRESS } from '../src/domain/ledger/addresses.ts';
 import { RESTORE_MARK_PREFIX, restoreGapsOf } from '../src/events/restores.ts';
+import { configOrExit } from './lib/config-or-exit.ts';
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(`Configuration error: ${error.message}`);
-    process.exit(78);
-  }
-  throw error;
-}
+const config = configOrExit();
 
 const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
 const violations: string[] = [];

@@ -8,20 +8,11 @@
  *
  * Exit codes: 0 marked; 1 failed; 78 configuration.
  */
-import { ConfigError, loadConfig } from '../src/config/index.ts';
 import { closeDatabase, openDatabase } from '../src/db/orm.ts';
 import { markRestored } from '../src/events/restores.ts';
+import { configOrExit } from './lib/config-or-exit.ts';
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(`Configuration error: ${error.message}`);
-    process.exit(78);
-  }
-  throw error;
-}
+const config = configOrExit();
 
 const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
 try {

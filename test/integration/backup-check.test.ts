@@ -9,6 +9,7 @@ import { chainAssetId } from '../../src/domain/ledger/chain-assets.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
 import { type BusyLedger, makeBusyLedger } from '../helpers/busy-ledger.ts';
 import { runScript } from '../helpers/commands.ts';
+import { demoSession } from '../helpers/demo-session.ts';
 import {
   caip,
   deployErc20,
@@ -209,22 +210,7 @@ describe('npm run db:backup of the embedded database', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'gats-backup-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  async function session(base: string, username: string) {
-    const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(base + url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, any> };
-    };
-    const login = await post('/api/v1/auth/login', { username, password: `${username}-demo-password` });
-    const bearer = { authorization: `Bearer ${login.body.access_token}` };
-    const key = await post('/api/v1/api-keys', { name: 'load' }, bearer);
-    const headers = { ...bearer, 'x-api-key': key.body.key as string };
-    const me = (await (await fetch(`${base}/api/v1/me`, { headers })).json()) as { wallets: string[] };
-    return { post, headers, wallet: me.wallets[0] as string };
-  }
+  const session = demoSession;
 
   it('15.6, 32.1, 32.3: a backup taken under write load, into a folder not made yet, of a ledger with a history, restores with the invariants intact', async () => {
     const live = path.join(root, 'live');

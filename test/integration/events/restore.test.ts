@@ -14,28 +14,13 @@ import { closeDatabase, openDatabase } from '../../../src/db/orm.ts';
 import { DEFAULT_POSTGRES_SERVER_URL } from '../../../src/db/scratch-database.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../../helpers/app.ts';
 import { runScript } from '../../helpers/commands.ts';
+import { demoSession } from '../../helpers/demo-session.ts';
 import { REPO_ROOT, startService } from '../../helpers/service.ts';
 import { connect } from '../../helpers/ws.ts';
 
 const ADMIN_URL = process.env.TEST_POSTGRES_URL || DEFAULT_POSTGRES_SERVER_URL;
 
-/** A demo user's session on `base`: bearer token, API key and wallet. */
-async function session(base: string, username: string) {
-  const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const response = await fetch(base + url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as Record<string, any>;
-  };
-  const login = await post('/api/v1/auth/login', { username, password: `${username}-demo-password` });
-  const bearer = { authorization: `Bearer ${login.access_token}` };
-  const key = await post('/api/v1/api-keys', { name: 'restore test' }, bearer);
-  const headers = { ...bearer, 'x-api-key': key.key as string };
-  const me = (await (await fetch(`${base}/api/v1/me`, { headers })).json()) as { wallets: string[] };
-  return { headers, wallet: me.wallets[0] as string };
-}
+const session = demoSession;
 
 async function sendGold(t: TestApp, from: { headers: Record<string, string>; wallet: string }, to: string) {
   const sent = await t.http('POST', '/api/v1/transfer', {
