@@ -4,7 +4,8 @@
  *
  * `VACUUM INTO` reads the whole database inside one read transaction, so the copy is the database as
  * of one commit, whatever writers do meanwhile (WAL mode lets them go on); the copy is compact and
- * needs no -wal file. It uses Node's built-in SQLite (no extra package). FILE must not exist yet.
+ * needs no -wal file. It uses Node's built-in SQLite (no extra package). FILE must not exist yet; its
+ * folder is created (0700) when missing.
  * On PostgreSQL (DATABASE_URL set) use pg_dump: see the README's "Backups" section.
  *
  * Exit codes: 0 copied; 1 failed (FILE exists, database missing); 64 usage; 78 configuration.
@@ -13,6 +14,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { ConfigError, loadConfig } from '../src/config/index.ts';
+import { ensurePrivateDir } from '../src/crypto/private-files.ts';
 
 function fail(message: string, code: number): never {
   console.error(message);
@@ -34,8 +36,10 @@ if (!existsSync(config.sqlitePath)) fail(`no database at ${config.sqlitePath} (S
 const file = path.resolve(target);
 if (existsSync(file)) fail(`${file} exists: choose a new file name`, 1);
 
-// The copy holds password hashes and sealed keys: readable by its owner only, like the database.
+// The copy holds password hashes and sealed keys: readable by its owner only, like the database, in
+// a folder made for it when missing (`backups/` of the README), private too.
 process.umask(0o077);
+ensurePrivateDir(path.dirname(file));
 const started = Date.now();
 const database = new DatabaseSync(config.sqlitePath, { readOnly: true, timeout: 30_000 });
 try {

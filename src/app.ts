@@ -27,6 +27,7 @@ import { type ContractRouter, createContractRouter } from './http/api.ts';
 import { docsStatic } from './http/docs-static.ts';
 import { explorerStatic } from './http/explorer-static.ts';
 import { createHandlers } from './http/handlers/index.ts';
+import { listenerScope } from './http/management.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
 import { ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
@@ -289,6 +290,7 @@ function createKoa(
   koa.silent = true; // errors are logged by the error middleware, with the request id
   koa.use(requestContext(parts.logger, parts.metrics));
   koa.use(errorMiddleware());
+  koa.use(listenerScope(config.management !== undefined));
   koa.use(requestTimeout(config.requestTimeoutMs));
   koa.use(securityHeaders(config.corsOrigins));
   koa.use(parts.auth.middleware);

@@ -3,12 +3,13 @@
 // Exit codes (README "Operating"): 0 stopped cleanly; 78 (EX_CONFIG) a configuration error at
 // start-up, one line naming the setting: a bad variable, a missing SECRET_KEY, a SECRET_KEY that does
 // not open the stored keys, a database that does not exist or does not answer (DATABASE_URL), Redis
-// not answering (REDIS_URL), a PORT in use; 70 (EX_SOFTWARE) a shutdown that passed
+// not answering (REDIS_URL), a PORT (or MANAGEMENT_PORT) in use; 70 (EX_SOFTWARE) a shutdown that passed
 // SHUTDOWN_TIMEOUT_SECONDS; 1 any other failure to start.
 import { readFileSync } from 'node:fs';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { type AppInstance, buildApp } from './app.ts';
 import { type Config, ConfigError, loadConfig } from './config/index.ts';
+import { managementHandler } from './http/management.ts';
 import { createHttpServer } from './http/server-limits.ts';
 
 const EX_CONFIG = 78;
@@ -53,30 +54,17 @@ async function main(): Promise<void> {
     void handle(request, response);
   });
   app.attach(server);
+  // 32.6: probes and scrapes on their own listener when MANAGEMENT_PORT is set (src/http/management.ts).
+  const management = config.management && {
+    server: createHttpServer(managementHandler(handle)),
+    host: config.management.host ?? app.listenHost,
+    port: config.management.port,
+  };
 
-  try {
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(config.port, app.listenHost, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-  } catch (error) {
-    await app.close().catch(() => undefined);
-    const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE')
-      configurationError(
-        `PORT ${config.port} is already in use on ${app.listenHost}; set PORT to a free port`,
-      );
-    if (code === 'EACCES')
-      configurationError(
-        `PORT ${config.port} may not be bound by this user on ${app.listenHost}; set PORT above 1023`,
-      );
-    throw error;
-  }
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
+  const port = await listenOrExit(app, server, 'PORT', config.port, app.listenHost);
+  const managementPort =
+    management &&
+    (await listenOrExit(app, management.server, 'MANAGEMENT_PORT', management.port, management.host));
   // The one start-up line an operator reads (no secrets: the database kind, not its URL).
   app.logger.info(
     {
@@ -87,6 +75,7 @@ async function main(): Promise<void> {
       host: app.listenHost,
       port,
       listening: `${app.listenHost}:${port}`,
+      ...(management ? { management: `${management.host}:${managementPort}` } : {}),
     },
     'listening',
   );
@@ -114,12 +103,52 @@ async function main(): Promise<void> {
     server.closeIdleConnections();
     await closed; // in-flight requests answered (each with Connection: close)
     clearTimeout(forced);
+    // Probes were answered until now (/readyz: 503 while draining).
+    if (management) {
+      const managementClosed = new Promise<void>((resolve) => management.server.close(() => resolve()));
+      management.server.closeAllConnections();
+      await managementClosed;
+    }
     await app.close();
     app.logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * Listens on `host:port`; returns the port bound. A port in use or not allowed ends start-up as a
+ * configuration error naming `setting`.
+ */
+async function listenOrExit(
+  app: AppInstance,
+  server: Server,
+  setting: string,
+  port: number,
+  host: string,
+): Promise<number> {
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    const code = (error as { code?: string }).code;
+    if (code === 'EADDRINUSE')
+      configurationError(`${setting} ${port} is already in use on ${host}; set ${setting} to a free port`);
+    if (code === 'EACCES')
+      configurationError(
+        `${setting} ${port} may not be bound by this user on ${host}; set ${setting} above 1023`,
+      );
+    throw error;
+  }
+  const address = server.address();
+  return typeof address === 'object' && address ? address.port : port;
 }
 
 main().catch((error: unknown) => {

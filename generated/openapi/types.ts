@@ -11,7 +11,9 @@ export interface paths {
          * Liveness
          * @description Answers 200 as long as the process can serve HTTP. It checks no dependency (see `/readyz`), so an orchestrator restarting on failure here only restarts truly stuck processes. Public, not rate limited.
          *
-         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
+         *     Served on the management listener when `MANAGEMENT_PORT` is set (at `MANAGEMENT_HOST`, default the public listener's interface), and then answered 404 on the public port; without `MANAGEMENT_PORT`, served on the public port (`PORT`).
+         *
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 404 `/problems/route-not-found` on the public port when `MANAGEMENT_PORT` is set; 500 on an unexpected failure.
          */
         get: operations["getHealth"];
         put?: never;
@@ -33,7 +35,9 @@ export interface paths {
          * Readiness
          * @description Checks the dependencies this instance needs to serve requests (the database, with a short time-out) and answers 200 when all pass, 503 with the same body shape when any fails. During graceful shutdown it answers 503 so load balancers stop routing here before connections drain. Public, not rate limited.
          *
-         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 503 when a dependency check failed (the body says which); 500 on an unexpected failure.
+         *     Served on the management listener when `MANAGEMENT_PORT` is set (at `MANAGEMENT_HOST`, default the public listener's interface), and then answered 404 on the public port; without `MANAGEMENT_PORT`, served on the public port (`PORT`).
+         *
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 404 `/problems/route-not-found` on the public port when `MANAGEMENT_PORT` is set; 503 when a dependency check failed (the body says which); 500 on an unexpected failure.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -53,9 +57,11 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The instance's metrics in the Prometheus text exposition format 0.0.4 (`text/plain; version=0.0.4; charset=utf-8`): process and Node.js runtime metrics, HTTP request counts and latency histograms by operationId and status, WebSocket connections, and event relay lag. Labels never carry user data or ids. Public (restrict it at the network edge in production), not rate limited.
+         * @description The instance's metrics in the Prometheus text exposition format 0.0.4 (`text/plain; version=0.0.4; charset=utf-8`): process and Node.js runtime metrics, HTTP request counts and latency histograms by operationId and status, WebSocket connections, and event relay lag. Labels never carry user data or ids. Public on the listener that serves it (move it off the public port with `MANAGEMENT_PORT`, or restrict it at the network edge), not rate limited.
          *
-         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 500 on an unexpected failure.
+         *     Served on the management listener when `MANAGEMENT_PORT` is set (at `MANAGEMENT_HOST`, default the public listener's interface), and then answered 404 on the public port; without `MANAGEMENT_PORT`, served on the public port (`PORT`).
+         *
+         *     Errors: 400 `/problems/validation-failed` for an unknown query parameter; 404 `/problems/route-not-found` on the public port when `MANAGEMENT_PORT` is set; 500 on an unexpected failure.
          */
         get: operations["getMetrics"];
         put?: never;
@@ -3173,7 +3179,7 @@ export interface components {
         };
         /**
          * EventId
-         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service. Compare numerically. Use it as `lastEventId` / `after` to resume.
+         * @description Global event id: a decimal integer as a string, strictly increasing in commit order across the whole service, also across a restore from a backup (ids then jump past every id published before; resuming from an id the restore undid answers a resync). Compare numerically. Use it as `lastEventId` / `after` to resume.
          * @example 1042
          */
         EventId: string;
@@ -5622,6 +5628,26 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description A management listener is configured (`MANAGEMENT_PORT`): this path is served there, and this listener does not serve it. */
+        ManagementPortOnly: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "/problems/route-not-found",
+                 *       "title": "Route not found",
+                 *       "status": 404,
+                 *       "detail": "No route for GET /healthz on this port: it is served on the management port (MANAGEMENT_PORT).",
+                 *       "instance": "/healthz",
+                 *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected failure. The body never reveals internals; quote `requestId` to support. */
         InternalError: {
             headers: {
@@ -6116,6 +6142,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["ManagementPortOnly"];
             500: components["responses"]["InternalError"];
         };
     };
@@ -6164,6 +6191,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["ManagementPortOnly"];
             500: components["responses"]["InternalError"];
             /** @description A dependency failed its check, or the instance is shutting down. */
             503: {
@@ -6216,6 +6244,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            404: components["responses"]["ManagementPortOnly"];
             500: components["responses"]["InternalError"];
         };
     };

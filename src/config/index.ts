@@ -17,6 +17,12 @@ export interface Config {
    * with their published passwords exist (decided at start-up: `AppInstance.listenHost`).
    */
   host: string | undefined;
+  /**
+   * The management listener (MANAGEMENT_PORT): `/healthz`, `/readyz` and `/metrics` on their own
+   * address and port, and no longer on the public port. Unset: they are served on the public port.
+   * `host` unset: the public listener's interface.
+   */
+  management: { port: number; host: string | undefined } | undefined;
   /** Public base URL: absolute links, the OAuth issuer and the did:web identity derive from it. */
   publicUrl: string;
   /** Whether a PUBLIC_URL other than the one the database was set up with may take over. */
@@ -213,6 +219,30 @@ export const configSchema = z.object({
         description:
           'interface to bind. Unset, while demo accounts still accept their published passwords the service listens on loopback only and warns, naming them (see "Demo accounts")',
         defaultText: '`0.0.0.0`; `127.0.0.1` while demo accounts exist',
+        allowed: 'IP address or host name',
+      }),
+    ),
+  MANAGEMENT_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .optional()
+    .meta(
+      meta({
+        description:
+          'port of the management listener: `/healthz`, `/readyz` and `/metrics` are served there and no longer on `PORT` (404 there), as orchestrator probes and Prometheus scrapes should not share the public port. Unset, they are served on `PORT`',
+        defaultText: 'unset',
+      }),
+    ),
+  MANAGEMENT_HOST: z
+    .string()
+    .optional()
+    .meta(
+      meta({
+        description:
+          'interface the management listener binds (with `MANAGEMENT_PORT` only), e.g. `127.0.0.1` for probes and scrapes from the same host only',
+        defaultText: "the public listener's (`HOST`)",
         allowed: 'IP address or host name',
       }),
     ),
@@ -621,9 +651,15 @@ export function loadConfig(env: Env = process.env): Config {
   const dataDir = path.resolve(e.DATA_DIR);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
   const corsOrigins = e.CORS_ORIGINS ?? [];
+  if (e.MANAGEMENT_HOST !== undefined && e.MANAGEMENT_PORT === undefined)
+    throw new ConfigError(
+      'MANAGEMENT_HOST is set without MANAGEMENT_PORT: set MANAGEMENT_PORT too, or neither',
+    );
   return {
     port: e.PORT,
     host: e.HOST,
+    management:
+      e.MANAGEMENT_PORT === undefined ? undefined : { port: e.MANAGEMENT_PORT, host: e.MANAGEMENT_HOST },
     publicUrl,
     publicUrlChange: e.PUBLIC_URL_CHANGE,
     databaseUrl: e.DATABASE_URL,

@@ -266,7 +266,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       driver: PostgreSqlDriver,
       clientUrl: options.databaseUrl,
       // A database named in DATABASE_URL that does not exist is a configuration error, not a
-      // request to create an empty ledger (`npm run db:create` creates it when asked).
+      // request to create an empty ledger (`npm run db:migrate -- --create-database` creates it).
       ensureDatabase: false,
       pool: { max },
       driverOptions: {
@@ -276,7 +276,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
         },
       },
     });
-    if (!options.createDatabase) await checkPostgresReachable(orm, options);
+    // Asked to (db:migrate --create-database): a missing database is created, from the server's
+    // maintenance database, before the first query (32.2: before, nothing created it).
+    if (options.createDatabase) await orm.schema.ensureDatabase();
+    await checkPostgresReachable(orm, options);
     // The pool is made when the first connection is needed, not necessarily during init.
     poolStatsOf.set(
       orm,

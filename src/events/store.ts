@@ -8,6 +8,7 @@ import { readStatements } from '../db/read-statements.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
 import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
 import type { RelayConnection } from './relay-connection.ts';
+import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
 
 /** Row of sequence_counter that remembers how far retention has deleted. */
 const PRUNED_THROUGH = 'outbox-pruned-through';
@@ -174,6 +175,25 @@ export class EventStore {
   async prunedThrough(): Promise<number> {
     const rows = await readStatements(this.orm).all(PRUNED_THROUGH_READ, [PRUNED_THROUGH]);
     return rows.length === 0 ? 0 : Number(rows[0].value);
+  }
+
+  private restores: Promise<RestoreGap[]> | undefined;
+
+  /**
+   * The id ranges restores from backups skipped (./restores.ts). Read once: a restore is marked
+   * (`npm run db:restored`) before the service starts on the restored database.
+   */
+  restoreGaps(): Promise<RestoreGap[]> {
+    this.restores ??= this.em()
+      .execute<{ name: string; value: number | string }[]>(
+        'select name, value from sequence_counter where name like ?',
+        [`${RESTORE_MARK_PREFIX}%`],
+      )
+      .then(restoreGapsOf);
+    this.restores.catch(() => {
+      this.restores = undefined; // read again next time (the database was away)
+    });
+    return this.restores;
   }
 
   /** Deletes events older than the retention window and records how far it went; returns how many. */

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
+import { PROBE_OPERATIONS } from './management.ts';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -44,8 +45,10 @@ export function requestContext(logger: Logger, metrics: Metrics) {
       const seconds = (performance.now() - started) / 1000;
       const operation: string = ctx.state.operationId ?? (ctx.status === 404 ? 'unmatched' : 'other');
       metrics.httpRequests.observe(ctx.method, operation, ctx.status, seconds);
-      if (logger.isLevelEnabled('info'))
-        log.child.info(
+      // Probes and scrapes that succeed are logged at debug (32.6: every orchestrator probe was a line).
+      const level = PROBE_OPERATIONS.has(operation) && ctx.status < 400 ? 'debug' : 'info';
+      if (logger.isLevelEnabled(level))
+        log.child[level](
           {
             method: ctx.method,
             path: ctx.path,

@@ -53,11 +53,15 @@ export function createRedisLink(url: string, prefix: string, logger: Logger): Re
   let failedAt = 0;
   let reported = true;
   let closed = false;
+  // Until `ready()` has seen every client connect, Redis is not "unavailable", it is starting: no
+  // report then (32.5: each start logged "redis unavailable" then "available again", the clients
+  // being created unconnected and connected only by `ready()`).
+  let started = false;
 
   const connected = () => [...clients.keys()].every((client) => client.status === 'ready');
   const report = () => {
     const now = connected() && Date.now() - failedAt >= BACKOFF_MS;
-    if (now === reported || closed) return;
+    if (now === reported || closed || !started) return;
     reported = now;
     if (now) logger.info('redis available again: shared counters, tickets and announcements resume');
     else
@@ -110,6 +114,8 @@ export function createRedisLink(url: string, prefix: string, logger: Logger): Re
       } finally {
         clearTimeout(timer);
       }
+      started = true;
+      report(); // changes since are reported from here on
     },
     usable() {
       return connected() && Date.now() - failedAt >= BACKOFF_MS;

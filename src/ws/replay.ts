@@ -16,6 +16,7 @@ import type { ResyncRequiredMessageReason } from '../../generated/asyncapi/model
 import type { Config } from '../config/index.ts';
 import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { EventFilter } from '../events/filter.ts';
+import { skippedBetween } from '../events/restores.ts';
 import { prunedSince, retainedEvents } from '../events/retention.ts';
 import { type EventStore, toPublished } from '../events/store.ts';
 import type { OutboxTail } from '../events/tail.ts';
@@ -158,13 +159,15 @@ export class Replayer {
         detail: `Event ${after} does not exist yet.`,
       };
     }
-    if (newest - after > this.config.maxReplayEvents) {
+    // Ids a restore skipped are no events: they do not count towards the replay's depth.
+    const behind = newest - after - skippedBetween(after, newest, retained.restores);
+    if (behind > this.config.maxReplayEvents) {
       return {
         reason: 'too_far_back',
         oldestEventId,
         catchUp,
         detail:
-          `Event ${after} is ${newest - after} events behind the newest; the WebSocket replays at most ` +
+          `Event ${after} is ${behind} events behind the newest; the WebSocket replays at most ` +
           `${this.config.maxReplayEvents}. Read GET ${catchUp} page by page, then subscribe with the last id read.`,
       };
     }

@@ -1,12 +1,30 @@
 // 15.6: `npm run db:check` (ledger invariants) on both databases, and `npm run db:backup` of the
 // embedded database while the service runs and writes: the copy restores, checks clean and serves.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
+import { chainAssetId } from '../../src/domain/ledger/chain-assets.ts';
+import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
+import { type BusyLedger, makeBusyLedger } from '../helpers/busy-ledger.ts';
 import { runScript } from '../helpers/commands.ts';
-import { startService } from '../helpers/service.ts';
+import { demoSession } from '../helpers/demo-session.ts';
+import {
+  caip,
+  deployErc20,
+  deployErc721,
+  deployErc1155,
+  ERC20_PRESET,
+  ERC721_PRESET,
+  ERC1155_PRESET,
+  type EvmNode,
+  HARDHAT_CHAIN_ID,
+  send,
+  startEvmNode,
+} from '../helpers/evm-node.ts';
+import { httpUser } from '../helpers/ledger-fixtures.ts';
+import { REPO_ROOT, startService } from '../helpers/service.ts';
 
 describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
   let t: TestApp;
@@ -72,32 +90,142 @@ describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
   });
 });
 
+describe.each(DB_KINDS)('32.1: npm run db:check on a ledger with a history, on %s', (kind) => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  let ledger: BusyLedger;
+  const check = () => runScript('scripts/db-check.ts', [], env);
+
+  beforeAll(async () => {
+    t = await startTestApp(kind, { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000' });
+    const { config } = t.app;
+    env = config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : { SQLITE_PATH: config.sqlitePath };
+    ledger = await makeBusyLedger(t);
+  });
+  afterAll(() => t?.close());
+
+  it('32.1: passes on a ledger with burns, crafts, trades, frozen items and metadata versions', async () => {
+    const result = await check();
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    // The NFT burned by its holder and the one consumed by the craft.
+    expect(result.stdout).toMatch(
+      /; 5 NFTs: one owner each \(2 burned: owner the zero address, held by nobody\); /,
+    );
+  });
+
+  it('32.1: a burned NFT that some wallet still holds is a violation', async () => {
+    const connection = t.app.orm.em.getConnection();
+    const [holding] = await connection.execute<{ id: number }[]>(
+      `select id from holding where asset_id = '${ledger.nfts.frozen}'`,
+    );
+    await connection.execute(
+      `update asset set owner = '0x0000000000000000000000000000000000000000' where id = '${ledger.nfts.frozen}'`,
+    );
+    const result = await check();
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      `nft ${ledger.nfts.frozen}: owner 0x0000000000000000000000000000000000000000 but held by ${ledger.bob.wallet.toLowerCase()} (1)`,
+    );
+    expect(holding).toBeDefined();
+  });
+});
+
+// Chain tokens need the local EVM node (a few seconds to start): their own describe.
+describe.each(DB_KINDS)('32.1: npm run db:check with on-chain tokens, on %s', (kind) => {
+  let node: EvmNode;
+  let t: TestApp;
+  beforeAll(async () => {
+    node = await startEvmNode();
+    t = await startTestApp(kind, {
+      CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
+      CHAIN_CONFIRMATIONS: '1',
+      CHAIN_POLL_MS: '50',
+      CHAIN_RPC_RATE: '1000',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await t?.close();
+    await node?.stop();
+  });
+
+  it('32.1: passes once ERC-721, ERC-20 and ERC-1155 mints, moves and burns are projected', async () => {
+    const studio = await httpUser(t, 'studio');
+    const made = await t.http('POST', '/api/v1/collections', {
+      body: { id: 'onchain', name: 'On-chain' },
+      headers: studio.headers,
+    });
+    expect(made.status).toBe(201);
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const sword = await deployErc721(node);
+    const gold = await deployErc20(node);
+    const items = await deployErc1155(node);
+    for (const [address, standard] of [
+      [sword, 'erc721'],
+      [gold, 'erc20'],
+      [items, 'erc1155'],
+    ]) {
+      const registered = await t.http('POST', '/api/v1/collections/onchain/contracts', {
+        body: { chainId: HARDHAT_CHAIN_ID, address, standard, fromBlock },
+        headers: studio.headers,
+      });
+      expect(registered.status).toBe(201);
+    }
+    const [alice, bob] = [node.address(5), node.address(6)];
+    await send(node, ERC721_PRESET, sword, 'mint', [alice]);
+    await send(node, ERC721_PRESET, sword, 'mint', [alice]);
+    await send(node, ERC721_PRESET, sword, 'transferFrom', [alice, bob, 0n], 5);
+    await send(node, ERC721_PRESET, sword, 'burn', [1n], 5);
+    await send(node, ERC20_PRESET, gold, 'mint', [alice, 5n * 10n ** 18n]);
+    await send(node, ERC1155_PRESET, items, 'mint', [alice, 7n, 10n, '0x']);
+    await send(node, ERC1155_PRESET, items, 'burn', [alice, 7n, 3n], 5);
+    await node.testClient.mine({ blocks: 2 });
+    // Every movement projected: the burned sword reads as burned.
+    const burnedSword = chainAssetId(caip('erc721', sword, '1'));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const read = await t.http('GET', `/assets/${burnedSword}`, { headers: studio.headers });
+      const item = await t.http('GET', `/assets/${chainAssetId(caip('erc1155', items, '7'))}`, {
+        headers: studio.headers,
+      });
+      if (read.body?.burned === true && item.body?.totalSupply === '7') break;
+      expect(Date.now(), 'the chain movements were not projected in time').toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const { config } = t.app;
+    const result = await runScript(
+      'scripts/db-check.ts',
+      [],
+      config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : { SQLITE_PATH: config.sqlitePath },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(
+      /2 NFTs: one owner each \(1 burned: owner the zero address, held by nobody\)/,
+    );
+  }, 90_000);
+});
+
 describe('npm run db:backup of the embedded database', () => {
   const root = mkdtempSync(path.join(tmpdir(), 'gats-backup-'));
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-  async function session(base: string, username: string) {
-    const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(base + url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: JSON.stringify(body),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, any> };
-    };
-    const login = await post('/api/v1/auth/login', { username, password: `${username}-demo-password` });
-    const bearer = { authorization: `Bearer ${login.body.access_token}` };
-    const key = await post('/api/v1/api-keys', { name: 'load' }, bearer);
-    const headers = { ...bearer, 'x-api-key': key.body.key as string };
-    const me = (await (await fetch(`${base}/api/v1/me`, { headers })).json()) as { wallets: string[] };
-    return { post, headers, wallet: me.wallets[0] as string };
-  }
+  const session = demoSession;
 
-  it('15.6: a backup taken under write load restores with the invariants intact', async () => {
+  it('15.6, 32.1, 32.3: a backup taken under write load, into a folder not made yet, of a ledger with a history, restores with the invariants intact', async () => {
     const live = path.join(root, 'live');
-    const service = await startService({ PORT: '0', DATA_DIR: live });
+    // 32.1: the ledger has burns, crafts, trades, frozen items and metadata versions, not just the demo.
+    const history = await startTestApp('sqlite', {
+      DATA_DIR: live,
+      SQLITE_PATH: path.join(live, 'gats.sqlite'),
+      SEED_DEMO: 'always',
+    });
+    await makeBusyLedger(history).finally(() => history.close());
+    const keep = { SECRET_KEY: TEST_SECRET_KEY, PUBLIC_URL_CHANGE: 'allow' };
+    const service = await startService({ PORT: '0', DATA_DIR: live, ...keep });
     const base = `http://127.0.0.1:${service.port}`;
-    const backup = path.join(root, 'backup.sqlite');
+    // 32.3: `backups/` of the README's command need not exist.
+    const backup = path.join(root, 'backups', 'nightly', 'gats.sqlite');
     let transfers = 0;
     try {
       const alice = await session(base, 'alice');
@@ -116,7 +244,7 @@ describe('npm run db:backup of the embedded database', () => {
       };
       const writers = [writer(), writer()];
       while (transfers < 10) await new Promise((resolve) => setTimeout(resolve, 50));
-      const copied = await runScript('scripts/db-backup.ts', [backup], { DATA_DIR: live });
+      const copied = await runScript('scripts/db-backup.ts', [backup], { DATA_DIR: live, ...keep });
       const during = transfers;
       while (transfers < during + 10) await new Promise((resolve) => setTimeout(resolve, 50));
       writing = false;
@@ -124,6 +252,7 @@ describe('npm run db:backup of the embedded database', () => {
       expect(copied.stderr).toBe('');
       expect(copied.code).toBe(0);
       expect(statSync(backup).mode & 0o777).toBe(0o600);
+      expect(statSync(path.dirname(backup)).mode & 0o777).toBe(0o700);
     } finally {
       expect(await service.stop()).toBe(0);
     }
@@ -131,17 +260,19 @@ describe('npm run db:backup of the embedded database', () => {
 
     // Restore: the copy becomes the database of a new data directory (with the same secret key).
     const restored = path.join(root, 'restored');
-    const restoredEnv = { DATA_DIR: restored };
+    const restoredEnv = { DATA_DIR: restored, ...keep };
     mkdirSync(restored, { mode: 0o700 });
     copyFileSync(backup, path.join(restored, 'gats.sqlite'));
-    copyFileSync(path.join(live, 'secret.key'), path.join(restored, 'secret.key'));
     expect(existsSync(path.join(restored, 'gats.sqlite-wal'))).toBe(false);
 
     const checked = await runScript('scripts/db-check.ts', [], restoredEnv);
     expect(checked.stderr).toBe('');
     expect(checked.code).toBe(0);
+    expect(checked.stdout).toMatch(
+      / NFTs: one owner each \(2 burned: owner the zero address, held by nobody\)/,
+    );
     const events = Number(/outbox: (\d+) events/.exec(checked.stdout)?.[1]);
-    const liveCheck = await runScript('scripts/db-check.ts', [], { DATA_DIR: live });
+    const liveCheck = await runScript('scripts/db-check.ts', [], { DATA_DIR: live, ...keep });
     expect(liveCheck.code).toBe(0);
     const liveEvents = Number(/outbox: (\d+) events/.exec(liveCheck.stdout)?.[1]);
     // The copy holds some of the transfers made under load, and fewer events than the end state.
@@ -157,4 +288,28 @@ describe('npm run db:backup of the embedded database', () => {
       expect(await again.stop()).toBe(0);
     }
   }, 180_000);
+});
+
+describe("32.3: the README's backup and restore commands", () => {
+  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Backups and upgrades'), readme.indexOf('## The contract'));
+  const commands = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) => block[1]).join('');
+
+  it('32.3: backups/ is ignored by git', () => {
+    const ignored = spawnSync('git', ['check-ignore', '-q', 'backups/gats-2026-11-28.sqlite'], {
+      cwd: REPO_ROOT,
+    });
+    expect(ignored.status).toBe(0);
+  });
+
+  it('32.3: restore commands name the backup by a computed date, not a fixed one', () => {
+    expect(commands).toContain('backups/');
+    expect(commands).not.toMatch(/\d{4}-\d{2}-\d{2}/);
+  });
+
+  it('32.3: the pg_dump file is created readable by its owner only', () => {
+    const dumps = commands.split('\n').filter((line) => /\bpg_dump\b/.test(line));
+    expect(dumps.length).toBeGreaterThan(0);
+    for (const line of dumps) expect(line).toMatch(/umask 077/);
+  });
 });
