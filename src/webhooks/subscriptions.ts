@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { components } from '../../generated/openapi/types.ts';
-import { lockUser, QuotaExceededError } from '../auth/quotas.ts';
+import { accountMembers, lockUser, QuotaExceededError } from '../auth/quotas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
@@ -82,7 +82,8 @@ function generateSigningSecret(): string {
 const sealContext = (id: string) => `webhook:${id}`;
 
 export interface WebhookService {
-  create(userId: string, input: CreateWebhookInput): Promise<CreatedWebhookView>;
+  /** `account`: the user whose webhook quota it counts against (a service account's owner, 30.6). */
+  create(userId: string, input: CreateWebhookInput, account?: string): Promise<CreatedWebhookView>;
   list(userId: string): Promise<WebhookView[]>;
   get(userId: string, id: string): Promise<WebhookView>;
   remove(userId: string, id: string): Promise<void>;
@@ -129,7 +130,7 @@ export function createWebhookService(deps: {
   }
 
   return {
-    async create(userId, input) {
+    async create(userId, input, account = userId) {
       const errors: { pointer: string; detail: string }[] = [];
       const urlProblem = webhookUrlProblem(input.url, deps.policy);
       if (urlProblem) errors.push({ pointer: '/body/url', detail: urlProblem });
@@ -144,8 +145,13 @@ export function createWebhookService(deps: {
       if (errors.length > 0) throw new ValidationError('The webhook is not acceptable.', errors);
       const secret = generateSigningSecret();
       const sub = await inTransaction(orm, async (em) => {
-        await lockUser(em, userId);
-        if ((await em.count(WebhookSubscription, { owner: userId, deletedAt: null })) >= deps.maxPerUser)
+        // The owner's row serializes its and its service accounts' creations.
+        await lockUser(em, account);
+        const owners = await accountMembers(em, account);
+        if (
+          (await em.count(WebhookSubscription, { owner: { $in: owners }, deletedAt: null })) >=
+          deps.maxPerUser
+        )
           throw new QuotaExceededError('webhooks', deps.maxPerUser, 'delete one you no longer use first.');
         const id = `wh_${ulid()}`;
         const created = em.create(WebhookSubscription, {
