@@ -80,6 +80,8 @@ export interface Config {
     allowedNetworks: string[];
     timeoutMs: number;
     concurrency: number;
+    /** Of `concurrency`, the most one user's (and its service accounts') subscriptions hold (30.7). */
+    concurrencyPerOwner: number;
     retryBaseMs: number;
     retryWindowSeconds: number;
     disableAfterSeconds: number;
@@ -456,6 +458,12 @@ export const configSchema = z.object({
         'webhook requests in flight at once per instance (one per subscription, so its order holds)',
     }),
   ),
+  WEBHOOK_CONCURRENCY_PER_OWNER: integer(4, 1, 1000).meta(
+    meta({
+      description:
+        "of those, at most this many for one user's subscriptions (its service accounts' included): one user's slow receivers never take every slot",
+    }),
+  ),
   WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000).meta(
     meta({
       description:
@@ -662,6 +670,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS ?? [],
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrencyPerOwner: e.WEBHOOK_CONCURRENCY_PER_OWNER,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       retryWindowSeconds: e.WEBHOOK_RETRY_WINDOW_SECONDS,
       disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,

@@ -112,10 +112,11 @@ export function createWebhookService(deps: {
   /** Tells this instance's dispatcher a subscription changed (its secret, enabled): read it again. */
   changed: () => void;
   /**
-   * Resolves once this instance's dispatcher has written the deliveries it made (it writes them in
-   * batches, moments after the request): what a receiver has seen is listed and can be repaired.
+   * Resolves once this instance's dispatcher has written the deliveries it made to the subscription
+   * `id` (it writes them in batches, moments after the request): what a receiver has seen is listed
+   * and can be repaired. It waits for that subscription's request in flight, no other's (30.7).
    */
-  settle: () => Promise<void>;
+  settle: (id: string) => Promise<void>;
 }): WebhookService {
   const { orm, secretBox } = deps;
 
@@ -230,9 +231,9 @@ export function createWebhookService(deps: {
     },
 
     async deliveries(userId, id, page) {
-      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
+      await deps.settle(id);
       const limit = Math.min(page.limit, DELIVERY_PAGE_MAX);
       const where: Record<string, unknown> = { subscription: id };
       if (page.cursor !== undefined) where.eventId = { $lt: Number(page.cursor) };
@@ -243,9 +244,9 @@ export function createWebhookService(deps: {
     },
 
     async redeliver(userId, id, deliveryId) {
-      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
+      await deps.settle(id);
       const delivery = await em.findOne(WebhookDelivery, { id: deliveryId, subscription: id });
       if (!delivery) throw new NotFoundError(`No delivery with id ${deliveryId}.`);
       Object.assign(delivery, { status: 'pending', nextAttemptAt: new Date(), firstAttemptAt: null });
@@ -255,7 +256,8 @@ export function createWebhookService(deps: {
     },
 
     async replay(userId, id, after) {
-      await deps.settle();
+      await owned(orm.em.fork(), userId, id);
+      await deps.settle(id);
       const redelivering = await inTransaction(orm, async (em) => {
         const sub = await owned(em, userId, id);
         // Deliveries already made after `after` go again; events not yet turned into deliveries
