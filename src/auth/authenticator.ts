@@ -43,6 +43,20 @@ function invalidApiKey(detail: string): UnauthorizedError {
   return new UnauthorizedError(detail, `ApiKey ${REALM}, header="X-API-Key"`, '/problems/invalid-api-key');
 }
 
+/** Heaviest a request counts (the contract's batches have at most 100 legs or items). */
+const MAX_WEIGHT = 100;
+
+/**
+ * Rate-limit units a request costs: one, or (30.12) one per leg or item of a batch, read from the
+ * parsed body before validation (a body the contract refuses later still counts what it carried).
+ */
+function requestWeight(ctx: Context, guard: OperationGuard): number {
+  if (!guard.rateWeight) return 1;
+  const body = (ctx.request as { body?: unknown }).body;
+  const items = body && typeof body === 'object' ? (body as Record<string, unknown>)[guard.rateWeight] : null;
+  return Array.isArray(items) ? Math.min(Math.max(items.length, 1), MAX_WEIGHT) : 1;
+}
+
 export function createAuthenticator(options: {
   verifier: TokenVerifier;
   apiKeys: ApiKeyService;
@@ -129,9 +143,10 @@ export function createAuthenticator(options: {
           'account management requests of this user',
         ]);
       }
+      const weight = requestWeight(ctx, guard);
       for (const [name, key, limit, what] of charges) {
         // At once from counters in memory; a promise only from Redis.
-        const counting = limiter.hit(key, limit, rateLimit.windowSeconds);
+        const counting = limiter.hit(key, limit, rateLimit.windowSeconds, weight);
         const state = counting instanceof Promise ? await counting : counting;
         counted.push([name, state]);
         if (!state.allowed) throw rateLimitedError(state, what, counted);

@@ -26,6 +26,11 @@ export interface OperationGuard {
   roles: string[] | null;
   /** `x-rate-limit: account`: also counted against the user's smaller account-management budget. */
   accountRateLimit: boolean;
+  /**
+   * `x-rate-weight: <property>`: the request counts one rate-limit unit per element of this array
+   * property of its body (a batch's legs or items), at least one (30.12).
+   */
+  rateWeight: string | null;
   /** Content types the request body may have (empty: no body). */
   bodyTypes: string[];
 }
@@ -137,7 +142,7 @@ export function indexOperations(document: JsonObject): OperationIndex {
   };
 }
 
-/** Reads `security`, `x-roles`, `x-rate-limit` and the request body's media types. */
+/** Reads `security`, `x-roles`, `x-rate-limit`, `x-rate-weight` and the request body's media types. */
 function guardOf(
   operationId: string,
   definition: JsonObject,
@@ -154,6 +159,7 @@ function guardOf(
     scopes: requirement.oauth2 ?? [],
     roles: (definition['x-roles'] as string[] | undefined) ?? null,
     accountRateLimit: definition['x-rate-limit'] === 'account',
+    rateWeight: typeof definition['x-rate-weight'] === 'string' ? definition['x-rate-weight'] : null,
     bodyTypes: Object.keys(body?.content ?? {}),
   };
 }
