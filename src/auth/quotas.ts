@@ -3,10 +3,11 @@
 // and the insert run in one transaction holding the user's row (PostgreSQL; SQLite serializes
 // writers), so concurrent creations cannot overshoot the cap.
 import type { EntityManager } from '@mikro-orm/sql';
-import { ServiceAccount } from '../db/entities/ServiceAccount.ts';
 import { User } from '../db/entities/User.ts';
 import { ConflictError } from '../domain/errors.ts';
 import { forUpdate } from '../domain/ledger/transactions.ts';
+
+export { accountMembers } from '../db/account-members.ts';
 
 export interface Quotas {
   /** Active (unrevoked) API keys per user. */
@@ -28,13 +29,4 @@ export class QuotaExceededError extends ConflictError {
 /** Takes the user's row lock for the rest of the transaction (no-op on SQLite, which has one writer). */
 export async function lockUser(em: EntityManager, userId: string): Promise<void> {
   await em.findOne(User, { id: userId }, { ...forUpdate(em), fields: ['id'] });
-}
-
-/**
- * The users whose holdings count against `ownerId`'s caps (30.6): itself and the service accounts it
- * owns (deleted ones too: what they still hold counts).
- */
-export async function accountMembers(em: EntityManager, ownerId: string): Promise<string[]> {
-  const accounts = await em.find(ServiceAccount, { owner: ownerId }, { fields: ['id'] });
-  return [ownerId, ...accounts.map((account) => account.id)];
 }

@@ -66,6 +66,8 @@ export interface Config {
   };
   /** What one user may hold at once. */
   quotas: { apiKeysPerUser: number; applicationsPerUser: number; serviceAccountsPerUser: number };
+  /** Caps on open trade proposals (30.10, src/domain/ledger/trades.ts). */
+  trades: { maxOpenPerProposer: number; maxOpenPerCounterparty: number };
   idempotencyTtlSeconds: number;
   eventRetentionDays: number;
   /** Identity: the longest (and default) lifetime of an issued credential, in days. */
@@ -361,6 +363,18 @@ export const configSchema = z.object({
   MAX_APPLICATIONS_PER_USER: integer(20, 1, 10_000).meta(
     meta({ description: 'applications one user may hold (one more: 409 `/problems/quota-exceeded`)' }),
   ),
+  MAX_OPEN_TRADES_PER_PROPOSER: integer(20, 1, 10_000).meta(
+    meta({
+      description:
+        "open trade proposals one user may have made (its service accounts' included; one more: 409 `/problems/quota-exceeded`)",
+    }),
+  ),
+  MAX_OPEN_TRADES_PER_COUNTERPARTY: integer(50, 1, 10_000).meta(
+    meta({
+      description:
+        'open trade proposals to one wallet, from everyone (one more: 409 `/problems/quota-exceeded`)',
+    }),
+  ),
   MAX_SERVICE_ACCOUNTS_PER_USER: integer(10, 1, 10_000).meta(
     meta({
       description: 'service accounts one user may own (one more: 409 `/problems/quota-exceeded`)',
@@ -654,6 +668,10 @@ export function loadConfig(env: Env = process.env): Config {
       apiKeysPerUser: e.MAX_API_KEYS_PER_USER,
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
       serviceAccountsPerUser: e.MAX_SERVICE_ACCOUNTS_PER_USER,
+    },
+    trades: {
+      maxOpenPerProposer: e.MAX_OPEN_TRADES_PER_PROPOSER,
+      maxOpenPerCounterparty: e.MAX_OPEN_TRADES_PER_COUNTERPARTY,
     },
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
