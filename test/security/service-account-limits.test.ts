@@ -7,10 +7,10 @@ import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { connect } from '../helpers/ws.ts';
 import {
   bearer,
-  createApiKey,
   credentials,
   newSession,
   type Session,
+  serviceAccountCredentials,
 } from '../integration/auth/auth-helpers.ts';
 
 const USER_REQUESTS = 30;
@@ -46,17 +46,7 @@ describe.each(DB_KINDS)('service accounts and their owner’s limits on %s', (ki
       headers: bearer(owner.accessToken),
     });
     expect(created.status, created.text).toBe(201);
-    const token = await t.http('POST', '/token', {
-      form: {
-        grant_type: 'client_credentials',
-        client_id: created.body.id,
-        client_secret: created.body.clientSecret,
-        scope: 'assets:read',
-      },
-    });
-    expect(token.status, token.text).toBe(200);
-    const key = await createApiKey(t, token.body.access_token, 'bot key');
-    return { id: created.body.id as string, headers: credentials(token.body.access_token, key.key) };
+    return { id: created.body.id as string, headers: await serviceAccountCredentials(t, created.body) };
   }
 
   it("30.6: a service account's requests count against its owner's rate; its own accounts add none", async () => {

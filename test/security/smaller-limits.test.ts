@@ -7,7 +7,7 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
-import { bearer, createApiKey, credentials, login, newSession } from '../integration/auth/auth-helpers.ts';
+import { bearer, login, newSession, serviceAccountCredentials } from '../integration/auth/auth-helpers.ts';
 
 const KEY_REQUESTS = 20;
 const ADDRESS = '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359';
@@ -85,17 +85,7 @@ describe.each(DB_KINDS)('smaller limits (30.12) on %s', (kind) => {
       headers: bearer(ownerToken),
     });
     expect(created.status, created.text).toBe(201);
-    const issued = await t.http('POST', '/token', {
-      form: {
-        grant_type: 'client_credentials',
-        client_id: created.body.id,
-        client_secret: created.body.clientSecret,
-        scope: 'assets:read',
-      },
-    });
-    expect(issued.status, issued.text).toBe(200);
-    const key = await createApiKey(t, issued.body.access_token, 'feed key');
-    const headers = credentials(issued.body.access_token, key.key);
+    const headers = await serviceAccountCredentials(t, created.body);
     const me = () => t.http('GET', '/api/v1/me', { headers });
     expect((await me()).body.role).toBe('oracle');
     await setRole(owner.userId, 'player');
