@@ -256,7 +256,15 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     verifyWorkers: config.verify.workers,
     permissionsOfRole: grantableScopes,
   });
-  const webhooks = createWebhooks({ orm, config, secretBox, events, logger, metrics });
+  const webhooks = createWebhooks({
+    orm,
+    config,
+    secretBox,
+    events,
+    logger,
+    metrics,
+    accountOf: auth.owners.of,
+  });
   const chain = await createChainModule({ orm, config, logger });
   return { events, ledger, auth, identity, webhooks, chain, onUserRegistered };
 }

@@ -51,6 +51,8 @@ export async function webhooks(options: BenchOptions): Promise<void> {
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       MAX_WEBHOOKS_PER_USER: String(SUBSCRIPTIONS),
       WEBHOOK_CONCURRENCY: String(SUBSCRIPTIONS),
+      // One user owns every subscription here.
+      WEBHOOK_CONCURRENCY_PER_OWNER: String(SUBSCRIPTIONS),
     });
     const receiver = new Worker(new URL('./lib/webhook-receiver-worker.ts', import.meta.url));
     let progress = { received: 0, events: 0 };

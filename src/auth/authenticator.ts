@@ -6,6 +6,7 @@ import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import type { ApiKeyService } from './api-keys.ts';
 import type { AuthContext, Authenticator, Role } from './caller.ts';
 import type { ClientStatus } from './client-status.ts';
+import type { LimitOwners } from './limit-owners.ts';
 import { type NamedRateLimit, type RateLimiter, rateLimitedError, rateLimitHeaders } from './rate-limit.ts';
 import { scopesAllowedFor } from './scopes.ts';
 import { type AccessTokenClaims, InvalidTokenError, type TokenVerifier } from './token-verifier.ts';
@@ -42,10 +43,25 @@ function invalidApiKey(detail: string): UnauthorizedError {
   return new UnauthorizedError(detail, `ApiKey ${REALM}, header="X-API-Key"`, '/problems/invalid-api-key');
 }
 
+/** Heaviest a request counts (the contract's batches have at most 100 legs or items). */
+const MAX_WEIGHT = 100;
+
+/**
+ * Rate-limit units a request costs: one, or (30.12) one per leg or item of a batch, read from the
+ * parsed body before validation (a body the contract refuses later still counts what it carried).
+ */
+function requestWeight(ctx: Context, guard: OperationGuard): number {
+  if (!guard.rateWeight) return 1;
+  const body = (ctx.request as { body?: unknown }).body;
+  const items = body && typeof body === 'object' ? (body as Record<string, unknown>)[guard.rateWeight] : null;
+  return Array.isArray(items) ? Math.min(Math.max(items.length, 1), MAX_WEIGHT) : 1;
+}
+
 export function createAuthenticator(options: {
   verifier: TokenVerifier;
   apiKeys: ApiKeyService;
   clients: ClientStatus;
+  owners: LimitOwners;
   limiter: RateLimiter;
   rateLimit: {
     requestsPerWindow: number;
@@ -54,7 +70,7 @@ export function createAuthenticator(options: {
     accountRequestsPerWindow: number;
   };
 }): Authenticator {
-  const { verifier, apiKeys, clients, limiter, rateLimit } = options;
+  const { verifier, apiKeys, clients, owners, limiter, rateLimit } = options;
   // The verifier hands back the same claims object for a token it remembers: the scopes a role
   // leaves of it are worked out once per token and role.
   const effective = new WeakMap<AccessTokenClaims, { role: Role; scopes: ReadonlySet<string> }>();
@@ -94,6 +110,7 @@ export function createAuthenticator(options: {
 
       let role = claims.role;
       let apiKeyId: string | null = null;
+      let account: string | undefined;
       // 13.5: every authenticated operation counts against its user as well as its key (a user's
       // keys no longer multiply its rate), account management against a smaller budget too.
       const counted: NamedRateLimit[] = [];
@@ -110,24 +127,26 @@ export function createAuthenticator(options: {
         apiKeyId = key.id;
         // The key lookup (cached briefly) knows the user's current role: a demotion applies at once.
         role = key.role;
+        account = key.ownerId;
       }
-      charges.push([
-        'user',
-        `user:${claims.userId}`,
-        rateLimit.userRequestsPerWindow,
-        'requests of this user',
-      ]);
+      // 30.6: a service account counts against its owner's budgets (not a whole user's budget more).
+      if (account === undefined) {
+        const owner = owners.of(claims.userId);
+        account = typeof owner === 'string' ? owner : await owner;
+      }
+      charges.push(['user', `user:${account}`, rateLimit.userRequestsPerWindow, 'requests of this user']);
       if (guard.accountRateLimit) {
         charges.push([
           'account',
-          `account:${claims.userId}`,
+          `account:${account}`,
           rateLimit.accountRequestsPerWindow,
           'account management requests of this user',
         ]);
       }
+      const weight = requestWeight(ctx, guard);
       for (const [name, key, limit, what] of charges) {
         // At once from counters in memory; a promise only from Redis.
-        const counting = limiter.hit(key, limit, rateLimit.windowSeconds);
+        const counting = limiter.hit(key, limit, rateLimit.windowSeconds, weight);
         const state = counting instanceof Promise ? await counting : counting;
         counted.push([name, state]);
         if (!state.allowed) throw rateLimitedError(state, what, counted);
@@ -164,6 +183,7 @@ export function createAuthenticator(options: {
         tokenId: claims.jti,
         expiresAt: claims.exp,
         apiKeyId,
+        account,
       };
     },
   };

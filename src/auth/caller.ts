@@ -18,6 +18,11 @@ export interface AuthContext {
   expiresAt: number;
   /** The API key presented, when the operation needs one. */
   apiKeyId: string | null;
+  /**
+   * The user whose per-user limits (request rate, WebSocket connections, webhooks, trade proposals)
+   * the caller counts against: `userId`, or a service account's owner (30.6).
+   */
+  account: string;
 }
 
 export interface Authenticator {

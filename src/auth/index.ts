@@ -20,6 +20,7 @@ import type { Authenticator } from './caller.ts';
 import { type ClientStatus, createClientStatus } from './client-status.ts';
 import { issueFirstPartyTokens, type TokenResponse } from './first-party-login.ts';
 import { interactionRoutes } from './interactions.ts';
+import { createLimitOwners, type LimitOwners } from './limit-owners.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
 import { dummyPasswordHash } from './passwords.ts';
 import { createProvider, PROVIDER_ROUTES } from './provider.ts';
@@ -89,6 +90,8 @@ export interface AuthModule {
   apiKeys: ApiKeyService;
   /** Whether an OAuth client (application) still exists (a deleted one's tokens stop at once). */
   clients: ClientStatus;
+  /** Whose per-user limits a user or service account counts against (30.6). */
+  owners: LimitOwners;
   /** A first-party token pair for `user`, minted by oidc-provider (same keys, revocation, refresh). */
   issueTokens(user: User, scope: string | undefined): Promise<TokenResponse>;
   /** The API's resource indicator: the `aud` of every access token. */
@@ -188,6 +191,7 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
   const throttle = createLoginThrottle(limiter, config.rateLimit);
   const apiKeys = createApiKeyService(orm, config.quotas);
   const clients = createClientStatus(orm);
+  const owners = createLimitOwners(orm);
   const interactions = interactionRoutes({ getProvider: () => provider, em, audience, csrfKey, throttle });
 
   /** Hands the raw request to oidc-provider (its own Koa app, with its own cookie keys). */
@@ -214,12 +218,20 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
   }
 
   return {
-    authenticator: createAuthenticator({ verifier, apiKeys, clients, limiter, rateLimit: config.rateLimit }),
+    authenticator: createAuthenticator({
+      verifier,
+      apiKeys,
+      clients,
+      owners,
+      limiter,
+      rateLimit: config.rateLimit,
+    }),
     limiter,
     middleware,
     throttle,
     apiKeys,
     clients,
+    owners,
     issueTokens: (user, scope) =>
       issueFirstPartyTokens(
         provider,

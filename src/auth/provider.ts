@@ -12,6 +12,23 @@ import { renderErrorPage } from './pages/error.ts';
 import { ALL_SCOPES, API_SCOPES, OIDC_SCOPES } from './scopes.ts';
 import { CLIENT_ASSERTION_ALGORITHMS, serviceTokenGrant } from './service-accounts.ts';
 
+/** The longest a `private_key_jwt` client assertion may live (exp - iat, and exp from now), in seconds. */
+export const MAX_CLIENT_ASSERTION_SECONDS = 300;
+/** oidc-provider's clock tolerance, allowed on top. */
+const ASSERTION_CLOCK_TOLERANCE_SECONDS = 15;
+
+/** Throws invalid_client when a client assertion claims a longer life than MAX_CLIENT_ASSERTION_SECONDS. */
+function assertionLifetimeProblem(claims: { exp?: unknown; iat?: unknown }): void {
+  const now = Math.floor(Date.now() / 1000);
+  const max = MAX_CLIENT_ASSERTION_SECONDS + ASSERTION_CLOCK_TOLERANCE_SECONDS;
+  const exp = typeof claims.exp === 'number' ? claims.exp : Number.POSITIVE_INFINITY;
+  const issued = typeof claims.iat === 'number' ? claims.iat : now;
+  if (exp - now > max || exp - issued > max)
+    throw new errors.InvalidClientAuth(
+      `client assertions may live at most ${MAX_CLIENT_ASSERTION_SECONDS} s (exp - iat, and exp from now)`,
+    );
+}
+
 /** Routes oidc-provider serves, as the contract names them. */
 export const PROVIDER_ROUTES = {
   authorization: '/authorize',
@@ -73,6 +90,9 @@ export function createProvider(options: ProviderOptions): Provider {
     allowOmittingSingleRegisteredRedirectUri: false,
     // private_key_jwt: service accounts that registered a JWK Set (RFC 7523 client assertions).
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    // 30.12: an assertion is for one request, moments after it was signed: a longer one (10 years
+    // were accepted) is a reusable credential, and its jti is kept for replay detection until it expires.
+    assertJwtClientAuthClaimsAndHeader: async (_ctx, claims) => assertionLifetimeProblem(claims),
     clientDefaults: {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

@@ -7,6 +7,8 @@ import { User } from '../db/entities/User.ts';
 import { ConflictError } from '../domain/errors.ts';
 import { forUpdate } from '../domain/ledger/transactions.ts';
 
+export { accountMembers } from '../db/account-members.ts';
+
 export interface Quotas {
   /** Active (unrevoked) API keys per user. */
   apiKeysPerUser: number;

@@ -72,6 +72,8 @@ export interface Config {
   };
   /** What one user may hold at once. */
   quotas: { apiKeysPerUser: number; applicationsPerUser: number; serviceAccountsPerUser: number };
+  /** Caps on open trade proposals (30.10, src/domain/ledger/trades.ts). */
+  trades: { maxOpenPerProposer: number; maxOpenPerCounterparty: number };
   idempotencyTtlSeconds: number;
   eventRetentionDays: number;
   /** Identity: the longest (and default) lifetime of an issued credential, in days. */
@@ -86,6 +88,8 @@ export interface Config {
     allowedNetworks: string[];
     timeoutMs: number;
     concurrency: number;
+    /** Of `concurrency`, the most one user's (and its service accounts') subscriptions hold (30.7). */
+    concurrencyPerOwner: number;
     retryBaseMs: number;
     retryWindowSeconds: number;
     disableAfterSeconds: number;
@@ -391,6 +395,18 @@ export const configSchema = z.object({
   MAX_APPLICATIONS_PER_USER: integer(20, 1, 10_000).meta(
     meta({ description: 'applications one user may hold (one more: 409 `/problems/quota-exceeded`)' }),
   ),
+  MAX_OPEN_TRADES_PER_PROPOSER: integer(20, 1, 10_000).meta(
+    meta({
+      description:
+        "open trade proposals one user may have made (its service accounts' included; one more: 409 `/problems/quota-exceeded`)",
+    }),
+  ),
+  MAX_OPEN_TRADES_PER_COUNTERPARTY: integer(50, 1, 10_000).meta(
+    meta({
+      description:
+        'open trade proposals to one wallet, from everyone (one more: 409 `/problems/quota-exceeded`)',
+    }),
+  ),
   MAX_SERVICE_ACCOUNTS_PER_USER: integer(10, 1, 10_000).meta(
     meta({
       description: 'service accounts one user may own (one more: 409 `/problems/quota-exceeded`)',
@@ -486,6 +502,12 @@ export const configSchema = z.object({
     meta({
       description:
         'webhook requests in flight at once per instance (one per subscription, so its order holds)',
+    }),
+  ),
+  WEBHOOK_CONCURRENCY_PER_OWNER: integer(4, 1, 1000).meta(
+    meta({
+      description:
+        "of those, at most this many for one user's subscriptions (its service accounts' included): one user's slow receivers never take every slot",
     }),
   ),
   WEBHOOK_RETRY_BASE_MS: integer(5_000, 10, 3_600_000).meta(
@@ -691,6 +713,10 @@ export function loadConfig(env: Env = process.env): Config {
       applicationsPerUser: e.MAX_APPLICATIONS_PER_USER,
       serviceAccountsPerUser: e.MAX_SERVICE_ACCOUNTS_PER_USER,
     },
+    trades: {
+      maxOpenPerProposer: e.MAX_OPEN_TRADES_PER_PROPOSER,
+      maxOpenPerCounterparty: e.MAX_OPEN_TRADES_PER_COUNTERPARTY,
+    },
     idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
     eventRetentionDays: e.EVENT_RETENTION_DAYS,
     credentialMaxValidityDays: e.CREDENTIAL_MAX_VALIDITY_DAYS,
@@ -706,6 +732,7 @@ export function loadConfig(env: Env = process.env): Config {
       allowedNetworks: e.WEBHOOK_ALLOWED_NETWORKS ?? [],
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       concurrency: e.WEBHOOK_CONCURRENCY,
+      concurrencyPerOwner: e.WEBHOOK_CONCURRENCY_PER_OWNER,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
       retryWindowSeconds: e.WEBHOOK_RETRY_WINDOW_SECONDS,
       disableAfterSeconds: e.WEBHOOK_DISABLE_AFTER_SECONDS,

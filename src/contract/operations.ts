@@ -53,6 +53,11 @@ export interface OperationGuard {
   relation: ContractRelation;
   /** `x-rate-limit: account`: also counted against the user's smaller account-management budget. */
   accountRateLimit: boolean;
+  /**
+   * `x-rate-weight: <property>`: the request counts one rate-limit unit per element of this array
+   * property of its body (a batch's legs or items), at least one (30.12).
+   */
+  rateWeight: string | null;
   /** Content types the request body may have (empty: no body). */
   bodyTypes: string[];
 }
@@ -184,7 +189,7 @@ function accessOf(operationId: string, definition: JsonObject, isPublic: boolean
   return { roles: known, relation };
 }
 
-/** Reads `security`, `x-roles`, `x-relation`, `x-rate-limit` and the request body's media types. */
+/** Reads `security`, `x-roles`, `x-relation`, `x-rate-limit`, `x-rate-weight` and the request body's media types. */
 function guardOf(
   operationId: string,
   definition: JsonObject,
@@ -202,6 +207,7 @@ function guardOf(
     scopes: requirement.oauth2 ?? [],
     ...accessOf(operationId, definition, isPublic),
     accountRateLimit: definition['x-rate-limit'] === 'account',
+    rateWeight: typeof definition['x-rate-weight'] === 'string' ? definition['x-rate-weight'] : null,
     bodyTypes: Object.keys(body?.content ?? {}),
   };
 }

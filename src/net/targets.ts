@@ -53,12 +53,36 @@ function parseNetworks(networks: string[]): [ipaddr.IPv4 | ipaddr.IPv6, number][
   return networks.map((cidr) => ipaddr.parseCIDR(cidr));
 }
 
+/**
+ * An IPv4-compatible IPv6 address (`::a.b.c.d`, ::/96 beside `::` and `::1`; deprecated by RFC 4291
+ * §2.5.5.1): ipaddr.js calls it unicast, but it carries an IPv4 address (30.12: `[::127.0.0.1]`
+ * passed the rules). Refused whatever it embeds, unless an allowed network lists it.
+ */
+function ipv4Compatible(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (address.kind() !== 'ipv6') return false;
+  const parts = (address as ipaddr.IPv6).parts;
+  return parts.slice(0, 6).every((part) => part === 0) && (parts[6] !== 0 || parts[7] > 1);
+}
+
+/**
+ * An IPv6 address as the WHATWG URL parser writes it (hexadecimal, compressed): ipaddr.js reads a
+ * dotted tail such as `::127.0.0.1` as IPv4-mapped (`::ffff:127.0.0.1`), which it is not.
+ */
+function canonical(address: string): string {
+  if (isIP(address) !== 6) return address;
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return address;
+  }
+}
+
 /** Whether the service may connect to `address`. */
 export function addressAllowed(address: string, policy: TargetPolicy): boolean {
-  let parsed = ipaddr.parse(address);
+  let parsed = ipaddr.parse(canonical(address));
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
     parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  const range = parsed.range();
+  const range = ipv4Compatible(parsed) ? 'ipv4Compatible' : parsed.range();
   if (range === 'unicast') return true;
   if (range === 'loopback' && policy.allowLoopback) return true;
   return parseNetworks(policy.allowedNetworks).some(

@@ -28,8 +28,9 @@
 // attempt recorded on its row, as retries, redeliveries and replays need; once no row is pending
 // it is back on the fast path.
 // One request per subscription at a time (order) and WEBHOOK_CONCURRENCY subscriptions per
-// instance, each request within WEBHOOK_TIMEOUT_MS: a slow or dead endpoint holds up only its own
-// subscription. The requests are signed and sent by a thread of their own (send-worker.ts), the
+// instance, of which WEBHOOK_CONCURRENCY_PER_OWNER per account (a user and its service accounts),
+// each request within WEBHOOK_TIMEOUT_MS: a slow or dead endpoint holds up only its own subscription,
+// and one user's slow endpoints only that user's. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 import { randomUUID } from 'node:crypto';
@@ -131,6 +132,8 @@ export { deliveryId } from './delivery-id.ts';
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
   concurrency: number;
+  /** Of `concurrency`, the most one account's subscriptions hold at once (30.7). */
+  concurrencyPerOwner: number;
   retryBaseMs: number;
   retryWindowSeconds: number;
   disableAfterSeconds: number;
@@ -141,8 +144,11 @@ export interface Dispatcher {
   wake(): void;
   /** A subscription changed through the API (secret, enabled): read it again before its next request. */
   changed(): void;
-  /** Writes the deliveries made so far (the fast path writes them in batches, every FLUSH_MS). */
-  flush(): Promise<void>;
+  /**
+   * Writes the deliveries made so far (the fast path writes them in batches, every FLUSH_MS): with
+   * `subscriptionId`, after waiting for that subscription's request in flight only.
+   */
+  flush(subscriptionId?: string): Promise<void>;
   /** The relay handed over events (kept for the fast path). */
   published(events: readonly PublishedEvent[]): void;
   stop(): Promise<void>;
@@ -210,6 +216,9 @@ function fromRow(row: OutboxEvent): LiveEvent {
 /** A subscription this instance holds the lease of. */
 interface Held {
   id: string;
+  /** The subscription's owner (a user or service account) and the account whose slots it takes (30.7). */
+  owner: string;
+  account: string;
   url: string;
   sealed: string;
   previousSecretExpiresAt: number | null;
@@ -262,8 +271,11 @@ export function createDispatcher(deps: {
   logger: Logger;
   metrics: WebhookMetrics;
   userAgent: string;
+  /** The user whose slots a subscription owner's take (a service account's owner; default itself). */
+  accountOf?: (userId: string) => string | Promise<string>;
 }): Dispatcher {
   const { orm, options, logger, metrics } = deps;
+  const accountOf = deps.accountOf ?? ((userId: string) => userId);
   const instance = randomUUID();
   const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
   // Requests are signed and sent by a thread of their own (send-worker.ts).
@@ -321,6 +333,8 @@ export function createDispatcher(deps: {
   let countedAt = 0;
   /** Unleased subscriptions are waiting while every slot is taken: let go after DELIVERIES_PER_LEASE. */
   let contended = false;
+  /** Accounts at their WEBHOOK_CONCURRENCY_PER_OWNER with more subscriptions waiting: theirs take turns too. */
+  let waitingAccounts = new Set<string>();
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
   let serial: Promise<unknown> = Promise.resolve();
 
@@ -364,9 +378,11 @@ export function createDispatcher(deps: {
   const em = () => orm.em.fork() as unknown as EntityManager;
   const leaseFree = (now: Date) => ({ $or: [{ lockedUntil: null }, { lockedUntil: { $lt: now } }] });
 
-  function track(sub: WebhookSubscription, h?: Held): Held {
+  function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
     const target = h ?? {
       id: sub.id,
+      owner: sub.owner.id,
+      account,
       url: sub.url,
       sealed: '',
       previousSecretExpiresAt: null,
@@ -436,7 +452,8 @@ export function createDispatcher(deps: {
       if (candidates.length === 0 || stopped) return;
       // Work ahead: the sender thread starts (~0.1 s) while the leases are taken.
       sender.warm();
-      const claimed = await claim(candidates, options.concurrency - held.size);
+      const accounts = await claim(candidates, options.concurrency - held.size);
+      const claimed = [...accounts.keys()];
       if (claimed.length === 0) return;
       const reader = em();
       const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
@@ -451,7 +468,7 @@ export function createDispatcher(deps: {
       );
       for (const sub of subs) {
         if (stopped) break;
-        const h = track(sub);
+        const h = track(sub, undefined, accounts.get(sub.id));
         if (withPending.has(sub.id)) h.mode = 'slow';
         held.set(h.id, h);
         const work = serve(h)
@@ -473,28 +490,67 @@ export function createDispatcher(deps: {
    * rows are read and locked, then leased. PostgreSQL locks them `FOR UPDATE SKIP LOCKED`, so
    * instances claiming at once each get others' leftovers instead of queueing behind (and then
    * failing on) the same rows; SQLite has one writer at a time, its transaction alone is enough.
+   * 30.7: no account gets more than `concurrencyPerOwner` of the slots (the rest wait their turn).
+   * The leased ones, each with its account.
    */
-  async function claim(candidates: string[], limit: number): Promise<string[]> {
-    if (limit <= 0) return [];
-    return em().transactional(async (tx) => {
+  async function claim(candidates: string[], limit: number): Promise<Map<string, string>> {
+    const taken = new Map<string, string>();
+    if (limit <= 0) return taken;
+    await em().transactional(async (tx) => {
       const free = await tx.find(
         WebhookSubscription,
         { id: { $in: candidates }, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
         {
-          fields: ['id'],
+          fields: ['id', 'owner'],
           limit,
           ...(postgres ? { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE } : {}),
         },
       );
-      const ids = free.map((sub) => sub.id);
-      if (ids.length === 0) return [];
+      const slots = slotsByAccount();
+      for (const sub of free) {
+        const found = accountOf(sub.owner.id);
+        const account = typeof found === 'string' ? found : await found;
+        const used = slots.get(account) ?? 0;
+        if (used >= options.concurrencyPerOwner) continue;
+        slots.set(account, used + 1);
+        taken.set(sub.id, account);
+      }
+      const ids = [...taken.keys()];
+      if (ids.length === 0) return;
       await tx.nativeUpdate(
         WebhookSubscription,
         { id: { $in: ids } },
         { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
       );
-      return ids;
     });
+    return taken;
+  }
+
+  /** Others wait for its slot (any, or its account's) and it had its DELIVERIES_PER_LEASE. */
+  function turnOver(h: Held): boolean {
+    return (contended || waitingAccounts.has(h.account)) && h.sent >= DELIVERIES_PER_LEASE;
+  }
+
+  /** Slots this instance's held subscriptions take, per account. */
+  function slotsByAccount(): Map<string, number> {
+    const slots = new Map<string, number>();
+    for (const h of held.values()) slots.set(h.account, (slots.get(h.account) ?? 0) + 1);
+    return slots;
+  }
+
+  /**
+   * Owners whose account has every slot it may take: their subscriptions are not candidates (they
+   * would crowd the others out of the candidates' list and then not be claimed).
+   */
+  function fullOwners(): string[] {
+    const slots = slotsByAccount();
+    return [
+      ...new Set(
+        [...held.values()]
+          .filter((h) => (slots.get(h.account) ?? 0) >= options.concurrencyPerOwner)
+          .map((h) => h.owner),
+      ),
+    ];
   }
 
   /**
@@ -504,9 +560,17 @@ export function createDispatcher(deps: {
   async function waitingSubscriptions(limit: number): Promise<string[]> {
     const now = new Date();
     const reader = em();
+    const full = fullOwners();
+    waitingAccounts = await accountsWaiting(reader, full, now);
     const behind = await reader.find(
       WebhookSubscription,
-      { enabled: true, deletedAt: null, cursor: { $lt: deps.lastEventId() }, ...leaseFree(now) },
+      {
+        enabled: true,
+        deletedAt: null,
+        cursor: { $lt: deps.lastEventId() },
+        ...leaseFree(now),
+        ...(full.length > 0 && { owner: { $nin: full } }),
+      },
       { fields: ['id'], limit },
     );
     const due = await reader.find(
@@ -532,6 +596,24 @@ export function createDispatcher(deps: {
     return [...new Set([...dueIds, ...behindIds.filter((id) => !blocked.has(id))])].filter(
       (id) => !held.has(id),
     );
+  }
+
+  /** The accounts of `owners` (at their cap) with an unleased subscription behind. */
+  async function accountsWaiting(reader: EntityManager, owners: string[], now: Date): Promise<Set<string>> {
+    if (owners.length === 0) return new Set();
+    const waiting = await reader.find(
+      WebhookSubscription,
+      {
+        owner: { $in: owners },
+        enabled: true,
+        deletedAt: null,
+        cursor: { $lt: deps.lastEventId() },
+        ...leaseFree(now),
+      },
+      { fields: ['owner'], limit: 100 },
+    );
+    const accountOfOwner = new Map([...held.values()].map((h) => [h.owner, h.account]));
+    return new Set(waiting.map((sub) => accountOfOwner.get(sub.owner.id) ?? sub.owner.id));
   }
 
   /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
@@ -571,7 +653,7 @@ export function createDispatcher(deps: {
         if (!(await slowStep(h))) return;
         continue;
       }
-      if (contended && h.sent >= DELIVERIES_PER_LEASE) return;
+      if (turnOver(h)) return;
       if (canStream(h)) {
         // Up to date: the sender thread runs the fast path until it fails or is asked to stop.
         if ((await stream(h)) === 'idle') return;
@@ -722,7 +804,7 @@ export function createDispatcher(deps: {
     if (report.stopped) {
       if (h.stream === streaming) h.stream = null;
       streaming.end();
-    } else if (contended && h.sent >= DELIVERIES_PER_LEASE) checkStreams();
+    } else if (turnOver(h)) checkStreams();
   }
 
   /** Asks the streams that must end to stop (their lease lost, the slow path wanted, their turn over, idle). */
@@ -736,7 +818,7 @@ export function createDispatcher(deps: {
           ? 'lost'
           : h.wantSlow
             ? 'slow'
-            : contended && h.sent >= DELIVERIES_PER_LEASE
+            : turnOver(h)
               ? 'turn'
               : now - h.lastWork >= IDLE_RELEASE_MS
                 ? 'idle'
@@ -1206,9 +1288,10 @@ export function createDispatcher(deps: {
 
   return {
     wake,
-    async flush() {
-      // The sender thread's deliveries not reported yet first (a stream reports every few ms).
-      await sender.sync();
+    async flush(subscriptionId) {
+      // The sender thread's deliveries not reported yet first (a stream reports every few ms); 30.7:
+      // of this subscription only, never behind other subscriptions' (other owners') slow receivers.
+      await sender.sync(subscriptionId === undefined ? undefined : [subscriptionId]);
       await flush();
     },
     changed() {

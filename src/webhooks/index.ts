@@ -22,6 +22,8 @@ export function createWebhooks(deps: {
   events: EventsModule;
   logger: Logger;
   metrics: Metrics;
+  /** Whose webhook slots a subscription's owner takes (a service account's owner's, 30.7). */
+  accountOf?: (userId: string) => string | Promise<string>;
 }): WebhooksModule {
   const { config, events } = deps;
   const settings = config.webhooks;
@@ -33,7 +35,7 @@ export function createWebhooks(deps: {
   const lastEventId = () => events.tail.lastId;
   let wake = () => {};
   let changed = () => {};
-  let settle = async () => {};
+  let settle = async (_id: string) => {};
   const service = createWebhookService({
     orm: deps.orm,
     secretBox: deps.secretBox,
@@ -42,7 +44,7 @@ export function createWebhooks(deps: {
     lastEventId,
     wake: () => wake(),
     changed: () => changed(),
-    settle: () => settle(),
+    settle: (id) => settle(id),
   });
   const dispatcher = createDispatcher({
     orm: deps.orm,
@@ -52,6 +54,7 @@ export function createWebhooks(deps: {
     logger: deps.logger,
     metrics: deps.metrics.webhooks,
     userAgent: 'game-asset-tracking-service webhooks',
+    accountOf: deps.accountOf,
   });
   wake = dispatcher.wake;
   changed = dispatcher.changed;

@@ -56,8 +56,11 @@ export interface SendThread {
   streamSecrets(id: string, gen: number, secrets: string[]): void;
   /** Ends the stream after its request in flight (its last report says `stopped`). */
   stopStream(id: string, gen: number): void;
-  /** Resolves once every stream delivery made so far (and each request in flight) has been reported. */
-  sync(): Promise<void>;
+  /**
+   * Resolves once every stream delivery made so far (and each request in flight) has been reported:
+   * of the streams of the subscriptions `ids`, or of every stream without `ids`.
+   */
+  sync(ids?: string[]): Promise<void>;
   /** Starts the thread now if it is not running (it takes ~0.1 s): deliveries are coming. */
   warm(): void;
   close(): Promise<void>;
@@ -189,12 +192,14 @@ export function createSendThread(): SendThread {
     stopStream(id, gen) {
       if (streams.get(id)?.gen === gen) command({ kind: 'stop', id, gen });
     },
-    sync() {
+    sync(ids) {
       if (!worker || streams.size === 0) return Promise.resolve();
+      const named = ids?.filter((id) => streams.has(id));
+      if (named?.length === 0) return Promise.resolve();
       const n = next++;
       return new Promise<void>((resolve) => {
         syncs.set(n, resolve);
-        command({ kind: 'sync', n });
+        command(named ? { kind: 'sync', n, ids: named } : { kind: 'sync', n });
       });
     },
     warm() {

@@ -85,8 +85,11 @@ export type SendCommand =
   | { kind: 'start'; stream: StreamStart }
   | { kind: 'secrets'; id: string; gen: number; secrets: string[] }
   | { kind: 'stop'; id: string; gen: number }
-  /** Report now, once every stream's request in flight has its outcome; `n` comes back in `synced`. */
-  | { kind: 'sync'; n: number }
+  /**
+   * Report now, once the request in flight of each stream of `ids` (every stream without `ids`) has
+   * its outcome; `n` comes back in `synced`.
+   */
+  | { kind: 'sync'; n: number; ids?: string[] }
   | { kind: 'close' };
 
 /** A stream's deliveries since its last report, and where it stands. */
@@ -429,9 +432,11 @@ port.on('message', (commands: SendCommand[]) => {
         break;
       }
       case 'sync': {
-        // After the requests in flight (their outcomes are reported before the answer goes).
-        const inflight = [...streams.values()]
-          .map((stream) => stream.inflight)
+        // After the requests in flight (their outcomes are reported before the answer goes): only
+        // the named streams' (30.7: another subscription's slow receiver holds up no one else).
+        const named = command.ids;
+        const inflight = (named ? named.map((id) => streams.get(id)) : [...streams.values()])
+          .map((stream) => stream?.inflight ?? null)
           .filter((request) => request !== null);
         const n = command.n;
         void Promise.allSettled(inflight).then(() =>

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { components } from '../../generated/openapi/types.ts';
-import { lockUser, QuotaExceededError } from '../auth/quotas.ts';
+import { accountMembers, lockUser, QuotaExceededError } from '../auth/quotas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
@@ -82,7 +82,8 @@ function generateSigningSecret(): string {
 const sealContext = (id: string) => `webhook:${id}`;
 
 export interface WebhookService {
-  create(userId: string, input: CreateWebhookInput): Promise<CreatedWebhookView>;
+  /** `account`: the user whose webhook quota it counts against (a service account's owner, 30.6). */
+  create(userId: string, input: CreateWebhookInput, account?: string): Promise<CreatedWebhookView>;
   list(userId: string): Promise<WebhookView[]>;
   get(userId: string, id: string): Promise<WebhookView>;
   remove(userId: string, id: string): Promise<void>;
@@ -111,10 +112,11 @@ export function createWebhookService(deps: {
   /** Tells this instance's dispatcher a subscription changed (its secret, enabled): read it again. */
   changed: () => void;
   /**
-   * Resolves once this instance's dispatcher has written the deliveries it made (it writes them in
-   * batches, moments after the request): what a receiver has seen is listed and can be repaired.
+   * Resolves once this instance's dispatcher has written the deliveries it made to the subscription
+   * `id` (it writes them in batches, moments after the request): what a receiver has seen is listed
+   * and can be repaired. It waits for that subscription's request in flight, no other's (30.7).
    */
-  settle: () => Promise<void>;
+  settle: (id: string) => Promise<void>;
 }): WebhookService {
   const { orm, secretBox } = deps;
 
@@ -129,7 +131,7 @@ export function createWebhookService(deps: {
   }
 
   return {
-    async create(userId, input) {
+    async create(userId, input, account = userId) {
       const errors: { pointer: string; detail: string }[] = [];
       const urlProblem = webhookUrlProblem(input.url, deps.policy);
       if (urlProblem) errors.push({ pointer: '/body/url', detail: urlProblem });
@@ -144,8 +146,13 @@ export function createWebhookService(deps: {
       if (errors.length > 0) throw new ValidationError('The webhook is not acceptable.', errors);
       const secret = generateSigningSecret();
       const sub = await inTransaction(orm, async (em) => {
-        await lockUser(em, userId);
-        if ((await em.count(WebhookSubscription, { owner: userId, deletedAt: null })) >= deps.maxPerUser)
+        // The owner's row serializes its and its service accounts' creations.
+        await lockUser(em, account);
+        const owners = await accountMembers(em, account);
+        if (
+          (await em.count(WebhookSubscription, { owner: { $in: owners }, deletedAt: null })) >=
+          deps.maxPerUser
+        )
           throw new QuotaExceededError('webhooks', deps.maxPerUser, 'delete one you no longer use first.');
         const id = `wh_${ulid()}`;
         const created = em.create(WebhookSubscription, {
@@ -224,9 +231,9 @@ export function createWebhookService(deps: {
     },
 
     async deliveries(userId, id, page) {
-      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
+      await deps.settle(id);
       const limit = Math.min(page.limit, DELIVERY_PAGE_MAX);
       const where: Record<string, unknown> = { subscription: id };
       if (page.cursor !== undefined) where.eventId = { $lt: Number(page.cursor) };
@@ -237,9 +244,9 @@ export function createWebhookService(deps: {
     },
 
     async redeliver(userId, id, deliveryId) {
-      await deps.settle();
       const em = orm.em.fork();
       await owned(em, userId, id);
+      await deps.settle(id);
       const delivery = await em.findOne(WebhookDelivery, { id: deliveryId, subscription: id });
       if (!delivery) throw new NotFoundError(`No delivery with id ${deliveryId}.`);
       Object.assign(delivery, { status: 'pending', nextAttemptAt: new Date(), firstAttemptAt: null });
@@ -249,7 +256,8 @@ export function createWebhookService(deps: {
     },
 
     async replay(userId, id, after) {
-      await deps.settle();
+      await owned(orm.em.fork(), userId, id);
+      await deps.settle(id);
       const redelivering = await inTransaction(orm, async (em) => {
         const sub = await owned(em, userId, id);
         // Deliveries already made after `after` go again; events not yet turned into deliveries

@@ -41,7 +41,7 @@ export class Connection {
   readonly socket: Duplex;
   readonly channel: Channel;
   readonly auth: AuthContext;
-  /** The API key (or user, without one) the connection counts against, and its user. */
+  /** The API key (or user, without one) the connection counts against, and the user whose limits it uses (a service account's owner). */
   readonly key: string;
   readonly user: string;
   /** Numbers connections on this instance (replay slots are per connection). */
@@ -73,7 +73,7 @@ export class Connection {
     this.channel = admission.channel;
     this.auth = admission.auth;
     this.key = admission.key;
-    this.user = admission.auth.userId;
+    this.user = admission.auth.account ?? admission.auth.userId;
     this.serial = serial;
     this.limits = limits;
   }

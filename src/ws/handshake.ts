@@ -89,7 +89,8 @@ export class Handshake {
       return null;
     }
     const key = auth.apiKeyId ?? auth.userId;
-    const user = auth.userId;
+    // 30.6: a service account's connections count against its owner's cap.
+    const user = auth.account ?? auth.userId;
     const full = await this.reserve(key, user);
     if (full) {
       refuse(

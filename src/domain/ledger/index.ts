@@ -18,7 +18,7 @@ import { createWalletService, type WalletService } from './wallets.ts';
 
 export interface LedgerDependencies {
   orm: Orm;
-  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'>;
+  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades'>>;
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
   walletLinkTtlSeconds?: number;
@@ -60,7 +60,7 @@ export function createLedger({
     holdings: createHoldingLists(orm),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),
-    trades: createTradeService(orm, idempotency, store, legs),
+    trades: createTradeService(orm, idempotency, store, legs, config.trades),
     prices: createPriceService(orm, idempotency, store),
   };
 }

@@ -7,6 +7,7 @@
 // id, and the trade closed as accepted: all or nothing. A proposal publishes no event (nothing moved;
 // the settlement's transfers do).
 import type { FilterQuery } from '@mikro-orm/core';
+import { accountMembers } from '../../db/account-members.ts';
 import { Trade, type TradeItem } from '../../db/entities/Trade.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -40,8 +41,22 @@ export interface CreateTradeInput {
 export const DEFAULT_TRADE_SECONDS = 86_400;
 export const MAX_TRADE_SECONDS = 604_800;
 
+/** Open proposals at once (30.10): per proposer (a user with its service accounts) and per counterparty wallet. */
+export interface TradeCaps {
+  maxOpenPerProposer: number;
+  maxOpenPerCounterparty: number;
+}
+
+export const DEFAULT_TRADE_CAPS: TradeCaps = { maxOpenPerProposer: 20, maxOpenPerCounterparty: 50 };
+
 export interface TradeService {
-  create(actor: Actor, input: CreateTradeInput, idempotencyKey?: string): Promise<WriteResult<TradeView>>;
+  /** `account`: the user whose cap the proposal counts against (a service account's owner). */
+  create(
+    actor: Actor,
+    input: CreateTradeInput,
+    idempotencyKey?: string,
+    account?: string,
+  ): Promise<WriteResult<TradeView>>;
   list(
     actor: Actor,
     options: { status?: TradeStatusView; limit: number; cursor?: string },
@@ -59,6 +74,10 @@ export class TradeNotOpenError extends ConflictError {
       'Trade not open',
     );
   }
+}
+
+function tooManyTrades(detail: string): ConflictError {
+  return new ConflictError(detail, '/problems/quota-exceeded', 'Quota exceeded');
 }
 
 function tradeNotFound(id: string): NotFoundError {
@@ -81,7 +100,29 @@ export function createTradeService(
   idempotency: Idempotency,
   store: LedgerStore,
   writer: LegWriter,
+  caps: TradeCaps = DEFAULT_TRADE_CAPS,
 ): TradeService {
+  /**
+   * 409 when the proposer's account, or the counterparty wallet, has its cap of open proposals.
+   * Checked before the proposal is written: proposals racing each other may pass it by the few in
+   * flight at once (each proposer's are bounded by its rate limit).
+   */
+  async function assertWithinCaps(account: string, toWallet: StoredAddress, now: Date): Promise<void> {
+    const em = orm.em.fork();
+    const open = { status: 'open' as const, expiresAt: { $gt: now } };
+    const proposers = await accountMembers(em, account);
+    const mine = await em.count(Trade, { ...open, proposerUserId: { $in: proposers } });
+    if (mine >= caps.maxOpenPerProposer)
+      throw tooManyTrades(
+        `You already have ${caps.maxOpenPerProposer} open trade proposals, the most one user may have; cancel one or wait for one to close.`,
+      );
+    const theirs = await em.count(Trade, { ...open, counterpartyWallet: toWallet });
+    if (theirs >= caps.maxOpenPerCounterparty)
+      throw tooManyTrades(
+        `The wallet ${formatAddress(toWallet)} already has ${caps.maxOpenPerCounterparty} open trade proposals, the most one wallet may receive; try again once some have closed.`,
+      );
+  }
+
   /** Items as stored (base units) -> as answered (decimal strings of the asset's decimals). */
   async function itemsView(items: TradeItem[]) {
     return Promise.all(
@@ -177,7 +218,7 @@ export function createTradeService(
   }
 
   return {
-    async create(actor, input, idempotencyKey) {
+    async create(actor, input, idempotencyKey, account = actor.userId) {
       if (input.toWallet === ZERO_ADDRESS || input.toWallet === input.fromWallet) {
         throw new ValidationError(
           '`toWallet` must be another wallet than `fromWallet`, not the zero address.',
@@ -197,6 +238,7 @@ export function createTradeService(
         await writer.assertControls(actor, [
           { from: input.fromWallet, place: { pointer: '/body', label: '' } },
         ]);
+        await assertWithinCaps(account, input.toWallet, new Date());
         offer = await sideLegs('offer', input.offer, input.fromWallet, input.toWallet);
         request = await sideLegs('request', input.request, input.toWallet, input.fromWallet);
       } catch (error) {

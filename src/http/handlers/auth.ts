@@ -62,14 +62,16 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
 
     async getCurrentUser(request, ctx) {
       const em = orm.em.fork();
-      const user = await findUser(em, caller(request).userId);
+      const auth = caller(request);
+      const user = await findUser(em, auth.userId);
       if (!user)
         throw new UnauthorizedError(
           'The user of this token no longer exists.',
           'Bearer realm="gats", error="invalid_token"',
           '/problems/invalid-token',
         );
-      respond(ctx, 'getCurrentUser', 200, await userView(em, user));
+      // 30.12: the role the caller acts with (a service account capped by its owner's role), not the stored one.
+      respond(ctx, 'getCurrentUser', 200, { ...(await userView(em, user)), role: auth.role });
     },
 
     async setUserRole(request, ctx) {

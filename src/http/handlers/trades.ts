@@ -1,7 +1,7 @@
 // Two-party trade operations (issue 21): propose, list and read (parties only), accept, cancel.
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
-import { type HandlerMap, respond, typedHandlers } from '../handler.ts';
+import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
 
 export function tradeHandlers(ledger: Ledger): HandlerMap {
@@ -13,7 +13,12 @@ export function tradeHandlers(ledger: Ledger): HandlerMap {
         fromWallet: parseAddress(body.fromWallet, '/body/fromWallet'),
         toWallet: parseAddress(body.toWallet, '/body/toWallet'),
       };
-      const created = await ledger.trades.create(actorOf(request), input, idempotencyKeyOf(request));
+      const created = await ledger.trades.create(
+        actorOf(request),
+        input,
+        idempotencyKeyOf(request),
+        caller(request).account,
+      );
       sendStored(ctx, 'createTrade', created);
     },
 

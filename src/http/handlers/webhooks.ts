@@ -17,7 +17,8 @@ export function webhookHandlers(service: WebhookService): HandlerMap {
     | 'replayWebhook'
   >({
     async createWebhook(request, ctx) {
-      const created = await service.create(caller(request).userId, request.body);
+      const { userId, account } = caller(request);
+      const created = await service.create(userId, request.body, account);
       ctx.set('Location', `/api/v1/webhooks/${created.id}`);
       ctx.set('Cache-Control', 'no-store');
       respond(ctx, 'createWebhook', 201, created);

@@ -53,6 +53,27 @@ export async function createApiKey(
   return response.body;
 }
 
+/**
+ * A service account's own credentials: a client credentials token (client_secret_post, scope
+ * `assets:read`) and an API key made with it, as headers.
+ */
+export async function serviceAccountCredentials(
+  t: TestApp,
+  account: { id: string; clientSecret: string },
+): Promise<Record<string, string>> {
+  const token = await t.http('POST', '/token', {
+    form: {
+      grant_type: 'client_credentials',
+      client_id: account.id,
+      client_secret: account.clientSecret,
+      scope: 'assets:read',
+    },
+  });
+  expect(token.status, token.text).toBe(200);
+  const key = await createApiKey(t, token.body.access_token, 'service account key');
+  return credentials(token.body.access_token, key.key);
+}
+
 export function bearer(accessToken: string): Record<string, string> {
   return { authorization: `Bearer ${accessToken}` };
 }

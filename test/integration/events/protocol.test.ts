@@ -303,6 +303,7 @@ describe('WebSocket protocol', () => {
       // refused as expired), then expiring while the socket is open.
       expiresAt: Math.floor(Date.now() / 1000) + 2,
       apiKeyId: await apiKeyId(t, bystander),
+      account: bystander.userId,
     });
     const expires = await connect(`${wsUrl(t)}?ticket=${expiring}`);
     const closed = await expires.closed;
