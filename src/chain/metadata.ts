@@ -54,14 +54,37 @@ export function metadataSource(uri: string, gateway: string): { inline: unknown 
       : decodeURIComponent(payload);
     return { inline: JSON.parse(text) };
   }
-  if (trimmed.startsWith('ipfs://')) {
-    const path = trimmed.slice('ipfs://'.length).replace(/^ipfs\//, '');
-    if (!/^[A-Za-z0-9]+(\/[^\s?#]*)?$/.test(path))
-      throw new MetadataRefused(`a malformed ipfs URI ${trimmed}`);
-    return { url: `${gateway}/ipfs/${path}` };
-  }
+  if (trimmed.startsWith('ipfs://')) return { url: ipfsUrl(trimmed, gateway) };
   if (/^https?:\/\//i.test(trimmed)) return { url: trimmed };
   throw new MetadataRefused(`an unsupported token URI scheme (${trimmed.slice(0, 40)})`);
+}
+
+/**
+ * `ipfs://<cid>/<path>` as `<gateway>/ipfs/<cid>/<path>`, never outside `/ipfs/<cid>/` (30.11): a
+ * segment that is `.` or `..` (also percent-encoded) or that decodes to a `/` or `\` is refused; the
+ * URL the gateway gets is checked again after the URL parser's normalisation.
+ */
+function ipfsUrl(uri: string, gateway: string): string {
+  const refused = () => new MetadataRefused(`a malformed ipfs URI ${uri.slice(0, 200)}`);
+  const [cid, ...segments] = uri
+    .slice('ipfs://'.length)
+    .replace(/^ipfs\//, '')
+    .split('/');
+  if (!/^[A-Za-z0-9]+$/.test(cid)) throw refused();
+  for (const segment of segments) {
+    if (!/^[^\s?#\\]*$/.test(segment)) throw refused();
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(segment);
+    } catch {
+      throw refused();
+    }
+    if (decoded === '.' || decoded === '..' || /[/\\]/.test(decoded)) throw refused();
+  }
+  const url = new URL([`${gateway}/ipfs/${cid}`, ...segments].join('/'));
+  const inside = url.pathname === `/ipfs/${cid}` || url.pathname.startsWith(`/ipfs/${cid}/`);
+  if (!inside || url.origin !== new URL(gateway).origin) throw refused();
+  return url.href;
 }
 
 const IMAGE = /^(https?|ipfs):\/\//;

@@ -55,6 +55,23 @@ describe('token URIs and documents', () => {
     expect(() => metadataSource('data:text/html,<b>x</b>', 'https://gw.example')).toThrow(MetadataRefused);
   });
 
+  it('30.11: refuses dot segments in ipfs:// URIs, plain or percent-encoded', () => {
+    for (const uri of [
+      'ipfs://QmX/../../api/v0/config',
+      'ipfs://QmX/./a/../../b',
+      'ipfs://QmX/%2e%2e/%2E%2E/api/v0/config',
+      'ipfs://QmX/..%2f..%2fapi',
+      'ipfs://QmX/a\\..\\..\\api',
+      'ipfs://../api/v0/config',
+      'ipfs://QmX/%zz',
+    ]) {
+      expect(() => metadataSource(uri, 'https://gw.example'), uri).toThrow(MetadataRefused);
+    }
+    expect(metadataSource('ipfs://QmX/a..b/1.json', 'https://gw.example')).toEqual({
+      url: 'https://gw.example/ipfs/QmX/a..b/1.json',
+    });
+  });
+
   it('keeps only what the asset contract allows', () => {
     expect(
       assetMetadataOf(
@@ -97,6 +114,9 @@ beforeAll(async () => {
       res.end(JSON.stringify({ name: 'Second blade', image: 'ipfs://bafyblade/2.png', attributes: [] }));
     } else if (path === '/swords/2') {
       res.end(JSON.stringify({ name: 'x'.repeat(10_000) })); // over the size limit
+    } else if (path === '/api/v0/config' || path === '/ipfs/QmGame/items/1.json') {
+      // An IPFS gateway's own API beside the content it serves: only the latter may be reached.
+      res.end(JSON.stringify({ name: path === '/api/v0/config' ? 'Gateway config' : 'Gateway item' }));
     } else if (path === `/items/${BigInt(7).toString(16).padStart(64, '0')}.json`) {
       res.end(JSON.stringify({ name: 'Potion', image: 'https://cdn.example/potion.png', attributes: [] }));
     } else {
@@ -315,5 +335,45 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     ]);
     const events = await fixture.orm.em.fork().find(OutboxEvent, { assetId, type: 'assetUpdated' });
     expect(events).toHaveLength(1);
+  });
+  it('30.11: reads ipfs:// through the gateway only under /ipfs/: a dot-segment URI fails, the gateway API is never asked', async () => {
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const escaping = await deployErc1155(node, 'ipfs://QmGame/../../api/v0/config');
+    const plain = await deployErc1155(node, 'ipfs://QmGame/items/1.json');
+    for (const address of [escaping, plain]) {
+      await registerContract(fixture.orm, rpcs, studio, {
+        collectionId: collection,
+        chainId: HARDHAT_CHAIN_ID,
+        address,
+        standard: 'erc1155',
+        fromBlock,
+      });
+    }
+    await send(node, ERC1155_PRESET, escaping, 'mint', [node.address(6), 1n, 1n, '0x']);
+    await send(node, ERC1155_PRESET, plain, 'mint', [node.address(6), 1n, 1n, '0x']);
+    const indexer = new ChainIndexer(
+      fixture.orm,
+      { ...endpoint(), confirmations: 50 },
+      settings(metadataSettings({ ipfsGateway: base })),
+      createLogger('silent'),
+    );
+    try {
+      await drain(indexer);
+      await indexer.metadata?.settled();
+      const row = (address: string) =>
+        fixture.orm.em.fork().findOneOrFail(ChainAsset, {
+          assetId: chainAssetId(`eip155:${HARDHAT_CHAIN_ID}/erc1155:${getAddress(address)}/1`),
+        });
+      expect(await row(plain)).toMatchObject({
+        metadataStatus: 'fetched',
+        metadata: { name: 'Gateway item' },
+      });
+      const refused = await row(escaping);
+      expect(refused).toMatchObject({ metadataStatus: 'failed', metadata: null });
+      expect(refused.metadataError).toMatch(/malformed ipfs URI/);
+      expect(hits.get('/api/v0/config') ?? 0).toBe(0);
+    } finally {
+      await indexer.stop();
+    }
   });
 });
