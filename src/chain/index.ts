@@ -13,11 +13,14 @@ import {
   registerContract,
 } from './contracts.ts';
 import { ChainIdMismatch, ChainIndexer, type ChainStatus, type IndexerHooks } from './indexer.ts';
+import { type ReassignContractInput, reassignContract } from './reassign.ts';
 import type { ChainRpc } from './rpc.ts';
 
 export interface ChainModule {
   register(actor: Actor, input: RegisterContractInput): Promise<RegisteredContract>;
   list(collectionId: string): Promise<RegisteredContract[]>;
+  /** Admins: moves a registered contract to another collection (src/chain/reassign.ts). */
+  reassign(actor: Actor, input: ReassignContractInput): Promise<RegisteredContract>;
   /** Per configured chain: head, indexed block, lag, state. */
   status(): ChainStatus[];
   stop(): Promise<void>;
@@ -54,6 +57,7 @@ export async function createChainModule(deps: {
   return {
     register: (actor, input) => registerContract(orm, rpcs, actor, input, tokenImage),
     list: (collectionId) => listContracts(orm, collectionId),
+    reassign: (actor, input) => reassignContract(orm, actor, input),
     status: () => indexers.map((indexer) => indexer.status()),
     async stop() {
       await Promise.all(indexers.map((indexer) => indexer.stop()));

@@ -19,8 +19,7 @@ import { chainAssetId } from '../domain/ledger/chain-assets.ts';
 import { caip19Of } from '../domain/ledger/chain-projection.ts';
 import { GuardedGetError, guardedGet } from '../net/guarded-get.ts';
 import type { Logger } from '../observability/logger.ts';
-import { callView } from './contracts.ts';
-import type { ChainRpc } from './rpc.ts';
+import { type ChainRpc, callView } from './rpc.ts';
 
 const URI_ABI = parseAbi([
   'function tokenURI(uint256 tokenId) view returns (string)',

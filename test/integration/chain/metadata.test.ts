@@ -34,7 +34,13 @@ import {
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
+import {
+  createUser,
+  type LedgerFixture,
+  linkWallet,
+  openLedger,
+  type TestUser,
+} from '../../helpers/ledger-fixtures.ts';
 
 describe('token URIs and documents', () => {
   it('substitutes {id} as 64 hex digits and reads data:, ipfs:// and https URIs', () => {
@@ -160,6 +166,8 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
   beforeAll(async () => {
     fixture = await openLedger(kind);
     studio = await createUser(fixture, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWallet(fixture, studio.userId, node.address(0));
     collection = `meta-${randomBytes(3).toString('hex')}`;
     const em = fixture.orm.em.fork();
     em.create(Collection, { id: collection, name: 'Meta game', owner: studio.userId, createdAt: new Date() });
