@@ -16,6 +16,7 @@ import { Migration20261124204037_collection_metadata_policy } from './Migration2
 import { Migration20261124230000_recipes } from './Migration20261124230000_recipes.ts';
 import { Migration20261124231500_event_operation_id } from './Migration20261124231500_event_operation_id.ts';
 import { Migration20261128100000_drop_apply_transfer } from './Migration20261128100000_drop_apply_transfer.ts';
+import { Migration20261128162000_chain_asset_metadata_retry } from './Migration20261128162000_chain_asset_metadata_retry.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -35,4 +36,5 @@ export const migrationsList = [
   Migration20261124230000_recipes,
   Migration20261124231500_event_operation_id,
   Migration20261128100000_drop_apply_transfer,
+  Migration20261128162000_chain_asset_metadata_retry,
 ];
