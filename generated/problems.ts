@@ -21,6 +21,7 @@ export const PROBLEM_TYPES = {
   "/problems/invalid-ticket": { title: "Authentication required", status: 401, retryable: false },
   "/problems/invalid-token": { title: "Authentication required", status: 401, retryable: false },
   "/problems/unauthorized": { title: "Authentication required", status: 401, retryable: false },
+  "/problems/contract-not-controlled": { title: "Contract not controlled", status: 403, retryable: false },
   "/problems/forbidden": { title: "Forbidden", status: 403, retryable: false },
   "/problems/insufficient-scope": { title: "Insufficient scope", status: 403, retryable: false },
   "/problems/key-possession-not-proven": { title: "Key possession not proven", status: 403, retryable: false },

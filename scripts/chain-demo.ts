@@ -7,6 +7,10 @@
 //   node scripts/chain-demo.ts mine [blocks]                mines empty blocks (confirmations)
 //   node scripts/chain-demo.ts address <index>              a development account's address
 //   node scripts/chain-demo.ts watch <API> <wallet>         prints the wallet's /ws events (TOKEN, KEY)
+//   node scripts/chain-demo.ts link <API> [index]           links a development account (default 0, the
+//                                                           deployer, so the presets' admin) to the user
+//                                                           of TOKEN and KEY with SIWE: registering a
+//                                                           contract needs a wallet that controls it
 // EVM_RPC_URL overrides the node's URL. Transactions come from the node's development accounts
 // (the well-known test mnemonic): never point this at a real chain.
 import { spawn } from 'node:child_process';
@@ -186,12 +190,36 @@ switch (command) {
     socket.on('message', (data) => console.log(String(data)));
     break;
   }
+  case 'link': {
+    const [api, index] = args;
+    if (!api || !process.env.TOKEN || !process.env.KEY) throw new Error('TOKEN=… KEY=… link <API> [index]');
+    const account = wallet(Number(index ?? 0)).account;
+    const headers = {
+      authorization: `Bearer ${process.env.TOKEN}`,
+      'x-api-key': process.env.KEY,
+      'content-type': 'application/json',
+    };
+    const post = async (path: string, body: unknown) => {
+      const response = await fetch(`${api}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+      const answer = (await response.json()) as Record<string, unknown>;
+      if (!response.ok) throw new Error(`${path}: ${response.status} ${JSON.stringify(answer)}`);
+      return answer;
+    };
+    const challenge = await post('/api/v1/wallets/link/challenge', { address: account.address });
+    const message = String(challenge.message);
+    console.log(
+      JSON.stringify(
+        await post('/api/v1/wallets/link', { message, signature: await account.signMessage({ message }) }),
+      ),
+    );
+    break;
+  }
   case 'address':
     console.log(wallet(Number(args[0] ?? 0)).account.address);
     break;
   default:
     console.error(
-      'usage: node scripts/chain-demo.ts node | deploy <standard> | mint <contract> <to> [n] | transfer <contract> <to> <n> [from] | address <i>',
+      'usage: node scripts/chain-demo.ts node | deploy <standard> | mint <contract> <to> [n] | transfer <contract> <to> <n> [from] | address <i> | watch <API> <wallet> | link <API> [i]',
     );
     process.exitCode = 2;
 }

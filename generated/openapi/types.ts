@@ -1023,9 +1023,9 @@ export interface paths {
         put?: never;
         /**
          * Register an on-chain token contract
-         * @description Registers an ERC-721, ERC-1155 or ERC-20 contract on one of the configured EVM chains to the collection, so its holdings and transfers are indexed from `fromBlock` on. Only the collection's owner (a studio) or an admin may. The service checks the address (EIP-55 when mixed case), that it holds contract code, the standard (ERC-721 and ERC-1155 through ERC-165; an ERC-20 must answer `decimals()`), reads `name`, `symbol` and `decimals`, and that `fromBlock` is not after the deployment; a `fromBlock` before it (such as 0) is raised to the deployment block, found on the chain. A backfill deeper than `CHAIN_MAX_BACKFILL_BLOCKS` below the head is registered by an admin only. A retry after a lost response answers 409; list the collection's contracts to confirm.
+         * @description Registers an ERC-721, ERC-1155 or ERC-20 contract on one of the configured EVM chains to the collection, so its holdings and transfers are indexed from `fromBlock` on. Only the collection's owner (a studio) or an admin may, and a studio only for a contract it controls: through the chain's node, the contract's `owner()` (Ownable) must answer one of the caller's wallets (linked with `POST /api/v1/wallets/link`, or its custodial wallet), or `hasRole(DEFAULT_ADMIN_ROLE, wallet)` (AccessControl) must be true for one of them; otherwise 403 `/problems/contract-not-controlled`. Admins register without that proof, on a studio's behalf (a contract with neither function, such as one owned by a multisig), and move a registered contract with `reassignChainContract`. The service checks the address (EIP-55 when mixed case), that it holds contract code, the standard (ERC-721 and ERC-1155 through ERC-165; an ERC-20 must answer `decimals()`), reads `name`, `symbol` and `decimals`, and that `fromBlock` is not after the deployment; a `fromBlock` before it (such as 0) is raised to the deployment block, found on the chain. A backfill deeper than `CHAIN_MAX_BACKFILL_BLOCKS` below the head is registered by an admin only. A retry after a lost response answers 409; list the collection's contracts to confirm.
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field or a `fromBlock` after the head or the deployment, `/problems/invalid-address-checksum`, `/problems/chain-not-configured`; 401; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller does not own the collection, or a studio asks for a backfill deeper than the bound; 404 when no collection has this id; 409 `/problems/contract-exists`; 413; 415; 422 `/problems/contract-not-found`, `/problems/contract-standard-mismatch`; 429; 500; 503 `/problems/chain-unavailable` when the chain's node does not answer.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field or a `fromBlock` after the head or the deployment, `/problems/invalid-address-checksum`, `/problems/chain-not-configured`; 401; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller does not own the collection, or a studio asks for a backfill deeper than the bound, `/problems/contract-not-controlled` when no wallet of the caller owns or administers the contract; 404 when no collection has this id; 409 `/problems/contract-exists`; 413; 415; 422 `/problems/contract-not-found`, `/problems/contract-standard-mismatch`; 429; 500; 503 `/problems/chain-unavailable` when the chain's node does not answer.
          */
         post: operations["registerCollectionContract"];
         delete?: never;
@@ -1127,6 +1127,39 @@ export interface paths {
          *     Errors: 400 `/problems/validation-failed` for a malformed chain id or address, `/problems/invalid-address-checksum`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not an admin; 404 when no contract with this address is registered on the chain; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["resumeChainContract"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/chains/{chain_id}/contracts/{address}/reassign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a registered contract to another collection (admins)
+         * @description Moves a registered token contract to another collection, so to the studio that owns it (admins only): the remedy when a contract was registered to the wrong collection. Idempotent: moving it to its current collection changes nothing. Transfers indexed and assets created from then on carry the new collection; ledger assets created before keep theirs (an on-chain token's asset is never minted, moved or edited through the ledger). Registration itself needs proof of control (see `registerCollectionContract`); an admin moving a contract needs none. Removing a contract is a separate operation.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed chain id or address or a missing, malformed or extra field, `/problems/invalid-address-checksum`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, 403 `/problems/role-not-allowed` when the caller is not an admin; 404 when no contract with this address is registered on the chain, or no collection has the id; 413; 415; 429; 500.
+         */
+        post: operations["reassignChainContract"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3847,6 +3880,17 @@ export interface components {
          */
         SuspendContractRequest: {
             reason: string;
+        };
+        /**
+         * ReassignContractRequest
+         * @description The collection a registered contract moves to.
+         * @example {
+         *       "collectionId": "dawn-quest"
+         *     }
+         */
+        ReassignContractRequest: {
+            /** @description The collection (so the studio owning it) the contract belongs to from now on. */
+            collectionId: components["schemas"]["CollectionId"];
         };
         /**
          * CreateNftRequest
@@ -9037,7 +9081,16 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description The token lacks `assets:write`, the caller does not own the collection, or no wallet of the caller owns or administers the contract. Nothing was registered. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -9221,6 +9274,90 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reassignChainContract: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The EVM chain id (EIP-155) the contract is registered on.
+                 * @example 31337
+                 */
+                chain_id: components["parameters"]["ChainIdPath"];
+                /**
+                 * @description The contract's address, in any valid case (a mixed-case address must be EIP-55; otherwise 400 `/problems/invalid-address-checksum`).
+                 * @example 0x5FbDB2315678afecb367f032d93F642f64180aa3
+                 */
+                address: components["parameters"]["ContractAddressPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "collectionId": "dawn-quest"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReassignContractRequest"];
+            };
+        };
+        responses: {
+            /** @description The contract, in its new collection. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "chainId": 31337,
+                     *       "address": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "standard": "erc721",
+                     *       "collection": "dawn-quest",
+                     *       "fromBlock": 1,
+                     *       "name": "Swords",
+                     *       "symbol": "SWD",
+                     *       "decimals": null,
+                     *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
+                     *       "createdAt": "2026-11-24T15:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChainContract"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such contract is registered on the chain, or no collection has the id. Nothing was changed. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "No contract 0x5FbDB2315678afecb367f032d93F642f64180aa3 is registered on chain 31337.",
+                     *       "instance": "/api/v1/chains/31337/contracts/0x5FbDB2315678afecb367f032d93F642f64180aa3/reassign",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
         };
     };
     createNft: {

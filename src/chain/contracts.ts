@@ -1,10 +1,12 @@
 // Registration of a studio's token contracts: the caller must own the collection (or be an admin),
-// the address is EIP-55 checked, the chain must be configured, the standard is verified with ERC-165
-// where the contract supports it, ERC-20 decimals/symbol/name are read, and `fromBlock` must not be
-// after the deployment (the holdings are sums of every transfer since); one before it is raised to
-// the deployment block (src/chain/from-block.ts).
+// the address is EIP-55 checked, the chain must be configured, the caller must control the contract
+// (its `owner()` or DEFAULT_ADMIN_ROLE is one of their wallets, src/chain/control.ts; admins are
+// exempt), the standard is verified with ERC-165 where the contract supports it, ERC-20
+// decimals/symbol/name are read, and `fromBlock` must not be after the deployment (the holdings are
+// sums of every transfer since); one before it is raised to the deployment block
+// (src/chain/from-block.ts).
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { type Address, decodeFunctionResult, encodeFunctionData, getAddress, type Hex, parseAbi } from 'viem';
+import { type Address, getAddress, parseAbi } from 'viem';
 import type { ChainStandard } from '../db/entities/ChainContract.ts';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
@@ -19,9 +21,10 @@ import {
 } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
+import { assertControlsContract } from './control.ts';
 import { startBlock } from './from-block.ts';
 import { createErc20Asset } from './projection.ts';
-import { type ChainRpc, isRangeTooLarge, isTimeout } from './rpc.ts';
+import { type ChainRpc, callView, isRangeTooLarge, isTimeout } from './rpc.ts';
 
 const ERC165 = parseAbi(['function supportsInterface(bytes4 interfaceId) view returns (bool)']);
 const ERC20_META = parseAbi([
@@ -83,30 +86,6 @@ export function contractView(contract: ChainContract): RegisteredContract {
 }
 
 class ChainProblem extends UnprocessableError {}
-
-export async function callView<T>(
-  rpc: ChainRpc,
-  to: Address,
-  abi: readonly unknown[],
-  functionName: string,
-  args: unknown[] = [],
-): Promise<T | undefined> {
-  try {
-    const data = encodeFunctionData({ abi: abi as never, functionName, args } as never);
-    const result: Hex = await rpc.call(to, data);
-    if (result === '0x') return undefined;
-    return decodeFunctionResult({ abi: abi as never, functionName, data: result } as never) as T;
-  } catch (error) {
-    // The node away is not an answer: only a revert (or undecodable data) means "not this function".
-    if (
-      isTimeout(error) ||
-      /HttpRequestError|WebSocketRequestError|SocketClosedError/.test((error as Error)?.name ?? '')
-    ) {
-      throw error;
-    }
-    return undefined;
-  }
-}
 
 /** ERC-165 as the standard says: supportsInterface(0x01ffc9a7) true and supportsInterface(0xffffffff) false. */
 async function supportsErc165(rpc: ChainRpc, address: Address): Promise<boolean> {
@@ -183,6 +162,7 @@ async function registerOnChain(
       'No contract at this address',
     );
   }
+  await assertControlsContract(orm, rpc, actor, address, input.chainId);
   // At the deployment block (a binary search on eth_getCode), within the backfill bound (30.4).
   const fromBlock = await startBlock(rpc, actor, address, input.fromBlock, head);
   const erc165 = await supportsErc165(rpc, address);

@@ -14,6 +14,7 @@ import {
   registerContract,
 } from './contracts.ts';
 import { ChainIdMismatch, ChainIndexer, type ChainStatus, type IndexerHooks } from './indexer.ts';
+import { type ReassignContractInput, reassignContract } from './reassign.ts';
 import type { ChainRpc } from './rpc.ts';
 
 export interface ChainModule {
@@ -23,6 +24,8 @@ export interface ChainModule {
   suspend(actor: Actor, ref: ContractRef, reason: string): Promise<RegisteredContract>;
   resume(actor: Actor, ref: ContractRef): Promise<RegisteredContract>;
   unregister(actor: Actor, ref: ContractRef): Promise<void>;
+  /** Admins: moves a registered contract to another collection (src/chain/reassign.ts). */
+  reassign(actor: Actor, input: ReassignContractInput): Promise<RegisteredContract>;
   /** Per configured chain: head, indexed block, lag, state. */
   status(): ChainStatus[];
   stop(): Promise<void>;
@@ -62,6 +65,7 @@ export async function createChainModule(deps: {
     suspend: (actor, ref, reason) => adminSuspend(orm, actor, ref, reason),
     resume: (actor, ref) => adminResume(orm, actor, ref),
     unregister: (actor, ref) => adminUnregister(orm, actor, ref),
+    reassign: (actor, input) => reassignContract(orm, actor, input),
     status: () => indexers.map((indexer) => indexer.status()),
     async stop() {
       await Promise.all(indexers.map((indexer) => indexer.stop()));

@@ -1,6 +1,15 @@
 // The JSON-RPC side of one chain: a viem public client with a per-request time limit, a request
 // rate cap, and the adaptive eth_getLogs block range.
-import { type Address, createPublicClient, type Hex, http, type PublicClient, webSocket } from 'viem';
+import {
+  type Address,
+  createPublicClient,
+  decodeFunctionResult,
+  encodeFunctionData,
+  type Hex,
+  http,
+  type PublicClient,
+  webSocket,
+} from 'viem';
 import type { ChainEndpoint, ChainSettings } from '../config/index.ts';
 import { type RpcLog, TOPICS } from './logs.ts';
 
@@ -138,5 +147,30 @@ export class ChainRpc {
   async close(): Promise<void> {
     const transport = this.client.transport as { getRpcClient?: () => Promise<{ close(): void }> };
     if (transport.getRpcClient) (await transport.getRpcClient()).close();
+  }
+}
+
+/** A view call answered by the contract, or undefined when it reverts or answers nothing decodable. */
+export async function callView<T>(
+  rpc: ChainRpc,
+  to: Address,
+  abi: readonly unknown[],
+  functionName: string,
+  args: unknown[] = [],
+): Promise<T | undefined> {
+  try {
+    const data = encodeFunctionData({ abi: abi as never, functionName, args } as never);
+    const result: Hex = await rpc.call(to, data);
+    if (result === '0x') return undefined;
+    return decodeFunctionResult({ abi: abi as never, functionName, data: result } as never) as T;
+  } catch (error) {
+    // The node away is not an answer: only a revert (or undecodable data) means "not this function".
+    if (
+      isTimeout(error) ||
+      /HttpRequestError|WebSocketRequestError|SocketClosedError/.test((error as Error)?.name ?? '')
+    ) {
+      throw error;
+    }
+    return undefined;
   }
 }

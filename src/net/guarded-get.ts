@@ -23,9 +23,12 @@ export class GuardedGetError extends Error {
   override name = 'GuardedGetError';
   /** Whether trying again later may succeed (a time-out, a 5xx, a connection error). */
   readonly retryable: boolean;
-  constructor(message: string, retryable: boolean) {
+  /** Whether the time limit ran out (the host did not answer in time). */
+  readonly timedOut: boolean;
+  constructor(message: string, retryable: boolean, timedOut = false) {
     super(message);
     this.retryable = retryable;
+    this.timedOut = timedOut;
   }
 }
 
@@ -50,7 +53,7 @@ export async function guardedGet(
       ),
     ]);
   } catch (error) {
-    throw new GuardedGetError((error as Error).message, signal.aborted);
+    throw new GuardedGetError((error as Error).message, signal.aborted, signal.aborted);
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
@@ -89,16 +92,16 @@ export async function guardedGet(
       );
       res.on('error', (error) => reject(new GuardedGetError(error.message, true)));
     });
-    req.on('error', (error) =>
+    req.on('error', (error) => {
+      const timedOut = error.name === 'AbortError' || error.name === 'TimeoutError';
       reject(
         new GuardedGetError(
-          error.name === 'AbortError' || error.name === 'TimeoutError'
-            ? `no answer within ${options.timeoutMs} ms`
-            : error.message,
+          timedOut ? `no answer within ${options.timeoutMs} ms` : error.message,
           true,
+          timedOut,
         ),
-      ),
-    );
+      );
+    });
     req.end();
   });
 }

@@ -38,6 +38,9 @@ export const caip = (standard: string, address: string, tokenId?: string) =>
 /** Hardhat's development mnemonic (public; its accounts are funded when the node starts). */
 export const DEV_MNEMONIC = 'test test test test test test test test test test test junk';
 
+/** A development account, able to sign messages (SIWE) as well as transactions. */
+export const devAccount = (index: number) => mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
+
 export interface EvmNode {
   url: string;
   port: number;
@@ -136,7 +139,7 @@ export async function startEvmNode(options: { timeoutMs?: number } = {}): Promis
   const wallet = (index = 0) => {
     let client = wallets.get(index);
     if (!client) {
-      const account = mnemonicToAccount(DEV_MNEMONIC, { addressIndex: index });
+      const account = devAccount(index);
       client = createWalletClient({ chain, transport, account }) as WalletClient & {
         account: { address: Address };
       };
@@ -188,8 +191,11 @@ function preset(name: string): Artifact {
 export const ERC20_PRESET = preset('ERC20PresetMinterPauser');
 export const ERC721_PRESET = preset('ERC721PresetMinterPauserAutoId');
 export const ERC1155_PRESET = preset('ERC1155PresetMinterPauser');
+/** An Ownable contract (OpenZeppelin's ProxyAdmin): `owner()` is its deployer; no token standard. */
+export const OWNABLE = preset('ProxyAdmin');
 
-async function deploy(node: EvmNode, artifact: Artifact, args: unknown[], from = 0): Promise<Address> {
+/** Deploys `artifact` from development account `from` (the presets make it their DEFAULT_ADMIN_ROLE). */
+export async function deploy(node: EvmNode, artifact: Artifact, args: unknown[], from = 0): Promise<Address> {
   const wallet = node.wallet(from);
   const hash = await wallet.deployContract({
     abi: artifact.abi,

@@ -6,6 +6,7 @@ import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { User, type UserRole } from '../../src/db/entities/User.ts';
+import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
@@ -202,4 +203,34 @@ export async function httpServiceAccount(
     headers: { ...bearer, 'x-api-key': key.key },
     wallet: account.wallets[0],
   };
+}
+
+/** Links `address` to the user as an external wallet, straight on the row (as a SIWE link ends). */
+export async function linkWallet(fixture: LedgerFixture, userId: string, address: string): Promise<void> {
+  const em = fixture.orm.em.fork();
+  em.create(Wallet, { address: address.toLowerCase(), user: userId, kind: 'linked', createdAt: new Date() });
+  await em.flush();
+}
+
+/** Links an account's address to an app user through the SIWE challenge the API issues. */
+export async function linkWalletHttp(
+  t: HttpClient,
+  user: HttpUser,
+  account: { address: string; signMessage(args: { message: string }): Promise<`0x${string}`> },
+): Promise<void> {
+  const challenge = await expectStatus<{ message: string }>(
+    t.http('POST', '/api/v1/wallets/link/challenge', {
+      body: { address: account.address },
+      headers: user.headers,
+    }),
+    201,
+  );
+  const signature = await account.signMessage({ message: challenge.message });
+  await expectStatus(
+    t.http('POST', '/api/v1/wallets/link', {
+      body: { message: challenge.message, signature },
+      headers: user.headers,
+    }),
+    201,
+  );
 }

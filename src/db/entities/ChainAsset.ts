@@ -20,9 +20,18 @@ export const ChainAsset = defineEntity({
      * AssetMetadata shape plus `name`/`description`; null until fetched (or when it failed).
      */
     metadata: p.json<Record<string, unknown>>().nullable(),
-    /** `fetched` or `failed` (why in `metadataError`); null while not tried. */
+    /**
+     * `pending` (queued, or due again at `metadataRetryAt`), `fetched`, or `failed` (why in
+     * `metadataError`; tried again at `metadataRetryAt` when the failure may pass, final when that
+     * is null); null while never queued.
+     */
     metadataStatus: p.string().length(16).nullable(),
     metadataError: p.string().length(500).nullable(),
+    /** Fetches tried (src/chain/metadata.ts gives up after a few). */
+    metadataAttempts: p.integer().default(0),
+    /** When a pending or retryable token is due, or the end of a fetcher's claim on it. */
+    metadataRetryAt: p.datetime().nullable(),
   },
+  indexes: [{ properties: ['metadataStatus', 'metadataRetryAt'] }],
 });
 export type ChainAsset = InferEntity<typeof ChainAsset>;

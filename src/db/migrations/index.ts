@@ -17,6 +17,7 @@ import { Migration20261124230000_recipes } from './Migration20261124230000_recip
 import { Migration20261124231500_event_operation_id } from './Migration20261124231500_event_operation_id.ts';
 import { Migration20261128100000_drop_apply_transfer } from './Migration20261128100000_drop_apply_transfer.ts';
 import { Migration20261128160000_chain_contract_status } from './Migration20261128160000_chain_contract_status.ts';
+import { Migration20261128162000_chain_asset_metadata_retry } from './Migration20261128162000_chain_asset_metadata_retry.ts';
 import { Migration20261128164000_asset_frozen_by } from './Migration20261128164000_asset_frozen_by.ts';
 
 export const migrationsList = [
@@ -38,5 +39,6 @@ export const migrationsList = [
   Migration20261124231500_event_operation_id,
   Migration20261128100000_drop_apply_transfer,
   Migration20261128160000_chain_contract_status,
+  Migration20261128162000_chain_asset_metadata_retry,
   Migration20261128164000_asset_frozen_by,
 ];

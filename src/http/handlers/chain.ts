@@ -1,5 +1,5 @@
 // On-chain contracts (src/chain/): register and list a collection's token contracts; an admin
-// suspends, resumes or unregisters one (security issue 30.1).
+// suspends, resumes or unregisters one (security issue 30.1), or moves it to another collection.
 
 import type { ContractRef } from '../../chain/admin.ts';
 import type { ChainModule } from '../../chain/index.ts';
@@ -26,7 +26,9 @@ function target(request: TypedRequest<AdminOperation>): { actor: Actor; ref: Con
 }
 
 export function chainHandlers(chain: ChainModule): HandlerMap {
-  return typedHandlers<'registerCollectionContract' | 'listCollectionContracts' | AdminOperation>({
+  return typedHandlers<
+    'registerCollectionContract' | 'listCollectionContracts' | AdminOperation | 'reassignChainContract'
+  >({
     async registerCollectionContract(request, ctx) {
       const contract = await chain.register(actorOf(request), {
         collectionId: request.params.collection_id,
@@ -49,6 +51,14 @@ export function chainHandlers(chain: ChainModule): HandlerMap {
       const { actor, ref } = target(request);
       await chain.unregister(actor, ref);
       ctx.status = 204;
+    },
+    async reassignChainContract(request, ctx) {
+      const contract = await chain.reassign(actorOf(request), {
+        chainId: Number(request.params.chain_id),
+        address: request.params.address,
+        collectionId: request.body.collectionId,
+      });
+      respond(ctx, 'reassignChainContract', 200, contract);
     },
   });
 }

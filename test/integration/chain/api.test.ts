@@ -6,14 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChainHolding } from '../../../src/db/entities/index.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import {
+  deploy,
   deployErc721,
+  devAccount,
   ERC721_PRESET,
   type EvmNode,
   HARDHAT_CHAIN_ID,
+  OWNABLE,
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
+import { type HttpUser, httpUser, linkWalletHttp } from '../../helpers/ledger-fixtures.ts';
 
 let node: EvmNode;
 beforeAll(async () => {
@@ -35,6 +38,8 @@ describe.each(DB_KINDS)('on-chain contract registration API on %s', (kind) => {
       CHAIN_RPC_RATE: '1000',
     });
     studio = await httpUser(t, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWalletHttp(t, studio, devAccount(0));
     player = await httpUser(t, 'player');
     const created = await t.http('POST', '/api/v1/collections', {
       body: { id: `chain-${kind}`, name: 'On-chain game' },
@@ -101,6 +106,87 @@ describe.each(DB_KINDS)('on-chain contract registration API on %s', (kind) => {
       if (Date.now() > deadline) throw new Error('the app did not index the mint');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+  });
+
+  it('30.3: a studio registers only a contract it controls; an admin registers without proof and reassigns', async () => {
+    // A rival studio, with its own collection and linked wallet, tries to claim the studio's contract first.
+    const rival = await httpUser(t, 'studio');
+    await linkWalletHttp(t, rival, devAccount(1));
+    const rivalPath = `/api/v1/collections/rival-${kind}/contracts`;
+    const ownPath = `/api/v1/collections/chain-${kind}/contracts`;
+    expect(
+      (
+        await t.http('POST', '/api/v1/collections', {
+          body: { id: `rival-${kind}`, name: 'Rival game' },
+          headers: rival.headers,
+        })
+      ).status,
+    ).toBe(201);
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const swords = await deployErc721(node, 'Claimed', 'CLM'); // DEFAULT_ADMIN_ROLE: account 0, the studio's
+    const body = { chainId: HARDHAT_CHAIN_ID, address: swords, standard: 'erc721', fromBlock };
+    const squat = await t.http('POST', rivalPath, { body, headers: rival.headers });
+    expect([squat.status, squat.body.type]).toEqual([403, '/problems/contract-not-controlled']);
+    expect((await t.http('GET', rivalPath, { headers: rival.headers })).body.data).toEqual([]);
+    const own = await t.http('POST', ownPath, { body, headers: studio.headers });
+    expect(own.status, own.text).toBe(201);
+
+    // Ownable: owner() is account 1, the rival's wallet. The rival passes the proof (and meets the
+    // standard check: a ProxyAdmin is no ERC-721); the studio does not.
+    const owned = await deploy(node, OWNABLE, [], 1);
+    const ownedBody = { ...body, address: owned };
+    const notMine = await t.http('POST', ownPath, { body: ownedBody, headers: studio.headers });
+    expect([notMine.status, notMine.body.type]).toEqual([403, '/problems/contract-not-controlled']);
+    const mine = await t.http('POST', rivalPath, { body: ownedBody, headers: rival.headers });
+    expect([mine.status, mine.body.type]).toEqual([422, '/problems/contract-standard-mismatch']);
+
+    // An admin registers without proof (into the wrong collection here), then moves it.
+    const admin = await httpUser(t, 'admin');
+    const shields = await deployErc721(node, 'Shields', 'SHD');
+    const placed = await t.http('POST', rivalPath, {
+      body: { ...body, address: shields },
+      headers: admin.headers,
+    });
+    expect([placed.status, placed.body.collection]).toEqual([201, `rival-${kind}`]);
+    const reassign = `/api/v1/chains/${HARDHAT_CHAIN_ID}/contracts/${shields}/reassign`;
+    const target = { collectionId: `chain-${kind}` };
+    for (const user of [rival, studio, player]) {
+      const refused = await t.http('POST', reassign, { body: target, headers: user.headers });
+      expect([refused.status, refused.body.type]).toEqual([403, '/problems/role-not-allowed']);
+    }
+    const noCollection = await t.http('POST', reassign, {
+      body: { collectionId: 'no-such-game' },
+      headers: admin.headers,
+    });
+    expect(noCollection.status).toBe(404);
+    const noContract = await t.http(
+      'POST',
+      `/api/v1/chains/${HARDHAT_CHAIN_ID}/contracts/${owned}/reassign`,
+      {
+        body: target,
+        headers: admin.headers,
+      },
+    );
+    expect(noContract.status).toBe(404);
+    // A wrong EIP-55 checksum: the first letter's case flipped.
+    const flipped = getAddress(shields).replace(/[a-fA-F]/, (c) =>
+      c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase(),
+    );
+    const badChecksum = await t.http(
+      'POST',
+      `/api/v1/chains/${HARDHAT_CHAIN_ID}/contracts/${flipped}/reassign`,
+      {
+        body: target,
+        headers: admin.headers,
+      },
+    );
+    expect(badChecksum.status).toBe(400);
+    const moved = await t.http('POST', reassign, { body: target, headers: admin.headers });
+    expect(moved.status, moved.text).toBe(200);
+    expect(moved.body).toMatchObject({ address: getAddress(shields), collection: `chain-${kind}` });
+    expect((await t.http('GET', rivalPath, { headers: player.headers })).body.data).toEqual([]);
+    const listed = await t.http('GET', ownPath, { headers: player.headers });
+    expect(listed.body.data.map((row: { address: string }) => row.address)).toContain(getAddress(shields));
   });
 
   it('reports per chain the head, indexed block and lag in /readyz and /metrics', async () => {

@@ -21,6 +21,7 @@ import {
   caip,
   deployErc20,
   deployErc721,
+  devAccount,
   ERC20_PRESET,
   ERC721_PRESET,
   type EvmNode,
@@ -28,7 +29,7 @@ import {
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
+import { type HttpUser, httpUser, linkWalletHttp } from '../../helpers/ledger-fixtures.ts';
 import { connect, type ServerMessage, type TestSocket } from '../../helpers/ws.ts';
 import { startReceiver, verified } from '../webhooks/receiver.ts';
 
@@ -69,6 +70,8 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
     });
     orm = t.app.orm as unknown as Orm;
     studio = await httpUser(t, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWalletHttp(t, studio, devAccount(0));
     const created = await t.http('POST', '/api/v1/collections', {
       body: { id: collection, name: 'Pending game' },
       headers: studio.headers,

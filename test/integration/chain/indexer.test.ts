@@ -29,7 +29,13 @@ import {
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
+import {
+  createUser,
+  type LedgerFixture,
+  linkWallet,
+  openLedger,
+  type TestUser,
+} from '../../helpers/ledger-fixtures.ts';
 
 const logger = createLogger('silent');
 const CONFIRMATIONS = 2;
@@ -88,6 +94,8 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
   beforeAll(async () => {
     fixture = await openLedger(kind);
     studio = await createUser(fixture, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWallet(fixture, studio.userId, node.address(0));
     collection = `chain-${randomBytes(3).toString('hex')}`;
     const em = fixture.orm.em.fork();
     em.create(Collection, {

@@ -17,6 +17,7 @@ import {
   deployErc20,
   deployErc721,
   deployErc1155,
+  devAccount,
   ERC20_PRESET,
   ERC721_PRESET,
   ERC1155_PRESET,
@@ -25,7 +26,7 @@ import {
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
+import { type HttpUser, httpUser, linkWalletHttp } from '../../helpers/ledger-fixtures.ts';
 import { connect } from '../../helpers/ws.ts';
 
 let node: EvmNode;
@@ -59,6 +60,8 @@ describe.each(DB_KINDS)('on-chain tokens in the ledger on %s', (kind) => {
       CHAIN_RPC_RATE: '1000',
     });
     studio = await httpUser(t, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWalletHttp(t, studio, devAccount(0));
     player = await httpUser(t, 'player');
     const created = await t.http('POST', '/api/v1/collections', {
       body: { id: collection, name: 'On-chain game' },
@@ -215,6 +218,7 @@ describe.each(DB_KINDS)('on-chain tokens in the ledger on %s', (kind) => {
     try {
       const orm = t2.app.orm as unknown as Orm;
       const owner = await httpUser(t2, 'studio');
+      await linkWalletHttp(t2, owner, devAccount(0));
       const created = await t2.http('POST', '/api/v1/collections', {
         body: { id: 'crash-game', name: 'Crash game' },
         headers: owner.headers,

@@ -34,7 +34,13 @@ import {
   send,
   startEvmNode,
 } from '../../helpers/evm-node.ts';
-import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
+import {
+  createUser,
+  type LedgerFixture,
+  linkWallet,
+  openLedger,
+  type TestUser,
+} from '../../helpers/ledger-fixtures.ts';
 
 describe('token URIs and documents', () => {
   it('substitutes {id} as 64 hex digits and reads data:, ipfs:// and https URIs', () => {
@@ -53,6 +59,23 @@ describe('token URIs and documents', () => {
     });
     expect(() => metadataSource('file:///etc/passwd', 'https://gw.example')).toThrow(MetadataRefused);
     expect(() => metadataSource('data:text/html,<b>x</b>', 'https://gw.example')).toThrow(MetadataRefused);
+  });
+
+  it('30.11: refuses dot segments in ipfs:// URIs, plain or percent-encoded', () => {
+    for (const uri of [
+      'ipfs://QmX/../../api/v0/config',
+      'ipfs://QmX/./a/../../b',
+      'ipfs://QmX/%2e%2e/%2E%2E/api/v0/config',
+      'ipfs://QmX/..%2f..%2fapi',
+      'ipfs://QmX/a\\..\\..\\api',
+      'ipfs://../api/v0/config',
+      'ipfs://QmX/%zz',
+    ]) {
+      expect(() => metadataSource(uri, 'https://gw.example'), uri).toThrow(MetadataRefused);
+    }
+    expect(metadataSource('ipfs://QmX/a..b/1.json', 'https://gw.example')).toEqual({
+      url: 'https://gw.example/ipfs/QmX/a..b/1.json',
+    });
   });
 
   it('keeps only what the asset contract allows', () => {
@@ -97,6 +120,11 @@ beforeAll(async () => {
       res.end(JSON.stringify({ name: 'Second blade', image: 'ipfs://bafyblade/2.png', attributes: [] }));
     } else if (path === '/swords/2') {
       res.end(JSON.stringify({ name: 'x'.repeat(10_000) })); // over the size limit
+    } else if (path.startsWith('/many/')) {
+      res.end(JSON.stringify({ name: 'One of many', attributes: [] }));
+    } else if (path === '/api/v0/config' || path === '/ipfs/QmGame/items/1.json') {
+      // An IPFS gateway's own API beside the content it serves: only the latter may be reached.
+      res.end(JSON.stringify({ name: path === '/api/v0/config' ? 'Gateway config' : 'Gateway item' }));
     } else if (path === `/items/${BigInt(7).toString(16).padStart(64, '0')}.json`) {
       res.end(JSON.stringify({ name: 'Potion', image: 'https://cdn.example/potion.png', attributes: [] }));
     } else {
@@ -140,6 +168,8 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
   beforeAll(async () => {
     fixture = await openLedger(kind);
     studio = await createUser(fixture, 'studio');
+    // The studio controls the contracts it registers: the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWallet(fixture, studio.userId, node.address(0));
     collection = `meta-${randomBytes(3).toString('hex')}`;
     const em = fixture.orm.em.fork();
     em.create(Collection, { id: collection, name: 'Meta game', owner: studio.userId, createdAt: new Date() });
@@ -302,6 +332,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
       .findOneOrFail(ChainContract, { chainId: HARDHAT_CHAIN_ID, address: late.toLowerCase() });
     fetcher.enqueue([{ contractId: Number(contract.id), tokenId: '0' }]);
     await fetcher.settled();
+    await fetcher.stop();
     const updated = await fixture.ledger.assets.get(assetId);
     expect(updated).toMatchObject({
       name: 'Blade of Dawn',
@@ -315,5 +346,168 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     ]);
     const events = await fixture.orm.em.fork().find(OutboxEvent, { assetId, type: 'assetUpdated' });
     expect(events).toHaveLength(1);
+  });
+  it('30.11: reads ipfs:// through the gateway only under /ipfs/: a dot-segment URI fails, the gateway API is never asked', async () => {
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const escaping = await deployErc1155(node, 'ipfs://QmGame/../../api/v0/config');
+    const plain = await deployErc1155(node, 'ipfs://QmGame/items/1.json');
+    for (const address of [escaping, plain]) {
+      await registerContract(fixture.orm, rpcs, studio, {
+        collectionId: collection,
+        chainId: HARDHAT_CHAIN_ID,
+        address,
+        standard: 'erc1155',
+        fromBlock,
+      });
+    }
+    await send(node, ERC1155_PRESET, escaping, 'mint', [node.address(6), 1n, 1n, '0x']);
+    await send(node, ERC1155_PRESET, plain, 'mint', [node.address(6), 1n, 1n, '0x']);
+    const indexer = new ChainIndexer(
+      fixture.orm,
+      { ...endpoint(), confirmations: 50 },
+      settings(metadataSettings({ ipfsGateway: base })),
+      createLogger('silent'),
+    );
+    try {
+      await drain(indexer);
+      await indexer.metadata?.settled();
+      const row = (address: string) =>
+        fixture.orm.em.fork().findOneOrFail(ChainAsset, {
+          assetId: chainAssetId(`eip155:${HARDHAT_CHAIN_ID}/erc1155:${getAddress(address)}/1`),
+        });
+      expect(await row(plain)).toMatchObject({
+        metadataStatus: 'fetched',
+        metadata: { name: 'Gateway item' },
+      });
+      const refused = await row(escaping);
+      expect(refused).toMatchObject({ metadataStatus: 'failed', metadata: null });
+      expect(refused.metadataError).toMatch(/malformed ipfs URI/);
+      expect(hits.get('/api/v0/config') ?? 0).toBe(0);
+    } finally {
+      await indexer.stop();
+    }
+  });
+  /** Polls `done` every 50 ms until it holds, or throws after `ms`. */
+  async function until(what: string, done: () => Promise<boolean>, ms: number): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!(await done())) {
+      if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+
+  async function contractId(address: string): Promise<number> {
+    const row = await fixture.orm.em
+      .fork()
+      .findOneOrFail(ChainContract, { chainId: HARDHAT_CHAIN_ID, address: address.toLowerCase() });
+    return Number(row.id);
+  }
+
+  const statuses = async (id: number) =>
+    (await fixture.orm.em.fork().find(ChainAsset, { contract: id })).map((row) => row.metadataStatus);
+
+  it('30.8: a tarpit metadata host holds up no other contract; its tokens stay pending and are fetched once it answers', async () => {
+    // The tarpit accepts connections and never answers, until it is opened.
+    let open = false;
+    let connected = 0;
+    let mostAtOnce = 0;
+    const tarpit = createServer((req, res) => {
+      if (open) {
+        res.end(JSON.stringify({ name: `Slow ${req.url}`, attributes: [] }));
+        return;
+      }
+      connected += 1;
+      mostAtOnce = Math.max(mostAtOnce, connected);
+      req.socket.on('close', () => (connected -= 1));
+    });
+    await new Promise<void>((resolve) => tarpit.listen(0, '127.0.0.1', resolve));
+    const tarpitBase = `http://127.0.0.1:${(tarpit.address() as AddressInfo).port}`;
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const slow = await deployErc1155(node, `${tarpitBase}/{id}.json`);
+    const quick = await deployErc721(node, 'Quick swords', 'QSW', `${base}/swords/`);
+    for (const [address, standard] of [
+      [slow, 'erc1155'],
+      [quick, 'erc721'],
+    ] as const) {
+      await registerContract(fixture.orm, rpcs, studio, {
+        collectionId: collection,
+        chainId: HARDHAT_CHAIN_ID,
+        address,
+        standard,
+        fromBlock,
+      });
+    }
+    const ids = Array.from({ length: 40 }, (_, i) => BigInt(i + 1));
+    await send(node, ERC1155_PRESET, slow, 'mintBatch', [node.address(5), ids, ids.map(() => 1n), '0x']);
+    await send(node, ERC721_PRESET, quick, 'mint', [node.address(5)]);
+    const [slowId, quickId] = [await contractId(slow), await contractId(quick)];
+    const fetcher = new MetadataFetcher(
+      fixture.orm,
+      rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc,
+      metadataSettings({ timeoutMs: 1000 }),
+      createLogger('silent'),
+      { sweepMs: 100, retryBaseMs: 100, hostBenchMs: 300 },
+    );
+    try {
+      // As the indexer does: the 40-token batch first, then another contract's mint.
+      fetcher.enqueue(ids.map((id) => ({ contractId: slowId, tokenId: String(id) })));
+      fetcher.enqueue([{ contractId: quickId, tokenId: '0' }]);
+      await until('the other contract fetched', async () => (await statuses(quickId))[0] === 'fetched', 5000);
+      // Every tarpit token is kept, pending or failed with a time to try again: none dropped.
+      const kept = await fixture.orm.em.fork().find(ChainAsset, { contract: slowId });
+      expect(kept).toHaveLength(40);
+      for (const row of kept) {
+        expect(['pending', 'failed']).toContain(row.metadataStatus);
+        expect(row.metadataRetryAt).not.toBeNull();
+      }
+      expect(mostAtOnce).toBeLessThanOrEqual(2); // per-host slots
+      open = true;
+      await until(
+        'the tarpit tokens fetched once it answers',
+        async () => (await statuses(slowId)).every((status) => status === 'fetched'),
+        20_000,
+      );
+    } finally {
+      await fetcher.stop();
+      tarpit.closeAllConnections();
+      await new Promise((resolve) => tarpit.close(resolve));
+    }
+  });
+
+  it('30.8: nothing is dropped: tokens over the memory limit and those a stopped fetcher held are fetched by the next', async () => {
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const many = await deployErc1155(node, `${base}/many/{id}.json`);
+    await registerContract(fixture.orm, rpcs, studio, {
+      collectionId: collection,
+      chainId: HARDHAT_CHAIN_ID,
+      address: many,
+      standard: 'erc1155',
+      fromBlock,
+    });
+    const ids = Array.from({ length: 12 }, (_, i) => BigInt(i + 1));
+    await send(node, ERC1155_PRESET, many, 'mintBatch', [node.address(5), ids, ids.map(() => 1n), '0x']);
+    const id = await contractId(many);
+    const rpc = rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc;
+    const first = new MetadataFetcher(fixture.orm, rpc, metadataSettings(), createLogger('silent'), {
+      memoryLimit: 3,
+      sweepMs: 60_000,
+    });
+    first.enqueue(ids.map((token) => ({ contractId: id, tokenId: String(token) })));
+    await first.stop(); // a shutdown (or crash) with tokens queued
+    const second = new MetadataFetcher(fixture.orm, rpc, metadataSettings(), createLogger('silent'), {
+      sweepMs: 100,
+    });
+    try {
+      await until(
+        'every token fetched',
+        async () => {
+          const all = await statuses(id);
+          return all.length === 12 && all.every((status) => status === 'fetched');
+        },
+        15_000,
+      );
+    } finally {
+      await second.stop();
+    }
   });
 });
