@@ -103,7 +103,8 @@ export async function claimDue(
   if (limit <= 0) return [];
   const em = orm.em.fork();
   const due = {
-    contract: { chainId, standard: { $ne: 'erc20' as const } },
+    // A suspended or unregistered contract's tokens wait (resumed, its tokens are due again).
+    contract: { chainId, standard: { $ne: 'erc20' as const }, status: 'active' as const },
     $or: [
       { metadataStatus: null },
       { metadataStatus: 'pending', metadataRetryAt: null },

@@ -13,7 +13,11 @@ import {
 } from '../handler.ts';
 import { actorOf } from './ledger-request.ts';
 
-type AdminOperation = 'suspendChainContract' | 'resumeChainContract' | 'unregisterChainContract';
+type AdminOperation =
+  | 'suspendChainContract'
+  | 'resumeChainContract'
+  | 'unregisterChainContract'
+  | 'reassignChainContract';
 
 /** The acting user and the contract a /api/v1/chains/{chain_id}/contracts/{address} request names. */
 function target(request: TypedRequest<AdminOperation>): { actor: Actor; ref: ContractRef } {
@@ -26,9 +30,7 @@ function target(request: TypedRequest<AdminOperation>): { actor: Actor; ref: Con
 }
 
 export function chainHandlers(chain: ChainModule): HandlerMap {
-  return typedHandlers<
-    'registerCollectionContract' | 'listCollectionContracts' | AdminOperation | 'reassignChainContract'
-  >({
+  return typedHandlers<'registerCollectionContract' | 'listCollectionContracts' | AdminOperation>({
     async registerCollectionContract(request, ctx) {
       const contract = await chain.register(actorOf(request), {
         collectionId: request.params.collection_id,
@@ -53,11 +55,8 @@ export function chainHandlers(chain: ChainModule): HandlerMap {
       ctx.status = 204;
     },
     async reassignChainContract(request, ctx) {
-      const contract = await chain.reassign(actorOf(request), {
-        chainId: Number(request.params.chain_id),
-        address: request.params.address,
-        collectionId: request.body.collectionId,
-      });
+      const { actor, ref } = target(request);
+      const contract = await chain.reassign(actor, { ...ref, collectionId: request.body.collectionId });
       respond(ctx, 'reassignChainContract', 200, contract);
     },
   });
