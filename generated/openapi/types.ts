@@ -9325,7 +9325,10 @@ export interface operations {
                      *       "symbol": "SWD",
                      *       "decimals": null,
                      *       "caip19": "eip155:31337/erc721:0x5FbDB2315678afecb367f032d93F642f64180aa3",
-                     *       "createdAt": "2026-11-24T15:00:00.000Z"
+                     *       "createdAt": "2026-11-24T15:00:00.000Z",
+                     *       "status": "active",
+                     *       "suspendedReason": null,
+                     *       "suspendedAt": null
                      *     }
                      */
                     "application/json": components["schemas"]["ChainContract"];

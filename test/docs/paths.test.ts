@@ -11,18 +11,21 @@ const markdownFiles = execFileSync('git', ['ls-files', '*.md'], { cwd: root, enc
   .split('\n')
   .filter((file) => file !== '' && !file.startsWith('contracts/released/') && !file.startsWith('generated/'));
 
-const topLevel = new Set(readdirSync(root).filter((name) => name !== 'node_modules' && !name.startsWith('.git')));
+const topLevel = new Set(
+  readdirSync(root).filter((name) => name !== 'node_modules' && !name.startsWith('.git')),
+);
 const testDirs = new Set(readdirSync(path.join(root, 'test')));
 
 /** The path a backticked text names in the repository, or null when it is not one. */
-export function repositoryPath(text: string): string | null {
+function repositoryPath(text: string): string | null {
   // `src/app.ts:42`, `docs/testing.md#crash-test`, `scripts/bench/` (a folder).
   const candidate = text.replace(/#.*$/, '').replace(/:\d+(-\d+)?$/, '');
   if (!/^[\w.@-][\w.@/-]*$/.test(candidate)) return null; // commands, globs, placeholders, URLs
   const first = candidate.split('/')[0];
   if (candidate.includes('/') && topLevel.has(first)) return candidate;
   if (!candidate.includes('/') && topLevel.has(candidate) && /\.\w+$/.test(candidate)) return candidate;
-  if (candidate.includes('/') && testDirs.has(first) && /\.test\.ts$/.test(candidate)) return `test/${candidate}`;
+  if (candidate.includes('/') && testDirs.has(first) && /\.test\.ts$/.test(candidate))
+    return `test/${candidate}`;
   return null;
 }
 

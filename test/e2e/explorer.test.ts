@@ -430,14 +430,20 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
       await page.getByRole('button', { name: 'Expand all' }).first().click();
       await page.getByText('lastEventId', { exact: true }).first().waitFor();
       const codeSpan = page.locator('code', { hasText: /^newNFT$/ }).first();
-      const wrapped = await codeSpan.evaluate(
-        (code) => getComputedStyle(code, '::before').content + getComputedStyle(code, '::after').content,
-      );
+      // Run in the page: its window computes the pseudo-elements' styles.
+      const wrapped = await codeSpan.evaluate((code) => {
+        const style = (
+          code.ownerDocument.defaultView as unknown as {
+            getComputedStyle(element: unknown, pseudo: string): { content: string };
+          }
+        ).getComputedStyle;
+        return style(code, '::before').content + style(code, '::after').content;
+      });
       expect(wrapped).not.toContain('`');
 
       await page.goto(`${base}/docs/openapi`);
       await page.getByText('Game Asset Tracking Service', { exact: false }).first().waitFor();
-      const text = await page.evaluate(() => document.body.innerText);
+      const text = (await page.locator('body').textContent()) ?? '';
       expect(text).toContain(base);
       expect(text).not.toContain('{publicUrl}');
       expect(problems).toEqual([]);
