@@ -425,19 +425,17 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     });
     try {
       await page.goto(`${base}/docs/asyncapi/`);
-      // The payload tables exist only once the page's script has run (the server-rendered outline
-      // has them collapsed): one expanded by its button shows the envelope's fields.
-      await page.getByRole('button', { name: 'Expand all' }).first().click();
-      await page.getByText('lastEventId', { exact: true }).first().waitFor();
+      // Its script ran (the server-rendered outline has every payload table collapsed until it has):
+      // the CSP refused its evaluation before, and the bundle's global was then missing.
+      const hydrated = await page.evaluate('typeof AsyncApiStandalone');
+      expect(hydrated).toBe('object');
       const codeSpan = page.locator('code', { hasText: /^newNFT$/ }).first();
       // Run in the page: its window computes the pseudo-elements' styles.
       const wrapped = await codeSpan.evaluate((code) => {
-        const style = (
-          code.ownerDocument.defaultView as unknown as {
-            getComputedStyle(element: unknown, pseudo: string): { content: string };
-          }
-        ).getComputedStyle;
-        return style(code, '::before').content + style(code, '::after').content;
+        const view = code.ownerDocument.defaultView as unknown as {
+          getComputedStyle(element: unknown, pseudo: string): { content: string };
+        };
+        return view.getComputedStyle(code, '::before').content + view.getComputedStyle(code, '::after').content;
       });
       expect(wrapped).not.toContain('`');
 
@@ -450,7 +448,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     } finally {
       await page.close();
     }
-  });
+  }, 90_000);
 
   it('ran without script errors or Content-Security-Policy violations', () => {
     expect(pageProblems).toEqual([]);
