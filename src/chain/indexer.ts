@@ -1,7 +1,7 @@
 // The indexer of one chain: backfills every registered contract from its `fromBlock`, then follows
 // the head. Each step reads the contracts that follow the head (within one range of it) up to the
-// head, then one range of the contracts furthest behind (the backfill's budget), so a deep backfill
-// never holds the others up (security issue 30.4). A data error of one contract suspends that
+// head, then ranges of the contracts furthest behind (at least one, more within the backfill's time
+// budget), so a deep backfill never holds the others up (security issue 30.4). A data error of one contract suspends that
 // contract only (30.1: src/chain/suspension.ts); node errors pause the chain with back-off. Keeps block hashes for the unconfirmed window and rolls back to the fork point when the
 // node's chain no longer contains a block it read; marks transfers confirmed after the chain's
 // confirmations. One indexer per chain per deployment, by a lease row (src/chain/apply.ts).
@@ -68,7 +68,8 @@ export interface IndexerHooks {
 
 /**
  * How long a step reads the backfill (ranges of the contracts more than one range behind) after the
- * head-following contracts: what a deep backfill adds at most to their lag, besides one range.
+ * head-following contracts: what a deep backfill adds at most to their lag, besides one range. The
+ * default of the `backfillBudgetMs` option; a step reads at least one range of the backfill.
  */
 const BACKFILL_BUDGET_MS = 250;
 
@@ -109,6 +110,7 @@ export class ChainIndexer {
   private readonly logger: Logger;
   private readonly hooks: IndexerHooks;
   private readonly leaseMs: number;
+  private readonly backfillBudgetMs: number;
   private readonly tokenImage: string;
   /** Reads new tokens' metadata in the background (absent when CHAIN_METADATA is off). */
   readonly metadata: MetadataFetcher | null;
@@ -118,7 +120,14 @@ export class ChainIndexer {
     endpoint: ChainEndpoint,
     settings: ChainSettings,
     logger: Logger,
-    options: { holder?: string; leaseMs?: number; hooks?: IndexerHooks; tokenImage?: string } = {},
+    options: {
+      holder?: string;
+      leaseMs?: number;
+      /** The backfill's time budget in a step (default BACKFILL_BUDGET_MS; 0: one range a step). */
+      backfillBudgetMs?: number;
+      hooks?: IndexerHooks;
+      tokenImage?: string;
+    } = {},
   ) {
     this.orm = orm;
     this.endpoint = endpoint;
@@ -127,6 +136,7 @@ export class ChainIndexer {
     this.hooks = options.hooks ?? {};
     this.holder = options.holder ?? randomUUID();
     this.leaseMs = options.leaseMs ?? Math.max(15_000, settings.pollMs * 5);
+    this.backfillBudgetMs = options.backfillBudgetMs ?? BACKFILL_BUDGET_MS;
     this.rpc = new ChainRpc(endpoint, settings);
     this.tokenImage = options.tokenImage ?? 'https://localhost/explorer/chain-token.svg';
     this.metadata = settings.metadata ? new MetadataFetcher(orm, this.rpc, settings.metadata, logger) : null;
@@ -336,16 +346,17 @@ export class ChainIndexer {
 
   /**
    * The backfill's budget in a step: ranges of the contracts furthest behind (they join as their
-   * checkpoints meet) for BACKFILL_BUDGET_MS, so the head-following contracts are read again soon.
+   * checkpoints meet): one, then more for the rest of backfillBudgetMs, so the head-following
+   * contracts are read again soon.
    */
   private async backfill(
     behind: ChainContract[],
     head: bigint,
     stored: { number: number; hash: string }[],
   ): Promise<'read' | 'skipped' | 'reorg'> {
-    const deadline = Date.now() + BACKFILL_BUDGET_MS;
+    const deadline = Date.now() + this.backfillBudgetMs;
     let outcome: 'read' | 'skipped' | 'reorg' = 'skipped';
-    while (Date.now() < deadline) {
+    while (outcome === 'skipped' || Date.now() < deadline) {
       const active = behind.filter((contract) => contract.status === 'active');
       const furthest = active.reduce(
         (min, contract) => Math.min(min, contract.nextBlock),

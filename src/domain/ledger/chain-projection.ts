@@ -177,14 +177,15 @@ export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: n
   const supplies = new Map<string, bigint>();
   const transfers: NewTransfer[] = [];
   const events: NewEvent[] = [];
-  const newNfts: string[] = [];
+  /** New ERC-721 tokens and their first owner (the `to` of their first movement: the mint's). */
+  const newNfts = new Map<string, StoredAddress>();
   for (const m of movements) {
     const caip19 = caip19Of(contract, m.tokenId);
     const assetId = chainAssetId(caip19);
     if (!input.existingAssets.has(assetId) && !assets.has(assetId)) {
       const fetched = input.fetched?.get(assetId) ?? null;
       assets.set(assetId, chainAsset(contract, m.tokenId, { image: input.image, owner: null, at, fetched }));
-      if (nft) newNfts.push(assetId);
+      if (nft) newNfts.set(assetId, m.to);
     }
     if (nft) owners.set(assetId, m.to);
     else if (m.from === ZERO_ADDRESS || m.to === ZERO_ADDRESS) {
@@ -217,14 +218,19 @@ export function projectionPlan(input: ProjectionInput): { plan: Plan; clamped: n
     );
     events.push(newTransferEvent(view, contract.collectionId, at));
   }
-  // New NFTs carry their owner after the batch, and are announced before their transfers.
+  // New NFTs' rows carry their owner after the batch (the zero address if burned in it); their
+  // `newNFT`, announced before their transfers, the asset as minted (owned by its first owner), as
+  // when the batch ends after the mint: the events do not depend on how many blocks a batch covers.
   for (const [assetId, owner] of owners) {
     const created = assets.get(assetId);
     if (created) created.owner = owner;
   }
-  const nftEvents = newNfts.map((assetId) => {
+  const nftEvents = [...newNfts].map(([assetId, firstOwner]) => {
     const asset = assets.get(assetId) as NewAsset & { caip19: string };
-    return newNftEvent(assetView({ ...asset, collection: { id: asset.collectionId } }), at);
+    return newNftEvent(
+      assetView({ ...asset, owner: firstOwner, collection: { id: asset.collectionId } }),
+      at,
+    );
   });
   let clamped = 0;
   const balances = [];

@@ -13,16 +13,19 @@ export function walletLinkedChange(userId: string, wallet: string, occurredAt: D
   return { kind: 'walletLinked', occurredAt, userId, wallet: wallet.toLowerCase() };
 }
 
-/** `newNFT`: the NFT's first owner is its `to` wallet, as for a mint. */
+/**
+ * `newNFT`: the NFT's first owner is its `to` wallet, as for a mint. An on-chain token first seen
+ * burned (its mint before the indexed history, its first movement a burn) has none: no wallet.
+ */
 export function newNftEvent(asset: AssetView, occurredAt: Date): NewEvent {
-  const owner = (asset.owner as string).toLowerCase();
+  const owner = asset.owner ? asset.owner.toLowerCase() : null;
   return {
     type: 'newNFT',
     occurredAt,
     data: { ...asset },
     assetId: asset.id,
     collectionId: asset.collection,
-    wallets: [owner],
+    wallets: owner ? [owner] : [],
     fromWallet: null,
     toWallet: owner,
   };

@@ -379,11 +379,13 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     await register(erc20, 'erc20', from);
     const B = node.address(1);
     for (let i = 1; i <= 12; i++) await send(node, ERC20_PRESET, erc20, 'mint', [B, BigInt(i)]);
-    // One block per request: the first indexer applies a few ranges, then "crashes" (its lease is
-    // neither released nor renewed; a second instance takes over once it expires).
+    // One block per request and one request per step (no backfill budget beyond its first range):
+    // the first indexer applies a few ranges, then "crashes" (its lease is neither released nor
+    // renewed; a second instance takes over once it expires).
     const first = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 1 }), logger, {
       holder: 'crashed',
       leaseMs: 2000,
+      backfillBudgetMs: 0,
     });
     for (let i = 0; i < 5; i++) await first.step();
     const partial = await transfers(fixture.orm, erc20);
