@@ -15,6 +15,7 @@ import {
   deployErc20,
   deployErc721,
   deployErc1155,
+  devAccount,
   ERC20_PRESET,
   ERC721_PRESET,
   ERC1155_PRESET,
@@ -23,7 +24,7 @@ import {
   send,
   startEvmNode,
 } from '../helpers/evm-node.ts';
-import { httpUser } from '../helpers/ledger-fixtures.ts';
+import { httpUser, linkWalletHttp } from '../helpers/ledger-fixtures.ts';
 import { REPO_ROOT, startService } from '../helpers/service.ts';
 
 describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
@@ -151,6 +152,8 @@ describe.each(DB_KINDS)('32.1: npm run db:check with on-chain tokens, on %s', (k
 
   it('32.1: passes once ERC-721, ERC-20 and ERC-1155 mints, moves and burns are projected', async () => {
     const studio = await httpUser(t, 'studio');
+    // The studio controls the contracts it registers (30.3): the deployer (their DEFAULT_ADMIN_ROLE) is its wallet.
+    await linkWalletHttp(t, studio, devAccount(0));
     const made = await t.http('POST', '/api/v1/collections', {
       body: { id: 'onchain', name: 'On-chain' },
       headers: studio.headers,
