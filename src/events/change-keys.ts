@@ -10,8 +10,8 @@
 //   u:<user>    which wallets the user controls
 //
 // A transfer of a fungible asset touches two wallets and its holders, not the asset: the listings of
-// the other 298 wallets holding it stay cached. A mint (from the zero address) also changes the
-// asset's totalSupply. A price is in no cached answer.
+// the other 298 wallets holding it stay cached. A mint (from the zero address) or a burn (to it) also
+// changes the asset's totalSupply. A price is in no cached answer.
 
 import type { LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
@@ -50,7 +50,8 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
     case 'newTransfer': {
       for (const wallet of change.wallets) if (wallet !== ZERO_ADDRESS) keys.add(walletKey(wallet));
       keys.add(holdersKey(change.assetId));
-      if (change.wallets[0] === ZERO_ADDRESS) keys.add(assetKey(change.assetId));
+      // A mint (from) or a burn (to the zero address) changes the asset's totalSupply.
+      if (change.wallets.includes(ZERO_ADDRESS)) keys.add(assetKey(change.assetId));
       return;
     }
     case 'newNFT': {
