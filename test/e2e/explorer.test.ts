@@ -435,7 +435,9 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
         const view = code.ownerDocument.defaultView as unknown as {
           getComputedStyle(element: unknown, pseudo: string): { content: string };
         };
-        return view.getComputedStyle(code, '::before').content + view.getComputedStyle(code, '::after').content;
+        return (
+          view.getComputedStyle(code, '::before').content + view.getComputedStyle(code, '::after').content
+        );
       });
       expect(wrapped).not.toContain('`');
 
