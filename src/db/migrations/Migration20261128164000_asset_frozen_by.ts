@@ -22,7 +22,7 @@ export class Migration20261128164000_asset_frozen_by extends DualPlatformMigrati
       down: ['alter table `asset` drop column `frozen_by`;'],
     },
     postgresql: {
-      up: ['alter table "asset" add column "frozen_by" text null;', APPLY_PLAN],
+      up: ['alter table "asset" add column "frozen_by" varchar(255) null;', APPLY_PLAN],
       down: [APPLY_PLAN_OPERATION_ID, 'alter table "asset" drop column "frozen_by";'],
     },
   };
