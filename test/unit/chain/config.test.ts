@@ -18,6 +18,7 @@ describe('chain configuration', () => {
     expect(loadConfig({}).chain).toEqual({
       chains: [],
       rpcRate: 10,
+      maxBackfillBlocks: 100000,
       maxBlockRange: 2000,
       pollMs: 2000,
       rpcTimeoutMs: 10_000,
