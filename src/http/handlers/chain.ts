@@ -4,13 +4,7 @@
 import type { ContractRef } from '../../chain/admin.ts';
 import type { ChainModule } from '../../chain/index.ts';
 import type { Actor } from '../../domain/ledger/actor.ts';
-import {
-  type HandlerMap,
-  type OperationRequest,
-  respond,
-  type TypedRequest,
-  typedHandlers,
-} from '../handler.ts';
+import { type HandlerMap, respond, type TypedRequest, typedHandlers } from '../handler.ts';
 import { actorOf } from './ledger-request.ts';
 
 type AdminOperation =
@@ -21,11 +15,12 @@ type AdminOperation =
 
 /** The acting user and the contract a /api/v1/chains/{chain_id}/contracts/{address} request names. */
 function target(request: TypedRequest<AdminOperation>): { actor: Actor; ref: ContractRef } {
-  // Path values reach handlers as sent (strings; the contract checked `chain_id` is an integer).
-  const params = request.params as unknown as Record<string, string>;
+  const auth = request.auth;
+  if (!auth) throw new Error(`operation ${request.operationId} reached its handler unauthenticated`);
   return {
-    actor: actorOf({ ...request, params } as OperationRequest),
-    ref: { chainId: Number(params.chain_id), address: String(params.address) },
+    actor: { userId: auth.userId, role: auth.role },
+    // The router coerced the path against the contract; Number() keeps it a number whatever the path held.
+    ref: { chainId: Number(request.params.chain_id), address: request.params.address },
   };
 }
 
