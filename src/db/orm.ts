@@ -6,7 +6,7 @@ import { type AbstractSqlDriver, type SqlEntityManager, MikroORM as SqlMikroORM 
 import { SqliteDriver } from '@mikro-orm/sqlite';
 import { ConfigError } from '../config/index.ts';
 import { ensurePrivateDir, ensurePrivateFile, restrictToOwner } from '../crypto/private-files.ts';
-import { NOT_CONNECTED } from './availability.ts';
+import { databaseFailure, NOT_CONNECTED } from './availability.ts';
 import { entities } from './entities/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
@@ -108,13 +108,24 @@ function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefi
     lastLogged[kind] = now;
     logger?.warn(object, message);
   };
+  const lost = new WeakSet<PgPooledClient>();
+  const countLost = (client: PgPooledClient) => {
+    if (lost.has(client)) return;
+    lost.add(client);
+    lostInUse++;
+    warn('lost', { lostInUse }, 'database connection lost while in use: removed from the pool');
+  };
   pool.on('acquire', (client) => checkedOut.add(client));
-  pool.on('release', (_error, client) => checkedOut.delete(client));
+  pool.on('release', (error, client) => {
+    checkedOut.delete(client);
+    // A holder whose statement failed with the broken socket may release it (with that error) before
+    // the client's 'end' event: `pool.query` does so synchronously. Counted once either way.
+    if (error && databaseFailure(error) === 'connection-lost') countLost(client);
+  });
   pool.on('connect', (client) => {
     client.once('end', () => {
       if (!checkedOut.has(client)) return;
-      lostInUse++;
-      warn('lost', { lostInUse }, 'database connection lost while in use: removed from the pool');
+      countLost(client);
       const release = client.release;
       client.release = () => {};
       release(new Error('the connection ended while in use'));

@@ -299,10 +299,21 @@ describe("32.3: the README's backup and restore commands", () => {
   const commands = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) => block[1]).join('');
 
   it('32.3: backups/ is ignored by git', () => {
-    const ignored = spawnSync('git', ['check-ignore', '-q', 'backups/gats-2026-11-28.sqlite'], {
-      cwd: REPO_ROOT,
-    });
-    expect(ignored.status).toBe(0);
+    // The repository's .gitignore, read by git in a repository of its own: CI runs the suite in an
+    // export of HEAD that has no .git.
+    const scratch = mkdtempSync(path.join(tmpdir(), 'gats-ignore-'));
+    try {
+      copyFileSync(path.join(REPO_ROOT, '.gitignore'), path.join(scratch, '.gitignore'));
+      expect(spawnSync('git', ['init', '-q'], { cwd: scratch }).status).toBe(0);
+      const ignored = spawnSync('git', ['check-ignore', '-q', 'backups/gats-2026-11-28.sqlite'], {
+        cwd: scratch,
+      });
+      expect(ignored.status).toBe(0);
+      const kept = spawnSync('git', ['check-ignore', '-q', 'scripts/db-backup.ts'], { cwd: scratch });
+      expect(kept.status).toBe(1);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   it('32.3: restore commands name the backup by a computed date, not a fixed one', () => {
