@@ -22,11 +22,19 @@ export interface ScratchDatabase {
  */
 export async function createScratchDatabase(
   kind: DatabaseKind,
-  options: { prefix: string; postgresServerUrl?: string },
+  options: {
+    prefix: string;
+    postgresServerUrl?: string;
+    /** PostgreSQL: the database to copy (`CREATE DATABASE ... TEMPLATE`); none is connected to it. */
+    postgresTemplate?: string;
+    /** SQLite: writes the new file's first contents (a copy of a template file). */
+    copyFrom?: (sqlitePath: string) => void;
+  },
 ): Promise<ScratchDatabase> {
   const name = `${options.prefix}_${randomBytes(6).toString('hex')}`;
   const sqlitePath = join(tmpdir(), `${name}.sqlite`);
   if (kind === 'sqlite') {
+    options.copyFrom?.(sqlitePath);
     return {
       sqlitePath,
       drop: async () => {
@@ -39,7 +47,8 @@ export async function createScratchDatabase(
   const serverUrl = new URL(options.postgresServerUrl ?? DEFAULT_POSTGRES_SERVER_URL);
   const admin = await connectPostgresAdmin(serverUrl.href);
   try {
-    await admin.em.getConnection().execute(`create database "${name}"`);
+    const template = options.postgresTemplate ? ` template "${options.postgresTemplate}"` : '';
+    await admin.em.getConnection().execute(`create database "${name}"${template}`);
   } catch (error) {
     await admin.close(true);
     throw error;
@@ -58,6 +67,25 @@ export async function createScratchDatabase(
       }
     },
   };
+}
+
+/** Drops every database whose name is LIKE `pattern` (the scratch databases of one test run). */
+export async function dropDatabasesLike(
+  pattern: string,
+  serverUrl = DEFAULT_POSTGRES_SERVER_URL,
+): Promise<void> {
+  const admin = await connectPostgresAdmin(serverUrl);
+  try {
+    const connection = admin.em.getConnection();
+    const rows = await connection.execute<{ datname: string }[]>(
+      'select datname from pg_database where datname like ?',
+      [pattern],
+    );
+    for (const { datname } of rows)
+      await connection.execute(`drop database if exists "${datname}" with (force)`);
+  } finally {
+    await admin.close(true);
+  }
 }
 
 /** Whether a PostgreSQL server answers at the URL (used to decide which databases tests run on). */

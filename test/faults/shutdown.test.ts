@@ -5,16 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../../scripts/chaos/lib/fault-proxy.ts';
-import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
+import { DB_KINDS, migratedDatabase } from '../helpers/db.ts';
 import { spawnService } from './service-process.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.runIf(DB_KINDS.includes('postgres'))('shutdown on SIGTERM', () => {
-  let database: Awaited<ReturnType<typeof freshDatabase>>;
+  let database: Awaited<ReturnType<typeof migratedDatabase>>;
   let pg: FaultProxy;
   beforeAll(async () => {
-    database = await freshDatabase('postgres');
+    database = await migratedDatabase('postgres');
     pg = await startFaultProxy({
       host: '127.0.0.1',
       port: Number(new URL(database.databaseUrl as string).port),

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { type FaultProxy, startFaultProxy } from '../../scripts/chaos/lib/fault-proxy.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { freshDatabase, type TestDatabaseKind } from '../helpers/db.ts';
+import { migratedDatabase, type TestDatabaseKind } from '../helpers/db.ts';
 import { type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
 
 export const REDIS_URL = process.env.TEST_REDIS_URL || 'redis://127.0.0.1:6379';
@@ -31,7 +31,7 @@ export async function startFaultWorld(
   options: { redis?: boolean; env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<FaultWorld> {
   // SQLite: startTestApp makes its own file. PostgreSQL: a database reached through the proxy.
-  const database = kind === 'postgres' ? await freshDatabase(kind) : undefined;
+  const database = kind === 'postgres' ? await migratedDatabase(kind) : undefined;
   const pg = database?.databaseUrl
     ? await startFaultProxy({ host: '127.0.0.1', port: Number(new URL(database.databaseUrl).port || 5432) })
     : undefined;

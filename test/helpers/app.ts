@@ -10,7 +10,7 @@ import { type AppInstance, buildApp } from '../../src/app.ts';
 import { type Config, loadConfig } from '../../src/config/index.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { assertMatchesContract } from './contract.ts';
-import { DB_KINDS, freshDatabase } from './db.ts';
+import { DB_KINDS, migratedDatabase } from './db.ts';
 
 export { DB_KINDS };
 export type DbKind = 'sqlite' | 'postgres';
@@ -80,7 +80,7 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const database = options.databaseUrl
     ? { databaseUrl: options.databaseUrl, sqlitePath: '', drop: async () => {} }
-    : await freshDatabase(kind);
+    : await migratedDatabase(kind);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gats-test-'));
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

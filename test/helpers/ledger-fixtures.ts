@@ -10,7 +10,7 @@ import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
-import { freshDatabase, type TestDatabaseKind } from './db.ts';
+import { migratedDatabase, type TestDatabaseKind } from './db.ts';
 
 export interface LedgerFixture {
   orm: Orm;
@@ -21,7 +21,7 @@ export interface LedgerFixture {
 export const TEST_PUBLIC_URL = 'http://localhost:3000';
 
 export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture> {
-  const database = await freshDatabase(kind);
+  const database = await migratedDatabase(kind);
   // The fixtures fire up to 100 writes at once at one row: they queue for the pool's 30 connections
   // behind one row lock, which on a loaded machine can take longer than the production wait for a
   // connection (5 s, whose expiry is a fault tested in test/faults/). These tests are about the

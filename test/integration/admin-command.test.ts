@@ -8,7 +8,7 @@ import { checkCredentials } from '../../src/auth/accounts.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../helpers/app.ts';
 import { runScript } from '../helpers/commands.ts';
-import { freshDatabase } from '../helpers/db.ts';
+import { migratedDatabase } from '../helpers/db.ts';
 
 describe.each(DB_KINDS)('npm run admin on %s', (kind) => {
   let database: ScratchDatabase;
@@ -18,7 +18,7 @@ describe.each(DB_KINDS)('npm run admin on %s', (kind) => {
   const admin = (args: string[], stdin?: string) => runScript('scripts/admin.ts', args, env, stdin);
 
   beforeAll(async () => {
-    database = await freshDatabase(kind);
+    database = await migratedDatabase(kind);
     dataDir = mkdtempSync(path.join(tmpdir(), 'gats-admin-'));
     env = {
       DATA_DIR: dataDir,

@@ -11,7 +11,7 @@ import { type AppInstance, buildApp } from '../../src/app.ts';
 import { createHttpServer, type ServerLimits } from '../../src/http/server-limits.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { testConfig } from '../helpers/app.ts';
-import { freshDatabase, type TestDatabaseKind } from '../helpers/db.ts';
+import { migratedDatabase, type TestDatabaseKind } from '../helpers/db.ts';
 
 export interface SecurityAppOptions {
   env?: Record<string, string>;
@@ -33,7 +33,7 @@ export async function startSecurityApp(
   kind: TestDatabaseKind,
   options: SecurityAppOptions = {},
 ): Promise<SecurityApp> {
-  const database = await freshDatabase(kind);
+  const database = await migratedDatabase(kind);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'gats-security-'));
   let handle: (request: IncomingMessage, response: ServerResponse) => void = (_request, response) => {
     response.statusCode = 503;

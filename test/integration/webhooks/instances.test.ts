@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { TEST_SECRET_KEY } from '../../helpers/app.ts';
-import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
+import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 import { type ServiceProcess, startService } from '../../helpers/service.ts';
 import { startReceiver, verified } from './receiver.ts';
 
@@ -69,7 +69,7 @@ describe.runIf(DB_KINDS.includes('postgres'))('webhooks across instances on post
   }
 
   beforeAll(async () => {
-    database = await freshDatabase('postgres');
+    database = await migratedDatabase('postgres');
   });
   afterAll(async () => {
     for (const service of services) if (service.child.exitCode === null) service.child.kill('SIGKILL');
