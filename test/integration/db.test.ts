@@ -5,6 +5,7 @@ import { Asset } from '../../src/db/entities/Asset.ts';
 import { Collection } from '../../src/db/entities/Collection.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { User } from '../../src/db/entities/User.ts';
+import { databaseFunctions, FUNCTIONS_TABLE } from '../../src/db/functions/index.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
 import { nextSequenceValue } from '../../src/db/sequences.ts';
@@ -54,6 +55,48 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
           "select proname from pg_proc where pronamespace = 'public'::regnamespace and proname like 'gats%' order by proname",
         );
       expect(rows.map((row) => row.proname)).toEqual(['gats_apply_plan']);
+    },
+  );
+
+  it.runIf(kind === 'postgres')(
+    'installs each database function as its file in src/db/functions says (pg_get_functiondef), checksum recorded',
+    async () => {
+      const files = databaseFunctions();
+      expect(files.map((fn) => fn.name)).toEqual(['gats_apply_plan']);
+      for (const fn of files) {
+        expect(await installedDefinition(orm, fn.name)).toEqual(functionDefinition(fn.sql));
+      }
+      const recorded = await orm.em
+        .getConnection()
+        .execute<{ name: string; checksum: string }[]>(
+          `select "name", "checksum" from "${FUNCTIONS_TABLE}" order by "name"`,
+        );
+      expect(recorded).toEqual(files.map(({ name, checksum }) => ({ name, checksum })));
+    },
+  );
+
+  it.runIf(kind === 'postgres')(
+    'applies a function file again when its checksum differs from the recorded one, and only then',
+    async () => {
+      const connection = orm.em.getConnection();
+      const [file] = databaseFunctions();
+      const other =
+        'create or replace function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb language plpgsql as $body$ begin return null; end $body$';
+      await connection.execute(other);
+      // The recorded checksum is the file's: nothing to apply (a function is not compared at each start).
+      expect(await migrate(orm)).toEqual([]);
+      expect(await installedDefinition(orm, file.name)).toEqual(functionDefinition(other));
+      // The file changed since it was applied (here: the record says so): applied again.
+      await connection.execute(`update "${FUNCTIONS_TABLE}" set "checksum" = 'stale' where "name" = ?`, [
+        file.name,
+      ]);
+      expect(await migrate(orm)).toEqual([]);
+      expect(await installedDefinition(orm, file.name)).toEqual(functionDefinition(file.sql));
+      const [row] = await connection.execute<{ checksum: string }[]>(
+        `select "checksum" from "${FUNCTIONS_TABLE}" where "name" = ?`,
+        [file.name],
+      );
+      expect(row.checksum).toBe(file.checksum);
     },
   );
 
@@ -148,6 +191,34 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     expect(Math.max(...values)).toBe(values.length);
   });
 });
+
+/**
+ * A function definition as PostgreSQL prints it (`pg_get_functiondef`) or as its file writes it,
+ * reduced to what both must share: the header before the body (comments dropped, lower case,
+ * identifiers unquoted and without the schema, one space between words) and the body, verbatim.
+ */
+function functionDefinition(sql: string): { header: string; body: string } {
+  const open = /\$[a-z_]*\$/i.exec(sql);
+  if (!open) throw new Error('no dollar-quoted body');
+  const start = open.index + open[0].length;
+  const end = sql.indexOf(open[0], start);
+  const header = sql
+    .slice(0, open.index)
+    .replace(/--[^\n]*/g, '')
+    .toLowerCase()
+    .replaceAll('"', '')
+    .replaceAll('public.', '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return { header, body: sql.slice(start, end) };
+}
+
+async function installedDefinition(orm: Orm, name: string): Promise<{ header: string; body: string }> {
+  const [row] = await orm.em
+    .getConnection()
+    .execute<{ definition: string }[]>('select pg_get_functiondef(?::regproc) as definition', [name]);
+  return functionDefinition(row.definition);
+}
 
 async function seedCollection(orm: Orm): Promise<void> {
   const em = orm.em.fork();
