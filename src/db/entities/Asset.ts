@@ -12,7 +12,7 @@ export const Asset = defineEntity({
   properties: {
     id: p.string().length(32).primary(),
     /**
-     * Cursor order for listings. Assigned by the domain with `nextSequenceValue(em, 'asset')` (see
+     * Cursor order for listings. Drawn by the ledger store from the `asset` counter (see
      * ../sequences.ts), which hands out values in commit order on both databases.
      */
     seq: p.bigint('number').unique(),

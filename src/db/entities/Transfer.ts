@@ -11,7 +11,7 @@ export const Transfer = defineEntity({
   name: 'Transfer',
   properties: {
     id: p.string().primary(),
-    /** Cursor order for histories: `nextSequenceValue(em, 'transfer')` (see ../sequences.ts). */
+    /** Cursor order for histories: drawn by the ledger store (see ../sequences.ts). */
     seq: p.bigint('number').unique(),
     asset: () => p.manyToOne(Asset).ref().index(),
     fromAddress: p.string().length(42).index(),
