@@ -64,7 +64,7 @@ export interface RecipeService {
 /** 422: the craft's named NFTs do not match the recipe's NFT inputs. */
 export class RecipeInputMismatchError extends AppError {
   constructor(detail: string, errors: FieldError[]) {
-    super(422, '/problems/recipe-input-mismatch', 'Recipe input mismatch', { detail, errors });
+    super(422, '/problems/recipe-input-mismatch', { detail, errors });
   }
 }
 

@@ -71,13 +71,12 @@ export class TradeNotOpenError extends ConflictError {
     super(
       status === 'expired' ? `The trade ${id} has expired.` : `The trade ${id} was ${status}.`,
       '/problems/trade-not-open',
-      'Trade not open',
     );
   }
 }
 
 function tooManyTrades(detail: string): ConflictError {
-  return new ConflictError(detail, '/problems/quota-exceeded', 'Quota exceeded');
+  return new ConflictError(detail, '/problems/quota-exceeded');
 }
 
 function tradeNotFound(id: string): NotFoundError {

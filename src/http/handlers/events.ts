@@ -34,7 +34,6 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
         throw new GoneError(
           `${pruned}; reload current state, then continue from oldestEventId.`,
           '/problems/resync-required',
-          'Resync required',
           { oldestEventId },
         );
       }
