@@ -4,7 +4,6 @@ import { Collection } from './Collection.ts';
 import { User } from './User.ts';
 
 export const ASSET_KINDS = ['nft', 'fungible'] as const;
-export type AssetKind = (typeof ASSET_KINDS)[number];
 
 /** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`, with a supply). */
 export const Asset = defineEntity({

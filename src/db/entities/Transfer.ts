@@ -4,7 +4,6 @@ import { Asset } from './Asset.ts';
 import { User } from './User.ts';
 
 export const TRANSFER_STATUSES = ['pending', 'completed', 'failed'] as const;
-export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 /** A move of an asset between two wallets; a mint comes from the zero address. */
 export const Transfer = defineEntity({

@@ -45,9 +45,6 @@ export interface CraftView {
   nfts: AssetView[];
 }
 
-/** The most inputs, and the most outputs, one recipe has (the contract's `maxItems`). */
-export const MAX_RECIPE_ITEMS = 10;
-
 export interface RecipeService {
   create(actor: Actor, collectionId: string, input: CreateRecipeInput): Promise<RecipeView>;
   list(collectionId: string, options: { limit: number; cursor?: string }): Promise<Page<RecipeView>>;

@@ -37,9 +37,8 @@ export interface CreateTradeInput {
   expiresIn?: number;
 }
 
-/** A proposal's default and longest life, in seconds (the contract's `expiresIn`). */
+/** A proposal's default life, in seconds (the contract's `expiresIn`, which also bounds it). */
 export const DEFAULT_TRADE_SECONDS = 86_400;
-export const MAX_TRADE_SECONDS = 604_800;
 
 /** Open proposals at once (30.10): per proposer (a user with its service accounts) and per counterparty wallet. */
 export interface TradeCaps {
