@@ -87,8 +87,7 @@ async function main(argv: string[]): Promise<void> {
       if (given === undefined) console.log(`password (shown once, store it now): ${password}`);
     } else {
       const user = await orm.em.fork().findOne(User, { usernameNormalized: normalizeUsername(plan.name) });
-      if (!user)
-        throw new AppError(404, '/problems/not-found', 'Not found', { detail: `no user named ${plan.name}` });
+      if (!user) throw new AppError(404, '/problems/not-found', { detail: `no user named ${plan.name}` });
       const view = await setUserRole(orm, user.id, plan.role);
       console.log(`${view.username} (${view.id}) now has role ${view.role}`);
     }

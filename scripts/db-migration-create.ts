@@ -8,6 +8,9 @@
  * file, src/db/migrations/Migration<UTC timestamp>_<name>.ts (a DualPlatformMigration), and
  * src/db/migrations/index.ts is rewritten to list every migration in order. Needs the PostgreSQL
  * server at POSTGRES_SERVER_URL (default postgres://postgres@127.0.0.1:5432/postgres).
+ *
+ * Migrations change tables only. A database function is edited in its own file,
+ * src/db/functions/<name>.sql, which `migrate()` applies again when it changes.
  */
 import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';

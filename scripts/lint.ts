@@ -5,7 +5,7 @@
  * contracts/released/ (docs/versioning.md), Biome checks the TypeScript (rules in biome.json), and
  * dependency-cruiser checks which module may import which (.dependency-cruiser.cjs, README "How the
  * code is laid out"; the violations listed in .dependency-cruiser-known-violations.json are
- * reported but pass). Every step
+ * reported but pass), and knip finds unused files, exports and dependencies (knip.jsonc). Every step
  * always runs so one pass shows every problem; the exit code is non-zero when any reports an error.
  */
 import { existsSync } from 'node:fs';
@@ -67,6 +67,11 @@ const steps: Step[] = [
       '--output-type',
       'err',
     ],
+  },
+  {
+    name: 'Unused files, exports and dependencies (knip, knip.jsonc)',
+    script: join(repoRoot, 'node_modules', 'knip', 'bin', 'knip.js'),
+    args: ['--no-progress'],
   },
 ];
 

@@ -352,7 +352,7 @@ function requestTimeout(ms: number) {
         () =>
           reject(
             SAFE_METHODS.has(ctx.method)
-              ? new AppError(503, '/problems/timeout', 'Service unavailable', {
+              ? new AppError(503, '/problems/timeout', {
                   detail: 'The request took too long; try again later.',
                   headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
                 })

@@ -65,11 +65,7 @@ export async function registerUser(
   }
   const usernameNormalized = normalizeUsername(input.username);
   const taken = () =>
-    new ConflictError(
-      `The username ${input.username} is already registered.`,
-      '/problems/username-taken',
-      'Username taken',
-    );
+    new ConflictError(`The username ${input.username} is already registered.`, '/problems/username-taken');
   if (await orm.em.fork().count(User, { usernameNormalized })) throw taken();
   const passwordHash = await hashPassword(input.password);
   try {
@@ -131,7 +127,6 @@ export async function setUserRole(orm: Orm, userId: string, role: UserRole): Pro
           throw new ConflictError(
             `${user.id} is the only admin; give another user the admin role first.`,
             '/problems/last-admin',
-            'Last admin',
           );
         }
       }

@@ -160,7 +160,6 @@ export function createAuthenticator(options: {
         const error = new ForbiddenError(
           `The token lacks the scope ${missing.join(' ')}.`,
           '/problems/insufficient-scope',
-          'Insufficient scope',
         );
         error.headers['WWW-Authenticate'] =
           `Bearer ${REALM}, error="insufficient_scope", scope=${quoted(guard.scopes.join(' '))}`;
@@ -171,7 +170,6 @@ export function createAuthenticator(options: {
         throw new ForbiddenError(
           `The ${role} role may not do this (allowed: ${guard.roles.join(', ')}).`,
           '/problems/role-not-allowed',
-          'Role not allowed',
         );
       }
 

@@ -34,12 +34,7 @@ import {
 } from './signing-keys.ts';
 import { createTokenVerifier } from './token-verifier.ts';
 
-export {
-  DEMO_CLIENT_ID,
-  EXPLORER_CLIENT_ID,
-  ensureDemoClient,
-  FIRST_PARTY_CLIENT_ID,
-} from './applications.ts';
+export { ensureDemoClient } from './applications.ts';
 
 /** Operations of the contract served by `middleware` (oidc-provider and the pages), not by the contract router. */
 export const MIDDLEWARE_OPERATIONS = [

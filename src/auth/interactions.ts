@@ -238,7 +238,7 @@ export function interactionRoutes(options: InteractionOptions) {
     const method = action === 'login' || action === 'confirm' ? 'POST' : 'GET';
     if (ctx.method !== method) {
       ctx.set('Allow', method);
-      throw new AppError(405, '/problems/method-not-allowed', 'Method not allowed', {
+      throw new AppError(405, '/problems/method-not-allowed', {
         detail: `Use ${method} on ${ctx.path}.`,
       });
     }

@@ -21,7 +21,6 @@ export class QuotaExceededError extends ConflictError {
     super(
       `You already have ${limit} ${what}, the most one user may have; ${remedy}`,
       '/problems/quota-exceeded',
-      'Quota exceeded',
     );
   }
 }

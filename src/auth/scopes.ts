@@ -37,11 +37,6 @@ export function scopesAllowedFor(role: Role): ReadonlySet<string> {
   return ALLOWED[role];
 }
 
-/** Splits a space-separated scope string into a set (empty and repeated entries ignored). */
-export function parseScope(scope: string | undefined | null): Set<string> {
-  return new Set((scope ?? '').split(' ').filter(Boolean));
-}
-
 /** The requested scopes the role allows, in canonical order; `undefined` requests everything allowed. */
 export function grantableScopes(role: Role, requested?: Iterable<string>): string[] {
   const allowed = scopesAllowedFor(role);

@@ -116,7 +116,6 @@ export async function registerContract(
       `Chain ${input.chainId} is not configured on this service.`,
       [{ pointer: '/body/chainId', detail: `configured chains: ${[...rpcs.keys()].join(', ') || 'none'}` }],
       '/problems/chain-not-configured',
-      'Chain not configured',
     );
   }
   try {
@@ -159,7 +158,6 @@ async function registerOnChain(
     throw new ChainProblem(
       `${address} has no contract code on chain ${input.chainId}.`,
       '/problems/contract-not-found',
-      'No contract at this address',
     );
   }
   await assertControlsContract(orm, rpc, actor, address, input.chainId);
@@ -176,7 +174,6 @@ async function registerOnChain(
     new ChainProblem(
       `${address} does not implement ${input.standard.toUpperCase()} (${detected}).`,
       '/problems/contract-standard-mismatch',
-      'Contract does not implement the standard',
     );
   let name: string | null = null;
   let symbol: string | null = null;
@@ -215,7 +212,6 @@ async function registerOnChain(
       throw new ConflictError(
         `${address} on chain ${input.chainId} is already registered.`,
         '/problems/contract-exists',
-        'Contract already registered',
       );
     }
     throw error;

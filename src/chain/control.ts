@@ -28,7 +28,6 @@ class ContractNotControlledError extends ForbiddenError {
       `Neither owner() nor hasRole(DEFAULT_ADMIN_ROLE, …) of ${address} on chain ${chainId} answers a wallet of yours: ` +
         'link the wallet that owns or administers the contract (POST /api/v1/wallets/link), then register again.',
       '/problems/contract-not-controlled',
-      'Contract not controlled',
     );
   }
 }

@@ -8,6 +8,7 @@ import { ConfigError } from '../config/index.ts';
 import { ensurePrivateDir, ensurePrivateFile, restrictToOwner } from '../crypto/private-files.ts';
 import { databaseFailure, NOT_CONNECTED } from './availability.ts';
 import { entities } from './entities/index.ts';
+import { applyDatabaseFunctions, FUNCTIONS_TABLE } from './functions/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
 
@@ -258,10 +259,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       snapshot: false,
       silent: true,
     },
-    // Database functions are written by hand in migrations (gats_apply_plan, see
-    // migrations/Migration20261124231500_event_operation_id.ts, its latest body), not declared to the ORM: the
-    // schema diff (tests, db:migration:create) must not offer to drop them.
-    schemaGenerator: { ignoreRoutines: true },
+    // Database functions live in src/db/functions/*.sql, applied by `migrate()`, not declared to the
+    // ORM: the schema diff (tests, db:migration:create) must not offer to drop them, nor the table
+    // that records their checksums.
+    schemaGenerator: { ignoreRoutines: true, skipTables: [FUNCTIONS_TABLE] },
   } satisfies Partial<Options>;
   if (options.databaseUrl) {
     if (!/^postgres(ql)?:\/\//.test(options.databaseUrl)) {
@@ -342,7 +343,9 @@ async function checkPostgresReachable(orm: Orm, options: DatabaseOptions): Promi
 
 /**
  * Applies the committed migrations that have not run yet, all or nothing; returns their names (none
- * when up to date). Run it before serving requests.
+ * when up to date). On PostgreSQL the database functions (src/db/functions/*.sql) follow, in the
+ * same transaction: each whose file changed, or all when a migration ran. Run it before serving
+ * requests.
  */
 export async function migrate(orm: Orm): Promise<string[]> {
   const connection = orm.em.getConnection();
@@ -352,7 +355,12 @@ export async function migrate(orm: Orm): Promise<string[]> {
     // on a second pooled connection, so the pool needs at least two.)
     return connection.transactional(async (transaction) => {
       await connection.execute('select pg_advisory_xact_lock(?)', [MIGRATION_LOCK_KEY], 'all', transaction);
-      return names(await orm.migrator.up({ transaction }));
+      const applied = names(await orm.migrator.up({ transaction }));
+      await applyDatabaseFunctions(
+        (sql, params = []) => connection.execute(sql, params, 'all', transaction),
+        applied.length > 0,
+      );
+      return applied;
     });
   }
   // SQLite alters most things by rebuilding the table (copy, drop, rename), and dropping a table

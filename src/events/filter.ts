@@ -2,16 +2,6 @@
 // WebSocket replay (as SQL) and live delivery (in memory), so all three agree.
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 
-export const ALL_EVENT_TYPES: readonly EventType[] = [
-  'newNFT',
-  'newTransfer',
-  'priceUpdate',
-  'assetUpdated',
-  // Advisory, before an on-chain transfer's confirmation (src/chain/announce.ts): `from`/`to` wallets.
-  'chainTransferPending',
-  'chainTransferRemoved',
-];
-
 export interface EventFilter {
   types: ReadonlySet<EventType>;
   /** Lowercase address: events whose `from`/`to`/owner it is. Never applied to priceUpdate. */

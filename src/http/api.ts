@@ -83,14 +83,10 @@ export async function createContractRouter(
   function route(ctx: Context) {
     const match = matcher.match(ctx.method.toLowerCase(), api.router.normalizePath(ctx.path));
     if (match.kind === 'notFound') {
-      throw new NotFoundError(
-        `No route for ${ctx.method} ${ctx.path}.`,
-        '/problems/route-not-found',
-        'Route not found',
-      );
+      throw new NotFoundError(`No route for ${ctx.method} ${ctx.path}.`, '/problems/route-not-found');
     }
     if (match.kind === 'methodNotAllowed') {
-      throw new AppError(405, '/problems/method-not-allowed', 'Method not allowed', {
+      throw new AppError(405, '/problems/method-not-allowed', {
         detail: `${ctx.method} is not allowed on ${ctx.path}; allowed: ${match.allowed.join(', ')}.`,
         headers: { Allow: match.allowed.join(', ') },
       });
@@ -136,7 +132,7 @@ export async function createContractRouter(
     const parsed = parse(ctx, operation, params);
     validate(ctx, operation, parsed);
     if (!operation.handler) {
-      throw new AppError(501, '/problems/not-implemented', 'Not implemented', {
+      throw new AppError(501, '/problems/not-implemented', {
         detail: `Operation ${guard.operationId} is in the contract but not served by this version.`,
       });
     }
@@ -262,7 +258,7 @@ async function authenticate(ctx: Context, operation: PreparedOperation, authenti
   const { guard } = operation;
   if (!guard.public) ctx.state.auth = await authenticator.authenticate(ctx, guard);
   if (guard.bodyTypes.length > 0 && hasBody(ctx) && !guard.bodyTypes.some((type) => ctx.request.is(type))) {
-    throw new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
+    throw new AppError(415, '/problems/unsupported-media-type', {
       detail: `The request body must be ${guard.bodyTypes.join(' or ')}.`,
     });
   }
@@ -270,7 +266,7 @@ async function authenticate(ctx: Context, operation: PreparedOperation, authenti
     operation.security.length > 0 &&
     !operation.security.some((schemes) => schemes.every((scheme) => satisfied(ctx, scheme)))
   ) {
-    throw new AppError(401, '/problems/unauthorized', 'Authentication required', {
+    throw new AppError(401, '/problems/unauthorized', {
       detail: 'Credentials are required.',
     });
   }

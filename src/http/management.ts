@@ -27,11 +27,7 @@ export function managementHandler(handle: Handler): Handler {
 }
 
 function routeNotFound(ctx: Context, where: string): never {
-  throw new NotFoundError(
-    `No route for ${ctx.method} ${ctx.path} ${where}.`,
-    '/problems/route-not-found',
-    'Route not found',
-  );
+  throw new NotFoundError(`No route for ${ctx.method} ${ctx.path} ${where}.`, '/problems/route-not-found');
 }
 
 /**

@@ -56,21 +56,21 @@ export function sendProblem(ctx: Context, error: AppError): void {
 function fromHttpError(error: { status: number; expose?: boolean; message: string }): AppError {
   const { status } = error;
   if (status === 413) {
-    return new AppError(413, '/problems/payload-too-large', 'Payload too large', {
+    return new AppError(413, '/problems/payload-too-large', {
       detail: 'The request body exceeds the configured size limit.',
     });
   }
   if (status === 415) {
-    return new AppError(415, '/problems/unsupported-media-type', 'Unsupported media type', {
+    return new AppError(415, '/problems/unsupported-media-type', {
       detail: error.message,
     });
   }
   if (status >= 400 && status < 500) {
-    return new AppError(status, '/problems/bad-request', 'Bad request', {
+    return new AppError(status, '/problems/bad-request', {
       detail: error.expose ? error.message : undefined,
     });
   }
-  return new AppError(500, '/problems/internal', 'Internal server error', {
+  return new AppError(500, '/problems/internal', {
     detail: 'An unexpected error occurred.',
   });
 }
@@ -78,7 +78,7 @@ function fromHttpError(error: { status: number; expose?: boolean; message: strin
 /** The body parser's failures: too large (413), or not a JSON object/array (400). */
 export function bodyParseError(error: { status?: number }): AppError {
   if (error.status === 413) return fromHttpError({ status: 413, message: 'too large' });
-  return new AppError(400, '/problems/malformed-json', 'Malformed JSON', {
+  return new AppError(400, '/problems/malformed-json', {
     detail: 'The request body is not a valid JSON object or array.',
   });
 }
@@ -97,14 +97,14 @@ export function errorMiddleware() {
       } else {
         problem =
           databaseProblem(ctx, caught) ??
-          new AppError(500, '/problems/internal', 'Internal server error', {
+          new AppError(500, '/problems/internal', {
             detail: 'An unexpected error occurred.',
           });
       }
       if (!problem.expose) {
         ctx.state.log?.error({ err: caught }, 'request failed');
         // Only fixed wording for 5xx, whatever the original error said.
-        problem = new AppError(problem.status, problem.type, problem.title, {
+        problem = new AppError(problem.status, problem.type, {
           detail: problem.status === 503 ? problem.detail : 'An unexpected error occurred.',
           headers: problem.headers,
         });

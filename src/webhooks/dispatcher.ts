@@ -127,8 +127,6 @@ const PG_FLUSH_SQL =
 const MOVE_CURSOR_SQL =
   'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
 
-export { deliveryId } from './delivery-id.ts';
-
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
   concurrency: number;

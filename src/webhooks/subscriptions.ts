@@ -6,6 +6,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import type { components } from '../../generated/openapi/types.ts';
 import { accountMembers, lockUser, QuotaExceededError } from '../auth/quotas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
+import { EVENT_TYPES } from '../db/entities/OutboxEvent.ts';
 import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
@@ -14,7 +15,7 @@ import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
 import { inTransaction } from '../domain/ledger/transactions.ts';
-import { ALL_EVENT_TYPES, type EventFilter } from '../events/filter.ts';
+import type { EventFilter } from '../events/filter.ts';
 import { type TargetPolicy, webhookUrlProblem } from './targets.ts';
 
 /** How long the previous secret keeps signing after a rotation (receivers move to the new one meanwhile). */
@@ -159,7 +160,7 @@ export function createWebhookService(deps: {
           id,
           owner: em.getReference(User, userId),
           url: input.url,
-          eventTypes: [...new Set(input.eventTypes ?? ALL_EVENT_TYPES)],
+          eventTypes: [...new Set(input.eventTypes ?? EVENT_TYPES)],
           walletFilter,
           assetFilter: input.filter?.assetId ?? null,
           collectionFilter: input.filter?.collection ?? null,

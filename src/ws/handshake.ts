@@ -53,7 +53,7 @@ export class Handshake {
     if (!isChannel(channel)) {
       refuse(
         socket,
-        new AppError(404, '/problems/route-not-found', 'Route not found', {
+        new AppError(404, '/problems/route-not-found', {
           detail: `No WebSocket channel at ${url.pathname}.`,
         }),
       );
@@ -67,7 +67,7 @@ export class Handshake {
     if (origin !== undefined && !this.allowedOrigins.has(origin.toLowerCase())) {
       refuse(
         socket,
-        new AppError(403, '/problems/origin-not-allowed', 'Origin not allowed', {
+        new AppError(403, '/problems/origin-not-allowed', {
           detail: `WebSocket connections from pages at ${JSON.stringify(origin).slice(0, 200)} are not allowed (WS_ALLOWED_ORIGINS).`,
         }),
       );
@@ -81,7 +81,7 @@ export class Handshake {
         socket,
         error instanceof AppError
           ? error
-          : new AppError(500, '/problems/internal', 'Internal server error', {
+          : new AppError(500, '/problems/internal', {
               detail: 'An unexpected error occurred.',
             }),
       );
@@ -95,7 +95,7 @@ export class Handshake {
     if (full) {
       refuse(
         socket,
-        new AppError(429, '/problems/too-many-connections', 'Too many connections', {
+        new AppError(429, '/problems/too-many-connections', {
           detail: full,
           headers: { 'Retry-After': '5' },
         }),
@@ -131,7 +131,7 @@ export class Handshake {
 }
 
 export function shuttingDown(): AppError {
-  return new AppError(503, '/problems/shutting-down', 'Service unavailable', {
+  return new AppError(503, '/problems/shutting-down', {
     detail: 'This instance is shutting down; connect again (to another instance) and resume.',
     headers: { 'Retry-After': '1' },
   });

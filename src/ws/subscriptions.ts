@@ -4,8 +4,9 @@
 // each subscription remembers the last id it sent and never sends an older one.
 
 import type { Config } from '../config/index.ts';
+import { EVENT_TYPES } from '../db/entities/OutboxEvent.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
-import { ALL_EVENT_TYPES, type EventFilter } from '../events/filter.ts';
+import type { EventFilter } from '../events/filter.ts';
 import type { OutboxTail } from '../events/tail.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Connection, Subscription } from './connection.ts';
@@ -182,7 +183,7 @@ function filterOf(message: SubscribeMessage, requestId: string | null): EventFil
   // `/assets/subscribe` names no event types and no collection: every type, any collection.
   const events = 'events' in message ? message.events : undefined;
   const collection = 'collection' in message ? message.collection : undefined;
-  return { types: new Set(events ?? ALL_EVENT_TYPES), wallet, assetId: message.assetId, collection };
+  return { types: new Set(events ?? EVENT_TYPES), wallet, assetId: message.assetId, collection };
 }
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

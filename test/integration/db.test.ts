@@ -5,9 +5,9 @@ import { Asset } from '../../src/db/entities/Asset.ts';
 import { Collection } from '../../src/db/entities/Collection.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { User } from '../../src/db/entities/User.ts';
+import { databaseFunctions, FUNCTIONS_TABLE } from '../../src/db/functions/index.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
-import { nextSequenceValue } from '../../src/db/sequences.ts';
 import { UINT256_MAX } from '../../src/db/types/uint256-range.ts';
 import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
 
@@ -54,6 +54,48 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
           "select proname from pg_proc where pronamespace = 'public'::regnamespace and proname like 'gats%' order by proname",
         );
       expect(rows.map((row) => row.proname)).toEqual(['gats_apply_plan']);
+    },
+  );
+
+  it.runIf(kind === 'postgres')(
+    'installs each database function as its file in src/db/functions says (pg_get_functiondef), checksum recorded',
+    async () => {
+      const files = databaseFunctions();
+      expect(files.map((fn) => fn.name)).toEqual(['gats_apply_plan']);
+      for (const fn of files) {
+        expect(await installedDefinition(orm, fn.name)).toEqual(functionDefinition(fn.sql));
+      }
+      const recorded = await orm.em
+        .getConnection()
+        .execute<{ name: string; checksum: string }[]>(
+          `select "name", "checksum" from "${FUNCTIONS_TABLE}" order by "name"`,
+        );
+      expect(recorded).toEqual(files.map(({ name, checksum }) => ({ name, checksum })));
+    },
+  );
+
+  it.runIf(kind === 'postgres')(
+    'applies a function file again when its checksum differs from the recorded one, and only then',
+    async () => {
+      const connection = orm.em.getConnection();
+      const [file] = databaseFunctions();
+      const other =
+        'create or replace function "gats_apply_plan"(p jsonb, p_outbox_lock bigint) returns jsonb language plpgsql as $body$ begin return null; end $body$';
+      await connection.execute(other);
+      // The recorded checksum is the file's: nothing to apply (a function is not compared at each start).
+      expect(await migrate(orm)).toEqual([]);
+      expect(await installedDefinition(orm, file.name)).toEqual(functionDefinition(other));
+      // The file changed since it was applied (here: the record says so): applied again.
+      await connection.execute(`update "${FUNCTIONS_TABLE}" set "checksum" = 'stale' where "name" = ?`, [
+        file.name,
+      ]);
+      expect(await migrate(orm)).toEqual([]);
+      expect(await installedDefinition(orm, file.name)).toEqual(functionDefinition(file.sql));
+      const [row] = await connection.execute<{ checksum: string }[]>(
+        `select "checksum" from "${FUNCTIONS_TABLE}" where "name" = ?`,
+        [file.name],
+      );
+      expect(row.checksum).toBe(file.checksum);
     },
   );
 
@@ -139,15 +181,35 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     other.create(Holding, { wallet, asset: 'gold', balance: 2n, updatedAt: new Date() });
     await expect(other.flush()).rejects.toBeInstanceOf(UniqueConstraintViolationException);
   });
-
-  it('hands out sequence values once each, also to concurrent transactions', async () => {
-    const take = () => orm.em.fork().transactional((em) => nextSequenceValue(em, 'transfer'));
-    const values = await Promise.all(Array.from({ length: 8 }, take));
-    expect(new Set(values).size).toBe(values.length);
-    expect(Math.min(...values)).toBe(1);
-    expect(Math.max(...values)).toBe(values.length);
-  });
 });
+
+/**
+ * A function definition as PostgreSQL prints it (`pg_get_functiondef`) or as its file writes it,
+ * reduced to what both must share: the header before the body (comments dropped, lower case,
+ * identifiers unquoted and without the schema, one space between words) and the body, verbatim.
+ */
+function functionDefinition(sql: string): { header: string; body: string } {
+  const open = /\$[a-z_]*\$/i.exec(sql);
+  if (!open) throw new Error('no dollar-quoted body');
+  const start = open.index + open[0].length;
+  const end = sql.indexOf(open[0], start);
+  const header = sql
+    .slice(0, open.index)
+    .replace(/--[^\n]*/g, '')
+    .toLowerCase()
+    .replaceAll('"', '')
+    .replaceAll('public.', '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return { header, body: sql.slice(start, end) };
+}
+
+async function installedDefinition(orm: Orm, name: string): Promise<{ header: string; body: string }> {
+  const [row] = await orm.em
+    .getConnection()
+    .execute<{ definition: string }[]>('select pg_get_functiondef(?::regproc) as definition', [name]);
+  return functionDefinition(row.definition);
+}
 
 async function seedCollection(orm: Orm): Promise<void> {
   const em = orm.em.fork();
@@ -163,11 +225,14 @@ async function seedCollection(orm: Orm): Promise<void> {
   await em.flush();
 }
 
+/** The `seq` of the assets these tests create (the ledger store draws it from a counter). */
+let lastAssetSeq = 0;
+
 async function createAsset(orm: Orm, id: string, totalSupply: bigint): Promise<void> {
   await orm.em.fork().transactional(async (em) => {
     em.create(Asset, {
       id,
-      seq: await nextSequenceValue(em, 'asset'),
+      seq: ++lastAssetSeq,
       kind: 'fungible',
       name: id,
       metadata: {},

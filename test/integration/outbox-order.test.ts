@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
 import type { PublishedEvent } from '../../src/events/filter.ts';
-import { holdOutboxWriterLock } from '../../src/events/outbox-lock.ts';
+import { OUTBOX_LOCK_KEY } from '../../src/events/outbox-lock.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { httpUser } from '../helpers/ledger-fixtures.ts';
 import { connect } from '../helpers/ws.ts';
@@ -12,6 +12,11 @@ import { connect } from '../helpers/ws.ts';
 /** Only PostgreSQL commits ids out of order; on SQLite (one writer) there is nothing to hold. */
 const onPostgres = DB_KINDS.includes('postgres');
 const kind = 'postgres';
+
+/** What every event writer does before its insert (gats_apply_plan): the writers' shared lock, to commit. */
+async function takeWriterLock(em: EntityManager): Promise<void> {
+  await em.execute('select pg_advisory_xact_lock_shared(?)', [OUTBOX_LOCK_KEY]);
+}
 
 function priceEvent(assetId: string) {
   return {
@@ -37,14 +42,14 @@ async function outOfOrderCommit(t: TestApp, slow: string, fast: string) {
     inserted = resolve;
   });
   const writerA = t.app.orm.em.fork().transactional(async (em) => {
-    await holdOutboxWriterLock(em as unknown as EntityManager);
+    await takeWriterLock(em as unknown as EntityManager);
     await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent(slow));
     inserted();
     await mayCommit;
   });
   await hasId;
   await t.app.orm.em.fork().transactional(async (em) => {
-    await holdOutboxWriterLock(em as unknown as EntityManager);
+    await takeWriterLock(em as unknown as EntityManager);
     await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent(fast));
   });
   return {
@@ -78,7 +83,7 @@ describe.runIf(onPostgres)('outbox relay order on postgres', () => {
 
     // Writer A draws the lower id and keeps its transaction open.
     const writerA = t.app.orm.em.fork().transactional(async (em) => {
-      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await takeWriterLock(em as unknown as EntityManager);
       await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('slow-writer'));
       firstInserted();
       await firstMayCommit;
@@ -86,7 +91,7 @@ describe.runIf(onPostgres)('outbox relay order on postgres', () => {
     await firstHasId;
     // Writer B draws the next id and commits at once.
     await t.app.orm.em.fork().transactional(async (em) => {
-      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await takeWriterLock(em as unknown as EntityManager);
       await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('fast-writer'));
     });
 
@@ -108,13 +113,13 @@ describe.runIf(onPostgres)('outbox relay order on postgres', () => {
     await t.app.orm.em
       .fork()
       .transactional(async (em) => {
-        await holdOutboxWriterLock(em as unknown as EntityManager);
+        await takeWriterLock(em as unknown as EntityManager);
         await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('rolled-back'));
         throw new Error('roll back');
       })
       .catch(() => undefined);
     await t.app.orm.em.fork().transactional(async (em) => {
-      await holdOutboxWriterLock(em as unknown as EntityManager);
+      await takeWriterLock(em as unknown as EntityManager);
       await (em as unknown as EntityManager).insert(OutboxEvent, priceEvent('after-gap'));
     });
     await t.app.events.tail.flush();

@@ -66,17 +66,6 @@ export function threadTable(results: LoadResult[]): void {
   }
 }
 
-/**
- * "name: 23.0% of Koa hello's CPU per answer": the baseline's CPU per answer over the target's (the
- * rate ratio a machine with a core to spare for each would show; steadier than rates when shared).
- */
-export function cpuRatio(name: string, value: LoadResult, baselines: LoadResult[]): void {
-  const own = baselines.map((run) => run.serverCpuMicros).filter((micros) => micros !== undefined);
-  if (value.serverCpuMicros === undefined || own.length === 0) return;
-  const baseline = own.reduce((sum, micros) => sum + micros, 0) / own.length;
-  console.log(`${name}: ${fixed((baseline / value.serverCpuMicros) * 100)}% of Koa hello by CPU per answer`);
-}
-
 /** "name: 41.2% of Koa hello (target >= 35%: met)". */
 export function ratio(name: string, value: number, baseline: number, target?: number): void {
   const share = value / baseline;

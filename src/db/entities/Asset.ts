@@ -4,7 +4,6 @@ import { Collection } from './Collection.ts';
 import { User } from './User.ts';
 
 export const ASSET_KINDS = ['nft', 'fungible'] as const;
-export type AssetKind = (typeof ASSET_KINDS)[number];
 
 /** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`, with a supply). */
 export const Asset = defineEntity({
@@ -12,7 +11,7 @@ export const Asset = defineEntity({
   properties: {
     id: p.string().length(32).primary(),
     /**
-     * Cursor order for listings. Assigned by the domain with `nextSequenceValue(em, 'asset')` (see
+     * Cursor order for listings. Drawn by the ledger store from the `asset` counter (see
      * ../sequences.ts), which hands out values in commit order on both databases.
      */
     seq: p.bigint('number').unique(),

@@ -10,7 +10,6 @@ export type ChainStandard = (typeof CHAIN_STANDARDS)[number];
  * as a tombstone (its ledger assets are history, and the address is not registered again).
  */
 export const CHAIN_CONTRACT_STATUSES = ['active', 'suspended', 'unregistered'] as const;
-export type ChainContractStatus = (typeof CHAIN_CONTRACT_STATUSES)[number];
 
 /**
  * A token contract on an EVM chain, registered to a collection by its studio. `nextBlock` is the

@@ -4,7 +4,6 @@ import { Uint256Type } from '../types/uint256.ts';
 import { ChainContract } from './ChainContract.ts';
 
 export const CHAIN_TRANSFER_STATUSES = ['pending', 'confirmed'] as const;
-export type ChainTransferStatus = (typeof CHAIN_TRANSFER_STATUSES)[number];
 
 /**
  * One token movement read from a `Transfer`, `TransferSingle` or `TransferBatch` log (one row per

@@ -1,11 +1,13 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { bigintAutoincrementId } from '../columns.ts';
 
+/** Every event type, the one list (readers that ask for no type get all of these). */
 export const EVENT_TYPES = [
   'newNFT',
   'newTransfer',
   'priceUpdate',
   'assetUpdated',
+  // Advisory, before an on-chain transfer's confirmation (src/chain/announce.ts): `from`/`to` wallets.
   'chainTransferPending',
   'chainTransferRemoved',
 ] as const;

@@ -4,14 +4,13 @@ import { Asset } from './Asset.ts';
 import { User } from './User.ts';
 
 export const TRANSFER_STATUSES = ['pending', 'completed', 'failed'] as const;
-export type TransferStatus = (typeof TRANSFER_STATUSES)[number];
 
 /** A move of an asset between two wallets; a mint comes from the zero address. */
 export const Transfer = defineEntity({
   name: 'Transfer',
   properties: {
     id: p.string().primary(),
-    /** Cursor order for histories: `nextSequenceValue(em, 'transfer')` (see ../sequences.ts). */
+    /** Cursor order for histories: drawn by the ledger store (see ../sequences.ts). */
     seq: p.bigint('number').unique(),
     asset: () => p.manyToOne(Asset).ref().index(),
     fromAddress: p.string().length(42).index(),

@@ -2,7 +2,6 @@ import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { User } from './User.ts';
 
 export const WALLET_KINDS = ['custodial', 'linked'] as const;
-export type WalletKind = (typeof WALLET_KINDS)[number];
 
 /** A wallet a user controls: the custodial one the service holds the key of, or one linked by SIWE. */
 export const Wallet = defineEntity({

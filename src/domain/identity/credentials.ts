@@ -105,7 +105,6 @@ async function ownershipSubject(
     throw new ConflictError(
       `Wallet ${request.wallet} does not hold ${asset.id}.`,
       '/problems/ownership-not-held',
-      'Ownership not held',
     );
   }
   return { id: request.subjectDid, wallet: request.wallet, assetId: asset.id };
@@ -123,7 +122,6 @@ export async function issueCredential(
     throw new UnprocessableError(
       `validUntil ${validUntil.toISOString()} is not in the future.`,
       '/problems/invalid-validity-period',
-      'Invalid validity period',
     );
   }
   // 13.3: a long-lived credential outlives what it attests; revocation is then the only brake.
@@ -131,7 +129,6 @@ export async function issueCredential(
     throw new UnprocessableError(
       `validUntil may be at most ${context.maxValidityDays} days after issuance (${new Date(latest).toISOString()}).`,
       '/problems/invalid-validity-period',
-      'Invalid validity period',
     );
   }
   const formats = new Set<CredentialFormat>(request.formats ?? ['vc+jwt', 'data-integrity']);

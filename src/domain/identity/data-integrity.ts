@@ -12,9 +12,6 @@ import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cry
 import jsigs, { type DocumentLoader } from 'jsonld-signatures';
 import type { components } from '../../../generated/openapi/types.ts';
 
-/** The cryptosuite this service signs with. */
-export const CRYPTOSUITE = 'eddsa-rdfc-2022';
-
 /** The cryptosuites this service verifies (the contract lists the same). */
 export const VERIFIED_CRYPTOSUITES = {
   'eddsa-rdfc-2022': eddsaRdfc2022,

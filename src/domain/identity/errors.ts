@@ -4,19 +4,19 @@ import { AppError, ValidationError } from '../errors.ts';
 
 export class InvalidDidError extends ValidationError {
   constructor(detail: string) {
-    super(detail, undefined, '/problems/invalid-did', 'Invalid DID');
+    super(detail, undefined, '/problems/invalid-did');
   }
 }
 
 /** A well-formed did:key whose key type this service does not handle (secp256k1, BLS, RSA, ...). */
 export class UnsupportedKeyTypeError extends AppError {
   constructor(detail: string) {
-    super(400, '/problems/unsupported-key-type', 'Unsupported key type', { detail });
+    super(400, '/problems/unsupported-key-type', { detail });
   }
 }
 
 export class DidMethodNotSupportedError extends AppError {
   constructor(detail: string) {
-    super(400, '/problems/did-method-not-supported', 'DID method not supported', { detail });
+    super(400, '/problems/did-method-not-supported', { detail });
   }
 }

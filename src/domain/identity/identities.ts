@@ -37,14 +37,14 @@ export interface KeyPossessionProof {
 
 export class KeyPossessionError extends ForbiddenError {
   constructor(detail: string) {
-    super(detail, '/problems/key-possession-not-proven', 'Key possession not proven');
+    super(detail, '/problems/key-possession-not-proven');
   }
 }
 
 function publicKeyOf(publicKeyMultibase: string): Uint8Array {
   const publicKey = ed25519PublicKeyFromMultikey(publicKeyMultibase);
   if (!isValidEd25519Point(publicKey)) {
-    throw new AppError(400, '/problems/invalid-public-key', 'Invalid public key', {
+    throw new AppError(400, '/problems/invalid-public-key', {
       detail: 'publicKeyMultibase does not decode to a valid Ed25519 public key.',
     });
   }
@@ -142,11 +142,7 @@ export async function createIdentity(
     await em.flush();
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException)
-      throw new ConflictError(
-        `${did} is already registered.`,
-        '/problems/did-exists',
-        'DID already registered',
-      );
+      throw new ConflictError(`${did} is already registered.`, '/problems/did-exists');
     throw error;
   }
   return {

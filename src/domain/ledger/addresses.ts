@@ -17,7 +17,6 @@ export class InvalidAddressChecksumError extends ValidationError {
       `${input} is mixed case but its EIP-55 checksum is wrong.`,
       [{ pointer, detail: 'EIP-55 checksum mismatch' }],
       '/problems/invalid-address-checksum',
-      'Invalid address checksum',
     );
   }
 }

@@ -7,7 +7,7 @@ const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/;
 
 export class InvalidAmountError extends ValidationError {
   constructor(detail: string, pointer: string, fieldDetail: string) {
-    super(detail, [{ pointer, detail: fieldDetail }], '/problems/invalid-amount', 'Invalid amount');
+    super(detail, [{ pointer, detail: fieldDetail }], '/problems/invalid-amount');
   }
 }
 

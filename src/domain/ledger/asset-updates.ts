@@ -61,7 +61,7 @@ const ATTEMPTS = 5;
 
 class VersionMismatchError extends AppError {
   constructor(found: bigint | number, sent: number) {
-    super(409, '/problems/version-mismatch', 'Version mismatch', {
+    super(409, '/problems/version-mismatch', {
       detail: `The asset is at version ${found}, not ${sent}.`,
       errors: [{ pointer: '/body/version', detail: `the current version is ${found}` }],
     });
@@ -253,7 +253,7 @@ export function createAssetUpdateService(
       });
     }
     if (errors.length === 0) return;
-    throw new AppError(409, '/problems/metadata-not-mutable', 'Metadata not mutable', {
+    throw new AppError(409, '/problems/metadata-not-mutable', {
       detail: `The collection ${current.fields.collection.id} does not allow changing: ${refused.join(', ')}.`,
       errors,
     });

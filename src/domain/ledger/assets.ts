@@ -95,13 +95,13 @@ export interface AssetService {
 
 class AssetExistsError extends ConflictError {
   constructor(id: string) {
-    super(`An asset with id ${id} already exists.`, '/problems/asset-exists', 'Asset already exists');
+    super(`An asset with id ${id} already exists.`, '/problems/asset-exists');
   }
 }
 
 export class MaxSupplyExceededError extends ConflictError {
   constructor(detail: string) {
-    super(detail, '/problems/max-supply-exceeded', 'Max supply exceeded');
+    super(detail, '/problems/max-supply-exceeded');
   }
 }
 
@@ -513,6 +513,5 @@ function noMintWallet(): ForbiddenError {
   return new ForbiddenError(
     'You have no custodial wallet to mint into; name one with `to`.',
     '/problems/wallet-not-controlled',
-    'Wallet not controlled',
   );
 }

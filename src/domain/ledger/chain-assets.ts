@@ -39,7 +39,6 @@ export class AssetOnChainError extends ConflictError {
     super(
       `${assetId} is an on-chain token (see its source.caip19): it moves on its chain, not through the ledger.`,
       '/problems/asset-on-chain',
-      'Asset lives on chain',
     );
   }
 }

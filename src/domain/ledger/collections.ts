@@ -33,11 +33,7 @@ export interface CollectionService {
 
 class CollectionExistsError extends ConflictError {
   constructor(id: string) {
-    super(
-      `A collection with id ${id} already exists.`,
-      '/problems/collection-exists',
-      'Collection already exists',
-    );
+    super(`A collection with id ${id} already exists.`, '/problems/collection-exists');
   }
 }
 

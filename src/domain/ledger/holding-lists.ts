@@ -23,7 +23,7 @@ import {
 import { type HoldingThread, holdingThread } from './holding-thread.ts';
 import { decimalsOf } from './views.ts';
 
-export type { HoldingFilters, HoldingListing, ListingRequest, WalletAssetsPage } from './holding-reads.ts';
+export type { HoldingFilters, HoldingListing, ListingRequest } from './holding-reads.ts';
 
 export interface AssetOwnersPage extends Page<{ wallet: string; balance: string }> {
   assetId: string;

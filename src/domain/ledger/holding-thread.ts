@@ -37,11 +37,10 @@ export type HoldingThreadAnswer =
   | { id: number; problem: ProblemFields }
   | { id: number; failure: string };
 
-/** A domain error as it crosses the thread boundary (AppError's fields). */
+/** A domain error as it crosses the thread boundary (AppError's fields; the title follows the type). */
 export interface ProblemFields {
   status: number;
   type: ProblemType;
-  title: string;
   detail: string | undefined;
   errors: FieldError[] | undefined;
   headers: Record<string, string>;
@@ -49,8 +48,8 @@ export interface ProblemFields {
 }
 
 export function problemFields(error: AppError): ProblemFields {
-  const { status, type, title, detail, errors, headers, extensions } = error;
-  return { status, type, title, detail, errors, headers, extensions };
+  const { status, type, detail, errors, headers, extensions } = error;
+  return { status, type, detail, errors, headers, extensions };
 }
 
 export interface HoldingThread {
@@ -120,6 +119,6 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
 }
 
 function appErrorOf(fields: ProblemFields): AppError {
-  const { status, type, title, detail, errors, headers, extensions } = fields;
-  return new AppError(status, type, title, { detail, errors, headers, extensions });
+  const { status, type, detail, errors, headers, extensions } = fields;
+  return new AppError(status, type, { detail, errors, headers, extensions });
 }

@@ -68,7 +68,7 @@ export interface PriceService {
 
 class RangeTooLargeError extends ValidationError {
   constructor(detail: string) {
-    super(detail, undefined, '/problems/range-too-large', 'Range too large');
+    super(detail, undefined, '/problems/range-too-large');
   }
 }
 
@@ -215,7 +215,6 @@ export function createPriceService(orm: Orm, idempotency: Idempotency, store: Le
       throw new NotFoundError(
         `Asset ${assetId} has no price in ${currency} yet.`,
         '/problems/price-not-found',
-        'Price not found',
       );
     },
 

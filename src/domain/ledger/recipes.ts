@@ -45,9 +45,6 @@ export interface CraftView {
   nfts: AssetView[];
 }
 
-/** The most inputs, and the most outputs, one recipe has (the contract's `maxItems`). */
-export const MAX_RECIPE_ITEMS = 10;
-
 export interface RecipeService {
   create(actor: Actor, collectionId: string, input: CreateRecipeInput): Promise<RecipeView>;
   list(collectionId: string, options: { limit: number; cursor?: string }): Promise<Page<RecipeView>>;
@@ -64,7 +61,7 @@ export interface RecipeService {
 /** 422: the craft's named NFTs do not match the recipe's NFT inputs. */
 export class RecipeInputMismatchError extends AppError {
   constructor(detail: string, errors: FieldError[]) {
-    super(422, '/problems/recipe-input-mismatch', 'Recipe input mismatch', { detail, errors });
+    super(422, '/problems/recipe-input-mismatch', { detail, errors });
   }
 }
 

@@ -37,9 +37,8 @@ export interface CreateTradeInput {
   expiresIn?: number;
 }
 
-/** A proposal's default and longest life, in seconds (the contract's `expiresIn`). */
+/** A proposal's default life, in seconds (the contract's `expiresIn`, which also bounds it). */
 export const DEFAULT_TRADE_SECONDS = 86_400;
-export const MAX_TRADE_SECONDS = 604_800;
 
 /** Open proposals at once (30.10): per proposer (a user with its service accounts) and per counterparty wallet. */
 export interface TradeCaps {
@@ -71,13 +70,12 @@ export class TradeNotOpenError extends ConflictError {
     super(
       status === 'expired' ? `The trade ${id} has expired.` : `The trade ${id} was ${status}.`,
       '/problems/trade-not-open',
-      'Trade not open',
     );
   }
 }
 
 function tooManyTrades(detail: string): ConflictError {
-  return new ConflictError(detail, '/problems/quota-exceeded', 'Quota exceeded');
+  return new ConflictError(detail, '/problems/quota-exceeded');
 }
 
 function tradeNotFound(id: string): NotFoundError {

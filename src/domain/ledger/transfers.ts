@@ -81,13 +81,13 @@ const ASSET_FACTS_LIMIT = 100_000;
 
 export class AssetFrozenError extends ConflictError {
   constructor(detail: string) {
-    super(detail, '/problems/asset-frozen', 'Asset frozen');
+    super(detail, '/problems/asset-frozen');
   }
 }
 
 export class AssetSoulboundError extends ConflictError {
   constructor(detail: string) {
-    super(detail, '/problems/asset-soulbound', 'Asset soulbound');
+    super(detail, '/problems/asset-soulbound');
   }
 }
 
@@ -99,14 +99,13 @@ class BurnNotAllowedError extends ConflictError {
         `The collection ${collectionId} allows no burn of its assets (burnPolicy none): ${assetId} cannot be burned.`,
       ),
       '/problems/burn-not-allowed',
-      'Burn not allowed',
     );
   }
 }
 
 class InsufficientBalanceError extends ConflictError {
   constructor(detail: string) {
-    super(detail, '/problems/insufficient-balance', 'Insufficient balance');
+    super(detail, '/problems/insufficient-balance');
   }
 }
 

@@ -38,7 +38,7 @@ export interface WalletLinkService {
 
 class InvalidSiweMessageError extends ValidationError {
   constructor(detail: string) {
-    super(detail, undefined, '/problems/invalid-siwe-message', 'Invalid SIWE message');
+    super(detail, undefined, '/problems/invalid-siwe-message');
   }
 }
 
@@ -46,7 +46,7 @@ class InvalidSiweNonceError extends ValidationError {
   constructor(
     detail = 'The challenge nonce is unknown, has expired or was already used; request a new challenge.',
   ) {
-    super(detail, undefined, '/problems/invalid-siwe-nonce', 'Invalid SIWE nonce');
+    super(detail, undefined, '/problems/invalid-siwe-nonce');
   }
 }
 
@@ -56,7 +56,6 @@ class InvalidSiweSignatureError extends ValidationError {
       `The signature was not made by ${formatAddress(address)}.`,
       undefined,
       '/problems/invalid-siwe-signature',
-      'Invalid SIWE signature',
     );
   }
 }
@@ -66,7 +65,6 @@ class WalletAlreadyLinkedError extends ConflictError {
     super(
       `${formatAddress(address)} is already linked to another account.`,
       '/problems/wallet-already-linked',
-      'Wallet already linked',
     );
   }
 }

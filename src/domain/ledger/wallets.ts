@@ -11,7 +11,7 @@ import { type WalletView, walletView } from './views.ts';
 
 export class WalletNotControlledError extends ForbiddenError {
   constructor(address: string, detail = `${formatAddress(address)} is not one of your wallets.`) {
-    super(detail, '/problems/wallet-not-controlled', 'Wallet not controlled');
+    super(detail, '/problems/wallet-not-controlled');
   }
 }
 

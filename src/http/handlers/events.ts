@@ -1,6 +1,7 @@
+import { EVENT_TYPES } from '../../db/entities/OutboxEvent.ts';
 import { GoneError } from '../../domain/errors.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
-import { ALL_EVENT_TYPES, type EventFilter } from '../../events/filter.ts';
+import type { EventFilter } from '../../events/filter.ts';
 import { prunedSince, retainedEvents } from '../../events/retention.ts';
 import { type EventStore, toEnvelope } from '../../events/store.ts';
 import type { OutboxTail } from '../../events/tail.ts';
@@ -21,7 +22,7 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
       const { query } = request;
       const limit = query.limit ?? 100;
       const filter: EventFilter = {
-        types: new Set(query.types ?? ALL_EVENT_TYPES),
+        types: new Set(query.types ?? EVENT_TYPES),
         wallet: query.walletId === undefined ? undefined : parseAddress(query.walletId, '/query/walletId'),
         assetId: query.assetId,
         collection: query.collection,
@@ -34,7 +35,6 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
         throw new GoneError(
           `${pruned}; reload current state, then continue from oldestEventId.`,
           '/problems/resync-required',
-          'Resync required',
           { oldestEventId },
         );
       }

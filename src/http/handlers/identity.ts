@@ -35,7 +35,7 @@ function jsonNodesOver(value: unknown, limit: number): boolean {
 }
 
 function tooLarge(detail: string): AppError {
-  return new AppError(413, '/problems/payload-too-large', 'Payload too large', { detail });
+  return new AppError(413, '/problems/payload-too-large', { detail });
 }
 
 export function identityHandlers(

@@ -10,7 +10,7 @@ import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { inTransaction } from '../../../src/domain/ledger/transactions.ts';
-import { waitForOutboxWriters } from '../../../src/events/outbox-lock.ts';
+import { OUTBOX_LOCK_KEY } from '../../../src/events/outbox-lock.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   checkInvariants,
@@ -280,8 +280,13 @@ describe.each(DB_KINDS)('transfer statements on %s', (kind) => {
     // PostgreSQL releases a transaction's locks once its commit is visible but before the client
     // hears of it, so the two answers may arrive in either order: what the lock promises is that
     // when the writers have settled, the transfer's event is committed.
+    /** What the relay does at a gap: takes the writers' lock exclusively, so waits for those in flight. */
+    const waitForOutboxWriters = () =>
+      fx.orm.em.fork().transactional(async (em) => {
+        await (em as unknown as EntityManager).execute('select pg_advisory_xact_lock(?)', [OUTBOX_LOCK_KEY]);
+      });
     let eventsWhenSettled = -1;
-    const settled = waitForOutboxWriters(fx.orm).then(async () => {
+    const settled = waitForOutboxWriters().then(async () => {
       eventsWhenSettled = await events();
       order.push('writers settled');
     });

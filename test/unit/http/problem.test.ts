@@ -42,7 +42,8 @@ describe('error middleware', () => {
     expect(result.type).toMatch(/^application\/problem\+json/);
     expect(result.body).toEqual({
       type: '/problems/asset-exists',
-      title: 'Conflict',
+      // The registry's title for the type (contracts/problems.yaml), not the class's.
+      title: 'Asset already exists',
       status: 409,
       detail: 'A currency with id gold already exists.',
       instance: '/x',
@@ -71,7 +72,7 @@ describe('error middleware', () => {
     // Each @ts-expect-error fails `npm run typecheck` once the line it marks compiles.
     const unregistered = () =>
       // @ts-expect-error: not a type of contracts/problems.yaml
-      new AppError(400, '/problems/no-such-problem', 'No such problem');
+      new AppError(400, '/problems/no-such-problem');
     const otherStatus = () =>
       // @ts-expect-error: a 409 type given to a 404 error
       new NotFoundError('No such thing.', '/problems/conflict');

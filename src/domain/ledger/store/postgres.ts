@@ -1,7 +1,7 @@
 // The PostgreSQL ledger store: a plan is one call of the database function `gats_apply_plan`
-// (migration Migration20261124152500_apply_plan_function; its current body is in
-// Migration20261124203000_apply_plan_economy), one round trip in its own transaction, as a named
-// prepared statement on the ORM's pool. The plan travels as one JSON argument; the function
+// (src/db/functions/gats_apply_plan.sql, its one home), one round trip in its own transaction, as a
+// named prepared statement on the ORM's pool. The plan travels as one JSON argument (`planJson`,
+// whose keys test/unit/ledger/plan-wire.test.ts holds equal to those the function reads); the function
 // takes the idempotency record, locks what the plan names in a fixed order (the orders are computed
 // here), checks the guards in order and applies the rows. A lost deadlock, a serialization failure
 // or a concurrent insert of the same key rolled everything back: the plan is simply run again, and

@@ -1,0 +1,232 @@
+// The PostgreSQL store's wire: `planJson` (src/domain/ledger/store/postgres.ts) writes a plan as JSON
+// with short keys, and `gats_apply_plan` (src/db/functions/gats_apply_plan.sql) reads them. A key
+// written and never read is a plan field PostgreSQL silently drops; a key read and never written is
+// a column it silently sets to null. Both sides are listed here from their sources, part by part and
+// guard kind by guard kind, and must be the same.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
+import type { Guard, NewEvent, Plan } from '../../../src/domain/ledger/store/plan.ts';
+import { planJson } from '../../../src/domain/ledger/store/postgres.ts';
+
+const FUNCTION_FILE = new URL('../../../src/db/functions/gats_apply_plan.sql', import.meta.url);
+
+/** T with every optional member present: a field added to the plan's types must be added below. */
+type Full<T> = { [K in keyof T]-?: Exclude<T[K], undefined> };
+type FullPlan = {
+  [K in keyof Plan]-?: NonNullable<Plan[K]> extends (infer Item)[]
+    ? Full<Item>[]
+    : Full<NonNullable<Plan[K]>>;
+};
+
+const at = new Date('2026-11-28T12:00:00.000Z');
+const wallet = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed' as StoredAddress;
+const other = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359' as StoredAddress;
+
+/** One guard of every kind, each with every optional member. */
+const guards: { [Kind in Guard['kind']]: Full<Extract<Guard, { kind: Kind }>> } = {
+  controls: { kind: 'controls', userId: 'usr_1', wallet },
+  holds: { kind: 'holds', assetId: 'gold', wallet, atLeast: 5n },
+  supplyWithin: { kind: 'supplyWithin', assetId: 'gold', adding: 5n, max: 100n },
+  assetAbsent: { kind: 'assetAbsent', assetId: 'sword' },
+  walletAbsent: { kind: 'walletAbsent', wallet: other },
+  movable: { kind: 'movable', assetId: 'sword' },
+  burnable: { kind: 'burnable', assetId: 'sword' },
+  tradeOpen: { kind: 'tradeOpen', tradeId: 'trd_1', at },
+  assetVersion: { kind: 'assetVersion', assetId: 'sword', version: 2, frozen: false, owner: wallet },
+};
+
+const event: Full<NewEvent> = {
+  type: 'priceUpdate',
+  occurredAt: at,
+  data: {} as never,
+  assetId: 'gold',
+  collectionId: 'demo',
+  wallets: [wallet],
+  fromWallet: wallet,
+  toWallet: other,
+};
+
+/** A plan with every part, every item with every optional member. */
+const everything: FullPlan = {
+  at,
+  idempotency: {
+    key: { id: 'idem_1', requestHash: 'hash', expiresAt: (now) => new Date(now.getTime() + 1000) },
+    response: { status: 201, body: { ok: true }, headers: { location: '/x' } },
+  },
+  guards: Object.values(guards),
+  assets: [
+    {
+      id: 'sword',
+      kind: 'nft',
+      name: 'Sword',
+      description: 'Sharp',
+      metadata: { image: 'https://example.com/sword.png' },
+      collectionId: 'demo',
+      creatorId: 'usr_1',
+      symbol: 'SWD',
+      decimals: 0,
+      totalSupply: 1n,
+      maxSupply: 1n,
+      owner: wallet,
+      soulbound: true,
+      createdAt: at,
+    },
+  ],
+  wallets: [
+    { address: other, userId: 'usr_2', kind: 'custodial', encryptedPrivateKey: 'sealed', createdAt: at },
+  ],
+  balances: [{ assetId: 'gold', wallet, delta: -5n }],
+  supplies: [{ assetId: 'gold', delta: 5n }],
+  owners: [{ assetId: 'sword', owner: other }],
+  assetUpdates: [
+    {
+      assetId: 'sword',
+      name: 'Blade',
+      description: null,
+      metadata: {},
+      frozen: true,
+      frozenBy: 'usr_1',
+      soulbound: false,
+      metadataVersion: 3,
+    },
+  ],
+  metadataVersions: [
+    { assetId: 'sword', version: 3, name: 'Blade', metadata: {}, changedBy: 'usr_1', changedAt: at },
+  ],
+  trades: [
+    {
+      id: 'trd_1',
+      status: 'open',
+      proposerUserId: 'usr_1',
+      proposerWallet: wallet,
+      counterpartyWallet: other,
+      offer: [{ assetId: 'gold', amount: '1' }],
+      request: [{ assetId: 'sword', amount: '1' }],
+      expiresAt: at,
+      createdAt: at,
+      updatedAt: at,
+      operationId: 'op_1',
+      closedBy: 'usr_2',
+    },
+  ],
+  tradeStatuses: [{ tradeId: 'trd_1', status: 'accepted', by: 'usr_2', operationId: 'op_1', at }],
+  transfers: [
+    { id: 'tx_1', assetId: 'gold', from: wallet, to: other, amount: 5n, requestedBy: 'usr_1', createdAt: at },
+  ],
+  prices: [
+    {
+      assetId: 'gold',
+      price: '1.5',
+      priceScaled: 15n,
+      currency: 'USD',
+      source: 'oracle',
+      observedAt: at,
+      postedBy: 'usr_3',
+      createdAt: at,
+    },
+  ],
+  events: [event],
+  operationId: 'op_1',
+  ledgerChanges: [{ kind: 'walletLinked', occurredAt: at, userId: 'usr_1', wallet }],
+};
+
+/** The keys of one side: the top level, the idempotency record, each list's items, each guard kind. */
+interface Wire {
+  top: string[];
+  record: string[];
+  parts: Record<string, string[]>;
+  guards: Record<string, string[]>;
+}
+
+const sorted = (keys: Iterable<string>) => [...new Set(keys)].sort();
+
+/** What `planJson` writes for a plan with everything. */
+function written(): Wire {
+  const p = JSON.parse(planJson(everything as Plan)) as Record<string, unknown>;
+  const parts: Record<string, string[]> = {};
+  const guardKeys: Record<string, string[]> = {};
+  for (const [name, value] of Object.entries(p)) {
+    if (name === 'guards') {
+      for (const guard of value as Record<string, unknown>[])
+        guardKeys[guard.k as string] = sorted(Object.keys(guard));
+    } else if (Array.isArray(value)) {
+      parts[name] = sorted(value.flatMap((item) => (typeof item === 'object' ? Object.keys(item) : [])));
+    }
+  }
+  return {
+    top: sorted(Object.keys(p)),
+    record: sorted(Object.keys(p.record as object)),
+    parts,
+    guards: guardKeys,
+  };
+}
+
+/** A key read from a jsonb variable: `v->'key'`, `v->>'key'` or `v ? 'key'`. */
+const KEY_READ = /\b([a-z_]+)\s*(?:->>?|\?)\s*'([a-z_]+)'/g;
+
+function keysRead(sql: string, variable: string): string[] {
+  return [...sql.matchAll(KEY_READ)].filter((match) => match[1] === variable).map((match) => match[2]);
+}
+
+/**
+ * What the function reads: `p` is the argument, `r` its idempotency record, and `e` the item of the
+ * part that the latest `part := p->'name'` selected; in the guards' part, each `when 'kind'` block
+ * reads its own keys (besides `k`, read by the `case`).
+ */
+function read(): Wire {
+  const file = readFileSync(FUNCTION_FILE, 'utf8');
+  const body = file.slice(file.indexOf('$body$') + '$body$'.length, file.lastIndexOf('$body$'));
+  const sql = body.replace(/--[^\n]*/g, '');
+  const parts: Record<string, string[]> = {};
+  const guardKeys: Record<string, string[]> = {};
+  const sections = sql.split(/\bpart := p->'([a-z_]+)';/);
+  for (let i = 1; i < sections.length; i += 2) {
+    const [name, section] = [sections[i], sections[i + 1]];
+    const items = keysRead(section, 'e');
+    if (name !== 'guards') {
+      parts[name] = sorted([...(parts[name] ?? []), ...items]);
+      continue;
+    }
+    const blocks = section.split(/^\s*when ((?:'[a-z_]+'(?:,\s*)?)+) then$/m);
+    const common = keysRead(blocks[0], 'e');
+    for (let b = 1; b < blocks.length; b += 2) {
+      for (const [, kind] of blocks[b].matchAll(/'([a-z_]+)'/g)) {
+        guardKeys[kind] = sorted([...common, ...keysRead(blocks[b + 1], 'e')]);
+      }
+    }
+  }
+  return { top: sorted(keysRead(sql, 'p')), record: sorted(keysRead(sql, 'r')), parts, guards: guardKeys };
+}
+
+describe("the PostgreSQL store's wire: planJson and gats_apply_plan", () => {
+  it('writes every plan part, record key, item key and guard key that the function reads, and nothing else', () => {
+    const function_ = read();
+    const plan = written();
+    // Lists of plain values (the lock lists) have no item keys; the function reads them by index.
+    for (const name of ['asset_locks', 'supply_locks']) {
+      expect(plan.parts[name], name).toEqual([]);
+      expect(function_.parts[name], name).toEqual([]);
+    }
+    expect(plan).toEqual(function_);
+  });
+
+  it('finds what it compares: every guard kind of the plan, and the parts and keys a transfer needs', () => {
+    const function_ = read();
+    expect(Object.keys(function_.guards).sort()).toEqual([
+      'asset_absent',
+      'asset_version',
+      'burnable',
+      'controls',
+      'holds',
+      'movable',
+      'supply',
+      'trade_open',
+      'wallet_absent',
+    ]);
+    expect(Object.keys(guards)).toHaveLength(Object.keys(function_.guards).length);
+    expect(function_.parts.transfers).toEqual(['a', 'at', 'f', 'id', 'n', 't', 'u']);
+    expect(function_.guards.asset_version).toEqual(['a', 'f', 'k', 'o', 'v']);
+    expect(function_.top).toContain('op');
+  });
+});
