@@ -34,7 +34,7 @@ const PAGES = [
   'docs/guides/on-chain-assets.md',
 ];
 
-export interface Block {
+interface Block {
   /** 1-based line of the opening fence. */
   line: number;
   kind: 'run' | 'illustrative' | 'service';
@@ -44,7 +44,7 @@ export interface Block {
 }
 
 /** The shell blocks of a Markdown page (other languages are not commands). */
-export function shellBlocks(markdown: string): Block[] {
+function shellBlocks(markdown: string): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -79,7 +79,7 @@ function pattern(expected: string): RegExp {
 }
 
 /** The expectations not printed, in order, by `output` (empty when every one was). */
-export function unmet(expected: string[], output: string): string[] {
+function unmet(expected: string[], output: string): string[] {
   const lines = output.split('\n');
   let at = 0;
   for (const [index, text] of expected.entries()) {
@@ -142,6 +142,41 @@ function bash(script: string, timeoutMs: number, groups: number[]): Promise<Run>
   });
 }
 
+describe('the walkthrough conventions', () => {
+  it('reads the kinds of shell blocks and their expected lines; other languages are not run', () => {
+    const page = [
+      '```sh',
+      'echo "a b"   # → a b',
+      'echo c',
+      '# → …c',
+      '```',
+      '```sh illustrative',
+      'rm -rf /',
+      '```',
+      '```sql',
+      'SELECT 1;',
+      '```',
+      '```sh service',
+      'PORT=1 npm start &',
+      '```',
+    ].join('\n');
+    const blocks = shellBlocks(page);
+    expect(blocks.map((block) => [block.line, block.kind, block.expected])).toEqual([
+      [1, 'run', ['a b', '…c']],
+      [6, 'illustrative', []],
+      [12, 'service', []],
+    ]);
+    expect(() => shellBlocks('```sh maybe\necho\n```')).toThrow(/unknown shell block kind/);
+  });
+
+  it('expects each line in order, … standing for anything within a line', () => {
+    expect(unmet(['a b', '…c'], 'a b\nxc\n')).toEqual([]);
+    expect(unmet(['xc', 'a b'], 'a b\nxc\n')).toEqual(['a b']);
+    expect(unmet(['{"id":"op_…","n":2}'], '{"id":"op_01","n":2}')).toEqual([]);
+    expect(unmet(['a.c'], 'abc')).toEqual(['a.c']);
+  });
+});
+
 describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as written', () => {
   const work = mkdtempSync(path.join(tmpdir(), 'gats-walkthrough-'));
   const dataDir = path.join(work, 'data');
@@ -194,6 +229,23 @@ describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as wr
     const order = PAGES.map((page) => index.indexOf(`(${path.relative('docs', page)})`));
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  it('every other document marks its shell blocks illustrative (nothing runs them as written)', () => {
+    const others = [
+      'README.md',
+      ...readdirSync(path.join(REPO_ROOT, 'docs'), { recursive: true, encoding: 'utf8' })
+        .filter((name) => name.endsWith('.md'))
+        .map((name) => `docs/${name}`)
+        .filter((page) => !PAGES.includes(page)),
+    ];
+    expect(others).toContain('docs/operations/backups-and-restore.md');
+    for (const page of others) {
+      const unmarked = shellBlocks(readFileSync(path.join(REPO_ROOT, page), 'utf8'))
+        .filter((block) => block.kind !== 'illustrative')
+        .map((block) => `${page}:${block.line}`);
+      expect(unmarked).toEqual([]);
+    }
   });
 
   it('the pages hold no shell block of another name (sh only: the test would miss it)', () => {
