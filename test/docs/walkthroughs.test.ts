@@ -13,7 +13,7 @@
 //                            free loopback ports, so the run never collides and never leaves loopback.
 // A block that exits non-zero (the shell runs with `set -euo pipefail`) fails the test.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -255,6 +255,17 @@ describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as wr
       );
       expect(fences, page).toBeNull();
     }
+  });
+
+  it('the index the service serves at /docs links what it serves and names pages that exist', async () => {
+    const base = `http://127.0.0.1:${service?.port}`;
+    const html = await (await fetch(`${base}/docs`)).text();
+    const links = [...html.matchAll(/href="([^"]+)"/g)].map((match) => match[1]);
+    expect(links).toEqual(expect.arrayContaining(['/docs/openapi', '/docs/asyncapi/', '/openapi.json']));
+    for (const link of links) expect([link, (await fetch(base + link)).status]).toEqual([link, 200]);
+    const named = [...html.matchAll(/<code>(docs\/[^<]+)<\/code>/g)].map((match) => match[1]);
+    expect(named).toContain('docs/README.md');
+    for (const page of named) expect(existsSync(path.join(REPO_ROOT, page)), page).toBe(true);
   });
 
   for (const page of PAGES) {
