@@ -177,6 +177,22 @@ describe('the walkthrough conventions', () => {
   });
 });
 
+describe("the README's two commands", () => {
+  it('are the package scripts a newcomer runs: npm start after npm ci, and npm test', () => {
+    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const commands = shellBlocks(readme)
+      .flatMap((block) => block.code.split('\n'))
+      .map((line) => line.replace(/#.*$/, '').trim());
+    expect(commands).toEqual(expect.arrayContaining(['npm ci && npm start', 'npm test']));
+    const { scripts } = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(scripts.start).toBe('node src/server.ts');
+    expect(scripts.test).toMatch(/vitest run$/);
+    expect(readme.split('\n').length).toBeLessThan(200);
+  });
+});
+
 describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as written', () => {
   const work = mkdtempSync(path.join(tmpdir(), 'gats-walkthrough-'));
   const dataDir = path.join(work, 'data');
@@ -206,7 +222,7 @@ describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as wr
     // The names a fresh shell has: the state carried from block to block is everything else.
     baseline = (await bash('compgen -v', 10_000, groups)).stdout;
     writeFileSync(path.join(work, 'baseline'), baseline);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     for (const group of groups) {
