@@ -110,14 +110,15 @@ interface Run {
 
 const PATH = `${path.join(REPO_ROOT, 'node_modules/.bin')}:${process.env.PATH ?? ''}`;
 /** The shell's environment: no configuration of the test run leaks into the commands. */
-const SHELL_ENV = { PATH, HOME: process.env.HOME ?? tmpdir(), LANG: 'C.UTF-8', TMPDIR: tmpdir() };
+const SHELL_ENV = { PATH, HOME: process.env.HOME ?? tmpdir(), LANG: 'C.UTF-8' };
 
 /** Runs a script with bash in its own process group (its background jobs are stopped with it). */
-function bash(script: string, timeoutMs: number, groups: number[]): Promise<Run> {
+function bash(script: string, timeoutMs: number, groups: number[], scratch: string): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', script], {
       cwd: REPO_ROOT,
-      env: SHELL_ENV,
+      // The pages' `mktemp` files go to the run's folder, removed with it.
+      env: { ...SHELL_ENV, TMPDIR: scratch },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -220,7 +221,7 @@ describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as wr
     };
     service = await startService(baseEnv);
     // The names a fresh shell has: the state carried from block to block is everything else.
-    baseline = (await bash('compgen -v', 10_000, groups)).stdout;
+    baseline = (await bash('compgen -v', 10_000, groups, work)).stdout;
     writeFileSync(path.join(work, 'baseline'), baseline);
   }, 120_000);
 
@@ -308,14 +309,14 @@ describe('the walkthroughs of docs/getting-started.md and docs/guides/ run as wr
           `trap 'status=$?; { compgen -v | grep -vxF -f ${path.join(work, 'baseline')} | while read -r name; do declare -p "$name" 2>/dev/null; done; declare -p PATH; declare -f; } | grep -v "^declare -[a-zA-Z]*r" > ${state}.next; exit $status' EXIT`,
           code,
         ].join('\n');
-        const run = await bash(script, 60_000, groups);
+        const run = await bash(script, 60_000, groups, work);
         const report = `${where} exited ${run.code}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
         expect(run.code, report).toBe(0);
         writeFileSync(state, readFileSync(`${state}.next`, 'utf8'));
         expect(unmet(block.expected.map(rewrite), run.stdout), report).toEqual([]);
         if (block.kind === 'service') {
           const before = new Set(
-            (await bash(`source ${state}\nenv`, 10_000, groups)).stdout
+            (await bash(`source ${state}\nenv`, 10_000, groups, work)).stdout
               .split('\n')
               .filter((line) => line.includes('=')),
           );
