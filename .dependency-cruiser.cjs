@@ -1,4 +1,4 @@
-// The dependency rules of README "How the code is laid out", checked by `npm run lint`
+// The dependency rules of docs/architecture/data-flow.md, checked by `npm run lint`
 // (dependency-cruiser). Known violations in files being reworked are listed in
 // .dependency-cruiser-known-violations.json: they are reported as ignored, and any new one fails.
 /** @type {import('dependency-cruiser').IConfiguration} */

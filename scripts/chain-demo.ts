@@ -1,6 +1,7 @@
-// The README's on-chain walkthrough, against a local Hardhat 3 node and the OpenZeppelin 4.9.6
+// The on-chain walkthrough of docs/guides/on-chain-assets.md, against a local Hardhat 3 node and the OpenZeppelin 4.9.6
 // presets (the same the tests deploy; no Solidity compiler):
-//   node scripts/chain-demo.ts node                         a local node on 127.0.0.1:8545 (foreground)
+//   node scripts/chain-demo.ts node                         a local node on 127.0.0.1:8545, or on the port
+//                                                           of EVM_RPC_URL (foreground)
 //   node scripts/chain-demo.ts deploy erc721|erc20|erc1155  deploys a preset; prints address and block
 //   node scripts/chain-demo.ts mint <contract> <to> [amount|tokenId]   mints (ERC-721: next token id)
 //   node scripts/chain-demo.ts transfer <contract> <to> <tokenId|amount> [fromAccount]
@@ -98,11 +99,14 @@ switch (command) {
     writeFileSync(path.join(dir, 'hardhat.config.js'), 'export default {};\n');
     const cli = path.join(ROOT, 'node_modules', 'hardhat', 'dist', 'src', 'cli.js');
     const port = new URL(URL_).port || '8545';
-    spawn(process.execPath, [cli, 'node', '--hostname', '127.0.0.1', '--port', port], {
+    const child = spawn(process.execPath, [cli, 'node', '--hostname', '127.0.0.1', '--port', port], {
       cwd: dir,
       stdio: 'inherit',
       env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: 'true', DO_NOT_TRACK: '1' },
     });
+    // `kill` of this process (or Ctrl-C) stops the node too, so its port is free again.
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+    child.on('exit', (code) => process.exit(code ?? 0));
     break;
   }
   case 'deploy': {

@@ -6,7 +6,7 @@
  * of one commit, whatever writers do meanwhile (WAL mode lets them go on); the copy is compact and
  * needs no -wal file. It uses Node's built-in SQLite (no extra package). FILE must not exist yet; its
  * folder is created (0700) when missing.
- * On PostgreSQL (DATABASE_URL set) use pg_dump: see the README's "Backups" section.
+ * On PostgreSQL (DATABASE_URL set) use pg_dump: see docs/operations/backups-and-restore.md.
  *
  * Exit codes: 0 copied; 1 failed (FILE exists, database missing); 64 usage; 78 configuration.
  */
@@ -31,13 +31,13 @@ try {
   throw error;
 }
 if (config.databaseUrl)
-  fail('DATABASE_URL is set: back up PostgreSQL with pg_dump (README, "Backups and upgrades")', 64);
+  fail('DATABASE_URL is set: back up PostgreSQL with pg_dump (docs/operations/backups-and-restore.md)', 64);
 if (!existsSync(config.sqlitePath)) fail(`no database at ${config.sqlitePath} (SQLITE_PATH)`, 1);
 const file = path.resolve(target);
 if (existsSync(file)) fail(`${file} exists: choose a new file name`, 1);
 
 // The copy holds password hashes and sealed keys: readable by its owner only, like the database, in
-// a folder made for it when missing (`backups/` of the README), private too.
+// a folder made for it when missing (`backups/` of docs/operations/backups-and-restore.md), private too.
 process.umask(0o077);
 ensurePrivateDir(path.dirname(file));
 const started = Date.now();

@@ -1,6 +1,6 @@
 /**
  * `npm run db:restored`: run once on a database restored from a backup, before the service starts on
- * it (README, "Backups and upgrades"). The event id sequence must never go backwards: clients hold
+ * it (docs/operations/backups-and-restore.md). The event id sequence must never go backwards: clients hold
  * ids of events published after the backup was taken, which the restore undid. This moves the next
  * event id past every id published before the restore and records the skipped range, so a client
  * resuming from such an id is told to resync instead of being resumed onto another history

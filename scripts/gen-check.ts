@@ -1,7 +1,9 @@
 /**
  * `npm run gen:check`: fails (exit 1, listing the files) when generated/ is not exactly what
- * `npm run gen` would write from the current contracts, or when the README's configuration table is
- * not what the configuration schema gives, or docs/metrics.md's table not what the metrics registry gives.
+ * `npm run gen` would write from the current contracts, or when the configuration reference's table
+ * (docs/operations/configuration.md) is not what the configuration schema gives, or the metrics
+ * reference's (docs/reference/metrics.md) not what the metrics registry gives, or the problem types
+ * reference's (docs/reference/problem-types.md) not what contracts/problems.yaml gives.
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,6 +12,7 @@ import { generate } from './gen/generate.ts';
 import { generatedDir } from './gen/paths.ts';
 import { configTableIsCurrent } from './lib/config-docs.ts';
 import { metricsTableIsCurrent } from './lib/metrics-docs.ts';
+import { problemTypesTableIsCurrent } from './lib/problem-docs.ts';
 
 async function listFiles(dir: string): Promise<string[]> {
   try {
@@ -47,18 +50,28 @@ try {
     console.log('generated/ matches contracts/');
   }
   if (!(await configTableIsCurrent())) {
-    console.error('README.md: the configuration table differs from src/config/index.ts (run npm run gen)');
-    process.exitCode = 1;
-  } else {
-    console.log('README.md: the configuration table matches src/config/index.ts');
-  }
-  if (!(await metricsTableIsCurrent())) {
     console.error(
-      'docs/metrics.md: the metrics table differs from src/observability/metrics.ts (run npm run gen)',
+      'docs/operations/configuration.md: the configuration table differs from src/config/index.ts (run npm run gen)',
     );
     process.exitCode = 1;
   } else {
-    console.log('docs/metrics.md: the metrics table matches src/observability/metrics.ts');
+    console.log('docs/operations/configuration.md: the configuration table matches src/config/index.ts');
+  }
+  if (!(await metricsTableIsCurrent())) {
+    console.error(
+      'docs/reference/metrics.md: the metrics table differs from src/observability/metrics.ts (run npm run gen)',
+    );
+    process.exitCode = 1;
+  } else {
+    console.log('docs/reference/metrics.md: the metrics table matches src/observability/metrics.ts');
+  }
+  if (!(await problemTypesTableIsCurrent())) {
+    console.error(
+      'docs/reference/problem-types.md: the problem types table differs from contracts/problems.yaml (run npm run gen)',
+    );
+    process.exitCode = 1;
+  } else {
+    console.log('docs/reference/problem-types.md: the problem types table matches contracts/problems.yaml');
   }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

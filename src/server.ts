@@ -1,6 +1,6 @@
 // Starts the service: configuration from the environment, the app, the HTTP server, graceful shutdown.
 //
-// Exit codes (README "Operating"): 0 stopped cleanly; 78 (EX_CONFIG) a configuration error at
+// Exit codes (docs/operations/failures.md): 0 stopped cleanly; 78 (EX_CONFIG) a configuration error at
 // start-up, one line naming the setting: a bad variable, a missing SECRET_KEY, a SECRET_KEY that does
 // not open the stored keys, a database that does not exist or does not answer (DATABASE_URL), Redis
 // not answering (REDIS_URL), a PORT (or MANAGEMENT_PORT) in use; 70 (EX_SOFTWARE) a shutdown that passed

@@ -76,21 +76,24 @@ function resolveInternal(doc: JsonObject, node: unknown): unknown {
   return current;
 }
 
-function registryTable(registry: ProblemType[]): string {
+/** The registry as a Markdown table, by status then type (also docs/reference/problem-types.md's). */
+export function problemTypesTable(registry: ProblemType[] = loadProblemTypes()): string {
   const rows = [...registry]
     .sort(byStatusThenType)
     .map(
       (p) =>
         `| ${p.status} | \`${p.type}\` | ${p.title} | ${p.when.replaceAll('|', '\\|')} | ${p.retryable ? 'yes' : 'no'} |`,
     );
+  return ['| status | type | title | sent when | retry |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+function registryTable(registry: ProblemType[]): string {
   return [
     '**Problem types.** Every type this service sends, with its status; `retry` says whether the same',
     'request, unchanged, can succeed later. Each operation lists the types it can send in',
     '`x-problem-types`; the registry is machine-readable in `x-problem-types` at the root.',
     '',
-    '| status | type | title | sent when | retry |',
-    '|---|---|---|---|---|',
-    ...rows,
+    problemTypesTable(registry),
   ].join('\n');
 }
 

@@ -2,8 +2,8 @@
 // Nothing else in src/ reads process.env.
 //
 // Every variable is declared once, in `configSchema` below (zod): its type, range, default and the
-// sentence the README's configuration table shows (`npm run gen` writes that table from this schema,
-// `npm run gen:check` fails when it drifts). To add a variable: add it to `configSchema` with a
+// sentence the configuration reference's table shows (`npm run gen` writes that table, in
+// docs/operations/configuration.md, from this schema; `npm run gen:check` fails when it drifts). To add a variable: add it to `configSchema` with a
 // `description` (and `defaultText` when the default is derived), add its field to `Config`, map it in
 // `loadConfig`, then run `npm run gen`.
 import path from 'node:path';
@@ -153,7 +153,7 @@ export class ConfigError extends Error {
 }
 
 /**
- * What the README's table shows besides the schema's own type, range and default: `description`,
+ * What the configuration reference's table shows besides the schema's own type, range and default: `description`,
  * `defaultText` (a default derived from other variables, in words), `allowed` (values, in words,
  * when the schema's type does not say it), `secret` (the value is never repeated in error messages).
  */
@@ -221,7 +221,7 @@ export const configSchema = z.object({
     .meta(
       meta({
         description:
-          'interface to bind. Unset, while demo accounts still accept their published passwords the service listens on loopback only and warns, naming them (see "Demo accounts")',
+          'interface to bind. Unset, while demo accounts still accept their published passwords the service listens on loopback only and warns, naming them (README, "Demo accounts")',
         defaultText: '`0.0.0.0`; `127.0.0.1` while demo accounts exist',
         allowed: 'IP address or host name',
       }),
@@ -303,7 +303,7 @@ export const configSchema = z.object({
     .meta(
       meta({
         description:
-          '`redis://…`: event fan-out between instances, shared rate-limit counters, WebSocket tickets; must answer at start-up, optional afterwards (see "Operating")',
+          '`redis://…`: event fan-out between instances, shared rate-limit counters, WebSocket tickets; must answer at start-up, optional afterwards (docs/operations/failures.md)',
         allowed: '`redis:` or `rediss:` URL',
         defaultText: 'unset',
         secret: true,
@@ -447,7 +447,7 @@ export const configSchema = z.object({
   READ_CACHE_ENTRIES: integer(10_000, 0, 1_000_000).meta(
     meta({
       description:
-        'cached answers of the asset and holdings reads per instance (0: off); see "Cached reads" below',
+        'cached answers of the asset and holdings reads per instance (0: off); see docs/architecture/decisions.md, "Cached reads"',
     }),
   ),
   READ_CACHE_MB: integer(64, 1, 4096).meta(meta({ description: 'memory bound of those cached answers' })),

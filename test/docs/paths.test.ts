@@ -1,5 +1,5 @@
-// Every repository path a Markdown document names in backticks exists, so a reader who follows one
-// finds it: `src/...`, `test/...`, `docs/...`, a root file such as `package.json`, and, as SECURITY.md
+// Every repository path a Markdown document names in backticks, and every file it links to, exists,
+// so a reader who follows one finds it: `src/...`, `test/...`, `docs/...`, a root file such as `package.json`, and, as SECURITY.md
 // and docs/testing.md write them, test files relative to test/ (`security/ssrf.test.ts`).
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -55,16 +55,43 @@ function namedPaths(file: string): { line: number; path: string }[] {
   return found;
 }
 
+/** The relative link targets of a document (`[text](guides/economy.md#anchor)`), outside code. */
+function linkedFiles(file: string): { line: number; path: string }[] {
+  const found: { line: number; path: string }[] = [];
+  let fenced = false;
+  readFileSync(path.join(root, file), 'utf8')
+    .split('\n')
+    .forEach((text, i) => {
+      if (/^\s*```/.test(text)) fenced = !fenced;
+      if (fenced) return;
+      for (const match of text.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = match[1].replace(/#.*$/, '');
+        if (target === '' || /^[a-z]+:/i.test(target)) continue; // an anchor on the page, a URL
+        found.push({ line: i + 1, path: path.join(path.dirname(file), target) });
+      }
+    });
+  return found;
+}
+
 describe('paths named in the Markdown documents', () => {
   it('finds the documents and paths in them (the check below is not vacuous)', () => {
     expect(markdownFiles).toContain('README.md');
-    expect(namedPaths('README.md').length).toBeGreaterThan(10);
+    expect(markdownFiles).toContain('docs/README.md');
+    expect(namedPaths('docs/guides/on-chain-assets.md').length).toBeGreaterThan(5);
+    expect(linkedFiles('README.md').length).toBeGreaterThan(20);
   });
 
   it.each(markdownFiles)('%s names only paths that exist', (file) => {
     const missing = namedPaths(file)
       .filter((named) => !existsSync(path.join(root, named.path)))
       .map((named) => `${file}:${named.line} ${named.path}`);
+    expect(missing).toEqual([]);
+  });
+
+  it.each(markdownFiles)('%s links only to files that exist', (file) => {
+    const missing = linkedFiles(file)
+      .filter((linked) => !existsSync(path.join(root, linked.path)))
+      .map((linked) => `${file}:${linked.line} ${linked.path}`);
     expect(missing).toEqual([]);
   });
 });

@@ -227,7 +227,7 @@ describe('npm run db:backup of the embedded database', () => {
     const keep = { SECRET_KEY: TEST_SECRET_KEY, PUBLIC_URL_CHANGE: 'allow' };
     const service = await startService({ PORT: '0', DATA_DIR: live, ...keep });
     const base = `http://127.0.0.1:${service.port}`;
-    // 32.3: `backups/` of the README's command need not exist.
+    // 32.3: `backups/` of the documented command need not exist.
     const backup = path.join(root, 'backups', 'nightly', 'gats.sqlite');
     let transfers = 0;
     try {
@@ -293,10 +293,9 @@ describe('npm run db:backup of the embedded database', () => {
   }, 180_000);
 });
 
-describe("32.3: the README's backup and restore commands", () => {
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Backups and upgrades'), readme.indexOf('## The contract'));
-  const commands = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((block) => block[1]).join('');
+describe('32.3: the backup and restore commands of docs/operations/backups-and-restore.md', () => {
+  const page = readFileSync(path.join(REPO_ROOT, 'docs/operations/backups-and-restore.md'), 'utf8');
+  const commands = [...page.matchAll(/```sh[^\n]*\n([\s\S]*?)```/g)].map((block) => block[1]).join('');
 
   it('32.3: backups/ is ignored by git', () => {
     // The repository's .gitignore, read by git in a repository of its own: CI runs the suite in an

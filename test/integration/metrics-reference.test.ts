@@ -1,6 +1,6 @@
-// The metrics reference (docs/metrics.md) cannot drift from what the service exposes: a running app,
+// The metrics reference (docs/reference/metrics.md) cannot drift from what the service exposes: a running app,
 // with Redis on each database the suite runs on, serves at /metrics only metrics of the reference's
-// registry (scripts/lib/metrics-docs.ts, whose table `npm run gen:check` holds docs/metrics.md to),
+// registry (scripts/lib/metrics-docs.ts, whose table `npm run gen:check` holds docs/reference/metrics.md to),
 // each with the reference's type and labels.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +44,7 @@ describe.each(DB_KINDS)('the metrics reference on %s', (kind) => {
     expect(served.size).toBeGreaterThan(20);
     for (const [name, metric] of served) {
       const documented = reference.get(name);
-      expect(documented, `${name} is served but not in docs/metrics.md`).toBeDefined();
+      expect(documented, `${name} is served but not in docs/reference/metrics.md`).toBeDefined();
       expect(metric.type, name).toBe(documented?.type);
       for (const label of metric.labels) expect(documented?.labels, `${name}{${label}}`).toContain(label);
     }

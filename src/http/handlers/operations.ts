@@ -66,10 +66,22 @@ const DOCS_INDEX = `<!doctype html>
 <style>body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;line-height:1.5}</style>
 </head><body>
 <h1>Game Asset Tracking Service</h1>
+<h2>Served by this instance</h2>
 <ul>
 <li><a href="/docs/openapi">REST API reference</a> (OpenAPI 3.1, <a href="/openapi.json">openapi.json</a>)</li>
 <li><a href="/docs/asyncapi/">WebSocket API reference</a> (AsyncAPI 3.0, <a href="/asyncapi.json">asyncapi.json</a>)</li>
+<li><a href="/.well-known/openid-configuration">OAuth 2.0 / OpenID discovery</a> and <a href="/jwks">signing keys</a></li>
+<li><a href="/.well-known/did.json">the service's DID document</a> (did:web)</li>
+<li><a href="/explorer/">the explorer</a></li>
 </ul>
+<h2>In the service's repository</h2>
+<p>The rest of the documentation is Markdown in the repository, indexed in <code>docs/README.md</code>:
+<code>docs/getting-started.md</code>; guides (<code>docs/guides/</code>: economy, living metadata,
+crafting and trades, identity, OAuth, service accounts, webhooks, real-time events, on-chain assets);
+operations (<code>docs/operations/</code>: deploy, configuration, several instances, backups and
+restore, upgrades, monitoring, failures, security hardening, sizing); reference
+(<code>docs/reference/</code>: the API as served, problem types, limits, metrics, log fields);
+architecture (<code>docs/architecture/</code>).</p>
 </body></html>
 `;
 

@@ -1,6 +1,6 @@
 // Issue 32.4: event ids after a restore to an older backup. Clients hold ids of events published
 // after the backup was taken; the restored database used to give those ids out again. Restored with
-// the README's steps (a real backup: db:backup on SQLite, pg_dump / pg_restore on PostgreSQL, then
+// the steps of docs/operations/backups-and-restore.md (a real backup: db:backup on SQLite, pg_dump / pg_restore on PostgreSQL, then
 // `npm run db:restored`), the next event id is past every id published before, and a client resuming
 // from an undone id is told to resync (WebSocket `resync_required`, REST 410), while one resuming
 // from an id the backup holds is resumed. The shipped client (`npm run watch`) goes on after a resync.
@@ -231,7 +231,7 @@ describe('32.4: npm run watch across a restore', () => {
     );
     expect(await first.stop()).toBe(0);
 
-    // Restore (README): the backup in place, marked, checked, started on the same port.
+    // Restore (docs/operations/backups-and-restore.md): the backup in place, marked, checked, started on the same port.
     const restored = path.join(root, 'restored');
     mkdirSync(restored, { mode: 0o700 });
     copyFileSync(backupFile, path.join(restored, 'gats.sqlite'));

@@ -1,5 +1,5 @@
 // The configuration schema (15.5): defaults, one message line per bad variable naming it, secrets
-// never repeated, and the README's table written from the same schema.
+// never repeated, and the configuration reference's table written from the same schema.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { configTable, withConfigTable } from '../../../scripts/lib/config-docs.ts';
@@ -93,9 +93,9 @@ describe('configuration schema', () => {
     expect(message).not.toContain(secret.slice(0, 20));
   });
 
-  it('15.5: the README configuration table is the schema, one row per variable', () => {
-    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
-    expect(withConfigTable(readme)).toBe(readme);
+  it('15.5: the configuration reference (docs/operations/configuration.md) is the schema, one row per variable', () => {
+    const page = readFileSync(new URL('../../../docs/operations/configuration.md', import.meta.url), 'utf8');
+    expect(withConfigTable(page)).toBe(page);
     const table = configTable();
     for (const name of Object.keys(configSchema.shape)) expect(table).toContain(`| \`${name}\` |`);
     expect(table).toContain('| `PORT` | `3000` | 0 … 65535 | HTTP and WebSocket port |');

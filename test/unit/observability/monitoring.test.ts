@@ -1,6 +1,6 @@
 // The monitoring files (deploy/monitoring/): the alert rules pass `promtool check rules` and their
 // unit tests (`promtool test rules`), and the rules and the Grafana dashboard name only metrics of the
-// reference (docs/metrics.md, generated from the registry), while the dashboard shows every metric
+// reference (docs/reference/metrics.md, generated from the registry), while the dashboard shows every metric
 // the service itself defines. promtool comes with Debian's `prometheus` package (.ci/run installs it).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
