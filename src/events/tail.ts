@@ -157,7 +157,11 @@ export class OutboxTail {
     if (rows.length === 0) return;
     const events = rows.map(toPublished);
     this.position = events[events.length - 1].id;
-    for (const event of events) this.metrics.eventsPublished.inc({ type: event.type });
+    const now = Date.now();
+    for (const row of rows) {
+      this.metrics.eventsPublished.inc({ type: row.type });
+      this.metrics.relay.lagSeconds.observe((now - row.occurredAt.getTime()) / 1000);
+    }
     const started = performance.now();
     for (const listener of this.listeners) {
       try {
@@ -228,6 +232,7 @@ export class OutboxTail {
     try {
       for (;;) {
         let rows = await this.store.next(this.position, BATCH);
+        this.metrics.relay.read();
         if (rows.length === 0) {
           this.gap = null;
           return;

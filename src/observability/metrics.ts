@@ -115,9 +115,19 @@ export interface Metrics {
   httpRequests: HttpRequestMetrics;
   wsConnections: Gauge;
   eventsPublished: Counter<'type'>;
+  /** The outbox relay (src/events/tail.ts): how far behind the commits it hands events over. */
+  relay: RelayMetrics;
   /** Uses of a per-instance fallback because Redis was away, by what fell back. */
   redisFallbacks: Counter<'use'>;
   webhooks: WebhookMetrics;
+}
+
+/** The outbox relay of this instance (src/events/tail.ts). */
+export interface RelayMetrics {
+  /** events_relay_lag_seconds: from an event's write (occurredAt) to its hand-off to the listeners. */
+  lagSeconds: Histogram;
+  /** Records a successful read of the outbox: events_relay_read_age_seconds counts from it. */
+  read(): void;
 }
 
 /** Webhook delivery (src/webhooks/dispatcher.ts). */
@@ -186,13 +196,32 @@ export interface WebhookBacklog {
   subscriptions: Record<string, number>;
 }
 
-/** webhook_backlog{state} and webhook_subscriptions{status}, read from the database when scraped. */
+/** How long a scrape waits for a gauge read from the database before it shows the last value read. */
+const SCRAPE_READ_MS = 1000;
+
+/**
+ * webhook_backlog{state} and webhook_subscriptions{status}, read from the database when scraped. A
+ * read that fails or takes over SCRAPE_READ_MS leaves the gauges at their last value: /metrics must
+ * answer while the database is away, which is when operators look at it (it answered 503 before).
+ */
 export function watchWebhookBacklog(metrics: Metrics, read: () => Promise<WebhookBacklog>): void {
   const registers = [metrics.registry];
-  let last: Promise<WebhookBacklog> | null = null;
+  let known: WebhookBacklog | null = null;
+  let last: Promise<WebhookBacklog | null> | null = null;
   // Both gauges are collected in one scrape: one read for both.
   const current = () => {
-    last ??= read().finally(() => setTimeout(() => (last = null), 100).unref());
+    last ??= new Promise<WebhookBacklog | null>((resolve) => {
+      const timer = setTimeout(() => resolve(known), SCRAPE_READ_MS);
+      read()
+        .then(
+          (backlog) => {
+            known = backlog;
+            resolve(backlog);
+          },
+          () => resolve(known),
+        )
+        .finally(() => clearTimeout(timer));
+    }).finally(() => setTimeout(() => (last = null), 100).unref());
     return last;
   };
   new Gauge({
@@ -202,6 +231,7 @@ export function watchWebhookBacklog(metrics: Metrics, read: () => Promise<Webhoo
     registers,
     async collect() {
       const backlog = await current();
+      if (!backlog) return;
       this.set({ state: 'pending' }, backlog.pending);
       this.set({ state: 'failed' }, backlog.failed);
       this.set({ state: 'undelivered' }, backlog.undelivered);
@@ -214,6 +244,7 @@ export function watchWebhookBacklog(metrics: Metrics, read: () => Promise<Webhoo
     registers,
     async collect() {
       const backlog = await current();
+      if (!backlog) return;
       for (const status of ['active', 'failing', 'disabled'])
         this.set({ status }, backlog.subscriptions[status] ?? 0);
     },
@@ -376,6 +407,7 @@ export function createMetrics(): Metrics {
       labelNames: ['type'],
       registers: [registry],
     }),
+    relay: createRelayMetrics(registry),
     redisFallbacks: new Counter({
       name: 'redis_fallbacks_total',
       help: 'Uses of a per-instance fallback because Redis was away, by what fell back',
@@ -383,5 +415,28 @@ export function createMetrics(): Metrics {
       registers: [registry],
     }),
     webhooks: createWebhookMetrics(registry),
+  };
+}
+
+function createRelayMetrics(registry: Registry): RelayMetrics {
+  let readAt = Date.now();
+  new Gauge({
+    name: 'events_relay_read_age_seconds',
+    help: 'Seconds since the outbox relay last read the outbox (it reads at least every poll interval; grows while it cannot)',
+    registers: [registry],
+    collect() {
+      this.set((Date.now() - readAt) / 1000);
+    },
+  });
+  return {
+    lagSeconds: new Histogram({
+      name: 'events_relay_lag_seconds',
+      help: "Time from an event's write (occurredAt) to its hand-off to this instance's WebSocket and webhook listeners",
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers: [registry],
+    }),
+    read() {
+      readAt = Date.now();
+    },
   };
 }

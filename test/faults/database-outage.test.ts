@@ -118,6 +118,37 @@ describe.runIf(DB_KINDS.includes('postgres'))('PostgreSQL outages (through the f
     expect(await recovery(w, 5_000)).toBeLessThan(5_000);
   });
 
+  it('32.9: the relay reports its lag after a write; /metrics answers while PostgreSQL refuses, the relay read age growing, then falling back', async () => {
+    const pg = w.pg as NonNullable<FaultWorld['pg']>;
+    const lagCount = async () =>
+      metric((await w.t.http('GET', '/metrics')).text, 'events_relay_lag_seconds_count');
+    // /metrics answers while the database is away (it answered 503: a gauge read the database).
+    const readAge = async () => {
+      const scrape = await w.t.http('GET', '/metrics');
+      expect(scrape.status).toBe(200);
+      return metric(scrape.text, 'events_relay_read_age_seconds');
+    };
+    const before = await lagCount();
+    const mint = await w.t.http('POST', '/api/v1/currencies/gold/mint', {
+      body: { to: w.bob.wallet, amount: '1' },
+      headers: w.studio.headers,
+    });
+    expect(mint.status).toBe(201);
+    await w.t.app.events.tail.flush();
+    expect(await lagCount()).toBeGreaterThan(before);
+    pg.refuse();
+    try {
+      await sleep(3_000);
+      expect(await readAge()).toBeGreaterThan(2);
+    } finally {
+      pg.heal();
+    }
+    await recovery(w, 5_000);
+    const deadline = Date.now() + 5_000;
+    while ((await readAge()) > 2 && Date.now() < deadline) await sleep(100);
+    expect(await readAge()).toBeLessThanOrEqual(2);
+  });
+
   it('14.3: a write still running when the request times out answers outcome-unknown, and the same Idempotency-Key then gives its one result', async () => {
     const pg = w.pg as NonNullable<FaultWorld['pg']>;
     const transfer = (key: string) =>

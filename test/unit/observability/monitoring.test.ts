@@ -80,6 +80,8 @@ describe('alert rules and dashboard', () => {
       'db_pool_waiting_requests',
       'redis_fallbacks_total',
       'ws_connections',
+      'events_relay_lag_seconds',
+      'events_relay_read_age_seconds',
       'webhook_backlog',
       'webhook_attempts_total',
       'chain_lag_blocks',
