@@ -209,10 +209,3 @@ function checkBody(where: string, ref: string, body: unknown, mediaType: string,
     );
   }
 }
-
-/** Validates a value against a named component schema (for WebSocket payloads and events too). */
-export function assertSchema(name: string, value: unknown): void {
-  const validate = validatorFor(`openapi#/components/schemas/${name}`);
-  if (!validate(value))
-    throw new Error(`${name}: ${ajv.errorsText(validate.errors)}; value: ${JSON.stringify(value)}`);
-}
