@@ -31,7 +31,11 @@ export interface Finding {
   against: string;
   /** Whether the version moved enough for a breaking change. */
   allowed: boolean;
-  breaking: string[];
+  /**
+   * The breaking changes found; null when not compared: the version move allows any change, so the
+   * comparison (an Optic run of ~25 s CPU) could not change the verdict.
+   */
+  breaking: string[] | null;
 }
 
 const parseVersion = (version: string): number[] => version.split(/[.+-]/, 3).map(Number);
@@ -169,12 +173,14 @@ export async function checkDocument(
   const newer = versions.filter((v) => compareVersions(v, version) > 0);
   if (newer.length > 0) problems.push(`${kind} ${version} is older than the released ${newer.join(', ')}`);
   const compare = async (against: string): Promise<Finding> => {
+    const allowed = allowsBreaking(against, version);
+    if (allowed) return { kind, against, allowed, breaking: null };
     const released = JSON.parse(await readFile(join(root, against, `${kind}.json`), 'utf8')) as Json;
     const breaking =
       kind === 'openapi'
         ? await breakingOpenApi(released, current)
         : await breakingAsyncApi(released, current);
-    return { kind, against, allowed: allowsBreaking(against, version), breaking };
+    return { kind, against, allowed, breaking };
   };
   const baselines = [previous, same].filter((v): v is string => v !== undefined);
   const findings = await Promise.all(baselines.map(compare));
@@ -196,11 +202,9 @@ export async function checkCompatibility(
     ok &&= problems.length === 0;
     for (const finding of findings) {
       const head = `${finding.kind} against released ${finding.against}`;
-      if (finding.breaking.length === 0) report.push(`ok   ${head}: no breaking change`);
-      else if (finding.allowed)
-        report.push(
-          `ok   ${head}: ${finding.breaking.length} breaking change(s), allowed by the version move`,
-        );
+      if (finding.breaking === null)
+        report.push(`ok   ${head}: not compared, the version move allows breaking changes`);
+      else if (finding.breaking.length === 0) report.push(`ok   ${head}: no breaking change`);
       else {
         ok = false;
         report.push(
