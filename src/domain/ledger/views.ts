@@ -23,6 +23,7 @@ export type RecipeView = Schemas['Recipe'];
 export type TradeView = Schemas['Trade'];
 export type TradeStatusView = Schemas['TradeStatus'];
 export type TradeSettlementView = Schemas['TradeSettlement'];
+export type TradeRefusalView = Schemas['TradeRefusal'];
 export type RecipeInputView = Schemas['RecipeInput'];
 export type RecipeOutputView = Schemas['RecipeOutput'];
 export type AssetSourceView = Schemas['AssetSource'];
