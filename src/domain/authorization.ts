@@ -7,6 +7,7 @@
 // unfreeze, metadata, a studio's burn), `wallet-controller` (moves out of a wallet, as a guard the
 // ledger store checks in its transaction). The others (`trade-party`, `resource-owner`, `self`) are
 // lookups scoped to the caller in their services: another user's object answers 404 there.
+import type { UserRole } from '../db/entities/User.ts';
 import { ForbiddenError } from './errors.ts';
 import type { Actor } from './ledger/actor.ts';
 import type { StoredAddress } from './ledger/addresses.ts';
@@ -14,6 +15,20 @@ import type { Guard } from './ledger/store/plan.ts';
 
 /** Personal collection ids start with this; nobody may create a collection with it (see the contract). */
 export const PERSONAL_COLLECTION_PREFIX = 'user-';
+
+/**
+ * The roles a user may give a service account: an admin any role; anyone else their own role or
+ * `player`. The same rule caps the account whenever it is used, so demoting the owner demotes it.
+ */
+export function serviceRolesAllowedFor(ownerRole: UserRole): readonly UserRole[] {
+  if (ownerRole === 'admin') return ['player', 'studio', 'oracle', 'admin'];
+  return ownerRole === 'player' ? ['player'] : ['player', ownerRole];
+}
+
+/** The role a service account acts with: its own while its owner's role allows it, else `player`. */
+export function effectiveServiceRole(role: UserRole, ownerRole: UserRole): UserRole {
+  return serviceRolesAllowedFor(ownerRole).includes(role) ? role : 'player';
+}
 
 /** A collection as these decisions need it: its id and its owner's user id. */
 export interface CollectionRef {
@@ -57,6 +72,23 @@ export function assertCollectionPowers(actor: Actor, collection: CollectionRef, 
 export function assertMayMintInto(actor: Actor, collection: CollectionRef): void {
   if (isPersonalCollection(collection.id) && collection.ownerId === actor.userId) return;
   assertCollectionPowers(actor, collection, 'add assets to it');
+}
+
+/**
+ * A craft mints the recipe's outputs with the powers of the recipe's creator as they are at the
+ * craft, not as they were when the recipe was made: `creator` with its current role (a demotion, of
+ * the creator or of a service account's owner, counts at once) must still be allowed to mint into
+ * the recipe's collection (`assertMayMintInto`). Else the craft is refused and nothing burns.
+ */
+export function assertRecipeMayMint(creator: Actor, collection: CollectionRef): void {
+  try {
+    assertMayMintInto(creator, collection);
+  } catch (error) {
+    if (!(error instanceof ForbiddenError)) throw error;
+    throw new ForbiddenError(
+      `The recipe's creator may no longer add assets to ${collection.id} (its role changed): the recipe cannot be crafted.`,
+    );
+  }
 }
 
 /**
