@@ -9,7 +9,7 @@ import { Application } from '../db/entities/Application.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
-import { effectiveServiceRole } from '../domain/authorization.ts';
+import { effectiveServiceRole, ownedBy } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { inTransaction } from '../domain/ledger/transactions.ts';
@@ -162,7 +162,7 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
 
     async revoke(userId, keyId) {
       const em = orm.em.fork();
-      const key = await em.findOne(ApiKey, { id: keyId, user: userId });
+      const key = await em.findOne(ApiKey, { id: keyId, ...ownedBy(userId, 'user') });
       if (!key) throw new NotFoundError(`No API key with id ${keyId}.`);
       if (!key.revokedAt) {
         key.revokedAt = new Date();

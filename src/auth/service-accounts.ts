@@ -11,7 +11,7 @@ import { ClientSecret } from '../db/entities/ClientSecret.ts';
 import { ServiceAccount, type ServiceAuthMethod } from '../db/entities/ServiceAccount.ts';
 import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
-import { effectiveServiceRole, serviceRolesAllowedFor } from '../domain/authorization.ts';
+import { effectiveServiceRole, ownedBy, serviceRolesAllowedFor } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
@@ -214,7 +214,7 @@ async function addSecret(em: EntityManager, clientId: string, secret = generateS
 }
 
 async function ownedAccount(em: EntityManager, ownerId: string, id: string): Promise<ServiceAccount> {
-  const account = await em.findOne(ServiceAccount, { id, owner: ownerId, deletedAt: null });
+  const account = await em.findOne(ServiceAccount, { id, ...ownedBy(ownerId), deletedAt: null });
   if (!account) throw new NotFoundError(`No service account with id ${id}.`);
   return account;
 }

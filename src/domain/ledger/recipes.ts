@@ -12,7 +12,7 @@ import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
-import { assertRecipeMayMint, effectiveServiceRole } from '../authorization.ts';
+import { assertRecipeMayMint, effectiveServiceRole, mayMintCurrency } from '../authorization.ts';
 import { AppError, type FieldError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -206,7 +206,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
           : await em.findOne(Asset, { id: item.assetId, kind: 'fungible', collection: collectionId });
         if (!currency)
           throw new NotFoundError(`${label}: no currency ${item.assetId} in the collection ${collectionId}.`);
-        if (actor.role !== 'admin' && currency.creator.id !== actor.userId)
+        if (!mayMintCurrency(actor, currency.creator.id))
           throw new ForbiddenError(`${label}: only the creator of ${item.assetId} or an admin may mint it.`);
         const decimals = currency.decimals ?? 0;
         const amount = itemAmount(item.amount, decimals, label, `/body/outputs/${i}/amount`);

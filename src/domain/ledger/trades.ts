@@ -15,6 +15,7 @@ import { Trade, type TradeItem } from '../../db/entities/Trade.ts';
 import { TradeRefusal } from '../../db/entities/TradeRefusal.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
+import { tradePartyFilter, tradeRelation } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -193,15 +194,13 @@ export function createTradeService(
     return wallets.map((wallet) => wallet.address);
   }
 
-  /** The trade if the actor is a party (its proposer, or controls either wallet); 404 otherwise. */
+  /** The trade if the actor is a party (`trade-party`); 404 otherwise, as if it did not exist. */
   async function partyTrade(actor: Actor, id: string) {
     const trade = await orm.em.fork().findOne(Trade, { id });
     if (!trade) throw tradeNotFound(id);
-    const wallets = await controlledWallets(actor.userId);
-    const isCounterparty = wallets.includes(trade.counterpartyWallet);
-    const isProposer = trade.proposerUserId === actor.userId || wallets.includes(trade.proposerWallet);
-    if (!isCounterparty && !isProposer) throw tradeNotFound(id);
-    return { trade, isCounterparty };
+    const { party, counterparty } = tradeRelation(actor, trade, await controlledWallets(actor.userId));
+    if (!party) throw tradeNotFound(id);
+    return { trade, isCounterparty: counterparty };
   }
 
   /**
@@ -363,15 +362,7 @@ export function createTradeService(
       const before = decodeCursor(cursor, 'trades', isString);
       const wallets = await controlledWallets(actor.userId);
       const now = new Date();
-      const where: FilterQuery<Trade>[] = [
-        {
-          $or: [
-            { proposerUserId: actor.userId },
-            { proposerWallet: { $in: wallets } },
-            { counterpartyWallet: { $in: wallets } },
-          ],
-        },
-      ];
+      const where: FilterQuery<Trade>[] = [tradePartyFilter(actor, wallets)];
       if (status === 'expired') where.push({ status: 'open', expiresAt: { $lte: now } });
       else if (status === 'open') where.push({ status: 'open', expiresAt: { $gt: now } });
       else if (status) where.push({ status });
