@@ -1283,7 +1283,7 @@ export interface paths {
         put?: never;
         /**
          * Freeze an asset
-         * @description Freezes an NFT or a currency of the ledger. A frozen asset does not move (transfers, batch legs, trades, crafts answer 409 `/problems/asset-frozen`) and does not burn, until unfrozen; holdings stay as they are. Use it during an investigation. Only the studio that owns the asset's collection (while it has the studio role: a demotion, of the studio or of a service account's owner, removes the power at once), or an admin, may do it; a personal collection (`user-...`) gives its owner no such power (only an admin). Who froze it is recorded: an admin's freeze only an admin undoes. Idempotent: freezing a frozen asset changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the freeze or sees it.
+         * @description Freezes an NFT or a currency of the ledger. A frozen asset does not move (transfers, batch legs, trades, crafts answer 409 `/problems/asset-frozen`) and does not burn, until unfrozen; holdings stay as they are. Use it during an investigation. Only the studio that owns the asset's collection (while it has the studio role: a demotion, of the studio or of a service account's owner, removes the power at once), or an admin, may do it; a personal collection (`user-...`) gives its owner no such power (only an admin). Who froze it is recorded and answered (`frozenBy`): an admin's freeze only an admin undoes. Idempotent: freezing a frozen asset changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the freeze or sees it.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` `/problems/role-not-allowed` for a role other than studio or admin, 403 `/problems/forbidden` when the caller is neither the studio owning the collection nor an admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/asset-on-chain` for an on-chain token (it is frozen, or not, on its chain); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -2653,6 +2653,8 @@ export interface components {
             burned?: boolean;
             /** @description True while the collection's studio (or an admin) has frozen the asset (`POST /api/v1/assets/{asset_id}/freeze`): it does not move (transfers, batch legs, trades, crafts) and does not burn until unfrozen (409 `/problems/asset-frozen`). Every answer carries it; it is optional only because events stored before it existed do not. */
             frozen?: boolean;
+            /** @description While the asset is frozen, the id of the user who froze it: the collection's studio or an admin (or an admin's service account). A freeze by the studio is undone by the studio or an admin, one by anyone else only by an admin (`POST /api/v1/assets/{asset_id}/unfreeze`). Null while it is not frozen, and for a freeze recorded before who froze was kept. Every answer carries it; it is optional only because events stored before it existed do not. */
+            frozenBy?: string | null;
             /** @description True when the NFT is non-transferable: marked so at creation, or every NFT of its collection is (`soulbound` of the collection). It never moves (409 `/problems/asset-soulbound`); it may still be burned as the collection's `burnPolicy` allows. Every answer carries it; optional only because events stored before it existed do not. */
             soulbound?: boolean;
             /** @description The version of the asset's name and metadata: 0 as created, one more with every `PATCH /api/v1/assets/{asset_id}/metadata` (history: `GET /api/v1/assets/{asset_id}/metadata/history`). Every answer carries it; optional only because events stored before it existed do not. */
@@ -10042,6 +10044,7 @@ export interface operations {
                      *       },
                      *       "burned": false,
                      *       "frozen": true,
+                     *       "frozenBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M",
                      *       "soulbound": false,
                      *       "metadataVersion": 0
                      *     }
@@ -10149,6 +10152,7 @@ export interface operations {
                      *       },
                      *       "burned": false,
                      *       "frozen": false,
+                     *       "frozenBy": null,
                      *       "soulbound": false,
                      *       "metadataVersion": 0
                      *     }

@@ -130,6 +130,26 @@ describe.each(DB_KINDS)('issue 30 authorization findings on %s', (kind) => {
       expect(await asset(nft)).toMatchObject({ frozen: false, burned: false, owner: player.wallet });
     });
 
+    it('the asset answers who froze it (frozenBy): the studio or an admin while frozen, null once unfrozen', async () => {
+      const studio = await httpUser(t, 'studio');
+      const player = await httpUser(t);
+      const id = await collection(studio, {});
+      const nft = await mint(studio, id, player.wallet);
+      expect(await asset(nft)).toMatchObject({ frozen: false, frozenBy: null });
+
+      const frozen = await freeze(studio, nft);
+      expect(frozen.body).toMatchObject({ frozen: true, frozenBy: studio.userId });
+      expect(await asset(nft)).toMatchObject({ frozen: true, frozenBy: studio.userId });
+      const listed = await t.http('GET', `/wallets/${player.wallet}/assets`, { headers: player.headers });
+      expect(listed.body.data[0].asset).toMatchObject({ id: nft, frozen: true, frozenBy: studio.userId });
+
+      expect((await freeze(studio, nft, 'unfreeze')).body).toMatchObject({ frozen: false, frozenBy: null });
+      expect((await freeze(admin, nft)).body).toMatchObject({ frozen: true, frozenBy: admin.userId });
+      // The studio sees why it may not undo this one.
+      expect((await freeze(studio, nft, 'unfreeze')).status).toBe(403);
+      expect(await asset(nft)).toMatchObject({ frozen: true, frozenBy: admin.userId });
+    });
+
     it("a demoted studio's recipe no longer mints: a player's craft of it is 403 and burns nothing", async () => {
       const studio = await httpUser(t, 'studio');
       const player = await httpUser(t);
