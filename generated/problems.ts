@@ -27,6 +27,7 @@ export const PROBLEM_TYPES = {
   "/problems/key-possession-not-proven": { title: "Key possession not proven", status: 403, retryable: false },
   "/problems/origin-not-allowed": { title: "Origin not allowed", status: 403, retryable: false },
   "/problems/role-not-allowed": { title: "Role not allowed", status: 403, retryable: false },
+  "/problems/trade-refused": { title: "Trade refused", status: 403, retryable: false },
   "/problems/wallet-not-controlled": { title: "Wallet not controlled", status: 403, retryable: false },
   "/problems/not-found": { title: "Not found", status: 404, retryable: false },
   "/problems/price-not-found": { title: "Price not found", status: 404, retryable: true },

@@ -997,7 +997,7 @@ export interface paths {
          * Craft a recipe
          * @description Burns the recipe's inputs from `wallet` (a wallet the caller controls) and mints its outputs to it, as one transaction: everything applies, or nothing does. Currency inputs are burned like `POST /api/v1/assets/{asset_id}/burn` (the currency's supply goes down); each NFT input is one of the NFTs named in `nfts`, which must match the recipe's NFT inputs one to one (collection and name), and is burned (it never moves again). Currency outputs are minted within their `maxSupply`; NFT outputs are new NFTs of the recipe's collection owned by `wallet`. Each burn and currency mint is a transfer with its `newTransfer` event (to or from the zero address), each new NFT has its `newNFT` event; the events are consecutive in the event stream and the answer groups them under the operation's id (`op_...`). One `Idempotency-Key` covers the craft: a retry with the same key and body returns the first result without crafting twice.
          *
-         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no recipe has this id or a named NFT does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less of an input currency than the recipe burns, or does not own a named NFT (the detail names the input); 409 `/problems/max-supply-exceeded` when an output currency's supply would pass its `maxSupply`; 409 `/problems/asset-frozen` when an input (a currency or a named NFT) is frozen by its studio (a soulbound input, such as a quest item, may be consumed); 409 `/problems/burn-not-allowed` when an input's collection allows no burn (`burnPolicy: none`): crafting burns its inputs, and every burn follows the input collection's policy, whichever collection the recipe belongs to (a recipe may name another studio's items: the crafter burns its own holdings, as a direct burn would); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/recipe-input-mismatch` when `nfts` does not match the recipe's NFT inputs (a missing, extra or wrong NFT, or one already burned); 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or when the recipe's creator may no longer mint into the recipe's collection (a studio demoted since it made the recipe: outputs are minted with its powers as they are at the craft); 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no recipe has this id or a named NFT does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less of an input currency than the recipe burns, or does not own a named NFT (the detail names the input); 409 `/problems/max-supply-exceeded` when an output currency's supply would pass its `maxSupply`; 409 `/problems/asset-frozen` when an input (a currency or a named NFT) is frozen by its studio (a soulbound input, such as a quest item, may be consumed); 409 `/problems/burn-not-allowed` when an input's collection allows no burn (`burnPolicy: none`): crafting burns its inputs, and every burn follows the input collection's policy, whichever collection the recipe belongs to (a recipe may name another studio's items: the crafter burns its own holdings, as a direct burn would); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/recipe-input-mismatch` when `nfts` does not match the recipe's NFT inputs (a missing, extra or wrong NFT, or one already burned); 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["craftRecipe"];
         delete?: never;
@@ -1283,7 +1283,7 @@ export interface paths {
         put?: never;
         /**
          * Freeze an asset
-         * @description Freezes an NFT or a currency of the ledger. A frozen asset does not move (transfers, batch legs, trades, crafts answer 409 `/problems/asset-frozen`) and does not burn, until unfrozen; holdings stay as they are. Use it during an investigation. Only the studio that owns the asset's collection (while it has the studio role: a demotion, of the studio or of a service account's owner, removes the power at once), or an admin, may do it; a personal collection (`user-...`) gives its owner no such power (only an admin). Who froze it is recorded: an admin's freeze only an admin undoes. Idempotent: freezing a frozen asset changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the freeze or sees it.
+         * @description Freezes an NFT or a currency of the ledger. A frozen asset does not move (transfers, batch legs, trades, crafts answer 409 `/problems/asset-frozen`) and does not burn, until unfrozen; holdings stay as they are. Use it during an investigation. Only the studio that owns the asset's collection (while it has the studio role: a demotion, of the studio or of a service account's owner, removes the power at once), or an admin, may do it; a personal collection (`user-...`) gives its owner no such power (only an admin). Who froze it is recorded and answered (`frozenBy`): an admin's freeze only an admin undoes. Idempotent: freezing a frozen asset changes nothing and answers the asset as it is; a change raises one `assetUpdated` event. Serialized with transfers: a transfer either commits before the freeze or sees it.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` `/problems/role-not-allowed` for a role other than studio or admin, 403 `/problems/forbidden` when the caller is neither the studio owning the collection nor an admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/asset-on-chain` for an on-chain token (it is frozen, or not, on its chain); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1527,10 +1527,66 @@ export interface paths {
          * Propose a two-party trade
          * @description Proposes to give `offer` (up to 10 items) from `fromWallet`, a wallet the caller controls, for `request` (up to 10 items) from `toWallet`. The trade stays `open` for `expiresIn` seconds (default one day, at most seven days) until whoever controls `toWallet` accepts it (`POST /api/v1/trades/{trade_id}/accept`) or either party cancels it. The offer is checked now (`fromWallet` holds it, and no offered item is frozen or soulbound) for an early answer, but nothing is reserved: balances are only guaranteed at acceptance, which checks every item again. A proposal moves nothing and publishes no event (the settlement's transfers do). One `Idempotency-Key` covers the proposal.
          *
-         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an offered item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 409 `/problems/quota-exceeded` when the caller (with its service accounts) already has `MAX_OPEN_TRADES_PER_PROPOSER` (20) open proposals, or `toWallet` already has `MAX_OPEN_TRADES_PER_COUNTERPARTY` (50); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its asset (`errors[].pointer` names it); 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, an empty or over-long list, `toWallet` equal to `fromWallet` or the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `fromWallet`; 403 `/problems/trade-refused` when the user controlling `toWallet` refuses the caller's proposals (`PUT /api/v1/trades/refusals/{user_id}`; a service account is refused with its owner); 404 `/problems/not-found` when an item's asset does not exist; 409 `/problems/insufficient-balance` when `fromWallet` holds less than the offer; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when an offered item may not move; 409 `/problems/asset-on-chain` for an on-chain token; 409 `/problems/quota-exceeded` when the caller (with its service accounts) already has `MAX_OPEN_TRADES_PER_PROPOSER` (20) open proposals, or `toWallet` already has `MAX_OPEN_TRADES_PER_COUNTERPARTY` (50); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createTrade"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/refusals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the users the caller refuses trades from
+         * @description Lists the caller's trade refusals (`PUT /api/v1/trades/refusals/{user_id}`), newest first, paginated with `limit` and `cursor`. A service account reads its owner's list; nobody else's is ever visible.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100 or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listTradeRefusals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/trades/refusals/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A user's id.
+                 * @example usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Refuse every trade proposal from a user
+         * @description From now on, every proposal (`POST /api/v1/trades`) from `user_id` (or from any of its service accounts) to a wallet of the caller (or of the caller's service accounts) is refused with 403 `/problems/trade-refused`; a service account named here is refused through its owner. The refused user's proposals to the caller that are still open are cancelled as a cancellation by the caller would (`closedBy` is the caller; nothing moves and no event is published) and listed in `cancelledTrades`. Idempotent: refusing again changes nothing but cancels whatever is still open. A service account's refusals are its owner's. Nothing tells the refused user, beyond the 403 on its next proposal.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `user_id`, or when it names the caller (or the caller's own account: its owner or one of its service accounts); 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `transfers:write`; 404 `/problems/not-found` when no user has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        put: operations["setTradeRefusal"];
+        post?: never;
+        /**
+         * Accept trade proposals from a user again
+         * @description Removes the caller's refusal of `user_id` (a service account's id removes the refusal of its owner): its new proposals are accepted again. Proposals cancelled by the refusal stay cancelled.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed `user_id`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `transfers:write`; 404 `/problems/not-found` when the caller does not refuse this user (or no user has this id); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        delete: operations["deleteTradeRefusal"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2597,6 +2653,8 @@ export interface components {
             burned?: boolean;
             /** @description True while the collection's studio (or an admin) has frozen the asset (`POST /api/v1/assets/{asset_id}/freeze`): it does not move (transfers, batch legs, trades, crafts) and does not burn until unfrozen (409 `/problems/asset-frozen`). Every answer carries it; it is optional only because events stored before it existed do not. */
             frozen?: boolean;
+            /** @description While the asset is frozen, the id of the user who froze it: the collection's studio or an admin (or an admin's service account). A freeze by the studio is undone by the studio or an admin, one by anyone else only by an admin (`POST /api/v1/assets/{asset_id}/unfreeze`). Null while it is not frozen, and for a freeze recorded before who froze was kept. Every answer carries it; it is optional only because events stored before it existed do not. */
+            frozenBy?: string | null;
             /** @description True when the NFT is non-transferable: marked so at creation, or every NFT of its collection is (`soulbound` of the collection). It never moves (409 `/problems/asset-soulbound`); it may still be burned as the collection's `burnPolicy` allows. Every answer carries it; optional only because events stored before it existed do not. */
             soulbound?: boolean;
             /** @description The version of the asset's name and metadata: 0 as created, one more with every `PATCH /api/v1/assets/{asset_id}/metadata` (history: `GET /api/v1/assets/{asset_id}/metadata/history`). Every answer carries it; optional only because events stored before it existed do not. */
@@ -4320,6 +4378,25 @@ export interface components {
              * @default 86400
              */
             expiresIn: number;
+        };
+        /**
+         * TradeRefusal
+         * @description The caller refuses every trade proposal from one user (issue 30.10): a proposal from that user, or from one of its service accounts, to any wallet of the caller (or of the caller's service accounts) answers 403 `/problems/trade-refused`. Visible only to the user who refused.
+         */
+        TradeRefusal: {
+            /** @description The refused user. A service account named in the request is refused through its owner, whose id this is. */
+            userId: components["schemas"]["UserId"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description Only in the answer to `PUT /api/v1/trades/refusals/{user_id}`: the refused user's open proposals to the caller that this request cancelled (empty when there were none, or when the refusal already existed and nothing was open). */
+            cancelledTrades?: components["schemas"]["TradeId"][];
+        };
+        /**
+         * TradeRefusalPage
+         * @description A page of the caller's trade refusals, newest first.
+         */
+        TradeRefusalPage: {
+            data: components["schemas"]["TradeRefusal"][];
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /**
          * TradeSettlement
@@ -8908,7 +8985,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            /** @description The token lacks `transfers:write`, or the caller does not control `wallet`. Nothing changed. */
+            /** @description The token lacks `transfers:write`, the caller does not control `wallet`, or the recipe's creator may no longer mint into its collection. Nothing changed. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];
@@ -9967,6 +10044,7 @@ export interface operations {
                      *       },
                      *       "burned": false,
                      *       "frozen": true,
+                     *       "frozenBy": "usr_01JD3Y5B7C9D1E3F5G7H9J1K3M",
                      *       "soulbound": false,
                      *       "metadataVersion": 0
                      *     }
@@ -10074,6 +10152,7 @@ export interface operations {
                      *       },
                      *       "burned": false,
                      *       "frozen": false,
+                     *       "frozenBy": null,
                      *       "soulbound": false,
                      *       "metadataVersion": 0
                      *     }
@@ -11155,6 +11234,136 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTradeRefusals: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refusals. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "userId": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradeRefusalPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setTradeRefusal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A user's id.
+                 * @example usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refusal, with the proposals this request cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "userId": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T10:05:00.000Z",
+                     *       "cancelledTrades": [
+                     *         "trd_01JD3ZD6E8F0G2H4J6K8M0N2P4"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TradeRefusal"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTradeRefusal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A user's id.
+                 * @example usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P
+                 */
+                user_id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The refusal is gone. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -9,13 +9,14 @@ import { Application } from '../db/entities/Application.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
+import { effectiveServiceRole, ownedBy } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { inTransaction } from '../domain/ledger/transactions.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
 import { isServiceAccountId } from './service-account-ids.ts';
-import { effectiveServiceRole, serviceAccountOwner } from './service-accounts.ts';
+import { serviceAccountOwner } from './service-accounts.ts';
 
 export const API_KEY_PATTERN = /^gak_[A-Za-z0-9_-]{43}$/;
 const PREFIX_LENGTH = 12;
@@ -161,7 +162,7 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
 
     async revoke(userId, keyId) {
       const em = orm.em.fork();
-      const key = await em.findOne(ApiKey, { id: keyId, user: userId });
+      const key = await em.findOne(ApiKey, { id: keyId, ...ownedBy(userId, 'user') });
       if (!key) throw new NotFoundError(`No API key with id ${keyId}.`);
       if (!key.revokedAt) {
         key.revokedAt = new Date();

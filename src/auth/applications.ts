@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/sql';
 import { Application, type ApplicationType } from '../db/entities/Application.ts';
 import { User } from '../db/entities/User.ts';
+import { ownedBy } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { reservedNameProblem } from './application-names.ts';
@@ -125,7 +126,7 @@ export async function listApplications(em: EntityManager, ownerId: string): Prom
  * no refresh), and its API keys stop authenticating (authenticator checks the application).
  */
 export async function deleteApplication(em: EntityManager, ownerId: string, clientId: string): Promise<void> {
-  const app = await em.findOne(Application, { clientId, owner: ownerId, deletedAt: null });
+  const app = await em.findOne(Application, { clientId, ...ownedBy(ownerId), deletedAt: null });
   if (!app) throw new NotFoundError(`No application with client id ${clientId}.`);
   app.deletedAt = new Date();
   await em.flush();

@@ -11,6 +11,7 @@ import { ClientSecret } from '../db/entities/ClientSecret.ts';
 import { ServiceAccount, type ServiceAuthMethod } from '../db/entities/ServiceAccount.ts';
 import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
+import { effectiveServiceRole, ownedBy, serviceRolesAllowedFor } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
@@ -30,20 +31,6 @@ const SECRET_PREFIX_LENGTH = 6;
 export const CLIENT_ASSERTION_ALGORITHMS = ['EdDSA', 'Ed25519', 'ES256', 'ES384', 'PS256', 'RS256'] as const;
 const MAX_JWKS_KEYS = 5;
 const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
-
-/**
- * The roles a user may give a service account: an admin any role; anyone else their own role or
- * `player`. The same rule caps the account whenever it is used, so demoting the owner demotes it.
- */
-export function serviceRolesAllowedFor(ownerRole: UserRole): readonly UserRole[] {
-  if (ownerRole === 'admin') return ['player', 'studio', 'oracle', 'admin'];
-  return ownerRole === 'player' ? ['player'] : ['player', ownerRole];
-}
-
-/** The role a service account acts with: its own while its owner's role allows it, else `player`. */
-export function effectiveServiceRole(role: UserRole, ownerRole: UserRole): UserRole {
-  return serviceRolesAllowedFor(ownerRole).includes(role) ? role : 'player';
-}
 
 export interface ClientSecretView {
   id: string;
@@ -227,7 +214,7 @@ async function addSecret(em: EntityManager, clientId: string, secret = generateS
 }
 
 async function ownedAccount(em: EntityManager, ownerId: string, id: string): Promise<ServiceAccount> {
-  const account = await em.findOne(ServiceAccount, { id, owner: ownerId, deletedAt: null });
+  const account = await em.findOne(ServiceAccount, { id, ...ownedBy(ownerId), deletedAt: null });
   if (!account) throw new NotFoundError(`No service account with id ${id}.`);
   return account;
 }

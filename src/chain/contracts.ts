@@ -10,11 +10,11 @@ import { type Address, getAddress, parseAbi } from 'viem';
 import type { ChainStandard } from '../db/entities/ChainContract.ts';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { assertCollectionPowers } from '../domain/authorization.ts';
 import {
   AppError,
   ChainUnavailableError,
   ConflictError,
-  ForbiddenError,
   NotFoundError,
   UnprocessableError,
   ValidationError,
@@ -104,11 +104,11 @@ export async function registerContract(
   const em = orm.em.fork();
   const collection = await em.findOne(Collection, { id: input.collectionId });
   if (!collection) throw new NotFoundError(`No collection with id ${input.collectionId}.`);
-  if (actor.role !== 'admin' && collection.owner.id !== actor.userId) {
-    throw new ForbiddenError(
-      `Only the owner of the collection ${input.collectionId} or an admin may register its contracts.`,
-    );
-  }
+  assertCollectionPowers(
+    actor,
+    { id: collection.id, ownerId: collection.owner.id },
+    'register its contracts',
+  );
   const stored = parseAddress(input.address, '/body/address');
   const rpc = rpcs.get(input.chainId);
   if (!rpc) {

@@ -4,9 +4,13 @@
 // domain checks each relation through one function here, so every service decides it the same way.
 //
 // Relations decided here: `collection-studio` (powers over a collection and its assets: mint, freeze,
-// unfreeze, metadata, a studio's burn), `wallet-controller` (moves out of a wallet, as a guard the
-// ledger store checks in its transaction). The others (`trade-party`, `resource-owner`, `self`) are
-// lookups scoped to the caller in their services: another user's object answers 404 there.
+// unfreeze, metadata, a studio's burn, a recipe's mints), `wallet-controller` (moves out of a wallet,
+// as a guard the ledger store checks in its transaction), `trade-party` and `trade-counterparty`
+// (`tradeRelation`, `tradePartyFilter`), `resource-owner` (`ownedBy` for lookups by id,
+// `ownsResource` for an object already read). Services call these and answer a missing relation to
+// another user's object with 404, as if it did not exist. `self` needs no function: the service
+// reads the caller's own objects only.
+import type { UserRole } from '../db/entities/User.ts';
 import { ForbiddenError } from './errors.ts';
 import type { Actor } from './ledger/actor.ts';
 import type { StoredAddress } from './ledger/addresses.ts';
@@ -14,6 +18,20 @@ import type { Guard } from './ledger/store/plan.ts';
 
 /** Personal collection ids start with this; nobody may create a collection with it (see the contract). */
 export const PERSONAL_COLLECTION_PREFIX = 'user-';
+
+/**
+ * The roles a user may give a service account: an admin any role; anyone else their own role or
+ * `player`. The same rule caps the account whenever it is used, so demoting the owner demotes it.
+ */
+export function serviceRolesAllowedFor(ownerRole: UserRole): readonly UserRole[] {
+  if (ownerRole === 'admin') return ['player', 'studio', 'oracle', 'admin'];
+  return ownerRole === 'player' ? ['player'] : ['player', ownerRole];
+}
+
+/** The role a service account acts with: its own while its owner's role allows it, else `player`. */
+export function effectiveServiceRole(role: UserRole, ownerRole: UserRole): UserRole {
+  return serviceRolesAllowedFor(ownerRole).includes(role) ? role : 'player';
+}
 
 /** A collection as these decisions need it: its id and its owner's user id. */
 export interface CollectionRef {
@@ -60,6 +78,32 @@ export function assertMayMintInto(actor: Actor, collection: CollectionRef): void
 }
 
 /**
+ * Minting a currency (`currency-creator`): its creator, or an admin. Which roles may mint at all is
+ * the edge's part (the operation's `x-roles`); a recipe's currency outputs are checked against its
+ * creator when the recipe is made, and its creator's current powers at each craft.
+ */
+export function mayMintCurrency(actor: Actor, creatorId: string): boolean {
+  return actor.role === 'admin' || actor.userId === creatorId;
+}
+
+/**
+ * A craft mints the recipe's outputs with the powers of the recipe's creator as they are at the
+ * craft, not as they were when the recipe was made: `creator` with its current role (a demotion, of
+ * the creator or of a service account's owner, counts at once) must still be allowed to mint into
+ * the recipe's collection (`assertMayMintInto`). Else the craft is refused and nothing burns.
+ */
+export function assertRecipeMayMint(creator: Actor, collection: CollectionRef): void {
+  try {
+    assertMayMintInto(creator, collection);
+  } catch (error) {
+    if (!(error instanceof ForbiddenError)) throw error;
+    throw new ForbiddenError(
+      `The recipe's creator may no longer add assets to ${collection.id} (its role changed): the recipe cannot be crafted.`,
+    );
+  }
+}
+
+/**
  * Unfreezing: `collection-studio`, and no lower than the role level of who froze it. A freeze by
  * the collection's studio is undone by that studio or an admin; a freeze by an admin (anyone else
  * than the collection's owner) only by an admin.
@@ -81,4 +125,58 @@ export function burnsAsStudio(actor: Actor, collection: CollectionRef, burnPolic
 /** `wallet-controller`: the user controls (a custodial or linked wallet of theirs) `wallet`, checked by the store. */
 export function controlsWallet(userId: string, wallet: StoredAddress): Guard {
   return { kind: 'controls', userId, wallet };
+}
+
+/** A trade as the `trade-party` relation needs it (stored wallet addresses, as `Trade` rows hold them). */
+export interface TradeRef {
+  proposerUserId: string;
+  proposerWallet: string;
+  counterpartyWallet: string;
+}
+
+/**
+ * `trade-party` and `trade-counterparty`: the actor proposed the trade or controls either of its
+ * wallets (`controlled`: the wallets it controls); only whoever controls the counterparty wallet
+ * is its counterparty (who may accept). A non-party is told the trade does not exist.
+ */
+export function tradeRelation(
+  actor: Actor,
+  trade: TradeRef,
+  controlled: readonly string[],
+): { party: boolean; counterparty: boolean } {
+  const counterparty = controlled.includes(trade.counterpartyWallet);
+  const proposer = trade.proposerUserId === actor.userId || controlled.includes(trade.proposerWallet);
+  return { party: proposer || counterparty, counterparty };
+}
+
+/** `trade-party` as a query condition (a listing of the trades the actor is a party to), as `tradeRelation`. */
+export function tradePartyFilter(actor: Actor, controlled: readonly string[]) {
+  return {
+    $or: [
+      { proposerUserId: actor.userId },
+      { proposerWallet: { $in: [...controlled] } },
+      { counterpartyWallet: { $in: [...controlled] } },
+    ],
+  };
+}
+
+/**
+ * `resource-owner` for a lookup by id (an API key, an application, a service account, a webhook):
+ * the condition that finds the object only when `userId` owns it, `column` naming its owner. The
+ * owner is the caller itself: a service account's objects are its own, not its owner's, and the
+ * other way round. Another user's object is not found, so it answers 404 as if it did not exist.
+ */
+export function ownedBy<Column extends string = 'owner'>(
+  userId: string,
+  column: Column = 'owner' as Column,
+): Record<Column, string> {
+  return { [column]: userId } as Record<Column, string>;
+}
+
+/**
+ * `resource-owner` for an object already read: `actor` is its owner (`ownerId`) or, where the
+ * operation lets admins act on anyone's (`admins`: an issued credential's revocation), an admin.
+ */
+export function ownsResource(actor: Actor, ownerId: string, options: { admins?: boolean } = {}): boolean {
+  return actor.userId === ownerId || (options.admins === true && actor.role === 'admin');
 }

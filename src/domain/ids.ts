@@ -17,7 +17,7 @@ export function ulid(now = Date.now()): string {
   return time + tail;
 }
 
-export type IdPrefix = 'usr' | 'key' | 'nft' | 'tr' | 'sub' | 'op' | 'trd' | 'rcp';
+export type IdPrefix = 'usr' | 'key' | 'nft' | 'tr' | 'sub' | 'op' | 'trd' | 'rcp' | 'trf';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

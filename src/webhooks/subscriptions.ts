@@ -11,6 +11,7 @@ import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
+import { ownedBy } from '../domain/authorization.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
@@ -122,7 +123,7 @@ export function createWebhookService(deps: {
   const { orm, secretBox } = deps;
 
   async function owned(em: EntityManager, userId: string, id: string): Promise<WebhookSubscription> {
-    const sub = await em.findOne(WebhookSubscription, { id, owner: userId, deletedAt: null });
+    const sub = await em.findOne(WebhookSubscription, { id, ...ownedBy(userId), deletedAt: null });
     if (!sub) throw new NotFoundError(`No webhook with id ${id}.`);
     return sub;
   }

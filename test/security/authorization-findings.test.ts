@@ -129,6 +129,87 @@ describe.each(DB_KINDS)('issue 30 authorization findings on %s', (kind) => {
       }
       expect(await asset(nft)).toMatchObject({ frozen: false, burned: false, owner: player.wallet });
     });
+
+    it('the asset answers who froze it (frozenBy): the studio or an admin while frozen, null once unfrozen', async () => {
+      const studio = await httpUser(t, 'studio');
+      const player = await httpUser(t);
+      const id = await collection(studio, {});
+      const nft = await mint(studio, id, player.wallet);
+      expect(await asset(nft)).toMatchObject({ frozen: false, frozenBy: null });
+
+      const frozen = await freeze(studio, nft);
+      expect(frozen.body).toMatchObject({ frozen: true, frozenBy: studio.userId });
+      expect(await asset(nft)).toMatchObject({ frozen: true, frozenBy: studio.userId });
+      const listed = await t.http('GET', `/wallets/${player.wallet}/assets`, { headers: player.headers });
+      expect(listed.body.data[0].asset).toMatchObject({ id: nft, frozen: true, frozenBy: studio.userId });
+
+      expect((await freeze(studio, nft, 'unfreeze')).body).toMatchObject({ frozen: false, frozenBy: null });
+      expect((await freeze(admin, nft)).body).toMatchObject({ frozen: true, frozenBy: admin.userId });
+      // The studio sees why it may not undo this one.
+      expect((await freeze(studio, nft, 'unfreeze')).status).toBe(403);
+      expect(await asset(nft)).toMatchObject({ frozen: true, frozenBy: admin.userId });
+    });
+
+    it("a demoted studio's recipe no longer mints: a player's craft of it is 403 and burns nothing", async () => {
+      const studio = await httpUser(t, 'studio');
+      const player = await httpUser(t);
+      const id = await collection(studio, {});
+      const ore = `ore${++seq}${kind.charAt(0)}`;
+      const created = await t.http('POST', '/api/v1/currencies', {
+        body: { id: ore, name: 'Ore', symbol: 'ORE', decimals: 0, collection: id, metadata: METADATA },
+        headers: studio.headers,
+      });
+      expect(created.status, created.text).toBe(201);
+      const minted = await t.http('POST', `/api/v1/currencies/${ore}/mint`, {
+        body: { to: player.wallet, amount: '10' },
+        headers: write(studio),
+      });
+      expect(minted.status, minted.text).toBe(201);
+      const recipe = await t.http('POST', `/api/v1/collections/${id}/recipes`, {
+        body: {
+          name: 'Smelt',
+          inputs: [{ assetId: ore, amount: '1' }],
+          outputs: [{ nft: { name: 'Ingot', metadata: METADATA } }, { assetId: ore, amount: '5' }],
+        },
+        headers: studio.headers,
+      });
+      expect(recipe.status, recipe.text).toBe(201);
+      const craft = () =>
+        t.http('POST', `/api/v1/recipes/${recipe.body.id}/craft`, {
+          body: { wallet: player.wallet },
+          headers: write(player),
+        });
+      const before = await craft();
+      expect(before.status, before.text).toBe(201);
+      const supply = (await asset(ore)).totalSupply;
+
+      const demoted = await t.http('PUT', `/api/v1/users/${studio.userId}/role`, {
+        body: { role: 'player' },
+        headers: admin.headers,
+      });
+      expect(demoted.status, demoted.text).toBe(200);
+      const after = await craft();
+      expect([after.status, after.body.type], after.text).toEqual([403, '/problems/forbidden']);
+      expect(await asset(ore)).toMatchObject({ totalSupply: supply });
+      const holdings = await t.http('GET', `/wallets/${player.wallet}/assets`, { headers: admin.headers });
+      const held = (holdings.body.data as { asset: { id: string; kind: string }; balance: string }[]).map(
+        (item) => [item.asset.kind === 'nft' ? 'nft' : item.asset.id, item.balance],
+      );
+      // 10 minted, 1 burned and 5 minted by the one craft before the demotion.
+      expect(held.sort()).toEqual(
+        [
+          ['nft', '1'],
+          [ore, '14'],
+        ].sort(),
+      );
+
+      // Promoted again, its recipe mints again.
+      await t.http('PUT', `/api/v1/users/${studio.userId}/role`, {
+        body: { role: 'studio' },
+        headers: admin.headers,
+      });
+      expect((await craft()).status).toBe(201);
+    });
   });
 
   describe("30.5: a collection's burn policy holds for crafts", () => {

@@ -20,6 +20,7 @@ export interface Asset {
   'source'?: AssetSourceOption1 | AssetSourceOption2;
   'burned'?: boolean;
   'frozen'?: boolean;
+  'frozenBy'?: string | null;
   'soulbound'?: boolean;
   'metadataVersion'?: number;
 }

@@ -26,6 +26,7 @@ import { SigningKey } from './SigningKey.ts';
 import { SiweChallenge } from './SiweChallenge.ts';
 import { StatusList } from './StatusList.ts';
 import { Trade } from './Trade.ts';
+import { TradeRefusal } from './TradeRefusal.ts';
 import { Transfer } from './Transfer.ts';
 import { User } from './User.ts';
 import { Wallet } from './Wallet.ts';
@@ -61,6 +62,7 @@ export {
   SiweChallenge,
   StatusList,
   Trade,
+  TradeRefusal,
   Transfer,
   User,
   Wallet,
@@ -106,5 +108,6 @@ export const entities = [
   ChainTransferRemoval,
   AssetMetadataVersion,
   Trade,
+  TradeRefusal,
   Recipe,
 ];

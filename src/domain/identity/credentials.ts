@@ -12,6 +12,7 @@ import type { components } from '../../../generated/openapi/types.ts';
 import { Asset, Holding, Identity, IssuedCredential, User, Wallet } from '../../db/entities/index.ts';
 import type { UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
+import { ownsResource } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
 import { decodeCursor, isStringPair, type Page, page } from '../ledger/cursor.ts';
 import { addDataIntegrityProof } from './data-integrity.ts';
@@ -205,7 +206,7 @@ export async function revokeCredential(
 ): Promise<RevokedView> {
   return context.orm.em.fork().transactional(async (em) => {
     const issued = await em.findOne(IssuedCredential, { id: credentialId });
-    if (!issued || (issued.requestedBy.id !== caller.userId && caller.role !== 'admin')) {
+    if (!issued || !ownsResource(caller, issued.requestedBy.id, { admins: true })) {
       throw new NotFoundError(`No credential with id ${credentialId}.`);
     }
     if (!issued.revokedAt) {

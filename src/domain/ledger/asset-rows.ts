@@ -5,7 +5,7 @@ import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
  * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads: all but those a write changes
- * without a new metadata version (owner, total_supply, frozen); whether its collection is soulbound;
+ * without a new metadata version (owner, total_supply, frozen, frozen_by); whether its collection is soulbound;
  * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset:
  * its `source`).
  */
@@ -16,7 +16,7 @@ export const FIXED_ASSET_COLUMNS =
   '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
-export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen`;
+export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen, a.frozen_by`;
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
@@ -34,6 +34,7 @@ export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields
     totalSupply: amountOrNull(row.total_supply),
     // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
     frozen: Boolean(row.frozen),
+    frozenBy: (row.frozen_by as string | null) ?? null,
   };
 }
 

@@ -80,7 +80,7 @@ interface Current {
 }
 
 const READ_CURRENT =
-  `select ${ASSET_COLUMNS}, a.creator_id, a.frozen_by, c.owner_id as collection_owner, c.mutable_attributes, ` +
+  `select ${ASSET_COLUMNS}, a.creator_id, c.owner_id as collection_owner, c.mutable_attributes, ` +
   'c.metadata_policy from asset a join collection c on c.id = a.collection_id where a.id = ?';
 
 /** JSON with object keys sorted: PostgreSQL's jsonb hands keys back in its own order. */
@@ -281,7 +281,8 @@ export function createAssetUpdateService(
         authorize(actor, current, frozen ? 'freeze' : 'unfreeze');
         if (current.fields.frozen === frozen) return assetView(current.fields);
         const at = new Date();
-        const { view, event } = changed(current, { frozen }, at);
+        const frozenBy = frozen ? actor.userId : null;
+        const { view, event } = changed(current, { frozen, frozenBy }, at);
         // The version guard keeps the event's asset exact: a metadata update in between re-reads.
         const outcome = await store.apply({
           at,
@@ -296,7 +297,7 @@ export function createAssetUpdateService(
               owner: current.fields.owner ?? null,
             },
           ],
-          assetUpdates: [{ assetId, frozen, frozenBy: frozen ? actor.userId : null }],
+          assetUpdates: [{ assetId, frozen, frozenBy }],
           events: [event],
         });
         if (outcome.outcome === 'applied') return view;

@@ -4,6 +4,7 @@ import { Asset } from '../../db/entities/Asset.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
+import { mayMintCurrency } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -312,7 +313,7 @@ export function createAssetService(
               throw new NotFoundError(
                 `Item ${i}: no currency ${item.currency} in the collection ${collectionId}.`,
               );
-            if (actor.role !== 'admin' && found.creator.id !== actor.userId)
+            if (!mayMintCurrency(actor, found.creator.id))
               throw new ForbiddenError(
                 `Item ${i}: only the creator of ${item.currency} or an admin may mint it.`,
               );
@@ -455,7 +456,7 @@ export function createAssetService(
       const currency = await orm.em.fork().findOne(Asset, { id: currencyId, kind: 'fungible' });
       if (!currency) throw new NotFoundError(`No currency with id ${currencyId}.`);
       if (isChainAssetId(currencyId)) throw new AssetOnChainError(currencyId);
-      if (actor.role !== 'admin' && currency.creator.id !== actor.userId) {
+      if (!mayMintCurrency(actor, currency.creator.id)) {
         throw new ForbiddenError(`Only the creator of ${currencyId} or an admin may mint it.`);
       }
       const decimals = currency.decimals ?? 0;

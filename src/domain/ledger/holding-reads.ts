@@ -48,6 +48,7 @@ interface HoldingRow {
   owner: string | null;
   totalSupply: string | null;
   frozen: boolean;
+  frozenBy: string | null;
   /** The asset's metadata version: a kept fixed view of another version is read again. */
   version: number;
 }
@@ -60,7 +61,8 @@ interface HoldingRow {
  */
 function holdingsSql(conditions: string[], order: string): string {
   return (
-    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.metadata_version from holding h ' +
+    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version ' +
+    'from holding h ' +
     `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );
 }
@@ -162,7 +164,7 @@ export function createHoldingReads(
     }
     const rows = await statements.arrays(sql, [zero, ...parameters]);
     // In holdingsSql's select order.
-    return rows.map(([wallet, assetId, balance, owner, totalSupply, frozen, version]) => ({
+    return rows.map(([wallet, assetId, balance, owner, totalSupply, frozen, frozenBy, version]) => ({
       wallet: wallet as StoredAddress,
       assetId: assetId as string,
       balance: String(balance),
@@ -170,6 +172,7 @@ export function createHoldingReads(
       totalSupply: totalSupply == null ? null : String(totalSupply),
       // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
       frozen: Boolean(frozen),
+      frozenBy: (frozenBy as string | null) ?? null,
       version: Number(version),
     }));
   }
@@ -184,7 +187,7 @@ export function createHoldingReads(
       const decimals = fixed[index].decimals ?? 0;
       const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
       return {
-        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen),
+        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen, row.frozenBy),
         balance: formatUnits(row.balance, decimals),
       };
     });

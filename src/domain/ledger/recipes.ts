@@ -7,9 +7,12 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { Recipe } from '../../db/entities/Recipe.ts';
+import { ServiceAccount } from '../../db/entities/ServiceAccount.ts';
+import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
+import { assertRecipeMayMint, effectiveServiceRole, mayMintCurrency } from '../authorization.ts';
 import { AppError, type FieldError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -96,6 +99,8 @@ const NFT_ROWS = 'select id, kind, name, collection_id, owner from asset where i
 /** What a craft needs of a recipe; a recipe never changes once created. */
 interface CraftRecipe {
   collectionId: string;
+  /** The collection's owner (a collection never changes hands). */
+  collectionOwnerId: string;
   creatorId: string;
   inputs: RecipeInputView[];
   outputs: RecipeOutputView[];
@@ -113,10 +118,11 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
   async function craftRecipeOf(id: string): Promise<CraftRecipe> {
     const known = recipes.get(id);
     if (known) return known;
-    const recipe = await orm.em.fork().findOne(Recipe, { id });
+    const recipe = await orm.em.fork().findOne(Recipe, { id }, { populate: ['collection'] });
     if (!recipe) throw recipeNotFound(id);
     const found = {
       collectionId: recipe.collection.id,
+      collectionOwnerId: recipe.collection.getEntity().owner.id,
       creatorId: recipe.creator.id,
       inputs: recipe.inputs,
       outputs: recipe.outputs,
@@ -124,6 +130,18 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
     if (recipes.size >= RECIPE_CACHE_LIMIT) recipes.clear();
     recipes.set(id, found);
     return found;
+  }
+
+  /**
+   * The recipe's creator as it acts now: its current role, a service account's capped by its
+   * owner's current role. Never cached: a demotion counts at the next craft.
+   */
+  async function creatorNow(creatorId: string): Promise<Actor> {
+    const em = orm.em.fork();
+    const user = await em.findOneOrFail(User, { id: creatorId }, { fields: ['role'] });
+    const account = await em.findOne(ServiceAccount, { id: creatorId }, { populate: ['owner'] });
+    const role = account ? effectiveServiceRole(user.role, account.owner.getEntity().role) : user.role;
+    return { userId: creatorId, role };
   }
 
   async function maxSupplyOf(currencyId: string): Promise<bigint | null> {
@@ -185,7 +203,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
           : await em.findOne(Asset, { id: item.assetId, kind: 'fungible', collection: collectionId });
         if (!currency)
           throw new NotFoundError(`${label}: no currency ${item.assetId} in the collection ${collectionId}.`);
-        if (actor.role !== 'admin' && currency.creator.id !== actor.userId)
+        if (!mayMintCurrency(actor, currency.creator.id))
           throw new ForbiddenError(`${label}: only the creator of ${item.assetId} or an admin may mint it.`);
         const decimals = currency.decimals ?? 0;
         const amount = itemAmount(item.amount, decimals, label, `/body/outputs/${i}/amount`);
@@ -247,6 +265,10 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
       const outputCaps = new Map<string, { delta: bigint; max: bigint; decimals: number; output: number }>();
       try {
         const recipe = await craftRecipeOf(recipeId);
+        assertRecipeMayMint(await creatorNow(recipe.creatorId), {
+          id: recipe.collectionId,
+          ownerId: recipe.collectionOwnerId,
+        });
         // Control answers before the inputs (403 first); the plan checks it again.
         await writer.assertControls(actor, [
           { from: input.wallet, place: { pointer: '/body/wallet', label: '' } },

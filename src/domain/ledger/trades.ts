@@ -6,12 +6,17 @@
 // holds, movable) through the transfer service's leg writer, both sides' transfers under one `op_`
 // id, and the trade closed as accepted: all or nothing. A proposal publishes no event (nothing moved;
 // the settlement's transfers do).
+//
+// A user may refuse every proposal from another (issue 30.10): a refusal row, then the refused user's
+// open proposals to the refuser closed exactly as a cancellation closes one (a plan each).
 import type { FilterQuery } from '@mikro-orm/core';
-import { accountMembers } from '../../db/account-members.ts';
+import { accountMembers, accountOf } from '../../db/account-members.ts';
 import { Trade, type TradeItem } from '../../db/entities/Trade.ts';
+import { TradeRefusal } from '../../db/entities/TradeRefusal.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { tradePartyFilter, tradeRelation } from '../authorization.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
@@ -20,7 +25,7 @@ import { decodeCursor, isString, type Page, page } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
 import { type Leg, type LegPlace, type LegWriter, legGuards, legRefusal } from './transfers.ts';
-import type { TradeSettlementView, TradeStatusView, TradeView } from './views.ts';
+import type { TradeRefusalView, TradeSettlementView, TradeStatusView, TradeView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';
 
@@ -63,6 +68,14 @@ export interface TradeService {
   get(actor: Actor, id: string): Promise<TradeView>;
   accept(actor: Actor, id: string, idempotencyKey?: string): Promise<WriteResult<TradeSettlementView>>;
   cancel(actor: Actor, id: string): Promise<TradeView>;
+  /**
+   * `account` (the caller's: a service account's owner) refuses every proposal from `userId`'s
+   * account; its open proposals to `account` are cancelled, `actor` closing them.
+   */
+  refuse(actor: Actor, account: string, userId: string): Promise<TradeRefusalView>;
+  /** `account` no longer refuses `userId`'s account (404 when it did not). */
+  unrefuse(account: string, userId: string): Promise<void>;
+  listRefusals(account: string, options: { limit: number; cursor?: string }): Promise<Page<TradeRefusalView>>;
 }
 
 export class TradeNotOpenError extends ConflictError {
@@ -76,6 +89,10 @@ export class TradeNotOpenError extends ConflictError {
 
 function tooManyTrades(detail: string): ConflictError {
   return new ConflictError(detail, '/problems/quota-exceeded');
+}
+
+function userNotFound(id: string): NotFoundError {
+  return new NotFoundError(`No user with id ${id}.`);
 }
 
 function tradeNotFound(id: string): NotFoundError {
@@ -121,6 +138,28 @@ export function createTradeService(
       );
   }
 
+  /** The account controlling `wallet` (a service account's owner), or null for a wallet of nobody here. */
+  async function accountControlling(wallet: StoredAddress): Promise<string | null> {
+    const em = orm.em.fork();
+    const row = await em.findOne(Wallet, { address: wallet }, { fields: ['user'] });
+    const userId = row?.user?.id;
+    return userId ? accountOf(em, userId) : null;
+  }
+
+  async function refuses(refuser: string, proposer: string): Promise<boolean> {
+    return (await orm.em.fork().count(TradeRefusal, { refuserUserId: refuser, refusedUserId: proposer })) > 0;
+  }
+
+  /** 403 `trade-refused` when `refuser` refuses `proposer`'s proposals. */
+  async function assertNotRefused(refuser: string | null, proposer: string, toWallet: StoredAddress) {
+    if (refuser === null || !(await refuses(refuser, proposer))) return;
+    throw new ForbiddenError(
+      `Whoever controls ${formatAddress(toWallet)} refuses your trade proposals.`,
+      '/problems/trade-refused',
+      'Trade refused',
+    );
+  }
+
   /** Items as stored (base units) -> as answered (decimal strings of the asset's decimals). */
   async function itemsView(items: TradeItem[]) {
     return Promise.all(
@@ -153,15 +192,49 @@ export function createTradeService(
     return wallets.map((wallet) => wallet.address);
   }
 
-  /** The trade if the actor is a party (its proposer, or controls either wallet); 404 otherwise. */
+  /** The trade if the actor is a party (`trade-party`); 404 otherwise, as if it did not exist. */
   async function partyTrade(actor: Actor, id: string) {
     const trade = await orm.em.fork().findOne(Trade, { id });
     if (!trade) throw tradeNotFound(id);
-    const wallets = await controlledWallets(actor.userId);
-    const isCounterparty = wallets.includes(trade.counterpartyWallet);
-    const isProposer = trade.proposerUserId === actor.userId || wallets.includes(trade.proposerWallet);
-    if (!isCounterparty && !isProposer) throw tradeNotFound(id);
-    return { trade, isCounterparty };
+    const { party, counterparty } = tradeRelation(actor, trade, await controlledWallets(actor.userId));
+    if (!party) throw tradeNotFound(id);
+    return { trade, isCounterparty: counterparty };
+  }
+
+  /**
+   * Closes an open trade as cancelled by `by`: one plan, the trade still open (the `tradeOpen`
+   * guard: of a cancellation and an acceptance racing, exactly one applies), as every cancellation.
+   */
+  async function cancelTrade(trade: Pick<Trade, keyof NewTrade>, by: string): Promise<TradeView> {
+    const { id } = trade;
+    const at = new Date();
+    const status = statusOf(trade, at);
+    if (status !== 'open') throw new TradeNotOpenError(id, status);
+    const closed = await view({ ...trade, status: 'cancelled', closedBy: by, updatedAt: at }, at);
+    const result = await applyWrite(
+      store,
+      idempotency,
+      undefined,
+      {
+        at,
+        guards: [{ kind: 'tradeOpen', tradeId: id, at }],
+        tradeStatuses: [{ tradeId: id, status: 'cancelled', by, operationId: null, at }],
+      },
+      { status: 200, body: closed, headers: {} },
+      (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
+    );
+    return result.body;
+  }
+
+  /** `cancelTrade`, false when the trade was closed (accepted, cancelled, expired) meanwhile. */
+  async function closeUnlessClosed(trade: Pick<Trade, keyof NewTrade>, by: string): Promise<boolean> {
+    try {
+      await cancelTrade(trade, by);
+      return true;
+    } catch (error) {
+      if (error instanceof TradeNotOpenError) return false;
+      throw error;
+    }
   }
 
   function notOpen(id: string, failure: GuardFailure): Error | undefined {
@@ -232,10 +305,13 @@ export function createTradeService(
       });
       let offer: Leg[];
       let request: Leg[];
+      let refuser: string | null;
       try {
         await writer.assertControls(actor, [
           { from: input.fromWallet, place: { pointer: '/body', label: '' } },
         ]);
+        refuser = await accountControlling(input.toWallet);
+        await assertNotRefused(refuser, account, input.toWallet);
         await assertWithinCaps(account, input.toWallet, new Date());
         offer = await sideLegs('offer', input.offer, input.fromWallet, input.toWallet);
         request = await sideLegs('request', input.request, input.toWallet, input.fromWallet);
@@ -261,7 +337,7 @@ export function createTradeService(
       };
       const body = await view(trade, at);
       // The offer is checked now (controlled, movable, held) for an early answer; nothing is reserved.
-      return applyWrite(
+      const created = await applyWrite(
         store,
         idempotency,
         key,
@@ -273,21 +349,18 @@ export function createTradeService(
         { status: 201, body, headers: { Location: `/api/v1/trades/${trade.id}` } },
         (failure) => legRefusal(offer, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
       );
+      // A refusal that committed after the check above, whose sweep ran before this proposal
+      // committed, did not see it: seen from here, it is closed as the sweep would have.
+      if (!created.replayed && refuser !== null && (await refuses(refuser, account)))
+        await closeUnlessClosed(trade, refuser);
+      return created;
     },
 
     async list(actor, { status, limit, cursor }) {
       const before = decodeCursor(cursor, 'trades', isString);
       const wallets = await controlledWallets(actor.userId);
       const now = new Date();
-      const where: FilterQuery<Trade>[] = [
-        {
-          $or: [
-            { proposerUserId: actor.userId },
-            { proposerWallet: { $in: wallets } },
-            { counterpartyWallet: { $in: wallets } },
-          ],
-        },
-      ];
+      const where: FilterQuery<Trade>[] = [tradePartyFilter(actor, wallets)];
       if (status === 'expired') where.push({ status: 'open', expiresAt: { $lte: now } });
       else if (status === 'open') where.push({ status: 'open', expiresAt: { $gt: now } });
       else if (status) where.push({ status });
@@ -358,23 +431,74 @@ export function createTradeService(
 
     async cancel(actor, id) {
       const { trade } = await partyTrade(actor, id);
-      const at = new Date();
-      const status = statusOf(trade, at);
-      if (status !== 'open') throw new TradeNotOpenError(id, status);
-      const closed = await view({ ...trade, status: 'cancelled', closedBy: actor.userId, updatedAt: at }, at);
-      const result = await applyWrite(
-        store,
-        idempotency,
-        undefined,
+      return cancelTrade(trade, actor.userId);
+    },
+
+    async refuse(actor, account, userId) {
+      const em = orm.em.fork();
+      const refused = await accountOf(em, userId);
+      if (refused === null) throw userNotFound(userId);
+      if (refused === account)
+        throw new ValidationError('You cannot refuse trade proposals from your own account.', [
+          { pointer: '/path/user_id', detail: "names the caller's own account" },
+        ]);
+      await em
+        .createQueryBuilder(TradeRefusal)
+        .insert({ id: newId('trf'), refuserUserId: account, refusedUserId: refused, createdAt: new Date() })
+        .onConflict(['refuserUserId', 'refusedUserId'])
+        .ignore()
+        .execute();
+      const refusal = await em.findOneOrFail(TradeRefusal, {
+        refuserUserId: account,
+        refusedUserId: refused,
+      });
+      // Written before the sweep: a proposal checked before the refusal committed and written after
+      // the sweep read is closed by its own check after its commit (see `create`).
+      const [proposers, members] = [await accountMembers(em, refused), await accountMembers(em, account)];
+      const wallets = await em.find(Wallet, { user: { $in: members } }, { fields: ['address'] });
+      const open = await em.find(
+        Trade,
         {
-          at,
-          guards: [{ kind: 'tradeOpen', tradeId: id, at }],
-          tradeStatuses: [{ tradeId: id, status: 'cancelled', by: actor.userId, operationId: null, at }],
+          status: 'open',
+          expiresAt: { $gt: new Date() },
+          proposerUserId: { $in: proposers },
+          counterpartyWallet: { $in: wallets.map((wallet) => wallet.address) },
         },
-        { status: 200, body: closed, headers: {} },
-        (failure) => notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
+        { orderBy: { id: 'asc' } },
       );
-      return result.body;
+      const cancelledTrades: string[] = [];
+      for (const trade of open)
+        if (await closeUnlessClosed(trade, actor.userId)) cancelledTrades.push(trade.id);
+      return { userId: refused, createdAt: refusal.createdAt.toISOString(), cancelledTrades };
+    },
+
+    async unrefuse(account, userId) {
+      const em = orm.em.fork();
+      const refused = await accountOf(em, userId);
+      const deleted =
+        refused === null
+          ? 0
+          : await em.nativeDelete(TradeRefusal, { refuserUserId: account, refusedUserId: refused });
+      if (!deleted) throw new NotFoundError(`You do not refuse trade proposals from ${userId}.`);
+    },
+
+    async listRefusals(account, { limit, cursor }) {
+      const before = decodeCursor(cursor, 'trade-refusals', isString);
+      const rows = await orm.em
+        .fork()
+        .find(
+          TradeRefusal,
+          before === undefined ? { refuserUserId: account } : { refuserUserId: account, id: { $lt: before } },
+          { orderBy: { id: 'desc' }, limit: limit + 1 },
+        );
+      const result = page(rows, limit, 'trade-refusals', (row) => row.id);
+      return {
+        data: result.data.map((row) => ({
+          userId: row.refusedUserId,
+          createdAt: row.createdAt.toISOString(),
+        })),
+        next_cursor: result.next_cursor,
+      };
     },
   };
 }

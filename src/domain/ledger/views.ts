@@ -23,6 +23,7 @@ export type RecipeView = Schemas['Recipe'];
 export type TradeView = Schemas['Trade'];
 export type TradeStatusView = Schemas['TradeStatus'];
 export type TradeSettlementView = Schemas['TradeSettlement'];
+export type TradeRefusalView = Schemas['TradeRefusal'];
 export type RecipeInputView = Schemas['RecipeInput'];
 export type RecipeOutputView = Schemas['RecipeOutput'];
 export type AssetSourceView = Schemas['AssetSource'];
@@ -52,6 +53,8 @@ export type AssetFields = Pick<
   caip19?: string | null;
   /** Frozen by its studio (absent: false). */
   frozen?: boolean;
+  /** Who froze it (a user id), null while it is not frozen (absent: null). */
+  frozenBy?: string | null;
   /** Soulbound itself or through its collection (absent: false). */
   soulbound?: boolean;
   /** Its metadata version (absent: 0, as created). */
@@ -88,10 +91,13 @@ export function assetSourceOf(caip19: string | null | undefined): AssetSourceVie
  * mint and burn) and `frozen` (a freeze or an unfreeze writes no version). A view kept for an asset is
  * good for as long as its `metadataVersion` is the row's.
  */
-export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply' | 'frozen'>;
+export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply' | 'frozen' | 'frozenBy'>;
 
-/** The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`, `frozen`). */
-export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned' | 'frozen'>;
+/**
+ * The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`,
+ * `frozen`, `frozenBy`).
+ */
+export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned' | 'frozen' | 'frozenBy'>;
 
 export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
   const decimals = decimalsOf(asset);
@@ -118,6 +124,7 @@ export function assetViewOf(
   owner: string | null | undefined,
   totalSupply: string | null,
   frozen: boolean,
+  frozenBy: string | null,
 ): AssetView {
   // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
   const burned = owner === ZERO_ADDRESS;
@@ -137,6 +144,8 @@ export function assetViewOf(
     source: fixed.source,
     burned,
     frozen,
+    // Who froze it while it is frozen: an unfreeze never leaves a stale one behind.
+    frozenBy: frozen ? frozenBy : null,
     soulbound: fixed.soulbound,
     metadataVersion: fixed.metadataVersion,
   };
@@ -144,7 +153,13 @@ export function assetViewOf(
 
 export function assetView(asset: AssetFields): AssetView {
   const totalSupply = asset.totalSupply == null ? null : formatAmount(asset.totalSupply, decimalsOf(asset));
-  return assetViewOf(fixedAssetView(asset), asset.owner, totalSupply, asset.frozen ?? false);
+  return assetViewOf(
+    fixedAssetView(asset),
+    asset.owner,
+    totalSupply,
+    asset.frozen ?? false,
+    asset.frozenBy ?? null,
+  );
 }
 
 /** What a transfer's view is made of: an entity, or the values a transfer was just written with. */
