@@ -156,7 +156,6 @@ export function createTradeService(
     throw new ForbiddenError(
       `Whoever controls ${formatAddress(toWallet)} refuses your trade proposals.`,
       '/problems/trade-refused',
-      'Trade refused',
     );
   }
 
