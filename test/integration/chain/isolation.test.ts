@@ -325,6 +325,11 @@ describe.each(DB_KINDS)(
         createdAt: new Date(),
       });
       await em.flush();
+      // Written behind the indexer's back: it picks the contract up at its next reading of the list.
+      await until('the indexer backfilling the old contract', 10_000, async () => {
+        const ready = await t.http('GET', '/readyz');
+        return ready.body.chains[0].state === 'backfilling';
+      });
 
       // While the backfill runs, each new mint on the head-following contract is indexed promptly.
       const lags: number[] = [];
