@@ -67,10 +67,20 @@ describe.skipIf(!daemon)('the compose deployment', () => {
       ]);
     const started = Date.now();
     deployment = await startDeployment(images);
-    await waitFor200(`${deployment.baseUrl}/readyz`, 180_000).catch(async (error) => {
+    // Ready: each instance's /readyz on its management listener (loopback; 404 on the public port),
+    // then the balancer serving a public page.
+    await Promise.all(
+      [PORTS.management1, PORTS.management2, null].map((port) =>
+        waitFor200(
+          port === null ? `${deployment?.baseUrl}/docs` : `http://127.0.0.1:${port}/readyz`,
+          180_000,
+        ),
+      ),
+    ).catch(async (error) => {
       if (deployment) await printLogs(deployment);
       throw error;
     });
+    expect((await fetch(`${deployment.baseUrl}/readyz`)).status).toBe(404);
     figures['compose up to ready'] = `${((Date.now() - started) / 1000).toFixed(1)} s`;
   });
 
@@ -180,7 +190,7 @@ describe.skipIf(!daemon)('the compose deployment', () => {
       await sleep(3000);
       const restartStarted = Date.now();
       await active.compose(['start', 'gats-1']);
-      await waitFor200(`http://127.0.0.1:${PORTS.gats1}/readyz`, 120_000);
+      await waitFor200(`http://127.0.0.1:${PORTS.management1}/readyz`, 120_000);
       figures['restart to ready'] = `${Date.now() - restartStarted} ms`;
       await sleep(3000);
       writers.stop();

@@ -127,8 +127,6 @@ export async function startDeployment(images: {
     GATS_2_PORT: PORTS.gats2,
     GATS_1_MANAGEMENT_PORT: PORTS.management1,
     GATS_2_MANAGEMENT_PORT: PORTS.management2,
-    GATS_1_READY_PORT: PORTS.gats1,
-    GATS_2_READY_PORT: PORTS.gats2,
     LOG_LEVEL: 'warn',
   };
   writeFileSync(
