@@ -19,6 +19,7 @@ import { Migration20261128100000_drop_apply_transfer } from './Migration20261128
 import { Migration20261128160000_chain_contract_status } from './Migration20261128160000_chain_contract_status.ts';
 import { Migration20261128162000_chain_asset_metadata_retry } from './Migration20261128162000_chain_asset_metadata_retry.ts';
 import { Migration20261128164000_asset_frozen_by } from './Migration20261128164000_asset_frozen_by.ts';
+import { Migration20261128192522_outbox_read_indexes } from './Migration20261128192522_outbox_read_indexes.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -41,4 +42,5 @@ export const migrationsList = [
   Migration20261128160000_chain_contract_status,
   Migration20261128162000_chain_asset_metadata_retry,
   Migration20261128164000_asset_frozen_by,
+  Migration20261128192522_outbox_read_indexes,
 ];
