@@ -6,7 +6,8 @@ import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
-import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
+import type { EventFilter, PublishedEvent } from './filter.ts';
+import { readEvents } from './reads.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
 
@@ -145,12 +146,8 @@ export class EventStore {
    * `upTo`: ids above it may still have earlier ids committing (PostgreSQL).
    */
   async after(after: number, limit: number, filter?: EventFilter, upTo?: number): Promise<OutboxEvent[]> {
-    const id = upTo === undefined ? { $gt: after } : { $gt: after, $lte: upTo };
-    const where = { ...(filter ? filterCondition(filter) : {}), id };
-    return (await this.em().find(OutboxEvent, where as never, {
-      orderBy: { id: 'asc' },
-      limit,
-    })) as OutboxEvent[];
+    // Index-driven on both databases whatever the filter and the statistics: ./reads.ts.
+    return readEvents(this.em(), after, limit, filter, upTo);
   }
 
   /** The oldest and newest retained ids (null when there is no event). */
