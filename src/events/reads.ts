@@ -10,11 +10,15 @@
 // walked the primary key over the whole log.
 //
 // The upper bound (`upTo`, the relay's position) is not in the SQL: with `id > ? and id <= ?` a
-// PostgreSQL whose statistics were stale (before autovacuum's ANALYZE caught up with an airdrop)
-// estimated the range as tiny and read all of it with a bitmap scan and a sort. Rows past `upTo` are
-// dropped here instead: the matches at or below it are a prefix of the matches in id order, so the
-// first `limit` of them are the same rows either way, and the rows past the relay's position are
-// the few being committed.
+// PostgreSQL whose statistics were stale (no ANALYZE since an airdrop) once read the whole range with
+// a bitmap scan and a sort (issue 34). Rows past `upTo` are dropped here instead: the matches at or
+// below it are a prefix of the matches in id order, so the first `limit` of them are the same rows
+// either way, and the rows past the relay's position are the few being committed.
+//
+// On PostgreSQL the branches' ordered index scans are also made the only plan
+// (POSTGRES_READ_SETTINGS): with stale statistics an equality (`asset_id = 'gold'`) is estimated at
+// a handful of rows, and the planner read all of its matches with a bitmap scan and sorted them
+// (test/integration/events/event-read-plans.test.ts shows both).
 import type { EntityManager } from '@mikro-orm/sql';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { EVENT_TYPES, type OutboxEvent } from '../db/entities/OutboxEvent.ts';
