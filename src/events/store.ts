@@ -75,7 +75,8 @@ const RELAY_READ =
 const RANGE_READ =
   'select (select min(id) from outbox_event) as oldest, (select max(id) from outbox_event) as newest';
 const PRUNED_THROUGH_READ = 'select value from sequence_counter where name = ?';
-const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
+/** The relay's read on PostgreSQL, a named prepared statement (its plan: event-read-plans.test.ts). */
+export const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
 const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
 export class EventStore {

@@ -18,6 +18,7 @@ import {
   postgresReadText,
   runPostgresRead,
 } from '../../../src/events/reads.ts';
+import { RELAY_READ_PG } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 
 const EVENTS = 100_000;
@@ -196,6 +197,31 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
         }
       },
     );
+
+    it("reads the relay's page from the primary key, also with a generic plan of its prepared statement", async () => {
+      // The relay prepares its read once (a named statement): after a few runs PostgreSQL may keep a
+      // generic plan, made without the values.
+      const connection = orm.em.getConnection();
+      const plans: PlanNode[] = [];
+      await connection.transactional(async (tx) => {
+        await connection.execute(`prepare relay_next (bigint, bigint) as ${RELAY_READ_PG}`, [], 'run', tx);
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await connection.execute(`set local plan_cache_mode = ${mode}`, [], 'run', tx);
+          const rows = await connection.execute<{ 'QUERY PLAN': [ExplainRow] }[]>(
+            `explain (format json) execute relay_next(${EVENTS / 2}, 100)`,
+            [],
+            'all',
+            tx,
+          );
+          plans.push(rows[0]['QUERY PLAN'][0].Plan);
+        }
+        await connection.execute('deallocate relay_next', [], 'run', tx);
+      });
+      for (const plan of plans) {
+        expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
+        expect(JSON.stringify(plan)).toContain('outbox_event_pkey');
+      }
+    });
 
     it('reads a wallet page from the middle of the log in a few milliseconds', async () => {
       const analyzed = await explain(
