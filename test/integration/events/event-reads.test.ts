@@ -94,6 +94,10 @@ const FILTERS: [string, EventFilter | undefined][] = [
     'a wallet and a collection',
     { types: set('newTransfer', 'priceUpdate', 'newNFT'), wallet: WALLETS[4], collection: 'dawn-quest' },
   ],
+  [
+    'quotes and a backslash in the values',
+    { types: ALL, assetId: "gold' or '1'='1", collection: "x\\'); --" },
+  ],
   ['everything at once', { types: ALL, wallet: WALLETS[5], assetId: 'gold', collection: 'dawn-quest' }],
 ];
 
@@ -119,8 +123,8 @@ describe.each(DB_KINDS)('outbox reads on %s', (kind) => {
   it.each(FILTERS)('answers as before with the filter %s', async (_name, filter) => {
     const first = Number(all[0].id);
     const last = Number(all[all.length - 1].id);
-    for (const after of [0, first + 100, first + 700, last - 30, last]) {
-      for (const limit of [1, 7, 100, 1000]) {
+    for (const after of [0, first + 100, first + 700, last]) {
+      for (const limit of [1, 7, 1000]) {
         for (const upTo of [undefined, first + 650, last]) {
           const now = (await readEvents(em(), after, limit, filter, upTo)).map(toEnvelope);
           const before = (await formerRead(em(), after, limit, filter, upTo)).map(toEnvelope);
