@@ -1,7 +1,7 @@
-// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|all
+// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
-//   [--rounds 3]
+//   [--rounds 3] [--stages 1000,100000]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // Docs and the figures of the last run: docs/benchmarks.md.
@@ -16,6 +16,7 @@ import type { BenchOptions } from './lib/options.ts';
 import { memory } from './memory.ts';
 import { reads } from './reads.ts';
 import { replayFlood } from './replay-flood.ts';
+import { scale } from './scale.ts';
 import { transfers } from './transfers.ts';
 import { verifyFlood } from './verify-flood.ts';
 import { webhooks } from './webhooks.ts';
@@ -31,13 +32,14 @@ const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   'replay-flood': replayFlood,
   'verify-flood': verifyFlood,
   webhooks,
+  scale,
 };
 
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n]\n',
+      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n] [--stages wallets,wallets,...]\n',
   );
   process.exit(64);
 }
@@ -61,6 +63,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       'ws-client': { type: 'string', default: 'lean' },
       reads: { type: 'string', default: 'both' },
       rounds: { type: 'string', default: '3' },
+      stages: { type: 'string', default: '1000,100000' },
     },
   });
   if (positionals.length !== 1) usage('name one benchmark');
@@ -85,6 +88,9 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       rate: positiveInteger(match[2], 'fanout', 10_000),
     };
   });
+  const stages = values.stages.split(',').map((stage) => positiveInteger(stage.trim(), 'stages', 10_000_000));
+  if (stages.some((stage, index) => index > 0 && stage <= stages[index - 1]))
+    usage('--stages are wallet totals, each larger than the one before');
   return {
     names: name === 'all' ? Object.keys(BENCHMARKS) : [name],
     options: {
@@ -96,6 +102,7 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       wsClient,
       reads: readsMode,
       rounds: positiveInteger(values.rounds, 'rounds', 20),
+      stages,
     },
   };
 }

@@ -1,5 +1,6 @@
 // Which events a reader wants: the one definition of matching, used by the REST catch-up, the
-// WebSocket replay (as SQL) and live delivery (in memory), so all three agree.
+// WebSocket replay and webhook catch-up (as SQL, ./reads.ts) and live delivery (in memory, `matches`),
+// so all of them agree.
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 
 export interface EventFilter {
@@ -31,15 +32,4 @@ export function matches(event: PublishedEvent, filter: EventFilter): boolean {
     return false;
   }
   return true;
-}
-
-/** The same filter as a MikroORM condition on OutboxEvent. */
-export function filterCondition(filter: EventFilter): Record<string, unknown> {
-  const condition: Record<string, unknown> = { type: { $in: [...filter.types] } };
-  if (filter.assetId !== undefined) condition.assetId = filter.assetId;
-  if (filter.collection !== undefined) condition.collectionId = filter.collection;
-  if (filter.wallet !== undefined) {
-    condition.$or = [{ type: 'priceUpdate' }, { fromWallet: filter.wallet }, { toWallet: filter.wallet }];
-  }
-  return condition;
 }

@@ -6,7 +6,8 @@ import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
-import { type EventFilter, filterCondition, type PublishedEvent } from './filter.ts';
+import type { EventFilter, PublishedEvent } from './filter.ts';
+import { readEvents } from './reads.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
 
@@ -74,7 +75,8 @@ const RELAY_READ =
 const RANGE_READ =
   'select (select min(id) from outbox_event) as oldest, (select max(id) from outbox_event) as newest';
 const PRUNED_THROUGH_READ = 'select value from sequence_counter where name = ?';
-const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
+/** The relay's read on PostgreSQL, a named prepared statement (its plan: event-read-plans.test.ts). */
+export const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
 const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
 export class EventStore {
@@ -145,12 +147,8 @@ export class EventStore {
    * `upTo`: ids above it may still have earlier ids committing (PostgreSQL).
    */
   async after(after: number, limit: number, filter?: EventFilter, upTo?: number): Promise<OutboxEvent[]> {
-    const id = upTo === undefined ? { $gt: after } : { $gt: after, $lte: upTo };
-    const where = { ...(filter ? filterCondition(filter) : {}), id };
-    return (await this.em().find(OutboxEvent, where as never, {
-      orderBy: { id: 'asc' },
-      limit,
-    })) as OutboxEvent[];
+    // Index-driven on both databases whatever the filter and the statistics: ./reads.ts.
+    return readEvents(this.em(), after, limit, filter, upTo);
   }
 
   /** The oldest and newest retained ids (null when there is no event). */

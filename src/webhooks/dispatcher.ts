@@ -43,7 +43,8 @@ import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
 import { databaseKindOf } from '../db/platform.ts';
 import { type PgStatements, pgStatements, type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
-import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
+import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
+import { readEvents } from '../events/reads.ts';
 import { toEnvelope } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
@@ -840,11 +841,7 @@ export function createDispatcher(deps: {
     }
     const last = deps.lastEventId();
     if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
-    const rows = await em().find(
-      OutboxEvent,
-      { ...filterCondition(h.filter), id: { $gt: h.confirmed, $lte: last } },
-      { orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
-    );
+    const rows = await readEvents(em(), h.confirmed, MATERIALIZE_BATCH, h.filter, last);
     const events = rows.map(fromRow);
     return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
   }
@@ -1145,11 +1142,7 @@ export function createDispatcher(deps: {
   async function materialize(store: EntityManager, sub: WebhookSubscription): Promise<void> {
     const last = deps.lastEventId();
     if (sub.cursor >= last) return;
-    const events = await store.find(
-      OutboxEvent,
-      { ...filterCondition(subscriptionFilter(sub)), id: { $gt: sub.cursor, $lte: last } },
-      { fields: ['id', 'type', 'occurredAt'], orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
-    );
+    const events = await readEvents(store, sub.cursor, MATERIALIZE_BATCH, subscriptionFilter(sub), last);
     const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
     await store.transactional(async (tx) => {
       // Only the lease holder moves the cursor, and only from where it read it (a replay may move it back).

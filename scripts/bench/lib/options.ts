@@ -24,6 +24,8 @@ export interface BenchOptions {
    * medians of the rounds.
    */
   rounds: number;
+  /** The scale benchmark's stages: wallet totals, smallest first (`--stages 1000,100000`). */
+  stages: number[];
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both';

@@ -25,6 +25,18 @@ export type EventType = (typeof EVENT_TYPES)[number];
  */
 export const OutboxEvent = defineEntity({
   name: 'OutboxEvent',
+  /**
+   * Every filtered read (src/events/reads.ts) walks one of these in id order from its resume point
+   * and stops after a page: one index per filter column, each ending with the id, so a filter's
+   * matches come out already ordered and a page costs its own rows, not the log's (issue 34).
+   */
+  indexes: [
+    { properties: ['type', 'id'] },
+    { properties: ['assetId', 'id'] },
+    { properties: ['collectionId', 'id'] },
+    { properties: ['fromWallet', 'id'] },
+    { properties: ['toWallet', 'id'] },
+  ],
   properties: {
     id: bigintAutoincrementId(),
     /**
@@ -35,17 +47,17 @@ export const OutboxEvent = defineEntity({
     occurredAt: p.datetime(),
     /** The envelope's `data`: the Asset, Transfer or Price resource as published. */
     data: p.json<Record<string, unknown>>(),
-    assetId: p.string().length(32).index(),
-    collectionId: p.string().nullable().index(),
+    assetId: p.string().length(32),
+    collectionId: p.string().nullable(),
     /** Every lowercase address the event concerns, as published to wallet subscribers. */
     wallets: p.json<string[]>(),
     /**
-     * The same addresses as indexed columns, so a wallet filter (`from_wallet = ? or to_wallet = ?`)
+     * The same addresses as indexed columns, so a wallet filter (`from_wallet = ?`, `to_wallet = ?`)
      * uses an index during catch-up: `from`/`to` of a transfer, the first owner of a new NFT (as `to`,
      * a mint), none for a price update.
      */
-    fromWallet: p.string().length(42).nullable().index(),
-    toWallet: p.string().length(42).nullable().index(),
+    fromWallet: p.string().length(42).nullable(),
+    toWallet: p.string().length(42).nullable(),
     /** The `op_` id of the multi-part operation the event belongs to (the envelope's `operationId`). */
     operationId: p.text().nullable(),
   },

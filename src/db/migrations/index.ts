@@ -20,6 +20,7 @@ import { Migration20261128160000_chain_contract_status } from './Migration202611
 import { Migration20261128162000_chain_asset_metadata_retry } from './Migration20261128162000_chain_asset_metadata_retry.ts';
 import { Migration20261128164000_asset_frozen_by } from './Migration20261128164000_asset_frozen_by.ts';
 import { Migration20261128183828_trade_refusal } from './Migration20261128183828_trade_refusal.ts';
+import { Migration20261128192522_outbox_read_indexes } from './Migration20261128192522_outbox_read_indexes.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -43,4 +44,5 @@ export const migrationsList = [
   Migration20261128162000_chain_asset_metadata_retry,
   Migration20261128164000_asset_frozen_by,
   Migration20261128183828_trade_refusal,
+  Migration20261128192522_outbox_read_indexes,
 ];

@@ -1,0 +1,211 @@
+// The filtered reads of the outbox (REST catch-up, WebSocket replay, webhook catch-up) as SQL the
+// planner can only run one way, on both databases, fresh statistics or not (issue 34).
+//
+// A read is "the first `limit` events with id > `after` that match the filter, in id order". The
+// filter's `OR` (a wallet filter: every priceUpdate, or the wallet as `from`, or as `to`) is split
+// into branches that are each a conjunction with one equality on an indexed column; each branch
+// reads `id > ? … order by id limit ?` from its `(column, id)` index (the entity's indexes,
+// src/db/entities/OutboxEvent.ts), and the union of those (at most 3 x `limit` rows) is sorted and
+// cut to `limit`. With the `OR` in one WHERE, PostgreSQL had no index for `type = 'priceUpdate'` and
+// walked the primary key over the whole log.
+//
+// The upper bound (`upTo`, the relay's position) is not in the SQL: with `id > ? and id <= ?` a
+// PostgreSQL whose statistics were stale (no ANALYZE since an airdrop) once read the whole range with
+// a bitmap scan and a sort (issue 34). Rows past `upTo` are dropped here instead: the matches at or
+// below it are a prefix of the matches in id order, so the first `limit` of them are the same rows
+// either way, and the rows past the relay's position are the few being committed.
+//
+// On PostgreSQL the branches' ordered index scans are also made the only plan
+// (POSTGRES_READ_SETTINGS): with stale statistics an equality (`asset_id = 'gold'`) is estimated at
+// a handful of rows, and the planner read all of its matches with a bitmap scan and sorted them
+// (test/integration/events/event-read-plans.test.ts shows both).
+import type { EntityManager } from '@mikro-orm/sql';
+import type { EventType } from '../db/entities/OutboxEvent.ts';
+import { EVENT_TYPES, type OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import { databaseKindOf } from '../db/platform.ts';
+import type { EventFilter } from './filter.ts';
+
+/** The columns of an event row, in the order of the relay's read (./store.ts). */
+const COLUMNS = 'id, type, occurred_at, data, asset_id, collection_id, wallets, operation_id';
+
+export interface EventReadQuery {
+  /** `?` placeholders, unquoted lowercase identifiers: the same text for SQLite and PostgreSQL. */
+  sql: string;
+  params: unknown[];
+}
+
+interface Condition {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * The SQL of the first `limit` events after `after` matching `filter` (every event when absent), in
+ * id order; null when the filter can match nothing (no type).
+ */
+export function eventReadQuery(after: number, limit: number, filter?: EventFilter): EventReadQuery | null {
+  const branches = filter ? branchesOf(filter) : [[]];
+  if (branches.length === 0) return null;
+  const selects = branches.map((conditions) => {
+    const where = ['id > ?', ...conditions.map((condition) => condition.sql)].join(' and ');
+    return {
+      sql: `select ${COLUMNS} from outbox_event where ${where} order by id limit ?`,
+      params: [after, ...conditions.flatMap((condition) => condition.params), limit],
+    };
+  });
+  if (selects.length === 1) return selects[0];
+  // Each branch inside its own subquery: its ORDER BY and LIMIT stay its own (neither database pushes
+  // a condition into a subquery with a LIMIT), and the outer ORDER BY/LIMIT merge them.
+  return {
+    sql: `${selects.map((select, index) => `select * from (${select.sql}) as b${index}`).join(' union all ')} order by id limit ?`,
+    params: [...selects.flatMap((select) => select.params), limit],
+  };
+}
+
+/** The filter as disjoint conjunctions (their union is the filter's set, no row in two of them). */
+function branchesOf(filter: EventFilter): Condition[][] {
+  const common: Condition[] = [];
+  if (filter.assetId !== undefined) common.push({ sql: 'asset_id = ?', params: [filter.assetId] });
+  if (filter.collection !== undefined) common.push({ sql: 'collection_id = ?', params: [filter.collection] });
+  const types = EVENT_TYPES.filter((type) => filter.types.has(type));
+  if (types.length === 0) return [];
+  if (filter.wallet === undefined) {
+    // Every type: no condition (every row has one of EVENT_TYPES; writers are typed).
+    if (types.length === EVENT_TYPES.length) return [common];
+    // An asset or collection drives the read; the types filter its rows.
+    if (common.length > 0) return [[typeIn(types), ...common]];
+    // Types alone: one branch per type, each on (type, id).
+    return types.map((type) => [{ sql: 'type = ?', params: [type] }]);
+  }
+  const wallet = filter.wallet;
+  const branches: Condition[][] = [];
+  // A wallet filter never applies to price updates (./filter.ts, `matches`): all of them, on (type, id).
+  if (types.includes('priceUpdate')) branches.push([{ sql: 'type = ?', params: ['priceUpdate'] }, ...common]);
+  const others = types.filter((type) => type !== 'priceUpdate');
+  if (others.length > 0) {
+    const type =
+      others.length === EVENT_TYPES.length - 1
+        ? { sql: 'type <> ?', params: ['priceUpdate'] }
+        : typeIn(others);
+    branches.push([{ sql: 'from_wallet = ?', params: [wallet] }, type, ...common]);
+    // A transfer to oneself is in the `from` branch already.
+    branches.push([
+      { sql: 'to_wallet = ?', params: [wallet] },
+      { sql: '(from_wallet is null or from_wallet <> ?)', params: [wallet] },
+      type,
+      ...common,
+    ]);
+  }
+  return branches;
+}
+
+function typeIn(types: readonly EventType[]): Condition {
+  return types.length === 1
+    ? { sql: 'type = ?', params: [types[0]] }
+    : { sql: `type in (${types.map(() => '?').join(', ')})`, params: [...types] };
+}
+
+/**
+ * A row of the read as the driver returns it (PostgreSQL: int8 as text, jsonb parsed, timestamptz as
+ * a Date; SQLite: JSON as text, the date as the column stores it).
+ */
+export interface EventRow {
+  id: string | number;
+  type: OutboxEvent['type'];
+  occurred_at: unknown;
+  data: unknown;
+  asset_id: string;
+  collection_id: string | null;
+  wallets: unknown;
+  operation_id: string | null;
+}
+
+/** How a driver's values become the entity's: `date` and `json` of ../db/read-statements.ts. */
+export interface RowDecoder {
+  date(value: unknown): Date;
+  json(value: unknown): unknown;
+}
+
+export function eventOfRow(row: EventRow, decode: RowDecoder): OutboxEvent {
+  return {
+    id: Number(row.id),
+    type: row.type,
+    occurredAt: decode.date(row.occurred_at),
+    data: decode.json(row.data),
+    assetId: row.asset_id,
+    collectionId: row.collection_id,
+    wallets: decode.json(row.wallets),
+    operationId: row.operation_id ?? null,
+  } as OutboxEvent;
+}
+
+/** The rows of a read at or below `upTo` (see the top of this file), as entities. */
+export function eventsUpTo(rows: readonly EventRow[], decode: RowDecoder, upTo?: number): OutboxEvent[] {
+  const events: OutboxEvent[] = [];
+  for (const row of rows) {
+    if (upTo !== undefined && Number(row.id) > upTo) break;
+    events.push(eventOfRow(row, decode));
+  }
+  return events;
+}
+
+/** Driver values of both databases (PostgreSQL: Date and parsed jsonb; SQLite: text or a number). */
+const DECODE: RowDecoder = {
+  date: (value) => (value instanceof Date ? value : new Date(value as string | number)),
+  json: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
+};
+
+/**
+ * Planner settings for the read, local to its statement's implicit transaction: the only plan left
+ * is each branch's ordered index scan under its LIMIT (and a merge). Without them PostgreSQL chose by
+ * its estimates, and with statistics older than the rows (no ANALYZE since an airdrop: the default
+ * selectivities say an equality matches a handful of rows) it read every match with a bitmap scan
+ * and sorted them (a currency's every transfer, to return 100). Nothing here can be planned without
+ * an index (every branch has `id > ?` on an index ending with the id), so nothing gets slower.
+ */
+export const POSTGRES_READ_SETTINGS =
+  'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off;';
+
+/** The pg Pool's `query` with no values: one simple-protocol round trip, several statements. */
+interface PgPool {
+  query(text: string): Promise<{ rows: unknown[] }[]>;
+}
+
+/**
+ * The text PostgreSQL is sent for `query`: the settings and the read, one simple-protocol message
+ * (several statements in one implicit transaction, so `set local` holds for the read and ends with
+ * it, and an error rolls all of it back), the values written in by MikroORM's formatter as
+ * `em.execute` does. `prefix` goes before the read (tests: `explain`).
+ */
+export function postgresReadText(em: EntityManager, query: EventReadQuery, prefix = ''): string {
+  return `${POSTGRES_READ_SETTINGS} ${prefix}${em.getPlatform().formatQuery(query.sql, query.params)}`;
+}
+
+/** Runs text from `postgresReadText` on the ORM's pool; the rows of its last statement. */
+export async function runPostgresRead<T>(em: EntityManager, text: string): Promise<T[]> {
+  const pool = (await em.getConnection().getNativeClient()) as PgPool;
+  const results = await pool.query(text);
+  return results[results.length - 1].rows as T[];
+}
+
+/**
+ * The first `limit` events with id > `after` (and <= `upTo` when given) matching `filter`, in id
+ * order. SQLite: through `em`. PostgreSQL: on a connection of the ORM's pool, outside any transaction
+ * of `em` (the readers hold none), with POSTGRES_READ_SETTINGS; the values written into the
+ * statement, so every read is planned for its own values (no generic plan).
+ */
+export async function readEvents(
+  em: EntityManager,
+  after: number,
+  limit: number,
+  filter?: EventFilter,
+  upTo?: number,
+): Promise<OutboxEvent[]> {
+  const query = eventReadQuery(after, limit, filter);
+  if (!query) return [];
+  const rows =
+    databaseKindOf(em.getPlatform()) === 'postgresql'
+      ? await runPostgresRead<EventRow>(em, postgresReadText(em, query))
+      : await em.execute<EventRow[]>(query.sql, query.params);
+  return eventsUpTo(rows, DECODE, upTo);
+}
