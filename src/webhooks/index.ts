@@ -4,6 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { type Config, ConfigError } from '../config/index.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Orm } from '../db/orm.ts';
+import type { PublishedEvent } from '../events/filter.ts';
 import type { EventsModule } from '../events/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { type Metrics, type WebhookBacklog, watchWebhookBacklog } from '../observability/metrics.ts';
@@ -12,6 +13,8 @@ import { createWebhookService, type WebhookService } from './subscriptions.ts';
 
 export interface WebhooksModule {
   service: WebhookService;
+  /** The relay's sink (src/after-commit.ts): new events, kept for the dispatcher's fast path. */
+  published(events: readonly PublishedEvent[]): void;
   close(): Promise<void>;
 }
 
@@ -59,13 +62,12 @@ export function createWebhooks(deps: {
   wake = dispatcher.wake;
   changed = dispatcher.changed;
   settle = dispatcher.flush;
-  // New events: kept for the dispatcher, which does the work later, never in the relay's hand-over.
-  const unsubscribe = events.tail.onEvents((published) => dispatcher.published(published));
   watchWebhookBacklog(deps.metrics, () => backlog(deps.orm, lastEventId()));
   return {
     service,
+    // New events: kept for the dispatcher, which does the work later, never in the relay's hand-over.
+    published: (published) => dispatcher.published(published),
     async close() {
-      unsubscribe();
       await dispatcher.stop();
     },
   };
