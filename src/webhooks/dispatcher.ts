@@ -34,22 +34,18 @@
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 import { randomUUID } from 'node:crypto';
-import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
 import type { Counter, Histogram } from 'prom-client';
-import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
-import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
-import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
-import type { Orm } from '../db/orm.ts';
-import { databaseKindOf } from '../db/platform.ts';
-import { type PgStatements, pgStatements, type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
-import { type EventFilter, filterCondition, matches, type PublishedEvent } from '../events/filter.ts';
-import { toEnvelope } from '../events/store.ts';
+import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import type { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
+import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
+import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
+import { type EventStore, toEnvelope, toPublished } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { deliveryId } from './delivery-id.ts';
 import { createSendThread, DELIVERY_FIELDS, type StreamEvent, type StreamReport } from './send-thread.ts';
 import type { Outcome } from './sender.ts';
+import type { DeliveryRow, DeliveryStore } from './store/index.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 import type { TargetPolicy } from './targets.ts';
 
@@ -70,63 +66,6 @@ const IDLE_RELEASE_MS = 2000;
 /** The relay's events kept in memory for the fast path (twice this at most). */
 const RECENT_EVENTS = 5000;
 const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
-/** Rows per SQLite transaction of the fast path's writes, about (each holds up the event loop). */
-const SQLITE_PIECE_ROWS = 256;
-/** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
-const SQLITE_INSERT_ROWS = 64;
-/** A delivery row's properties, in the order of its columns in the raw insert. */
-const DELIVERY_COLUMNS = [
-  'id',
-  'subscription',
-  'eventId',
-  'eventType',
-  'status',
-  'attempts',
-  'firstAttemptAt',
-  'nextAttemptAt',
-  'lastAttemptAt',
-  'lastStatusCode',
-  'lastError',
-  'deliveredAt',
-  'createdAt',
-] as const;
-const DELIVERY_COLUMN_NAMES =
-  'id, subscription_id, event_id, event_type, status, attempts, first_attempt_at, next_attempt_at, ' +
-  'last_attempt_at, last_status_code, last_error, delivered_at, created_at';
-
-function insertDeliveriesSql(rows: number): string {
-  const row = `(${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
-  return (
-    `insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) values ${Array.from({ length: rows }, () => row).join(', ')} ` +
-    'on conflict (subscription_id, event_id) do nothing'
-  );
-}
-
-const PG_DELIVERY_TYPES = [
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'int',
-  'timestamptz',
-  'timestamptz',
-  'timestamptz',
-  'int',
-  'text',
-  'timestamptz',
-  'timestamptz',
-];
-const PG_FLUSH_SQL =
-  'with moved as (update webhook_subscription s set cursor = m.upto from unnest($1::text[], $2::bigint[], $3::bigint[]) ' +
-  'as m(id, was, upto) where s.id = m.id and s.locked_by = $4 and s.cursor = m.was returning s.id), ' +
-  `written as (insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) select * from unnest(` +
-  PG_DELIVERY_TYPES.map((type, i) => `$${i + 5}::${type}[]`).join(', ') +
-  `) as r(${DELIVERY_COLUMN_NAMES}) where r.subscription_id in (select id from moved) ` +
-  'on conflict (subscription_id, event_id) do nothing) select id from moved';
-const MOVE_CURSOR_SQL =
-  'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
-
 export interface DispatcherOptions extends TargetPolicy {
   timeoutMs: number;
   concurrency: number;
@@ -197,18 +136,9 @@ function live(event: PublishedEvent): LiveEvent {
   };
 }
 
+/** An event caught up from the outbox: the relay's own mapping of a row (../events/store.ts). */
 function fromRow(row: OutboxEvent): LiveEvent {
-  return {
-    id: Number(row.id),
-    type: row.type,
-    assetId: row.assetId,
-    collectionId: row.collectionId ?? null,
-    wallets: row.wallets,
-    json: JSON.stringify(toEnvelope(row)),
-    occurredAt: row.occurredAt.getTime(),
-    heldAt: clock(),
-    source: 'catch_up',
-  };
+  return { ...toPublished(row), occurredAt: row.occurredAt.getTime(), heldAt: clock(), source: 'catch_up' };
 }
 
 /** A subscription this instance holds the lease of. */
@@ -254,14 +184,11 @@ interface Streaming {
   end: () => void;
 }
 
-/** A success waiting to be written. */
-interface Success {
-  held: Held;
-  row: Record<string, unknown>;
-}
-
 export function createDispatcher(deps: {
-  orm: Orm;
+  /** Delivery state: subscriptions' cursors and leases, delivery rows. */
+  store: DeliveryStore;
+  /** The outbox, read to catch up from further back than the relay's recent events. */
+  events: EventStore;
   service: WebhookService;
   /** The relay's final position: no delivery is made of an id beyond it. */
   lastEventId: () => number;
@@ -272,10 +199,9 @@ export function createDispatcher(deps: {
   /** The user whose slots a subscription owner's take (a service account's owner; default itself). */
   accountOf?: (userId: string) => string | Promise<string>;
 }): Dispatcher {
-  const { orm, options, logger, metrics } = deps;
+  const { store, options, logger, metrics } = deps;
   const accountOf = deps.accountOf ?? ((userId: string) => userId);
   const instance = randomUUID();
-  const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
   // Requests are signed and sent by a thread of their own (send-worker.ts).
   const sender = createSendThread();
   // The metrics' label values resolved once (not hashed again for each of thousands of deliveries a second).
@@ -296,17 +222,13 @@ export function createDispatcher(deps: {
     'succeeded' | 'failed' | 'given_up',
     { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
   >;
-  // SQLite: the fast path's writes as prepared statements on the ORM's connection (write-statements.ts).
-  const writer = postgres ? null : sqliteWriter(orm, () => {});
-  let pg: PgStatements | undefined;
-  writer?.catch(() => undefined);
   const sendOptions = { ...options, userAgent: deps.userAgent };
   // Longer than one attempt can take; renewed every POLL_MS for everything held.
   const leaseMs = 2 * options.timeoutMs + 2000;
   const held = new Map<string, Held>();
   const running = new Set<Promise<void>>();
   /** Successes not yet written. */
-  let successes: Success[] = [];
+  let successes: DeliveryRow[] = [];
   /** The relay's recent events, in id order, covering every event id in (recentAfter, last id]. */
   let recent: LiveEvent[] = [];
   let recentAfter: number | null = null;
@@ -373,8 +295,7 @@ export function createDispatcher(deps: {
     });
   }
 
-  const em = () => orm.em.fork() as unknown as EntityManager;
-  const leaseFree = (now: Date) => ({ $or: [{ lockedUntil: null }, { lockedUntil: { $lt: now } }] });
+  const leaseUntil = () => new Date(Date.now() + leaseMs);
 
   function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
     const target = h ?? {
@@ -420,7 +341,7 @@ export function createDispatcher(deps: {
       if (held.size === 0) {
         if (now - countedAt >= POLL_MS) {
           countedAt = now;
-          anySubscriptions = (await em().count(WebhookSubscription, { enabled: true, deletedAt: null })) > 0;
+          anySubscriptions = await store.anyEnabled();
         }
         if (!anySubscriptions) return;
       }
@@ -453,17 +374,8 @@ export function createDispatcher(deps: {
       const accounts = await claim(candidates, options.concurrency - held.size);
       const claimed = [...accounts.keys()];
       if (claimed.length === 0) return;
-      const reader = em();
-      const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
-      const withPending = new Set(
-        (
-          await reader.find(
-            WebhookDelivery,
-            { subscription: { $in: claimed }, status: 'pending' },
-            { fields: ['subscription'] },
-          )
-        ).map((row) => row.subscription.id),
-      );
+      const subs = await store.leased(instance, claimed);
+      const withPending = await store.withPending(claimed);
       for (const sub of subs) {
         if (stopped) break;
         const h = track(sub, undefined, accounts.get(sub.id));
@@ -484,44 +396,25 @@ export function createDispatcher(deps: {
   }
 
   /**
-   * Takes the leases of up to `limit` of `candidates` that are still free, in one transaction: the
-   * rows are read and locked, then leased. PostgreSQL locks them `FOR UPDATE SKIP LOCKED`, so
-   * instances claiming at once each get others' leftovers instead of queueing behind (and then
-   * failing on) the same rows; SQLite has one writer at a time, its transaction alone is enough.
+   * Takes the leases of up to `limit` of `candidates` that are still free (the store's `claim`).
    * 30.7: no account gets more than `concurrencyPerOwner` of the slots (the rest wait their turn).
    * The leased ones, each with its account.
    */
   async function claim(candidates: string[], limit: number): Promise<Map<string, string>> {
-    const taken = new Map<string, string>();
-    if (limit <= 0) return taken;
-    await em().transactional(async (tx) => {
-      const free = await tx.find(
-        WebhookSubscription,
-        { id: { $in: candidates }, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
-        {
-          fields: ['id', 'owner'],
-          limit,
-          ...(postgres ? { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE } : {}),
-        },
-      );
-      const slots = slotsByAccount();
-      for (const sub of free) {
-        const found = accountOf(sub.owner.id);
+    const slots = slotsByAccount();
+    return store.claim(candidates, {
+      instance,
+      until: leaseUntil(),
+      limit,
+      admit: async (owner) => {
+        const found = accountOf(owner);
         const account = typeof found === 'string' ? found : await found;
         const used = slots.get(account) ?? 0;
-        if (used >= options.concurrencyPerOwner) continue;
+        if (used >= options.concurrencyPerOwner) return null;
         slots.set(account, used + 1);
-        taken.set(sub.id, account);
-      }
-      const ids = [...taken.keys()];
-      if (ids.length === 0) return;
-      await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: { $in: ids } },
-        { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
-      );
+        return account;
+      },
     });
-    return taken;
   }
 
   /** Others wait for its slot (any, or its account's) and it had its DELIVERIES_PER_LEASE. */
@@ -557,75 +450,31 @@ export function createDispatcher(deps: {
    */
   async function waitingSubscriptions(limit: number): Promise<string[]> {
     const now = new Date();
-    const reader = em();
     const full = fullOwners();
-    waitingAccounts = await accountsWaiting(reader, full, now);
-    const behind = await reader.find(
-      WebhookSubscription,
-      {
-        enabled: true,
-        deletedAt: null,
-        cursor: { $lt: deps.lastEventId() },
-        ...leaseFree(now),
-        ...(full.length > 0 && { owner: { $nin: full } }),
-      },
-      { fields: ['id'], limit },
-    );
-    const due = await reader.find(
-      WebhookDelivery,
-      { status: 'pending', nextAttemptAt: { $lte: now } },
-      { fields: ['subscription'], limit: 500 },
-    );
-    const dueIds = new Set(due.map((row) => row.subscription.id));
+    waitingAccounts = await accountsWaiting(full, now);
+    const behind = await store.behind({ lastEventId: deps.lastEventId(), now, limit, exceptOwners: full });
+    const dueIds = await store.due(now, 500);
     for (const h of held.values()) if (dueIds.has(h.id) && h.mode === 'fast') h.wantSlow = true;
-    const behindIds = behind.map((sub) => sub.id).filter((id) => !dueIds.has(id));
-    const blocked =
-      behindIds.length === 0
-        ? new Set<string>()
-        : new Set(
-            (
-              await reader.find(
-                WebhookDelivery,
-                { subscription: { $in: behindIds }, status: 'pending', nextAttemptAt: { $gt: now } },
-                { fields: ['subscription'] },
-              )
-            ).map((row) => row.subscription.id),
-          );
+    const behindIds = behind.filter((id) => !dueIds.has(id));
+    const blocked = await store.retryLater(behindIds, now);
     return [...new Set([...dueIds, ...behindIds.filter((id) => !blocked.has(id))])].filter(
       (id) => !held.has(id),
     );
   }
 
   /** The accounts of `owners` (at their cap) with an unleased subscription behind. */
-  async function accountsWaiting(reader: EntityManager, owners: string[], now: Date): Promise<Set<string>> {
+  async function accountsWaiting(owners: string[], now: Date): Promise<Set<string>> {
     if (owners.length === 0) return new Set();
-    const waiting = await reader.find(
-      WebhookSubscription,
-      {
-        owner: { $in: owners },
-        enabled: true,
-        deletedAt: null,
-        cursor: { $lt: deps.lastEventId() },
-        ...leaseFree(now),
-      },
-      { fields: ['owner'], limit: 100 },
-    );
+    const waiting = await store.ownersBehind(owners, deps.lastEventId(), now);
     const accountOfOwner = new Map([...held.values()].map((h) => [h.owner, h.account]));
-    return new Set(waiting.map((sub) => accountOfOwner.get(sub.owner.id) ?? sub.owner.id));
+    return new Set(waiting.map((owner) => accountOfOwner.get(owner) ?? owner));
   }
 
   /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
   async function refresh(): Promise<void> {
     if (held.size === 0) return;
-    const store = em();
-    await store.nativeUpdate(
-      WebhookSubscription,
-      { lockedBy: instance },
-      { lockedUntil: new Date(Date.now() + leaseMs) },
-    );
-    const rows = new Map(
-      (await store.find(WebhookSubscription, { lockedBy: instance })).map((sub) => [sub.id, sub]),
-    );
+    await store.renew(instance, leaseUntil());
+    const rows = new Map((await store.leased(instance)).map((sub) => [sub.id, sub]));
     for (const h of held.values()) {
       const sub = rows.get(h.id);
       if (!sub?.enabled || sub.deletedAt) {
@@ -771,22 +620,19 @@ export function createDispatcher(deps: {
         const startedAt = new Date(started);
         const doneAt = new Date(done);
         successes.push({
-          held: h,
-          row: {
-            id: ids[i],
-            subscription: h.id,
-            eventId,
-            eventType: types[i],
-            status: 'succeeded',
-            attempts: 1,
-            firstAttemptAt: startedAt,
-            nextAttemptAt: startedAt,
-            lastAttemptAt: doneAt,
-            lastStatusCode: numbers[at + 6],
-            lastError: null,
-            deliveredAt: doneAt,
-            createdAt: startedAt,
-          },
+          id: ids[i],
+          subscription: h.id,
+          eventId,
+          eventType: types[i],
+          status: 'succeeded',
+          attempts: 1,
+          firstAttemptAt: startedAt,
+          nextAttemptAt: startedAt,
+          lastAttemptAt: doneAt,
+          lastStatusCode: numbers[at + 6],
+          lastError: null,
+          deliveredAt: doneAt,
+          createdAt: startedAt,
         });
       }
       if (count > 0) {
@@ -840,11 +686,7 @@ export function createDispatcher(deps: {
     }
     const last = deps.lastEventId();
     if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
-    const rows = await em().find(
-      OutboxEvent,
-      { ...filterCondition(h.filter), id: { $gt: h.confirmed, $lte: last } },
-      { orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
-    );
+    const rows = await deps.events.after(h.confirmed, MATERIALIZE_BATCH, h.filter, last);
     const events = rows.map(fromRow);
     return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
   }
@@ -866,7 +708,7 @@ export function createDispatcher(deps: {
     /** The failed one, if any (the last answer). */
     const failures: {
       event: LiveEvent;
-      row: RequiredEntityData<WebhookDelivery>;
+      row: DeliveryRow;
       outcome: Outcome;
       startedAt: Date;
     }[] = [];
@@ -895,24 +737,21 @@ export function createDispatcher(deps: {
         const now = new Date(answer.doneAt);
         observe('succeeded', startedAt, now);
         metrics.lagSeconds.observe(Math.max(0, answer.doneAt - event.occurredAt) / 1000);
+        // Built once, as written (one object per delivery, thousands a second).
         successes.push({
-          held: h,
-          // Built once, as written (one object per delivery, thousands a second).
-          row: {
-            id: ids[i],
-            subscription: h.id,
-            eventId: event.id,
-            eventType: event.type,
-            status: 'succeeded',
-            attempts: 1,
-            firstAttemptAt: startedAt,
-            nextAttemptAt: startedAt,
-            lastAttemptAt: now,
-            lastStatusCode: answer.outcome.statusCode,
-            lastError: null,
-            deliveredAt: now,
-            createdAt: startedAt,
-          },
+          id: ids[i],
+          subscription: h.id,
+          eventId: event.id,
+          eventType: event.type,
+          status: 'succeeded',
+          attempts: 1,
+          firstAttemptAt: startedAt,
+          nextAttemptAt: startedAt,
+          lastAttemptAt: now,
+          lastStatusCode: answer.outcome.statusCode,
+          lastError: null,
+          deliveredAt: now,
+          createdAt: startedAt,
         });
         h.confirmed = event.id;
         h.sent++;
@@ -928,12 +767,7 @@ export function createDispatcher(deps: {
   }
 
   /** The row of a delivery about to be retried (its first attempt failed on the fast path). */
-  function pendingRow(
-    h: Held,
-    id: string,
-    event: LiveEvent,
-    startedAt: Date,
-  ): RequiredEntityData<WebhookDelivery> {
+  function pendingRow(h: Held, id: string, event: LiveEvent, startedAt: Date): DeliveryRow {
     return {
       id,
       subscription: h.id,
@@ -955,7 +789,7 @@ export function createDispatcher(deps: {
   async function failedFast(
     h: Held,
     event: LiveEvent,
-    row: RequiredEntityData<WebhookDelivery>,
+    row: DeliveryRow,
     outcome: Outcome,
     startedAt: Date,
   ): Promise<void> {
@@ -963,22 +797,16 @@ export function createDispatcher(deps: {
     await flush();
     h.mode = 'slow';
     if (h.lost) return;
-    const store = em();
-    const written = await store.transactional(async (tx) => {
-      const moved = await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: h.id, lockedBy: instance, cursor: h.flushed },
-        { cursor: event.id },
-      );
-      if (moved !== 1) return false;
-      await tx.insert(WebhookDelivery, row);
-      return true;
-    });
+    const written = await store.recordFirstFailure(
+      instance,
+      { id: h.id, from: h.flushed, to: event.id },
+      row,
+    );
     if (!written) return;
     h.confirmed = h.flushed = event.id;
-    const sub = await store.findOne(WebhookSubscription, { id: h.id });
-    const delivery = await store.findOne(WebhookDelivery, { id: row.id });
-    if (sub && delivery) await record(store, sub, delivery, outcome, startedAt);
+    const sub = await store.subscription(h.id);
+    const delivery = await store.delivery(row.id);
+    if (sub && delivery) await record(sub, delivery, outcome, startedAt);
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
@@ -993,12 +821,10 @@ export function createDispatcher(deps: {
       successes = [];
       const moves = [...held.values()]
         .filter((h) => h.mode === 'fast' && !h.lost && h.confirmed > h.flushed)
-        .map((h) => ({ h, from: h.flushed, to: h.confirmed }));
+        .map((h) => ({ h, id: h.id, from: h.flushed, to: h.confirmed }));
       if (moves.length === 0) return;
       try {
-        const moved = writer
-          ? await writeSqlite(await writer, moves, batch)
-          : await writePostgres(moves, batch);
+        const moved = await store.recordSuccesses(instance, moves, batch);
         for (const { h, to } of moves) {
           if (moved.has(h.id)) h.flushed = to;
           // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
@@ -1017,116 +843,16 @@ export function createDispatcher(deps: {
     });
   }
 
-  /**
-   * SQLite: the cursors and the delivery rows as prepared statements (the ORM's query builder cost
-   * more CPU per row than SQLite's own insert), each subscription's cursor in the same transaction as
-   * its rows. A transaction runs synchronously, holding up the event loop (the API, the WebSocket
-   * fan-out) while it lasts: so at most about SQLITE_PIECE_ROWS rows each, one after the other in
-   * turns of their own. Which subscriptions' cursors moved (a piece that fails moves none of its own).
-   */
-  async function writeSqlite(
-    sqlite: SqliteWriter,
-    moves: { h: Held; from: number; to: number }[],
-    batch: Success[],
-  ): Promise<Set<string>> {
-    const rowsOf = new Map<string, Success[]>();
-    for (const success of batch) {
-      const list = rowsOf.get(success.held.id);
-      if (list) list.push(success);
-      else rowsOf.set(success.held.id, [success]);
-    }
-    const done = new Set<string>();
-    let piece: typeof moves = [];
-    let pieceRows = 0;
-    const write = async () => {
-      const these = piece;
-      piece = [];
-      pieceRows = 0;
-      try {
-        for (const id of await sqlite.transaction(() => writeSqlitePiece(sqlite, these, rowsOf)))
-          done.add(id);
-      } catch (error) {
-        logger.warn({ err: error }, 'webhook delivery records not written');
-      }
-    };
-    for (const move of moves) {
-      piece.push(move);
-      pieceRows += rowsOf.get(move.h.id)?.length ?? 0;
-      if (pieceRows >= SQLITE_PIECE_ROWS) await write();
-    }
-    if (piece.length > 0) await write();
-    return done;
-  }
-
-  /** One transaction's work: some subscriptions' cursors, each with its rows (synchronous). */
-  function writeSqlitePiece(
-    sqlite: SqliteWriter,
-    moves: { h: Held; from: number; to: number }[],
-    rowsOf: Map<string, Success[]>,
-  ): string[] {
-    const done: string[] = [];
-    const move = sqlite.statement(MOVE_CURSOR_SQL);
-    const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
-    const one = sqlite.statement(insertDeliveriesSql(1));
-    const values: unknown[] = [];
-    let rows = 0;
-    for (const { h, from, to } of moves) {
-      if (move.run(to, h.id, instance, from).changes !== 1) continue;
-      done.push(h.id);
-      for (const success of rowsOf.get(h.id) ?? []) {
-        for (const column of DELIVERY_COLUMNS) values.push(sqlite.value(success.row[column]));
-        if (++rows === SQLITE_INSERT_ROWS) {
-          many.run(...values);
-          values.length = 0;
-          rows = 0;
-        }
-      }
-    }
-    for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
-      one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
-    return done;
-  }
-
-  /**
-   * PostgreSQL: the cursors and the delivery rows in one statement (its own transaction), a named
-   * prepared statement on the pool with the rows as arrays: the cursors move, each from where it
-   * was, and only the moved subscriptions' rows are inserted; which moved.
-   */
-  async function writePostgres(
-    moves: { h: Held; from: number; to: number }[],
-    batch: Success[],
-  ): Promise<Set<string>> {
-    pg ??= pgStatements(orm);
-    const columns: unknown[][] = DELIVERY_COLUMNS.map(() => []);
-    for (const success of batch)
-      DELIVERY_COLUMNS.forEach((column, i) => {
-        columns[i].push(success.row[column]);
-      });
-    const rows = await pg.all('webhook_flush', PG_FLUSH_SQL, [
-      moves.map((move) => move.h.id),
-      moves.map((move) => move.from),
-      moves.map((move) => move.to),
-      instance,
-      ...columns,
-    ]);
-    return new Set(rows.map((row) => String(row.id)));
-  }
-
   /** One step of the slow path; whether the subscription goes on. */
   async function slowStep(h: Held): Promise<boolean> {
-    const store = em();
-    const sub = await store.findOne(WebhookSubscription, { id: h.id, lockedBy: instance });
+    const [sub] = await store.leased(instance, [h.id]);
     if (!sub?.enabled || sub.deletedAt) {
       h.lost = true;
       return false;
     }
     track(sub, h);
-    await materialize(store, sub);
-    const next = await store.findOne(
-      WebhookDelivery,
-      { subscription: h.id, status: 'pending' },
-      { orderBy: { eventId: 'asc' } },
-    );
+    await materialize(sub);
+    const next = await store.nextPending(h.id);
     if (!next) {
       // Nothing pending: back to the fast path, from the cursor.
       h.mode = 'fast';
@@ -1138,67 +864,32 @@ export function createDispatcher(deps: {
     if (next.nextAttemptAt.getTime() > Date.now()) return false;
     h.lastWork = Date.now();
     h.sent++;
-    return attempt(store, sub, h, next);
+    return attempt(sub, h, next);
   }
 
   /** Adds the deliveries of the events past the cursor that the subscription wants, moving the cursor. */
-  async function materialize(store: EntityManager, sub: WebhookSubscription): Promise<void> {
+  async function materialize(sub: WebhookSubscription): Promise<void> {
     const last = deps.lastEventId();
     if (sub.cursor >= last) return;
-    const events = await store.find(
-      OutboxEvent,
-      { ...filterCondition(subscriptionFilter(sub)), id: { $gt: sub.cursor, $lte: last } },
-      { fields: ['id', 'type', 'occurredAt'], orderBy: { id: 'asc' }, limit: MATERIALIZE_BATCH },
-    );
+    const events = await deps.events.after(sub.cursor, MATERIALIZE_BATCH, subscriptionFilter(sub), last);
     const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
-    await store.transactional(async (tx) => {
-      // Only the lease holder moves the cursor, and only from where it read it (a replay may move it back).
-      const moved = await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: sub.id, lockedBy: instance, cursor: sub.cursor },
-        { cursor },
-      );
-      if (moved !== 1 || events.length === 0) return;
-      const ids = events.map((event) => Number(event.id));
-      const existing = new Set(
-        (
-          await tx.find(
-            WebhookDelivery,
-            { subscription: sub.id, eventId: { $in: ids } },
-            { fields: ['eventId'] },
-          )
-        ).map((row) => Number(row.eventId)),
-      );
-      const now = new Date();
-      const rows = events
-        .filter((event) => !existing.has(Number(event.id)))
-        .map((event) => ({
-          id: deliveryId(sub.id, Number(event.id), event.occurredAt.getTime()),
-          subscription: sub.id,
-          eventId: Number(event.id),
-          eventType: event.type,
-          status: 'pending' as const,
-          attempts: 0,
-          firstAttemptAt: null,
-          nextAttemptAt: now,
-          lastAttemptAt: null,
-          lastStatusCode: null,
-          lastError: null,
-          deliveredAt: null,
-          createdAt: now,
-        }));
-      if (rows.length > 0) await tx.insertMany(WebhookDelivery, rows);
-    });
+    await store.materialize(
+      sub.id,
+      instance,
+      { from: sub.cursor, to: cursor },
+      events.map((event) => ({ id: Number(event.id), type: event.type, occurredAt: event.occurredAt })),
+      new Date(),
+    );
     sub.cursor = cursor;
   }
 
   /** Sends one delivery and records the outcome; whether the subscription may go on. */
-  async function attempt(store: EntityManager, sub: WebhookSubscription, h: Held, delivery: WebhookDelivery) {
-    const event = await store.findOne(OutboxEvent, { id: delivery.eventId });
+  async function attempt(sub: WebhookSubscription, h: Held, delivery: WebhookDelivery) {
+    const eventId = Number(delivery.eventId);
+    const [event] = await deps.events.after(eventId - 1, 1, undefined, eventId);
     const startedAt = new Date();
     if (!event) {
-      await store.nativeUpdate(
-        WebhookDelivery,
+      await store.recordAttempt(
         { id: delivery.id },
         { status: 'failed', lastError: 'the event is no longer retained', lastAttemptAt: startedAt },
       );
@@ -1210,12 +901,11 @@ export function createDispatcher(deps: {
       sendOptions,
     );
     if (outcome.ok) metrics.lagSeconds.observe(Math.max(0, Date.now() - event.occurredAt.getTime()) / 1000);
-    return record(store, sub, delivery, outcome, startedAt);
+    return record(sub, delivery, outcome, startedAt);
   }
 
   /** Records an attempt's outcome on its row (and the subscription's status); whether it may go on. */
   async function record(
-    store: EntityManager,
     sub: WebhookSubscription,
     delivery: WebhookDelivery,
     outcome: Outcome,
@@ -1230,35 +920,30 @@ export function createDispatcher(deps: {
     const unchanged = { id: delivery.id, nextAttemptAt: delivery.nextAttemptAt };
     if (outcome.ok) {
       observe('succeeded', startedAt, now);
-      await store.nativeUpdate(WebhookDelivery, unchanged, {
+      await store.recordAttempt(unchanged, {
         ...recorded,
         status: 'succeeded',
         lastError: null,
         deliveredAt: now,
       });
       if (sub.status !== 'active' || sub.failingSince)
-        await store.nativeUpdate(
-          WebhookSubscription,
-          { id: sub.id },
-          { status: 'active', failingSince: null },
-        );
+        await store.setStatus(sub.id, { status: 'active', failingSince: null });
       return true;
     }
     const giveUp = now.getTime() - firstAttemptAt.getTime() >= options.retryWindowSeconds * 1000;
     observe(giveUp ? 'given_up' : 'failed', startedAt, now);
-    const written = await store.nativeUpdate(WebhookDelivery, unchanged, {
+    const written = await store.recordAttempt(unchanged, {
       ...recorded,
       lastError: outcome.error?.slice(0, 250) ?? null,
       status: giveUp ? 'failed' : 'pending',
       nextAttemptAt: new Date(now.getTime() + retryDelayMs(options.retryBaseMs, attempts)),
     });
-    if (written !== 1) return true;
+    if (!written) return true;
     if (giveUp) {
       const failingSince = sub.failingSince ?? now;
       const disable = now.getTime() - failingSince.getTime() >= options.disableAfterSeconds * 1000;
-      await store.nativeUpdate(
-        WebhookSubscription,
-        { id: sub.id },
+      await store.setStatus(
+        sub.id,
         disable ? { status: 'disabled', enabled: false, failingSince } : { status: 'failing', failingSince },
       );
       sub.status = disable ? 'disabled' : 'failing';
@@ -1276,11 +961,7 @@ export function createDispatcher(deps: {
       await flush();
     } finally {
       held.delete(h.id);
-      await em().nativeUpdate(
-        WebhookSubscription,
-        { id: h.id, lockedBy: instance },
-        { lockedBy: null, lockedUntil: null },
-      );
+      await store.release(h.id, instance);
     }
   }
 
