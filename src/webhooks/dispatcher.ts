@@ -33,21 +33,36 @@
 // and one user's slow endpoints only that user's. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
+// The parts: this file schedules (tick, serve), runs the fast path and follows the sender thread's
+// streams; ./leases.ts takes, renews and lets go of leases and says whose turn is over;
+// ./slow-path.ts materializes pending rows and records each attempt; ./held.ts is what they share;
+// every read and write of delivery state goes through ./store/ (the DeliveryStore port).
 import { randomUUID } from 'node:crypto';
 import type { Counter, Histogram } from 'prom-client';
-import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
-import type { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
-import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
-import { type EventStore, toEnvelope, toPublished } from '../events/store.ts';
+import { matches, type PublishedEvent } from '../events/filter.ts';
+import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { deliveryId } from './delivery-id.ts';
-import { createSendThread, DELIVERY_FIELDS, type StreamEvent, type StreamReport } from './send-thread.ts';
+import {
+  clock,
+  type DispatcherOptions,
+  firstAfter,
+  fromRow,
+  type Held,
+  type LiveEvent,
+  live,
+  MATERIALIZE_BATCH,
+  type StopReason,
+  type Streaming,
+} from './held.ts';
+import { Leases } from './leases.ts';
+import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
 import type { Outcome } from './sender.ts';
+import { createSlowPath } from './slow-path.ts';
 import type { DeliveryRow, DeliveryStore } from './store/index.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
-import type { TargetPolicy } from './targets.ts';
 
 /** How often the dispatcher looks for work without being nudged (retries coming due, other instances' leases). */
 const POLL_MS = 250;
@@ -55,27 +70,12 @@ const POLL_MS = 250;
 const CLAIM_EVERY_MS = 25;
 /** Successful deliveries and cursors are written this often (together, for every subscription). */
 const FLUSH_MS = 200;
-/** Events read from the outbox (or turned into deliveries) per step. */
-const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
 const SEND_SERIES = 64;
-/** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
-const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
 const IDLE_RELEASE_MS = 2000;
 /** The relay's events kept in memory for the fast path (twice this at most). */
 const RECENT_EVENTS = 5000;
-const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
-export interface DispatcherOptions extends TargetPolicy {
-  timeoutMs: number;
-  concurrency: number;
-  /** Of `concurrency`, the most one account's subscriptions hold at once (30.7). */
-  concurrencyPerOwner: number;
-  retryBaseMs: number;
-  retryWindowSeconds: number;
-  disableAfterSeconds: number;
-}
-
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
@@ -89,99 +89,6 @@ export interface Dispatcher {
   /** The relay handed over events (kept for the fast path). */
   published(events: readonly PublishedEvent[]): void;
   stop(): Promise<void>;
-}
-
-/** Exponential backoff with jitter: between half and all of base·2^(attempt-1), at most an hour. */
-export function retryDelayMs(base: number, attempts: number): number {
-  const ceiling = Math.min(base * 2 ** Math.min(attempts - 1, 30), MAX_RETRY_DELAY_MS);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-/**
- * An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames), as
- * the sender thread's streams take it, and from where it came.
- */
-interface LiveEvent extends Omit<StreamEvent, 'at' | 'time'> {
-  source: 'relay' | 'catch_up';
-}
-
-/** The index of the first of `events` (in id order) after the event `id`. */
-function firstAfter(events: readonly LiveEvent[], id: number): number {
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (events[mid].id <= id) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-const clock = () => performance.timeOrigin + performance.now();
-
-const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
-
-function live(event: PublishedEvent): LiveEvent {
-  const occurredAt = Date.parse(OCCURRED_AT.exec(event.json)?.[1] ?? '');
-  return {
-    id: event.id,
-    type: event.type,
-    assetId: event.assetId,
-    collectionId: event.collectionId,
-    wallets: event.wallets,
-    json: event.json,
-    occurredAt: Number.isNaN(occurredAt) ? Date.now() : occurredAt,
-    heldAt: clock(),
-    source: 'relay',
-  };
-}
-
-/** An event caught up from the outbox: the relay's own mapping of a row (../events/store.ts). */
-function fromRow(row: OutboxEvent): LiveEvent {
-  return { ...toPublished(row), occurredAt: row.occurredAt.getTime(), heldAt: clock(), source: 'catch_up' };
-}
-
-/** A subscription this instance holds the lease of. */
-interface Held {
-  id: string;
-  /** The subscription's owner (a user or service account) and the account whose slots it takes (30.7). */
-  owner: string;
-  account: string;
-  url: string;
-  sealed: string;
-  previousSecretExpiresAt: number | null;
-  /** The secrets that sign now (the previous one too while its overlap lasts). */
-  secrets: string[];
-  filter: EventFilter;
-  mode: 'fast' | 'slow';
-  /** Fast path: done with every event up to here (delivered or not wanted). */
-  confirmed: number;
-  /** The cursor as last written. */
-  flushed: number;
-  /** Asked (by the poll) to go through the slow path: a pending row is due, or a replay moved the cursor. */
-  wantSlow: boolean;
-  /** The lease is gone, or the subscription was disabled or deleted: stop. */
-  lost: boolean;
-  sent: number;
-  lastWork: number;
-  /** Its fast path's stream in the sender thread, while one runs. */
-  stream: Streaming | null;
-}
-
-/** Why a stream was asked to end. */
-type StopReason = 'lost' | 'slow' | 'turn' | 'idle';
-
-/** A subscription's stream in the sender thread (send-worker.ts), as the dispatcher follows it. */
-interface Streaming {
-  gen: number;
-  /** Why it was asked to end (null: it runs on). */
-  stopping: StopReason | null;
-  /** The writes failed meanwhile: its later successes are not taken (sent again from the cursor). */
-  discard: boolean;
-  /** The request that ended it. */
-  failed: StreamReport['failed'];
-  ended: Promise<void>;
-  end: () => void;
 }
 
 export function createDispatcher(deps: {
@@ -223,8 +130,6 @@ export function createDispatcher(deps: {
     { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
   >;
   const sendOptions = { ...options, userAgent: deps.userAgent };
-  // Longer than one attempt can take; renewed every POLL_MS for everything held.
-  const leaseMs = 2 * options.timeoutMs + 2000;
   const held = new Map<string, Held>();
   const running = new Set<Promise<void>>();
   /** Successes not yet written. */
@@ -251,10 +156,6 @@ export function createDispatcher(deps: {
    */
   let anySubscriptions = true;
   let countedAt = 0;
-  /** Unleased subscriptions are waiting while every slot is taken: let go after DELIVERIES_PER_LEASE. */
-  let contended = false;
-  /** Accounts at their WEBHOOK_CONCURRENCY_PER_OWNER with more subscriptions waiting: theirs take turns too. */
-  let waitingAccounts = new Set<string>();
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
   let serial: Promise<unknown> = Promise.resolve();
 
@@ -295,7 +196,29 @@ export function createDispatcher(deps: {
     });
   }
 
-  const leaseUntil = () => new Date(Date.now() + leaseMs);
+  const leases = new Leases({
+    store,
+    instance,
+    // Longer than one attempt can take; renewed every POLL_MS for everything held.
+    leaseMs: 2 * options.timeoutMs + 2000,
+    concurrencyPerOwner: options.concurrencyPerOwner,
+    accountOf,
+    lastEventId: deps.lastEventId,
+    held,
+  });
+  const slow = createSlowPath({
+    store,
+    events: deps.events,
+    sender,
+    instance,
+    lastEventId: deps.lastEventId,
+    options,
+    sendOptions,
+    logger,
+    metrics,
+    observe,
+    track,
+  });
 
   function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
     const target = h ?? {
@@ -349,11 +272,11 @@ export function createDispatcher(deps: {
       if (free <= 0) {
         if (now - contendedAt >= POLL_MS) {
           contendedAt = now;
-          contended = (await waitingSubscriptions(1)).length > 0;
+          leases.contended = (await leases.waiting(1)).length > 0;
         }
         return;
       }
-      contended = false;
+      leases.contended = false;
       if (now - claimedAt < CLAIM_EVERY_MS) {
         // Looked a moment ago: look again once the interval is over.
         if (!claimTimer)
@@ -367,11 +290,11 @@ export function createDispatcher(deps: {
         return;
       }
       claimedAt = now;
-      const candidates = await waitingSubscriptions(free * 2);
+      const candidates = await leases.waiting(free * 2);
       if (candidates.length === 0 || stopped) return;
       // Work ahead: the sender thread starts (~0.1 s) while the leases are taken.
       sender.warm();
-      const accounts = await claim(candidates, options.concurrency - held.size);
+      const accounts = await leases.claim(candidates, options.concurrency - held.size);
       const claimed = [...accounts.keys()];
       if (claimed.length === 0) return;
       const subs = await store.leased(instance, claimed);
@@ -395,85 +318,10 @@ export function createDispatcher(deps: {
     }
   }
 
-  /**
-   * Takes the leases of up to `limit` of `candidates` that are still free (the store's `claim`).
-   * 30.7: no account gets more than `concurrencyPerOwner` of the slots (the rest wait their turn).
-   * The leased ones, each with its account.
-   */
-  async function claim(candidates: string[], limit: number): Promise<Map<string, string>> {
-    const slots = slotsByAccount();
-    return store.claim(candidates, {
-      instance,
-      until: leaseUntil(),
-      limit,
-      admit: async (owner) => {
-        const found = accountOf(owner);
-        const account = typeof found === 'string' ? found : await found;
-        const used = slots.get(account) ?? 0;
-        if (used >= options.concurrencyPerOwner) return null;
-        slots.set(account, used + 1);
-        return account;
-      },
-    });
-  }
-
-  /** Others wait for its slot (any, or its account's) and it had its DELIVERIES_PER_LEASE. */
-  function turnOver(h: Held): boolean {
-    return (contended || waitingAccounts.has(h.account)) && h.sent >= DELIVERIES_PER_LEASE;
-  }
-
-  /** Slots this instance's held subscriptions take, per account. */
-  function slotsByAccount(): Map<string, number> {
-    const slots = new Map<string, number>();
-    for (const h of held.values()) slots.set(h.account, (slots.get(h.account) ?? 0) + 1);
-    return slots;
-  }
-
-  /**
-   * Owners whose account has every slot it may take: their subscriptions are not candidates (they
-   * would crowd the others out of the candidates' list and then not be claimed).
-   */
-  function fullOwners(): string[] {
-    const slots = slotsByAccount();
-    return [
-      ...new Set(
-        [...held.values()]
-          .filter((h) => (slots.get(h.account) ?? 0) >= options.concurrencyPerOwner)
-          .map((h) => h.owner),
-      ),
-    ];
-  }
-
-  /**
-   * Unleased subscriptions with work: behind the relay, or with a retry due; not those whose oldest
-   * pending delivery waits for its retry (their next events wait behind it).
-   */
-  async function waitingSubscriptions(limit: number): Promise<string[]> {
-    const now = new Date();
-    const full = fullOwners();
-    waitingAccounts = await accountsWaiting(full, now);
-    const behind = await store.behind({ lastEventId: deps.lastEventId(), now, limit, exceptOwners: full });
-    const dueIds = await store.due(now, 500);
-    for (const h of held.values()) if (dueIds.has(h.id) && h.mode === 'fast') h.wantSlow = true;
-    const behindIds = behind.filter((id) => !dueIds.has(id));
-    const blocked = await store.retryLater(behindIds, now);
-    return [...new Set([...dueIds, ...behindIds.filter((id) => !blocked.has(id))])].filter(
-      (id) => !held.has(id),
-    );
-  }
-
-  /** The accounts of `owners` (at their cap) with an unleased subscription behind. */
-  async function accountsWaiting(owners: string[], now: Date): Promise<Set<string>> {
-    if (owners.length === 0) return new Set();
-    const waiting = await store.ownersBehind(owners, deps.lastEventId(), now);
-    const accountOfOwner = new Map([...held.values()].map((h) => [h.owner, h.account]));
-    return new Set(waiting.map((owner) => accountOfOwner.get(owner) ?? owner));
-  }
-
   /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
   async function refresh(): Promise<void> {
     if (held.size === 0) return;
-    await store.renew(instance, leaseUntil());
+    await leases.renew();
     const rows = new Map((await store.leased(instance)).map((sub) => [sub.id, sub]));
     for (const h of held.values()) {
       const sub = rows.get(h.id);
@@ -497,10 +345,10 @@ export function createDispatcher(deps: {
         h.mode = 'slow';
       }
       if (h.mode === 'slow') {
-        if (!(await slowStep(h))) return;
+        if (!(await slow.step(h))) return;
         continue;
       }
-      if (turnOver(h)) return;
+      if (leases.turnOver(h)) return;
       if (canStream(h)) {
         // Up to date: the sender thread runs the fast path until it fails or is asked to stop.
         if ((await stream(h)) === 'idle') return;
@@ -648,7 +496,7 @@ export function createDispatcher(deps: {
     if (report.stopped) {
       if (h.stream === streaming) h.stream = null;
       streaming.end();
-    } else if (turnOver(h)) checkStreams();
+    } else if (leases.turnOver(h)) checkStreams();
   }
 
   /** Asks the streams that must end to stop (their lease lost, the slow path wanted, their turn over, idle). */
@@ -662,7 +510,7 @@ export function createDispatcher(deps: {
           ? 'lost'
           : h.wantSlow
             ? 'slow'
-            : turnOver(h)
+            : leases.turnOver(h)
               ? 'turn'
               : now - h.lastWork >= IDLE_RELEASE_MS
                 ? 'idle'
@@ -806,7 +654,7 @@ export function createDispatcher(deps: {
     h.confirmed = h.flushed = event.id;
     const sub = await store.subscription(h.id);
     const delivery = await store.delivery(row.id);
-    if (sub && delivery) await record(sub, delivery, outcome, startedAt);
+    if (sub && delivery) await slow.record(sub, delivery, outcome, startedAt);
   }
 
   function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
@@ -843,125 +691,13 @@ export function createDispatcher(deps: {
     });
   }
 
-  /** One step of the slow path; whether the subscription goes on. */
-  async function slowStep(h: Held): Promise<boolean> {
-    const [sub] = await store.leased(instance, [h.id]);
-    if (!sub?.enabled || sub.deletedAt) {
-      h.lost = true;
-      return false;
-    }
-    track(sub, h);
-    await materialize(sub);
-    const next = await store.nextPending(h.id);
-    if (!next) {
-      // Nothing pending: back to the fast path, from the cursor.
-      h.mode = 'fast';
-      h.wantSlow = false;
-      h.confirmed = h.flushed = Number(sub.cursor);
-      return true;
-    }
-    // Order: a later event waits while an earlier one is waiting for its retry.
-    if (next.nextAttemptAt.getTime() > Date.now()) return false;
-    h.lastWork = Date.now();
-    h.sent++;
-    return attempt(sub, h, next);
-  }
-
-  /** Adds the deliveries of the events past the cursor that the subscription wants, moving the cursor. */
-  async function materialize(sub: WebhookSubscription): Promise<void> {
-    const last = deps.lastEventId();
-    if (sub.cursor >= last) return;
-    const events = await deps.events.after(sub.cursor, MATERIALIZE_BATCH, subscriptionFilter(sub), last);
-    const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
-    await store.materialize(
-      sub.id,
-      instance,
-      { from: sub.cursor, to: cursor },
-      events.map((event) => ({ id: Number(event.id), type: event.type, occurredAt: event.occurredAt })),
-      new Date(),
-    );
-    sub.cursor = cursor;
-  }
-
-  /** Sends one delivery and records the outcome; whether the subscription may go on. */
-  async function attempt(sub: WebhookSubscription, h: Held, delivery: WebhookDelivery) {
-    const eventId = Number(delivery.eventId);
-    const [event] = await deps.events.after(eventId - 1, 1, undefined, eventId);
-    const startedAt = new Date();
-    if (!event) {
-      await store.recordAttempt(
-        { id: delivery.id },
-        { status: 'failed', lastError: 'the event is no longer retained', lastAttemptAt: startedAt },
-      );
-      return true;
-    }
-    const outcome = await sender.send(
-      sub.url,
-      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: h.secrets },
-      sendOptions,
-    );
-    if (outcome.ok) metrics.lagSeconds.observe(Math.max(0, Date.now() - event.occurredAt.getTime()) / 1000);
-    return record(sub, delivery, outcome, startedAt);
-  }
-
-  /** Records an attempt's outcome on its row (and the subscription's status); whether it may go on. */
-  async function record(
-    sub: WebhookSubscription,
-    delivery: WebhookDelivery,
-    outcome: Outcome,
-    startedAt: Date,
-  ): Promise<boolean> {
-    const firstAttemptAt = delivery.firstAttemptAt ?? startedAt;
-    const attempts = delivery.attempts + 1;
-    const now = new Date();
-    const recorded = { attempts, firstAttemptAt, lastAttemptAt: now, lastStatusCode: outcome.statusCode };
-    // Only the row as this attempt read it: a redelivery or replay asked for meanwhile (a new
-    // nextAttemptAt) stands, and the delivery goes again.
-    const unchanged = { id: delivery.id, nextAttemptAt: delivery.nextAttemptAt };
-    if (outcome.ok) {
-      observe('succeeded', startedAt, now);
-      await store.recordAttempt(unchanged, {
-        ...recorded,
-        status: 'succeeded',
-        lastError: null,
-        deliveredAt: now,
-      });
-      if (sub.status !== 'active' || sub.failingSince)
-        await store.setStatus(sub.id, { status: 'active', failingSince: null });
-      return true;
-    }
-    const giveUp = now.getTime() - firstAttemptAt.getTime() >= options.retryWindowSeconds * 1000;
-    observe(giveUp ? 'given_up' : 'failed', startedAt, now);
-    const written = await store.recordAttempt(unchanged, {
-      ...recorded,
-      lastError: outcome.error?.slice(0, 250) ?? null,
-      status: giveUp ? 'failed' : 'pending',
-      nextAttemptAt: new Date(now.getTime() + retryDelayMs(options.retryBaseMs, attempts)),
-    });
-    if (!written) return true;
-    if (giveUp) {
-      const failingSince = sub.failingSince ?? now;
-      const disable = now.getTime() - failingSince.getTime() >= options.disableAfterSeconds * 1000;
-      await store.setStatus(
-        sub.id,
-        disable ? { status: 'disabled', enabled: false, failingSince } : { status: 'failing', failingSince },
-      );
-      sub.status = disable ? 'disabled' : 'failing';
-      sub.failingSince = failingSince;
-      logger.warn({ webhook: sub.id, eventId: String(delivery.eventId) }, 'webhook delivery given up');
-      // The next event goes ahead: one dead message does not block the rest for ever.
-      return !disable;
-    }
-    return false;
-  }
-
   /** Writes what was delivered, then lets the subscription go. */
   async function release(h: Held): Promise<void> {
     try {
       await flush();
     } finally {
       held.delete(h.id);
-      await store.release(h.id, instance);
+      await leases.release(h.id);
     }
   }
 
