@@ -35,12 +35,13 @@
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
 // The parts: this file schedules (tick, serve), runs the fast path and follows the sender thread's
 // streams; ./leases.ts takes, renews and lets go of leases and says whose turn is over;
-// ./slow-path.ts materializes pending rows and records each attempt; ./held.ts is what they share;
+// ./slow-path.ts materializes pending rows and records each attempt; ./recent-events.ts keeps the
+// relay's recent events for the fast path; ./held.ts is what they share;
 // every read and write of delivery state goes through ./store/ (the DeliveryStore port).
 import { randomUUID } from 'node:crypto';
 import type { Counter, Histogram } from 'prom-client';
 import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
-import { matches, type PublishedEvent } from '../events/filter.ts';
+import type { PublishedEvent } from '../events/filter.ts';
 import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
@@ -48,16 +49,15 @@ import { deliveryId } from './delivery-id.ts';
 import {
   clock,
   type DispatcherOptions,
-  firstAfter,
   fromRow,
   type Held,
   type LiveEvent,
-  live,
   MATERIALIZE_BATCH,
   type StopReason,
   type Streaming,
 } from './held.ts';
 import { Leases } from './leases.ts';
+import { RecentEvents } from './recent-events.ts';
 import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
 import type { Outcome } from './sender.ts';
 import { createSlowPath } from './slow-path.ts';
@@ -74,8 +74,6 @@ const FLUSH_MS = 200;
 const SEND_SERIES = 64;
 /** A subscription with nothing to send this long is let go. */
 const IDLE_RELEASE_MS = 2000;
-/** The relay's events kept in memory for the fast path (twice this at most). */
-const RECENT_EVENTS = 5000;
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
@@ -134,9 +132,8 @@ export function createDispatcher(deps: {
   const running = new Set<Promise<void>>();
   /** Successes not yet written. */
   let successes: DeliveryRow[] = [];
-  /** The relay's recent events, in id order, covering every event id in (recentAfter, last id]. */
-  let recent: LiveEvent[] = [];
-  let recentAfter: number | null = null;
+  /** The relay's recent events, for the fast path. */
+  const recent = new RecentEvents();
   /** Workers waiting for events or a nudge. */
   let waiters: (() => void)[] = [];
   let scheduled = false;
@@ -375,14 +372,7 @@ export function createDispatcher(deps: {
 
   /** Whether the fast path may run in the sender thread: the events after `confirmed` are all in memory. */
   function canStream(h: Held): boolean {
-    return (
-      !stopped &&
-      !h.lost &&
-      !h.wantSlow &&
-      h.mode === 'fast' &&
-      recentAfter !== null &&
-      h.confirmed >= recentAfter
-    );
+    return !stopped && !h.lost && !h.wantSlow && h.mode === 'fast' && recent.covers(h.confirmed);
   }
 
   /**
@@ -400,10 +390,8 @@ export function createDispatcher(deps: {
     const streaming: Streaming = { gen, stopping: null, discard: false, failed: undefined, ended, end };
     h.stream = streaming;
     // The events it wants after its position that are here already; later ones follow in order.
-    const backlog: LiveEvent[] = [];
-    for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++)
-      if (matches(recent[i], h.filter)) backlog.push(recent[i]);
-    const upTo = Math.max(h.confirmed, recent.at(-1)?.id ?? h.confirmed);
+    const backlog = recent.matching(h.confirmed, h.filter).events;
+    const upTo = Math.max(h.confirmed, recent.lastId ?? h.confirmed);
     sender.startStream(
       {
         id: h.id,
@@ -523,15 +511,8 @@ export function createDispatcher(deps: {
 
   /** The next events the subscription wants after `confirmed`, and how far that answer reaches. */
   async function nextEvents(h: Held): Promise<{ events: LiveEvent[]; upTo: number }> {
-    if (recentAfter !== null && h.confirmed >= recentAfter && recent.length > 0) {
-      const events: LiveEvent[] = [];
-      for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++) {
-        if (!matches(recent[i], h.filter)) continue;
-        events.push(recent[i]);
-        if (events.length === MATERIALIZE_BATCH) return { events, upTo: recent[i].id };
-      }
-      return { events, upTo: recent[recent.length - 1].id };
-    }
+    if (recent.covers(h.confirmed) && recent.lastId !== undefined)
+      return recent.matching(h.confirmed, h.filter, MATERIALIZE_BATCH);
     const last = deps.lastEventId();
     if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
     const rows = await deps.events.after(h.confirmed, MATERIALIZE_BATCH, h.filter, last);
@@ -718,20 +699,8 @@ export function createDispatcher(deps: {
     },
     published(events) {
       if (events.length === 0) return;
-      if (recentAfter === null || events[0].id <= (recent.at(-1)?.id ?? recentAfter)) {
-        // The first hand-over (or ids going back, which the relay never does): start afresh.
-        recent = [];
-        recentAfter = events[0].id - 1;
-      }
-      const added = events.map(live);
-      for (const event of added) recent.push(event);
       // To the sender thread's streams (once for all of them).
-      sender.events(added);
-      if (recent.length > 2 * RECENT_EVENTS) {
-        const dropped = recent.length - RECENT_EVENTS;
-        recentAfter = recent[dropped - 1].id;
-        recent = recent.slice(dropped);
-      }
+      sender.events(recent.add(events));
       wake();
     },
     async stop() {
