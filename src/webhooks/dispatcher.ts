@@ -33,35 +33,33 @@
 // and one user's slow endpoints only that user's. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
-// The parts: this file schedules (tick, serve), runs the fast path and follows the sender thread's
-// streams; ./leases.ts takes, renews and lets go of leases and says whose turn is over;
-// ./slow-path.ts materializes pending rows and records each attempt; ./recent-events.ts keeps the
-// relay's recent events for the fast path; ./held.ts is what they share;
+// The parts: this file schedules (tick, serve) and follows the sender thread's streams; ./leases.ts
+// takes, renews and lets go of leases and says whose turn is over; ./fast-path.ts sends a series at a
+// time and writes the successes in batches; ./slow-path.ts materializes pending rows and records each
+// attempt; ./recent-events.ts keeps the relay's recent events for the fast path; ./held.ts is what
+// they share;
 // every read and write of delivery state goes through ./store/ (the DeliveryStore port).
 import { randomUUID } from 'node:crypto';
-import type { Counter, Histogram } from 'prom-client';
 import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { PublishedEvent } from '../events/filter.ts';
 import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { deliveryId } from './delivery-id.ts';
+import { createFastPath } from './fast-path.ts';
 import {
   clock,
   type DispatcherOptions,
-  fromRow,
+  deliveryMeters,
   type Held,
   type LiveEvent,
-  MATERIALIZE_BATCH,
   type StopReason,
   type Streaming,
 } from './held.ts';
 import { Leases } from './leases.ts';
 import { RecentEvents } from './recent-events.ts';
 import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
-import type { Outcome } from './sender.ts';
 import { createSlowPath } from './slow-path.ts';
-import type { DeliveryRow, DeliveryStore } from './store/index.ts';
+import type { DeliveryStore } from './store/index.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 
 /** How often the dispatcher looks for work without being nudged (retries coming due, other instances' leases). */
@@ -109,29 +107,10 @@ export function createDispatcher(deps: {
   const instance = randomUUID();
   // Requests are signed and sent by a thread of their own (send-worker.ts).
   const sender = createSendThread();
-  // The metrics' label values resolved once (not hashed again for each of thousands of deliveries a second).
-  const stages = {
-    relay: metrics.stageSeconds.labels({ stage: 'relay' }),
-    catch_up: metrics.stageSeconds.labels({ stage: 'catch_up' }),
-    queue: metrics.stageSeconds.labels({ stage: 'queue' }),
-    handoff: metrics.stageSeconds.labels({ stage: 'handoff' }),
-    request: metrics.stageSeconds.labels({ stage: 'request' }),
-    return: metrics.stageSeconds.labels({ stage: 'return' }),
-  };
-  const outcomes = Object.fromEntries(
-    (['succeeded', 'failed', 'given_up'] as const).map((outcome) => [
-      outcome,
-      { attempts: metrics.attempts.labels({ outcome }), seconds: metrics.attemptSeconds.labels({ outcome }) },
-    ]),
-  ) as Record<
-    'succeeded' | 'failed' | 'given_up',
-    { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
-  >;
+  const meters = deliveryMeters(metrics);
   const sendOptions = { ...options, userAgent: deps.userAgent };
   const held = new Map<string, Held>();
   const running = new Set<Promise<void>>();
-  /** Successes not yet written. */
-  let successes: DeliveryRow[] = [];
   /** The relay's recent events, for the fast path. */
   const recent = new RecentEvents();
   /** Workers waiting for events or a nudge. */
@@ -162,7 +141,7 @@ export function createDispatcher(deps: {
   }, POLL_MS);
   poll.unref();
   const flusher = setInterval(() => {
-    if (successes.length > 0 || [...held.values()].some((h) => h.confirmed > h.flushed)) void flush();
+    if (fast.unwritten()) void fast.flush();
   }, FLUSH_MS);
   flusher.unref();
 
@@ -213,8 +192,24 @@ export function createDispatcher(deps: {
     sendOptions,
     logger,
     metrics,
-    observe,
+    observe: meters.observe,
     track,
+  });
+  const fast = createFastPath({
+    store,
+    events: deps.events,
+    sender,
+    instance,
+    lastEventId: deps.lastEventId,
+    sendOptions,
+    logger,
+    metrics,
+    meters,
+    held,
+    recent,
+    slow,
+    inSeries,
+    writeFailed: () => checkStreams(),
   });
 
   function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
@@ -337,7 +332,7 @@ export function createDispatcher(deps: {
   async function serve(h: Held): Promise<void> {
     while (!stopped && !h.lost) {
       if (h.wantSlow && h.mode === 'fast') {
-        await flush();
+        await fast.flush();
         h.wantSlow = false;
         h.mode = 'slow';
       }
@@ -351,7 +346,7 @@ export function createDispatcher(deps: {
         if ((await stream(h)) === 'idle') return;
         continue;
       }
-      const batch = await nextEvents(h);
+      const batch = await fast.next(h);
       if (batch.events.length === 0) {
         h.confirmed = Math.max(h.confirmed, batch.upTo);
         if (Date.now() - h.lastWork >= IDLE_RELEASE_MS) return;
@@ -361,7 +356,12 @@ export function createDispatcher(deps: {
       h.lastWork = Date.now();
       let all = true;
       for (let i = 0; i < batch.events.length; i += SEND_SERIES) {
-        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, batch.events.slice(i, i + SEND_SERIES)))) {
+        if (
+          stopped ||
+          h.lost ||
+          h.wantSlow ||
+          !(await fast.send(h, batch.events.slice(i, i + SEND_SERIES)))
+        ) {
           all = false;
           break;
         }
@@ -420,10 +420,10 @@ export function createDispatcher(deps: {
     if (streaming.discard) return 'slow';
     const startedAt = new Date(failed.sent.startedAt);
     const event = { id: failed.eventId, type: failed.type } as LiveEvent;
-    await failedFast(
+    await fast.failed(
       h,
       event,
-      pendingRow(h, failed.deliveryId, event, startedAt),
+      fast.pendingRow(h, failed.deliveryId, event, startedAt),
       failed.sent.outcome,
       startedAt,
     );
@@ -445,17 +445,17 @@ export function createDispatcher(deps: {
         const started = numbers[at + 4];
         const done = numbers[at + 5];
         // To the thread; waiting behind the subscription's earlier requests; the request; the report back.
-        stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
-        stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
-        stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
-        stages.request.observe(Math.max(0, done - started) / 1000);
-        stages.return.observe(Math.max(0, received - done) / 1000);
-        outcomes.succeeded.attempts.inc();
-        outcomes.succeeded.seconds.observe((done - started) / 1000);
+        meters.stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
+        meters.stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
+        meters.stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
+        meters.stages.request.observe(Math.max(0, done - started) / 1000);
+        meters.stages.return.observe(Math.max(0, received - done) / 1000);
+        meters.outcomes.succeeded.attempts.inc();
+        meters.outcomes.succeeded.seconds.observe((done - started) / 1000);
         metrics.lagSeconds.observe(Math.max(0, done - occurredAt) / 1000);
         const startedAt = new Date(started);
         const doneAt = new Date(done);
-        successes.push({
+        fast.succeeded({
           id: ids[i],
           subscription: h.id,
           eventId,
@@ -479,7 +479,9 @@ export function createDispatcher(deps: {
     }
     if (report.failed) {
       streaming.failed = report.failed;
-      stages.request.observe(Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000);
+      meters.stages.request.observe(
+        Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000,
+      );
     }
     if (report.stopped) {
       if (h.stream === streaming) h.stream = null;
@@ -509,173 +511,10 @@ export function createDispatcher(deps: {
     }
   }
 
-  /** The next events the subscription wants after `confirmed`, and how far that answer reaches. */
-  async function nextEvents(h: Held): Promise<{ events: LiveEvent[]; upTo: number }> {
-    if (recent.covers(h.confirmed) && recent.lastId !== undefined)
-      return recent.matching(h.confirmed, h.filter, MATERIALIZE_BATCH);
-    const last = deps.lastEventId();
-    if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
-    const rows = await deps.events.after(h.confirmed, MATERIALIZE_BATCH, h.filter, last);
-    const events = rows.map(fromRow);
-    return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
-  }
-
-  /**
-   * Sends events on the fast path, one after the other, handed to the sender thread together:
-   * successes are written later with others; the first failure at once (and the rest wait).
-   * Whether every one was delivered.
-   */
-  async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
-    const stage = stages;
-    const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
-    const handedAt = clock();
-    for (const event of events) {
-      stage[event.source].observe(Math.max(0, event.heldAt - event.occurredAt) / 1000);
-      stage.queue.observe(Math.max(0, handedAt - event.heldAt) / 1000);
-    }
-    let delivered = 0;
-    /** The failed one, if any (the last answer). */
-    const failures: {
-      event: LiveEvent;
-      row: DeliveryRow;
-      outcome: Outcome;
-      startedAt: Date;
-    }[] = [];
-    await sender.series(
-      h.url,
-      events.map((event, i) => ({ id: ids[i], body: event.json })),
-      h.secrets,
-      sendOptions,
-      (answer) => {
-        // To the thread and behind the series' earlier requests; the request; the answer back.
-        stage.handoff.observe(Math.max(0, answer.startedAt - answer.postedAt) / 1000);
-        stage.request.observe(Math.max(0, answer.doneAt - answer.startedAt) / 1000);
-        stage.return.observe(Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
-        const i = delivered;
-        const event = events[i];
-        const startedAt = new Date(answer.startedAt);
-        if (!answer.outcome.ok) {
-          failures.push({
-            event,
-            row: pendingRow(h, ids[i], event, startedAt),
-            outcome: answer.outcome,
-            startedAt,
-          });
-          return;
-        }
-        const now = new Date(answer.doneAt);
-        observe('succeeded', startedAt, now);
-        metrics.lagSeconds.observe(Math.max(0, answer.doneAt - event.occurredAt) / 1000);
-        // Built once, as written (one object per delivery, thousands a second).
-        successes.push({
-          id: ids[i],
-          subscription: h.id,
-          eventId: event.id,
-          eventType: event.type,
-          status: 'succeeded',
-          attempts: 1,
-          firstAttemptAt: startedAt,
-          nextAttemptAt: startedAt,
-          lastAttemptAt: now,
-          lastStatusCode: answer.outcome.statusCode,
-          lastError: null,
-          deliveredAt: now,
-          createdAt: startedAt,
-        });
-        h.confirmed = event.id;
-        h.sent++;
-        delivered++;
-      },
-    );
-    const [failed] = failures;
-    if (failed) {
-      await failedFast(h, failed.event, failed.row, failed.outcome, failed.startedAt);
-      return false;
-    }
-    return delivered === events.length;
-  }
-
-  /** The row of a delivery about to be retried (its first attempt failed on the fast path). */
-  function pendingRow(h: Held, id: string, event: LiveEvent, startedAt: Date): DeliveryRow {
-    return {
-      id,
-      subscription: h.id,
-      eventId: event.id,
-      eventType: event.type,
-      status: 'pending',
-      attempts: 0,
-      firstAttemptAt: null,
-      nextAttemptAt: startedAt,
-      lastAttemptAt: null,
-      lastStatusCode: null,
-      lastError: null,
-      deliveredAt: null,
-      createdAt: startedAt,
-    };
-  }
-
-  /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */
-  async function failedFast(
-    h: Held,
-    event: LiveEvent,
-    row: DeliveryRow,
-    outcome: Outcome,
-    startedAt: Date,
-  ): Promise<void> {
-    // The successes before it first (the cursor reaches the event before this one), then its row.
-    await flush();
-    h.mode = 'slow';
-    if (h.lost) return;
-    const written = await store.recordFirstFailure(
-      instance,
-      { id: h.id, from: h.flushed, to: event.id },
-      row,
-    );
-    if (!written) return;
-    h.confirmed = h.flushed = event.id;
-    const sub = await store.subscription(h.id);
-    const delivery = await store.delivery(row.id);
-    if (sub && delivery) await slow.record(sub, delivery, outcome, startedAt);
-  }
-
-  function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
-    outcomes[outcome].attempts.inc();
-    outcomes[outcome].seconds.observe((now.getTime() - startedAt.getTime()) / 1000);
-  }
-
-  /** Writes the successes so far and the cursors of the fast path, in one transaction. */
-  function flush(): Promise<void> {
-    return inSeries(async () => {
-      const batch = successes;
-      successes = [];
-      const moves = [...held.values()]
-        .filter((h) => h.mode === 'fast' && !h.lost && h.confirmed > h.flushed)
-        .map((h) => ({ h, id: h.id, from: h.flushed, to: h.confirmed }));
-      if (moves.length === 0) return;
-      try {
-        const moved = await store.recordSuccesses(instance, moves, batch);
-        for (const { h, to } of moves) {
-          if (moved.has(h.id)) h.flushed = to;
-          // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
-          else h.wantSlow = true;
-        }
-      } catch (error) {
-        // Nothing written: the successes are sent again from the cursor (at least once).
-        logger.warn({ err: error }, 'webhook delivery records not written');
-        for (const { h } of moves) {
-          h.confirmed = h.flushed;
-          h.wantSlow = true;
-          if (h.stream) h.stream.discard = true;
-        }
-        checkStreams();
-      }
-    });
-  }
-
   /** Writes what was delivered, then lets the subscription go. */
   async function release(h: Held): Promise<void> {
     try {
-      await flush();
+      await fast.flush();
     } finally {
       held.delete(h.id);
       await leases.release(h.id);
@@ -688,7 +527,7 @@ export function createDispatcher(deps: {
       // The sender thread's deliveries not reported yet first (a stream reports every few ms); 30.7:
       // of this subscription only, never behind other subscriptions' (other owners') slow receivers.
       await sender.sync(subscriptionId === undefined ? undefined : [subscriptionId]);
-      await flush();
+      await fast.flush();
     },
     changed() {
       refreshNow = true;

@@ -1,9 +1,11 @@
-// What the dispatcher (./dispatcher.ts) and its parts (./leases.ts, ./slow-path.ts) share: its
-// options, a subscription it holds the lease of (`Held`), and the events it sends (`LiveEvent`: the
+// What the dispatcher (./dispatcher.ts) and its parts (./leases.ts, ./fast-path.ts, ./slow-path.ts)
+// share: its options, the delivery metrics, a subscription it holds the lease of (`Held`), and the events it sends (`LiveEvent`: the
 // relay's, or caught up from the outbox through the relay's own row mapping).
+import type { Counter, Histogram } from 'prom-client';
 import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { EventFilter, PublishedEvent } from '../events/filter.ts';
 import { toPublished } from '../events/store.ts';
+import type { WebhookMetrics } from '../observability/metrics.ts';
 import type { StreamEvent, StreamReport } from './send-thread.ts';
 import type { TargetPolicy } from './targets.ts';
 
@@ -106,3 +108,35 @@ export interface Streaming {
   ended: Promise<void>;
   end: () => void;
 }
+
+/** The delivery metrics' label values, resolved once (not hashed again for each of thousands of deliveries a second). */
+export function deliveryMeters(metrics: WebhookMetrics) {
+  const stages = {
+    relay: metrics.stageSeconds.labels({ stage: 'relay' }),
+    catch_up: metrics.stageSeconds.labels({ stage: 'catch_up' }),
+    queue: metrics.stageSeconds.labels({ stage: 'queue' }),
+    handoff: metrics.stageSeconds.labels({ stage: 'handoff' }),
+    request: metrics.stageSeconds.labels({ stage: 'request' }),
+    return: metrics.stageSeconds.labels({ stage: 'return' }),
+  };
+  const outcomes = Object.fromEntries(
+    (['succeeded', 'failed', 'given_up'] as const).map((outcome) => [
+      outcome,
+      { attempts: metrics.attempts.labels({ outcome }), seconds: metrics.attemptSeconds.labels({ outcome }) },
+    ]),
+  ) as Record<
+    'succeeded' | 'failed' | 'given_up',
+    { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
+  >;
+  return {
+    stages,
+    outcomes,
+    /** Counts an attempt's outcome and duration. */
+    observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
+      outcomes[outcome].attempts.inc();
+      outcomes[outcome].seconds.observe((now.getTime() - startedAt.getTime()) / 1000);
+    },
+  };
+}
+
+export type DeliveryMeters = ReturnType<typeof deliveryMeters>;
