@@ -5,6 +5,7 @@ import { type Server, ServerResponse } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
 import type { MikroORM } from '@mikro-orm/core';
 import Koa from 'koa';
+import { announceCommits, deliverCommits } from './after-commit.ts';
 import type { UserRegisteredHook } from './auth/accounts.ts';
 import { apiKeyIsActive } from './auth/api-keys.ts';
 import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
@@ -128,9 +129,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
     const { events, auth, identity, webhooks, chain } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
-    // Cached reads are invalidated by what committed changes touched: this instance's, by the commit
-    // hook before their answers leave; every instance's, by the relay (events and internal changes).
-    // A commit by another process on the same SQLite file empties the cache.
+    // Cached reads are invalidated by what committed changes touched (src/after-commit.ts); a commit
+    // by another process on the same SQLite file empties the cache.
     // The read connection is opened first: SQLite counts its opening as a change by another connection.
     await readStatements(orm).all('select 1', []);
     const version = ledgerVersion(await externalCommitCounter(orm));
@@ -138,10 +138,6 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxEntries: config.readCache.maxEntries,
       maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
     });
-    const commitHook = commitHookOf(orm);
-    commitHook.onInvalidate((keys) => readCache.invalidate(keys));
-    events.tail.onEvents((published) => commitHook.relayed(published));
-    events.tail.onChanges((changes) => commitHook.relayed(changes));
     const handlers = createHandlers({
       ...services,
       config,
@@ -168,6 +164,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       }),
       redis,
     });
+    // Every part exists now: the relay's sinks (the read cache, the sockets, the webhooks).
+    const stopDelivering = deliverCommits(commitHookOf(orm), events.tail, { readCache, gateway, webhooks });
     watchDependencies(metrics, {
       pool: () => poolStats(orm),
       redisUsable: redis ? () => redis.usable() : undefined,
@@ -198,6 +196,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       drain,
       async close() {
         await drain();
+        stopDelivering();
         await chain.stop();
         await webhooks.close();
         await auth.close();
@@ -228,6 +227,8 @@ interface Infrastructure {
 async function createServices(config: Config, { orm, logger, metrics, redis }: Infrastructure) {
   await migrate(orm);
   const events = await createEvents({ orm, config, logger, metrics, redis });
+  // A commit reaches the relays from now on (src/after-commit.ts); their sinks are wired once built.
+  announceCommits(commitHookOf(orm), events.bus, events.tail);
   const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
   const secretBox = createSecretBox(secret);
   const ledger = createLedger({ orm, config, secretBox });

@@ -1,31 +1,25 @@
-// The commit hook: the one place a committed ledger change is made known. A store calls `committed`
-// with the changes (outbox events, internal ledger_change rows) one transaction wrote, right after its
-// COMMIT and before any caller is answered; the hook then
-//   1. invalidates this instance's cached reads keyed by what the changes touched (./change-keys.ts),
-//      synchronously, so no answer that follows can be older than the change;
-//   2. announces the commit (coalesced per turn of the event loop) to the commit bus, which nudges
-//      the relay here and, through Redis, on the other instances; their relays read the same rows and
-//      invalidate the same keys (`relayed`, the relay's listener, wired in src/app.ts).
-// The relay here reads this instance's own rows too: their keys were invalidated at commit, and
-// invalidating them again would drop answers computed after the commit (correct, but a miss per
-// write). So each key invalidated at commit is remembered once, and the relay's next sighting of that
-// key is skipped. A key touched by another instance in between is then invalidated at the echo of
-// this instance's change instead (which the relay reads in the same or a following batch, ids being in
-// order): the relay delay either way.
+// The commit hook: the one place a committed ledger change is made known on the instance that
+// committed it. A store calls `committed` with the changes (outbox events, internal ledger_change
+// rows) one transaction wrote, right after its COMMIT and before any caller is answered; the hook then
+//   1. hands the keys of what the changes touched (./change-keys.ts) to its listeners, synchronously
+//      (the read cache drops the answers showing them, so no answer that follows is older than the
+//      change);
+//   2. calls its commit listeners once per turn of the event loop in which changes committed (the
+//      commit bus: the relays here and on the other instances read the outbox now).
+// What happens next, and who listens, is declared in one place: src/after-commit.ts.
 // The rows themselves are written inside the transaction by the writers in
 // src/domain/ledger/outbox.ts, which are the only writers of outbox_event and ledger_change.
 import { type Change, keysOf } from './change-keys.ts';
 
-export type InvalidationListener = (keys: ReadonlySet<string>) => void;
+/** `keys`: what the transaction's `changes` touched, together. */
+export type InvalidationListener = (keys: ReadonlySet<string>, changes: readonly Change[]) => void;
 
 export class CommitHook {
   private readonly invalidationListeners: InvalidationListener[] = [];
   private readonly commitListeners: (() => void)[] = [];
   private announcing = false;
-  /** Keys invalidated at commit whose relayed echo is still to come, with how many times. */
-  private readonly echoes = new Map<string, number>();
 
-  /** Called with the keys every committed change (local or relayed) touched. */
+  /** Called with the keys each transaction committed on this instance touched, right after its COMMIT. */
   onInvalidate(listener: InvalidationListener): void {
     this.invalidationListeners.push(listener);
   }
@@ -39,8 +33,7 @@ export class CommitHook {
   committed(changes: readonly Change[]): void {
     if (changes.length === 0) return;
     const keys = keysOf(changes);
-    for (const key of keys) this.echoes.set(key, (this.echoes.get(key) ?? 0) + 1);
-    this.notify(keys);
+    if (keys.size > 0) for (const listener of this.invalidationListeners) listener(keys, changes);
     if (this.announcing) return;
     this.announcing = true;
     // Commits of one turn share one announcement, right after that turn's I/O: under load a turn
@@ -49,23 +42,6 @@ export class CommitHook {
       this.announcing = false;
       for (const listener of this.commitListeners) listener();
     });
-  }
-
-  /** Changes committed by any instance, this one included, read back by the relay. */
-  relayed(changes: Iterable<Change>): void {
-    const keys = new Set<string>();
-    for (const key of keysOf(changes)) {
-      const echoes = this.echoes.get(key);
-      if (echoes === undefined) keys.add(key);
-      else if (echoes === 1) this.echoes.delete(key);
-      else this.echoes.set(key, echoes - 1);
-    }
-    this.notify(keys);
-  }
-
-  private notify(keys: ReadonlySet<string>): void {
-    if (keys.size === 0) return;
-    for (const listener of this.invalidationListeners) listener(keys);
   }
 }
 

@@ -1,12 +1,12 @@
 // The events module: outbox reads, the relay that follows the outbox, the commit bus between
-// instances, WebSocket tickets, and retention.
+// instances, WebSocket tickets, and retention. Who hears of a commit, and in which order, is wired in
+// src/after-commit.ts.
 import type { Config } from '../config/index.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RedisLink } from '../redis/link.ts';
 import { type CommitBus, inProcessBus, redisBus } from './bus.ts';
-import { commitHookOf } from './commit-hook.ts';
 import { idsMayCommitOutOfOrder, waitForOutboxWritersOn } from './outbox-lock.ts';
 import { pgRelayConnection } from './relay-connection.ts';
 import { EventStore } from './store.ts';
@@ -48,9 +48,6 @@ export async function createEvents(deps: {
     ? redisTickets(redis, () => metrics.redisFallbacks.inc({ use: 'websocket tickets' }))
     : memoryTickets();
   await tail.start();
-  bus.onCommit(() => tail.nudge());
-  // The commit hook announces this instance's commits of ledger changes (coalesced per turn).
-  commitHookOf(orm).onCommit(() => bus.announce());
 
   const prune = async () => {
     const cutoff = new Date(Date.now() - config.eventRetentionDays * 86_400_000);

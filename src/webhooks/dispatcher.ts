@@ -33,26 +33,34 @@
 // and one user's slow endpoints only that user's. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
+// The parts: this file schedules (tick, serve) and follows the sender thread's streams; ./leases.ts
+// takes, renews and lets go of leases and says whose turn is over; ./fast-path.ts sends a series at a
+// time and writes the successes in batches; ./slow-path.ts materializes pending rows and records each
+// attempt; ./recent-events.ts keeps the relay's recent events for the fast path; ./held.ts is what
+// they share;
+// every read and write of delivery state goes through ./store/ (the DeliveryStore port).
 import { randomUUID } from 'node:crypto';
-import { LockMode, type RequiredEntityData } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/sql';
-import type { Counter, Histogram } from 'prom-client';
-import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
-import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
-import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
-import type { Orm } from '../db/orm.ts';
-import { databaseKindOf } from '../db/platform.ts';
-import { type PgStatements, pgStatements, type SqliteWriter, sqliteWriter } from '../db/write-statements.ts';
-import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
-import { readEvents } from '../events/reads.ts';
-import { toEnvelope } from '../events/store.ts';
+import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
+import type { PublishedEvent } from '../events/filter.ts';
+import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
-import { deliveryId } from './delivery-id.ts';
-import { createSendThread, DELIVERY_FIELDS, type StreamEvent, type StreamReport } from './send-thread.ts';
-import type { Outcome } from './sender.ts';
+import { createFastPath } from './fast-path.ts';
+import {
+  clock,
+  type DispatcherOptions,
+  deliveryMeters,
+  type Held,
+  type LiveEvent,
+  type StopReason,
+  type Streaming,
+} from './held.ts';
+import { Leases } from './leases.ts';
+import { RecentEvents } from './recent-events.ts';
+import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
+import { createSlowPath } from './slow-path.ts';
+import type { DeliveryStore } from './store/index.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
-import type { TargetPolicy } from './targets.ts';
 
 /** How often the dispatcher looks for work without being nudged (retries coming due, other instances' leases). */
 const POLL_MS = 250;
@@ -60,84 +68,10 @@ const POLL_MS = 250;
 const CLAIM_EVERY_MS = 25;
 /** Successful deliveries and cursors are written this often (together, for every subscription). */
 const FLUSH_MS = 200;
-/** Events read from the outbox (or turned into deliveries) per step. */
-const MATERIALIZE_BATCH = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
 const SEND_SERIES = 64;
-/** Deliveries sent per lease before the subscription is let go, while others wait for a turn. */
-const DELIVERIES_PER_LEASE = 100;
 /** A subscription with nothing to send this long is let go. */
 const IDLE_RELEASE_MS = 2000;
-/** The relay's events kept in memory for the fast path (twice this at most). */
-const RECENT_EVENTS = 5000;
-const MAX_RETRY_DELAY_MS = 60 * 60 * 1000;
-/** Rows per SQLite transaction of the fast path's writes, about (each holds up the event loop). */
-const SQLITE_PIECE_ROWS = 256;
-/** Rows per prepared insert on SQLite (the rest go one by one through a one-row statement). */
-const SQLITE_INSERT_ROWS = 64;
-/** A delivery row's properties, in the order of its columns in the raw insert. */
-const DELIVERY_COLUMNS = [
-  'id',
-  'subscription',
-  'eventId',
-  'eventType',
-  'status',
-  'attempts',
-  'firstAttemptAt',
-  'nextAttemptAt',
-  'lastAttemptAt',
-  'lastStatusCode',
-  'lastError',
-  'deliveredAt',
-  'createdAt',
-] as const;
-const DELIVERY_COLUMN_NAMES =
-  'id, subscription_id, event_id, event_type, status, attempts, first_attempt_at, next_attempt_at, ' +
-  'last_attempt_at, last_status_code, last_error, delivered_at, created_at';
-
-function insertDeliveriesSql(rows: number): string {
-  const row = `(${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
-  return (
-    `insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) values ${Array.from({ length: rows }, () => row).join(', ')} ` +
-    'on conflict (subscription_id, event_id) do nothing'
-  );
-}
-
-const PG_DELIVERY_TYPES = [
-  'text',
-  'text',
-  'bigint',
-  'text',
-  'text',
-  'int',
-  'timestamptz',
-  'timestamptz',
-  'timestamptz',
-  'int',
-  'text',
-  'timestamptz',
-  'timestamptz',
-];
-const PG_FLUSH_SQL =
-  'with moved as (update webhook_subscription s set cursor = m.upto from unnest($1::text[], $2::bigint[], $3::bigint[]) ' +
-  'as m(id, was, upto) where s.id = m.id and s.locked_by = $4 and s.cursor = m.was returning s.id), ' +
-  `written as (insert into webhook_delivery (${DELIVERY_COLUMN_NAMES}) select * from unnest(` +
-  PG_DELIVERY_TYPES.map((type, i) => `$${i + 5}::${type}[]`).join(', ') +
-  `) as r(${DELIVERY_COLUMN_NAMES}) where r.subscription_id in (select id from moved) ` +
-  'on conflict (subscription_id, event_id) do nothing) select id from moved';
-const MOVE_CURSOR_SQL =
-  'update webhook_subscription set cursor = ? where id = ? and locked_by = ? and cursor = ?';
-
-export interface DispatcherOptions extends TargetPolicy {
-  timeoutMs: number;
-  concurrency: number;
-  /** Of `concurrency`, the most one account's subscriptions hold at once (30.7). */
-  concurrencyPerOwner: number;
-  retryBaseMs: number;
-  retryWindowSeconds: number;
-  disableAfterSeconds: number;
-}
-
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
@@ -153,116 +87,11 @@ export interface Dispatcher {
   stop(): Promise<void>;
 }
 
-/** Exponential backoff with jitter: between half and all of base·2^(attempt-1), at most an hour. */
-export function retryDelayMs(base: number, attempts: number): number {
-  const ceiling = Math.min(base * 2 ** Math.min(attempts - 1, 30), MAX_RETRY_DELAY_MS);
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
-
-/**
- * An event as the dispatcher sends it (a copy: the relay's objects carry the gateway's frames), as
- * the sender thread's streams take it, and from where it came.
- */
-interface LiveEvent extends Omit<StreamEvent, 'at' | 'time'> {
-  source: 'relay' | 'catch_up';
-}
-
-/** The index of the first of `events` (in id order) after the event `id`. */
-function firstAfter(events: readonly LiveEvent[], id: number): number {
-  let low = 0;
-  let high = events.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (events[mid].id <= id) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-const clock = () => performance.timeOrigin + performance.now();
-
-const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
-
-function live(event: PublishedEvent): LiveEvent {
-  const occurredAt = Date.parse(OCCURRED_AT.exec(event.json)?.[1] ?? '');
-  return {
-    id: event.id,
-    type: event.type,
-    assetId: event.assetId,
-    collectionId: event.collectionId,
-    wallets: event.wallets,
-    json: event.json,
-    occurredAt: Number.isNaN(occurredAt) ? Date.now() : occurredAt,
-    heldAt: clock(),
-    source: 'relay',
-  };
-}
-
-function fromRow(row: OutboxEvent): LiveEvent {
-  return {
-    id: Number(row.id),
-    type: row.type,
-    assetId: row.assetId,
-    collectionId: row.collectionId ?? null,
-    wallets: row.wallets,
-    json: JSON.stringify(toEnvelope(row)),
-    occurredAt: row.occurredAt.getTime(),
-    heldAt: clock(),
-    source: 'catch_up',
-  };
-}
-
-/** A subscription this instance holds the lease of. */
-interface Held {
-  id: string;
-  /** The subscription's owner (a user or service account) and the account whose slots it takes (30.7). */
-  owner: string;
-  account: string;
-  url: string;
-  sealed: string;
-  previousSecretExpiresAt: number | null;
-  /** The secrets that sign now (the previous one too while its overlap lasts). */
-  secrets: string[];
-  filter: EventFilter;
-  mode: 'fast' | 'slow';
-  /** Fast path: done with every event up to here (delivered or not wanted). */
-  confirmed: number;
-  /** The cursor as last written. */
-  flushed: number;
-  /** Asked (by the poll) to go through the slow path: a pending row is due, or a replay moved the cursor. */
-  wantSlow: boolean;
-  /** The lease is gone, or the subscription was disabled or deleted: stop. */
-  lost: boolean;
-  sent: number;
-  lastWork: number;
-  /** Its fast path's stream in the sender thread, while one runs. */
-  stream: Streaming | null;
-}
-
-/** Why a stream was asked to end. */
-type StopReason = 'lost' | 'slow' | 'turn' | 'idle';
-
-/** A subscription's stream in the sender thread (send-worker.ts), as the dispatcher follows it. */
-interface Streaming {
-  gen: number;
-  /** Why it was asked to end (null: it runs on). */
-  stopping: StopReason | null;
-  /** The writes failed meanwhile: its later successes are not taken (sent again from the cursor). */
-  discard: boolean;
-  /** The request that ended it. */
-  failed: StreamReport['failed'];
-  ended: Promise<void>;
-  end: () => void;
-}
-
-/** A success waiting to be written. */
-interface Success {
-  held: Held;
-  row: Record<string, unknown>;
-}
-
 export function createDispatcher(deps: {
-  orm: Orm;
+  /** Delivery state: subscriptions' cursors and leases, delivery rows. */
+  store: DeliveryStore;
+  /** The outbox, read to catch up from further back than the relay's recent events. */
+  events: EventStore;
   service: WebhookService;
   /** The relay's final position: no delivery is made of an id beyond it. */
   lastEventId: () => number;
@@ -273,44 +102,17 @@ export function createDispatcher(deps: {
   /** The user whose slots a subscription owner's take (a service account's owner; default itself). */
   accountOf?: (userId: string) => string | Promise<string>;
 }): Dispatcher {
-  const { orm, options, logger, metrics } = deps;
+  const { store, options, logger, metrics } = deps;
   const accountOf = deps.accountOf ?? ((userId: string) => userId);
   const instance = randomUUID();
-  const postgres = databaseKindOf(orm.config.getPlatform()) === 'postgresql';
   // Requests are signed and sent by a thread of their own (send-worker.ts).
   const sender = createSendThread();
-  // The metrics' label values resolved once (not hashed again for each of thousands of deliveries a second).
-  const stages = {
-    relay: metrics.stageSeconds.labels({ stage: 'relay' }),
-    catch_up: metrics.stageSeconds.labels({ stage: 'catch_up' }),
-    queue: metrics.stageSeconds.labels({ stage: 'queue' }),
-    handoff: metrics.stageSeconds.labels({ stage: 'handoff' }),
-    request: metrics.stageSeconds.labels({ stage: 'request' }),
-    return: metrics.stageSeconds.labels({ stage: 'return' }),
-  };
-  const outcomes = Object.fromEntries(
-    (['succeeded', 'failed', 'given_up'] as const).map((outcome) => [
-      outcome,
-      { attempts: metrics.attempts.labels({ outcome }), seconds: metrics.attemptSeconds.labels({ outcome }) },
-    ]),
-  ) as Record<
-    'succeeded' | 'failed' | 'given_up',
-    { attempts: Counter.Internal; seconds: Histogram.Internal<'outcome'> }
-  >;
-  // SQLite: the fast path's writes as prepared statements on the ORM's connection (write-statements.ts).
-  const writer = postgres ? null : sqliteWriter(orm, () => {});
-  let pg: PgStatements | undefined;
-  writer?.catch(() => undefined);
+  const meters = deliveryMeters(metrics);
   const sendOptions = { ...options, userAgent: deps.userAgent };
-  // Longer than one attempt can take; renewed every POLL_MS for everything held.
-  const leaseMs = 2 * options.timeoutMs + 2000;
   const held = new Map<string, Held>();
   const running = new Set<Promise<void>>();
-  /** Successes not yet written. */
-  let successes: Success[] = [];
-  /** The relay's recent events, in id order, covering every event id in (recentAfter, last id]. */
-  let recent: LiveEvent[] = [];
-  let recentAfter: number | null = null;
+  /** The relay's recent events, for the fast path. */
+  const recent = new RecentEvents();
   /** Workers waiting for events or a nudge. */
   let waiters: (() => void)[] = [];
   let scheduled = false;
@@ -330,10 +132,6 @@ export function createDispatcher(deps: {
    */
   let anySubscriptions = true;
   let countedAt = 0;
-  /** Unleased subscriptions are waiting while every slot is taken: let go after DELIVERIES_PER_LEASE. */
-  let contended = false;
-  /** Accounts at their WEBHOOK_CONCURRENCY_PER_OWNER with more subscriptions waiting: theirs take turns too. */
-  let waitingAccounts = new Set<string>();
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
   let serial: Promise<unknown> = Promise.resolve();
 
@@ -343,7 +141,7 @@ export function createDispatcher(deps: {
   }, POLL_MS);
   poll.unref();
   const flusher = setInterval(() => {
-    if (successes.length > 0 || [...held.values()].some((h) => h.confirmed > h.flushed)) void flush();
+    if (fast.unwritten()) void fast.flush();
   }, FLUSH_MS);
   flusher.unref();
 
@@ -374,8 +172,45 @@ export function createDispatcher(deps: {
     });
   }
 
-  const em = () => orm.em.fork() as unknown as EntityManager;
-  const leaseFree = (now: Date) => ({ $or: [{ lockedUntil: null }, { lockedUntil: { $lt: now } }] });
+  const leases = new Leases({
+    store,
+    instance,
+    // Longer than one attempt can take; renewed every POLL_MS for everything held.
+    leaseMs: 2 * options.timeoutMs + 2000,
+    concurrencyPerOwner: options.concurrencyPerOwner,
+    accountOf,
+    lastEventId: deps.lastEventId,
+    held,
+  });
+  const slow = createSlowPath({
+    store,
+    events: deps.events,
+    sender,
+    instance,
+    lastEventId: deps.lastEventId,
+    options,
+    sendOptions,
+    logger,
+    metrics,
+    observe: meters.observe,
+    track,
+  });
+  const fast = createFastPath({
+    store,
+    events: deps.events,
+    sender,
+    instance,
+    lastEventId: deps.lastEventId,
+    sendOptions,
+    logger,
+    metrics,
+    meters,
+    held,
+    recent,
+    slow,
+    inSeries,
+    writeFailed: () => checkStreams(),
+  });
 
   function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
     const target = h ?? {
@@ -421,7 +256,7 @@ export function createDispatcher(deps: {
       if (held.size === 0) {
         if (now - countedAt >= POLL_MS) {
           countedAt = now;
-          anySubscriptions = (await em().count(WebhookSubscription, { enabled: true, deletedAt: null })) > 0;
+          anySubscriptions = await store.anyEnabled();
         }
         if (!anySubscriptions) return;
       }
@@ -429,11 +264,11 @@ export function createDispatcher(deps: {
       if (free <= 0) {
         if (now - contendedAt >= POLL_MS) {
           contendedAt = now;
-          contended = (await waitingSubscriptions(1)).length > 0;
+          leases.contended = (await leases.waiting(1)).length > 0;
         }
         return;
       }
-      contended = false;
+      leases.contended = false;
       if (now - claimedAt < CLAIM_EVERY_MS) {
         // Looked a moment ago: look again once the interval is over.
         if (!claimTimer)
@@ -447,24 +282,15 @@ export function createDispatcher(deps: {
         return;
       }
       claimedAt = now;
-      const candidates = await waitingSubscriptions(free * 2);
+      const candidates = await leases.waiting(free * 2);
       if (candidates.length === 0 || stopped) return;
       // Work ahead: the sender thread starts (~0.1 s) while the leases are taken.
       sender.warm();
-      const accounts = await claim(candidates, options.concurrency - held.size);
+      const accounts = await leases.claim(candidates, options.concurrency - held.size);
       const claimed = [...accounts.keys()];
       if (claimed.length === 0) return;
-      const reader = em();
-      const subs = await reader.find(WebhookSubscription, { id: { $in: claimed }, lockedBy: instance });
-      const withPending = new Set(
-        (
-          await reader.find(
-            WebhookDelivery,
-            { subscription: { $in: claimed }, status: 'pending' },
-            { fields: ['subscription'] },
-          )
-        ).map((row) => row.subscription.id),
-      );
+      const subs = await store.leased(instance, claimed);
+      const withPending = await store.withPending(claimed);
       for (const sub of subs) {
         if (stopped) break;
         const h = track(sub, undefined, accounts.get(sub.id));
@@ -484,149 +310,11 @@ export function createDispatcher(deps: {
     }
   }
 
-  /**
-   * Takes the leases of up to `limit` of `candidates` that are still free, in one transaction: the
-   * rows are read and locked, then leased. PostgreSQL locks them `FOR UPDATE SKIP LOCKED`, so
-   * instances claiming at once each get others' leftovers instead of queueing behind (and then
-   * failing on) the same rows; SQLite has one writer at a time, its transaction alone is enough.
-   * 30.7: no account gets more than `concurrencyPerOwner` of the slots (the rest wait their turn).
-   * The leased ones, each with its account.
-   */
-  async function claim(candidates: string[], limit: number): Promise<Map<string, string>> {
-    const taken = new Map<string, string>();
-    if (limit <= 0) return taken;
-    await em().transactional(async (tx) => {
-      const free = await tx.find(
-        WebhookSubscription,
-        { id: { $in: candidates }, enabled: true, deletedAt: null, ...leaseFree(new Date()) },
-        {
-          fields: ['id', 'owner'],
-          limit,
-          ...(postgres ? { lockMode: LockMode.PESSIMISTIC_PARTIAL_WRITE } : {}),
-        },
-      );
-      const slots = slotsByAccount();
-      for (const sub of free) {
-        const found = accountOf(sub.owner.id);
-        const account = typeof found === 'string' ? found : await found;
-        const used = slots.get(account) ?? 0;
-        if (used >= options.concurrencyPerOwner) continue;
-        slots.set(account, used + 1);
-        taken.set(sub.id, account);
-      }
-      const ids = [...taken.keys()];
-      if (ids.length === 0) return;
-      await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: { $in: ids } },
-        { lockedBy: instance, lockedUntil: new Date(Date.now() + leaseMs) },
-      );
-    });
-    return taken;
-  }
-
-  /** Others wait for its slot (any, or its account's) and it had its DELIVERIES_PER_LEASE. */
-  function turnOver(h: Held): boolean {
-    return (contended || waitingAccounts.has(h.account)) && h.sent >= DELIVERIES_PER_LEASE;
-  }
-
-  /** Slots this instance's held subscriptions take, per account. */
-  function slotsByAccount(): Map<string, number> {
-    const slots = new Map<string, number>();
-    for (const h of held.values()) slots.set(h.account, (slots.get(h.account) ?? 0) + 1);
-    return slots;
-  }
-
-  /**
-   * Owners whose account has every slot it may take: their subscriptions are not candidates (they
-   * would crowd the others out of the candidates' list and then not be claimed).
-   */
-  function fullOwners(): string[] {
-    const slots = slotsByAccount();
-    return [
-      ...new Set(
-        [...held.values()]
-          .filter((h) => (slots.get(h.account) ?? 0) >= options.concurrencyPerOwner)
-          .map((h) => h.owner),
-      ),
-    ];
-  }
-
-  /**
-   * Unleased subscriptions with work: behind the relay, or with a retry due; not those whose oldest
-   * pending delivery waits for its retry (their next events wait behind it).
-   */
-  async function waitingSubscriptions(limit: number): Promise<string[]> {
-    const now = new Date();
-    const reader = em();
-    const full = fullOwners();
-    waitingAccounts = await accountsWaiting(reader, full, now);
-    const behind = await reader.find(
-      WebhookSubscription,
-      {
-        enabled: true,
-        deletedAt: null,
-        cursor: { $lt: deps.lastEventId() },
-        ...leaseFree(now),
-        ...(full.length > 0 && { owner: { $nin: full } }),
-      },
-      { fields: ['id'], limit },
-    );
-    const due = await reader.find(
-      WebhookDelivery,
-      { status: 'pending', nextAttemptAt: { $lte: now } },
-      { fields: ['subscription'], limit: 500 },
-    );
-    const dueIds = new Set(due.map((row) => row.subscription.id));
-    for (const h of held.values()) if (dueIds.has(h.id) && h.mode === 'fast') h.wantSlow = true;
-    const behindIds = behind.map((sub) => sub.id).filter((id) => !dueIds.has(id));
-    const blocked =
-      behindIds.length === 0
-        ? new Set<string>()
-        : new Set(
-            (
-              await reader.find(
-                WebhookDelivery,
-                { subscription: { $in: behindIds }, status: 'pending', nextAttemptAt: { $gt: now } },
-                { fields: ['subscription'] },
-              )
-            ).map((row) => row.subscription.id),
-          );
-    return [...new Set([...dueIds, ...behindIds.filter((id) => !blocked.has(id))])].filter(
-      (id) => !held.has(id),
-    );
-  }
-
-  /** The accounts of `owners` (at their cap) with an unleased subscription behind. */
-  async function accountsWaiting(reader: EntityManager, owners: string[], now: Date): Promise<Set<string>> {
-    if (owners.length === 0) return new Set();
-    const waiting = await reader.find(
-      WebhookSubscription,
-      {
-        owner: { $in: owners },
-        enabled: true,
-        deletedAt: null,
-        cursor: { $lt: deps.lastEventId() },
-        ...leaseFree(now),
-      },
-      { fields: ['owner'], limit: 100 },
-    );
-    const accountOfOwner = new Map([...held.values()].map((h) => [h.owner, h.account]));
-    return new Set(waiting.map((sub) => accountOfOwner.get(sub.owner.id) ?? sub.owner.id));
-  }
-
   /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
   async function refresh(): Promise<void> {
     if (held.size === 0) return;
-    const store = em();
-    await store.nativeUpdate(
-      WebhookSubscription,
-      { lockedBy: instance },
-      { lockedUntil: new Date(Date.now() + leaseMs) },
-    );
-    const rows = new Map(
-      (await store.find(WebhookSubscription, { lockedBy: instance })).map((sub) => [sub.id, sub]),
-    );
+    await leases.renew();
+    const rows = new Map((await store.leased(instance)).map((sub) => [sub.id, sub]));
     for (const h of held.values()) {
       const sub = rows.get(h.id);
       if (!sub?.enabled || sub.deletedAt) {
@@ -644,21 +332,21 @@ export function createDispatcher(deps: {
   async function serve(h: Held): Promise<void> {
     while (!stopped && !h.lost) {
       if (h.wantSlow && h.mode === 'fast') {
-        await flush();
+        await fast.flush();
         h.wantSlow = false;
         h.mode = 'slow';
       }
       if (h.mode === 'slow') {
-        if (!(await slowStep(h))) return;
+        if (!(await slow.step(h))) return;
         continue;
       }
-      if (turnOver(h)) return;
+      if (leases.turnOver(h)) return;
       if (canStream(h)) {
         // Up to date: the sender thread runs the fast path until it fails or is asked to stop.
         if ((await stream(h)) === 'idle') return;
         continue;
       }
-      const batch = await nextEvents(h);
+      const batch = await fast.next(h);
       if (batch.events.length === 0) {
         h.confirmed = Math.max(h.confirmed, batch.upTo);
         if (Date.now() - h.lastWork >= IDLE_RELEASE_MS) return;
@@ -668,7 +356,12 @@ export function createDispatcher(deps: {
       h.lastWork = Date.now();
       let all = true;
       for (let i = 0; i < batch.events.length; i += SEND_SERIES) {
-        if (stopped || h.lost || h.wantSlow || !(await sendFast(h, batch.events.slice(i, i + SEND_SERIES)))) {
+        if (
+          stopped ||
+          h.lost ||
+          h.wantSlow ||
+          !(await fast.send(h, batch.events.slice(i, i + SEND_SERIES)))
+        ) {
           all = false;
           break;
         }
@@ -679,14 +372,7 @@ export function createDispatcher(deps: {
 
   /** Whether the fast path may run in the sender thread: the events after `confirmed` are all in memory. */
   function canStream(h: Held): boolean {
-    return (
-      !stopped &&
-      !h.lost &&
-      !h.wantSlow &&
-      h.mode === 'fast' &&
-      recentAfter !== null &&
-      h.confirmed >= recentAfter
-    );
+    return !stopped && !h.lost && !h.wantSlow && h.mode === 'fast' && recent.covers(h.confirmed);
   }
 
   /**
@@ -704,10 +390,8 @@ export function createDispatcher(deps: {
     const streaming: Streaming = { gen, stopping: null, discard: false, failed: undefined, ended, end };
     h.stream = streaming;
     // The events it wants after its position that are here already; later ones follow in order.
-    const backlog: LiveEvent[] = [];
-    for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++)
-      if (matches(recent[i], h.filter)) backlog.push(recent[i]);
-    const upTo = Math.max(h.confirmed, recent.at(-1)?.id ?? h.confirmed);
+    const backlog = recent.matching(h.confirmed, h.filter).events;
+    const upTo = Math.max(h.confirmed, recent.lastId ?? h.confirmed);
     sender.startStream(
       {
         id: h.id,
@@ -736,10 +420,10 @@ export function createDispatcher(deps: {
     if (streaming.discard) return 'slow';
     const startedAt = new Date(failed.sent.startedAt);
     const event = { id: failed.eventId, type: failed.type } as LiveEvent;
-    await failedFast(
+    await fast.failed(
       h,
       event,
-      pendingRow(h, failed.deliveryId, event, startedAt),
+      fast.pendingRow(h, failed.deliveryId, event, startedAt),
       failed.sent.outcome,
       startedAt,
     );
@@ -761,33 +445,30 @@ export function createDispatcher(deps: {
         const started = numbers[at + 4];
         const done = numbers[at + 5];
         // To the thread; waiting behind the subscription's earlier requests; the request; the report back.
-        stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
-        stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
-        stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
-        stages.request.observe(Math.max(0, done - started) / 1000);
-        stages.return.observe(Math.max(0, received - done) / 1000);
-        outcomes.succeeded.attempts.inc();
-        outcomes.succeeded.seconds.observe((done - started) / 1000);
+        meters.stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
+        meters.stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
+        meters.stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
+        meters.stages.request.observe(Math.max(0, done - started) / 1000);
+        meters.stages.return.observe(Math.max(0, received - done) / 1000);
+        meters.outcomes.succeeded.attempts.inc();
+        meters.outcomes.succeeded.seconds.observe((done - started) / 1000);
         metrics.lagSeconds.observe(Math.max(0, done - occurredAt) / 1000);
         const startedAt = new Date(started);
         const doneAt = new Date(done);
-        successes.push({
-          held: h,
-          row: {
-            id: ids[i],
-            subscription: h.id,
-            eventId,
-            eventType: types[i],
-            status: 'succeeded',
-            attempts: 1,
-            firstAttemptAt: startedAt,
-            nextAttemptAt: startedAt,
-            lastAttemptAt: doneAt,
-            lastStatusCode: numbers[at + 6],
-            lastError: null,
-            deliveredAt: doneAt,
-            createdAt: startedAt,
-          },
+        fast.succeeded({
+          id: ids[i],
+          subscription: h.id,
+          eventId,
+          eventType: types[i],
+          status: 'succeeded',
+          attempts: 1,
+          firstAttemptAt: startedAt,
+          nextAttemptAt: startedAt,
+          lastAttemptAt: doneAt,
+          lastStatusCode: numbers[at + 6],
+          lastError: null,
+          deliveredAt: doneAt,
+          createdAt: startedAt,
         });
       }
       if (count > 0) {
@@ -798,12 +479,14 @@ export function createDispatcher(deps: {
     }
     if (report.failed) {
       streaming.failed = report.failed;
-      stages.request.observe(Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000);
+      meters.stages.request.observe(
+        Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000,
+      );
     }
     if (report.stopped) {
       if (h.stream === streaming) h.stream = null;
       streaming.end();
-    } else if (turnOver(h)) checkStreams();
+    } else if (leases.turnOver(h)) checkStreams();
   }
 
   /** Asks the streams that must end to stop (their lease lost, the slow path wanted, their turn over, idle). */
@@ -817,7 +500,7 @@ export function createDispatcher(deps: {
           ? 'lost'
           : h.wantSlow
             ? 'slow'
-            : turnOver(h)
+            : leases.turnOver(h)
               ? 'turn'
               : now - h.lastWork >= IDLE_RELEASE_MS
                 ? 'idle'
@@ -828,452 +511,13 @@ export function createDispatcher(deps: {
     }
   }
 
-  /** The next events the subscription wants after `confirmed`, and how far that answer reaches. */
-  async function nextEvents(h: Held): Promise<{ events: LiveEvent[]; upTo: number }> {
-    if (recentAfter !== null && h.confirmed >= recentAfter && recent.length > 0) {
-      const events: LiveEvent[] = [];
-      for (let i = firstAfter(recent, h.confirmed); i < recent.length; i++) {
-        if (!matches(recent[i], h.filter)) continue;
-        events.push(recent[i]);
-        if (events.length === MATERIALIZE_BATCH) return { events, upTo: recent[i].id };
-      }
-      return { events, upTo: recent[recent.length - 1].id };
-    }
-    const last = deps.lastEventId();
-    if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
-    const rows = await readEvents(em(), h.confirmed, MATERIALIZE_BATCH, h.filter, last);
-    const events = rows.map(fromRow);
-    return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
-  }
-
-  /**
-   * Sends events on the fast path, one after the other, handed to the sender thread together:
-   * successes are written later with others; the first failure at once (and the rest wait).
-   * Whether every one was delivered.
-   */
-  async function sendFast(h: Held, events: LiveEvent[]): Promise<boolean> {
-    const stage = stages;
-    const ids = events.map((event) => deliveryId(h.id, event.id, event.occurredAt));
-    const handedAt = clock();
-    for (const event of events) {
-      stage[event.source].observe(Math.max(0, event.heldAt - event.occurredAt) / 1000);
-      stage.queue.observe(Math.max(0, handedAt - event.heldAt) / 1000);
-    }
-    let delivered = 0;
-    /** The failed one, if any (the last answer). */
-    const failures: {
-      event: LiveEvent;
-      row: RequiredEntityData<WebhookDelivery>;
-      outcome: Outcome;
-      startedAt: Date;
-    }[] = [];
-    await sender.series(
-      h.url,
-      events.map((event, i) => ({ id: ids[i], body: event.json })),
-      h.secrets,
-      sendOptions,
-      (answer) => {
-        // To the thread and behind the series' earlier requests; the request; the answer back.
-        stage.handoff.observe(Math.max(0, answer.startedAt - answer.postedAt) / 1000);
-        stage.request.observe(Math.max(0, answer.doneAt - answer.startedAt) / 1000);
-        stage.return.observe(Math.max(0, answer.answeredAt - answer.doneAt) / 1000);
-        const i = delivered;
-        const event = events[i];
-        const startedAt = new Date(answer.startedAt);
-        if (!answer.outcome.ok) {
-          failures.push({
-            event,
-            row: pendingRow(h, ids[i], event, startedAt),
-            outcome: answer.outcome,
-            startedAt,
-          });
-          return;
-        }
-        const now = new Date(answer.doneAt);
-        observe('succeeded', startedAt, now);
-        metrics.lagSeconds.observe(Math.max(0, answer.doneAt - event.occurredAt) / 1000);
-        successes.push({
-          held: h,
-          // Built once, as written (one object per delivery, thousands a second).
-          row: {
-            id: ids[i],
-            subscription: h.id,
-            eventId: event.id,
-            eventType: event.type,
-            status: 'succeeded',
-            attempts: 1,
-            firstAttemptAt: startedAt,
-            nextAttemptAt: startedAt,
-            lastAttemptAt: now,
-            lastStatusCode: answer.outcome.statusCode,
-            lastError: null,
-            deliveredAt: now,
-            createdAt: startedAt,
-          },
-        });
-        h.confirmed = event.id;
-        h.sent++;
-        delivered++;
-      },
-    );
-    const [failed] = failures;
-    if (failed) {
-      await failedFast(h, failed.event, failed.row, failed.outcome, failed.startedAt);
-      return false;
-    }
-    return delivered === events.length;
-  }
-
-  /** The row of a delivery about to be retried (its first attempt failed on the fast path). */
-  function pendingRow(
-    h: Held,
-    id: string,
-    event: LiveEvent,
-    startedAt: Date,
-  ): RequiredEntityData<WebhookDelivery> {
-    return {
-      id,
-      subscription: h.id,
-      eventId: event.id,
-      eventType: event.type,
-      status: 'pending',
-      attempts: 0,
-      firstAttemptAt: null,
-      nextAttemptAt: startedAt,
-      lastAttemptAt: null,
-      lastStatusCode: null,
-      lastError: null,
-      deliveredAt: null,
-      createdAt: startedAt,
-    };
-  }
-
-  /** A fast-path failure: the successes before it are written, then its row, and the slow path takes over. */
-  async function failedFast(
-    h: Held,
-    event: LiveEvent,
-    row: RequiredEntityData<WebhookDelivery>,
-    outcome: Outcome,
-    startedAt: Date,
-  ): Promise<void> {
-    // The successes before it first (the cursor reaches the event before this one), then its row.
-    await flush();
-    h.mode = 'slow';
-    if (h.lost) return;
-    const store = em();
-    const written = await store.transactional(async (tx) => {
-      const moved = await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: h.id, lockedBy: instance, cursor: h.flushed },
-        { cursor: event.id },
-      );
-      if (moved !== 1) return false;
-      await tx.insert(WebhookDelivery, row);
-      return true;
-    });
-    if (!written) return;
-    h.confirmed = h.flushed = event.id;
-    const sub = await store.findOne(WebhookSubscription, { id: h.id });
-    const delivery = await store.findOne(WebhookDelivery, { id: row.id });
-    if (sub && delivery) await record(store, sub, delivery, outcome, startedAt);
-  }
-
-  function observe(outcome: 'succeeded' | 'failed' | 'given_up', startedAt: Date, now: Date): void {
-    outcomes[outcome].attempts.inc();
-    outcomes[outcome].seconds.observe((now.getTime() - startedAt.getTime()) / 1000);
-  }
-
-  /** Writes the successes so far and the cursors of the fast path, in one transaction. */
-  function flush(): Promise<void> {
-    return inSeries(async () => {
-      const batch = successes;
-      successes = [];
-      const moves = [...held.values()]
-        .filter((h) => h.mode === 'fast' && !h.lost && h.confirmed > h.flushed)
-        .map((h) => ({ h, from: h.flushed, to: h.confirmed }));
-      if (moves.length === 0) return;
-      try {
-        const moved = writer
-          ? await writeSqlite(await writer, moves, batch)
-          : await writePostgres(moves, batch);
-        for (const { h, to } of moves) {
-          if (moved.has(h.id)) h.flushed = to;
-          // Not moved: a replay moved the cursor back, or the lease is gone; the slow path reads it again.
-          else h.wantSlow = true;
-        }
-      } catch (error) {
-        // Nothing written: the successes are sent again from the cursor (at least once).
-        logger.warn({ err: error }, 'webhook delivery records not written');
-        for (const { h } of moves) {
-          h.confirmed = h.flushed;
-          h.wantSlow = true;
-          if (h.stream) h.stream.discard = true;
-        }
-        checkStreams();
-      }
-    });
-  }
-
-  /**
-   * SQLite: the cursors and the delivery rows as prepared statements (the ORM's query builder cost
-   * more CPU per row than SQLite's own insert), each subscription's cursor in the same transaction as
-   * its rows. A transaction runs synchronously, holding up the event loop (the API, the WebSocket
-   * fan-out) while it lasts: so at most about SQLITE_PIECE_ROWS rows each, one after the other in
-   * turns of their own. Which subscriptions' cursors moved (a piece that fails moves none of its own).
-   */
-  async function writeSqlite(
-    sqlite: SqliteWriter,
-    moves: { h: Held; from: number; to: number }[],
-    batch: Success[],
-  ): Promise<Set<string>> {
-    const rowsOf = new Map<string, Success[]>();
-    for (const success of batch) {
-      const list = rowsOf.get(success.held.id);
-      if (list) list.push(success);
-      else rowsOf.set(success.held.id, [success]);
-    }
-    const done = new Set<string>();
-    let piece: typeof moves = [];
-    let pieceRows = 0;
-    const write = async () => {
-      const these = piece;
-      piece = [];
-      pieceRows = 0;
-      try {
-        for (const id of await sqlite.transaction(() => writeSqlitePiece(sqlite, these, rowsOf)))
-          done.add(id);
-      } catch (error) {
-        logger.warn({ err: error }, 'webhook delivery records not written');
-      }
-    };
-    for (const move of moves) {
-      piece.push(move);
-      pieceRows += rowsOf.get(move.h.id)?.length ?? 0;
-      if (pieceRows >= SQLITE_PIECE_ROWS) await write();
-    }
-    if (piece.length > 0) await write();
-    return done;
-  }
-
-  /** One transaction's work: some subscriptions' cursors, each with its rows (synchronous). */
-  function writeSqlitePiece(
-    sqlite: SqliteWriter,
-    moves: { h: Held; from: number; to: number }[],
-    rowsOf: Map<string, Success[]>,
-  ): string[] {
-    const done: string[] = [];
-    const move = sqlite.statement(MOVE_CURSOR_SQL);
-    const many = sqlite.statement(insertDeliveriesSql(SQLITE_INSERT_ROWS));
-    const one = sqlite.statement(insertDeliveriesSql(1));
-    const values: unknown[] = [];
-    let rows = 0;
-    for (const { h, from, to } of moves) {
-      if (move.run(to, h.id, instance, from).changes !== 1) continue;
-      done.push(h.id);
-      for (const success of rowsOf.get(h.id) ?? []) {
-        for (const column of DELIVERY_COLUMNS) values.push(sqlite.value(success.row[column]));
-        if (++rows === SQLITE_INSERT_ROWS) {
-          many.run(...values);
-          values.length = 0;
-          rows = 0;
-        }
-      }
-    }
-    for (let i = 0; i < values.length; i += DELIVERY_COLUMNS.length)
-      one.run(...values.slice(i, i + DELIVERY_COLUMNS.length));
-    return done;
-  }
-
-  /**
-   * PostgreSQL: the cursors and the delivery rows in one statement (its own transaction), a named
-   * prepared statement on the pool with the rows as arrays: the cursors move, each from where it
-   * was, and only the moved subscriptions' rows are inserted; which moved.
-   */
-  async function writePostgres(
-    moves: { h: Held; from: number; to: number }[],
-    batch: Success[],
-  ): Promise<Set<string>> {
-    pg ??= pgStatements(orm);
-    const columns: unknown[][] = DELIVERY_COLUMNS.map(() => []);
-    for (const success of batch)
-      DELIVERY_COLUMNS.forEach((column, i) => {
-        columns[i].push(success.row[column]);
-      });
-    const rows = await pg.all('webhook_flush', PG_FLUSH_SQL, [
-      moves.map((move) => move.h.id),
-      moves.map((move) => move.from),
-      moves.map((move) => move.to),
-      instance,
-      ...columns,
-    ]);
-    return new Set(rows.map((row) => String(row.id)));
-  }
-
-  /** One step of the slow path; whether the subscription goes on. */
-  async function slowStep(h: Held): Promise<boolean> {
-    const store = em();
-    const sub = await store.findOne(WebhookSubscription, { id: h.id, lockedBy: instance });
-    if (!sub?.enabled || sub.deletedAt) {
-      h.lost = true;
-      return false;
-    }
-    track(sub, h);
-    await materialize(store, sub);
-    const next = await store.findOne(
-      WebhookDelivery,
-      { subscription: h.id, status: 'pending' },
-      { orderBy: { eventId: 'asc' } },
-    );
-    if (!next) {
-      // Nothing pending: back to the fast path, from the cursor.
-      h.mode = 'fast';
-      h.wantSlow = false;
-      h.confirmed = h.flushed = Number(sub.cursor);
-      return true;
-    }
-    // Order: a later event waits while an earlier one is waiting for its retry.
-    if (next.nextAttemptAt.getTime() > Date.now()) return false;
-    h.lastWork = Date.now();
-    h.sent++;
-    return attempt(store, sub, h, next);
-  }
-
-  /** Adds the deliveries of the events past the cursor that the subscription wants, moving the cursor. */
-  async function materialize(store: EntityManager, sub: WebhookSubscription): Promise<void> {
-    const last = deps.lastEventId();
-    if (sub.cursor >= last) return;
-    const events = await readEvents(store, sub.cursor, MATERIALIZE_BATCH, subscriptionFilter(sub), last);
-    const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
-    await store.transactional(async (tx) => {
-      // Only the lease holder moves the cursor, and only from where it read it (a replay may move it back).
-      const moved = await tx.nativeUpdate(
-        WebhookSubscription,
-        { id: sub.id, lockedBy: instance, cursor: sub.cursor },
-        { cursor },
-      );
-      if (moved !== 1 || events.length === 0) return;
-      const ids = events.map((event) => Number(event.id));
-      const existing = new Set(
-        (
-          await tx.find(
-            WebhookDelivery,
-            { subscription: sub.id, eventId: { $in: ids } },
-            { fields: ['eventId'] },
-          )
-        ).map((row) => Number(row.eventId)),
-      );
-      const now = new Date();
-      const rows = events
-        .filter((event) => !existing.has(Number(event.id)))
-        .map((event) => ({
-          id: deliveryId(sub.id, Number(event.id), event.occurredAt.getTime()),
-          subscription: sub.id,
-          eventId: Number(event.id),
-          eventType: event.type,
-          status: 'pending' as const,
-          attempts: 0,
-          firstAttemptAt: null,
-          nextAttemptAt: now,
-          lastAttemptAt: null,
-          lastStatusCode: null,
-          lastError: null,
-          deliveredAt: null,
-          createdAt: now,
-        }));
-      if (rows.length > 0) await tx.insertMany(WebhookDelivery, rows);
-    });
-    sub.cursor = cursor;
-  }
-
-  /** Sends one delivery and records the outcome; whether the subscription may go on. */
-  async function attempt(store: EntityManager, sub: WebhookSubscription, h: Held, delivery: WebhookDelivery) {
-    const event = await store.findOne(OutboxEvent, { id: delivery.eventId });
-    const startedAt = new Date();
-    if (!event) {
-      await store.nativeUpdate(
-        WebhookDelivery,
-        { id: delivery.id },
-        { status: 'failed', lastError: 'the event is no longer retained', lastAttemptAt: startedAt },
-      );
-      return true;
-    }
-    const outcome = await sender.send(
-      sub.url,
-      { id: delivery.id, body: JSON.stringify(toEnvelope(event)), secrets: h.secrets },
-      sendOptions,
-    );
-    if (outcome.ok) metrics.lagSeconds.observe(Math.max(0, Date.now() - event.occurredAt.getTime()) / 1000);
-    return record(store, sub, delivery, outcome, startedAt);
-  }
-
-  /** Records an attempt's outcome on its row (and the subscription's status); whether it may go on. */
-  async function record(
-    store: EntityManager,
-    sub: WebhookSubscription,
-    delivery: WebhookDelivery,
-    outcome: Outcome,
-    startedAt: Date,
-  ): Promise<boolean> {
-    const firstAttemptAt = delivery.firstAttemptAt ?? startedAt;
-    const attempts = delivery.attempts + 1;
-    const now = new Date();
-    const recorded = { attempts, firstAttemptAt, lastAttemptAt: now, lastStatusCode: outcome.statusCode };
-    // Only the row as this attempt read it: a redelivery or replay asked for meanwhile (a new
-    // nextAttemptAt) stands, and the delivery goes again.
-    const unchanged = { id: delivery.id, nextAttemptAt: delivery.nextAttemptAt };
-    if (outcome.ok) {
-      observe('succeeded', startedAt, now);
-      await store.nativeUpdate(WebhookDelivery, unchanged, {
-        ...recorded,
-        status: 'succeeded',
-        lastError: null,
-        deliveredAt: now,
-      });
-      if (sub.status !== 'active' || sub.failingSince)
-        await store.nativeUpdate(
-          WebhookSubscription,
-          { id: sub.id },
-          { status: 'active', failingSince: null },
-        );
-      return true;
-    }
-    const giveUp = now.getTime() - firstAttemptAt.getTime() >= options.retryWindowSeconds * 1000;
-    observe(giveUp ? 'given_up' : 'failed', startedAt, now);
-    const written = await store.nativeUpdate(WebhookDelivery, unchanged, {
-      ...recorded,
-      lastError: outcome.error?.slice(0, 250) ?? null,
-      status: giveUp ? 'failed' : 'pending',
-      nextAttemptAt: new Date(now.getTime() + retryDelayMs(options.retryBaseMs, attempts)),
-    });
-    if (written !== 1) return true;
-    if (giveUp) {
-      const failingSince = sub.failingSince ?? now;
-      const disable = now.getTime() - failingSince.getTime() >= options.disableAfterSeconds * 1000;
-      await store.nativeUpdate(
-        WebhookSubscription,
-        { id: sub.id },
-        disable ? { status: 'disabled', enabled: false, failingSince } : { status: 'failing', failingSince },
-      );
-      sub.status = disable ? 'disabled' : 'failing';
-      sub.failingSince = failingSince;
-      logger.warn({ webhook: sub.id, eventId: String(delivery.eventId) }, 'webhook delivery given up');
-      // The next event goes ahead: one dead message does not block the rest for ever.
-      return !disable;
-    }
-    return false;
-  }
-
   /** Writes what was delivered, then lets the subscription go. */
   async function release(h: Held): Promise<void> {
     try {
-      await flush();
+      await fast.flush();
     } finally {
       held.delete(h.id);
-      await em().nativeUpdate(
-        WebhookSubscription,
-        { id: h.id, lockedBy: instance },
-        { lockedBy: null, lockedUntil: null },
-      );
+      await leases.release(h.id);
     }
   }
 
@@ -1283,7 +527,7 @@ export function createDispatcher(deps: {
       // The sender thread's deliveries not reported yet first (a stream reports every few ms); 30.7:
       // of this subscription only, never behind other subscriptions' (other owners') slow receivers.
       await sender.sync(subscriptionId === undefined ? undefined : [subscriptionId]);
-      await flush();
+      await fast.flush();
     },
     changed() {
       refreshNow = true;
@@ -1294,20 +538,8 @@ export function createDispatcher(deps: {
     },
     published(events) {
       if (events.length === 0) return;
-      if (recentAfter === null || events[0].id <= (recent.at(-1)?.id ?? recentAfter)) {
-        // The first hand-over (or ids going back, which the relay never does): start afresh.
-        recent = [];
-        recentAfter = events[0].id - 1;
-      }
-      const added = events.map(live);
-      for (const event of added) recent.push(event);
       // To the sender thread's streams (once for all of them).
-      sender.events(added);
-      if (recent.length > 2 * RECENT_EVENTS) {
-        const dropped = recent.length - RECENT_EVENTS;
-        recentAfter = recent[dropped - 1].id;
-        recent = recent.slice(dropped);
-      }
+      sender.events(recent.add(events));
       wake();
     },
     async stop() {

@@ -1,7 +1,8 @@
 // The WebSocket gateway for /ws and /assets/subscribe (AsyncAPI contract): the upgrade (admission by
 // handshake.ts, credentials by credentials.ts), the connections, their client messages (rate-limited
-// here, answered by subscriptions.ts) and the live events of this instance's outbox tail, handed to
-// every connection (connection.ts writes them; replay.ts serves resumes; heartbeat.ts pings).
+// here, answered by subscriptions.ts) and the live events of this instance's relay (a sink wired in
+// src/after-commit.ts), handed to every connection (connection.ts writes them; replay.ts serves
+// resumes; heartbeat.ts pings).
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
@@ -40,7 +41,6 @@ export class Gateway {
   private connectionsMade = 0;
   private readonly heartbeat: NodeJS.Timeout;
   private readonly deps: GatewayDeps;
-  private readonly unsubscribeTail: () => void;
   private closing = false;
 
   constructor(deps: GatewayDeps) {
@@ -60,7 +60,6 @@ export class Gateway {
       maxPayload: deps.config.ws.maxMessageBytes * 4,
       perMessageDeflate: false,
     });
-    this.unsubscribeTail = deps.tail.onEvents((events) => this.dispatch(events));
     this.heartbeat = setInterval(
       () => void beat(this.connections, deps.stillValid),
       deps.config.ws.heartbeatMs,
@@ -103,7 +102,6 @@ export class Gateway {
   close(): void {
     this.closing = true;
     clearInterval(this.heartbeat);
-    this.unsubscribeTail();
     for (const connection of this.connections) connection.end(CLOSE.goingAway, 'server shutting down');
     this.wss.close();
     void this.handshake.close();
@@ -172,7 +170,9 @@ export class Gateway {
     }
   }
 
-  private dispatch(events: readonly PublishedEvent[]): void {
+  /** The relay's sink (src/after-commit.ts): live events to every connection, until the gateway closes. */
+  dispatch(events: readonly PublishedEvent[]): void {
+    if (this.closing) return;
     for (const connection of this.connections) connection.offer(events);
   }
 }
