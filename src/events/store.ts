@@ -7,7 +7,7 @@ import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
 import type { EventFilter, PublishedEvent } from './filter.ts';
-import { readEvents } from './reads.ts';
+import { type EventRow, readEvents } from './reads.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
 
@@ -42,21 +42,6 @@ export function toPublished(row: OutboxEvent): PublishedEvent {
     wallets: row.wallets,
     json: JSON.stringify(toEnvelope(row)),
   };
-}
-
-/**
- * A row of the relay's own read: driver types (PostgreSQL: int8 as text, jsonb parsed, timestamptz
- * as Date; SQLite: JSON as text, the date as the column stores it).
- */
-interface RelayRow {
-  id: string | number;
-  type: OutboxEvent['type'];
-  occurred_at: unknown;
-  data: unknown;
-  asset_id: string;
-  collection_id: string | null;
-  wallets: unknown;
-  operation_id: string | null;
 }
 
 /** An internal ledger change (ledger_change) as the relay reads it. */
@@ -99,8 +84,8 @@ export class EventStore {
   async next(after: number, limit: number): Promise<OutboxEvent[]> {
     const reads = readStatements(this.orm);
     const rows = this.relay
-      ? await this.relay.query<RelayRow>(RELAY_READ_PG, [after, limit], 'gats_relay_next')
-      : ((await reads.all(RELAY_READ, [after, limit])) as unknown as RelayRow[]);
+      ? await this.relay.query<EventRow>(RELAY_READ_PG, [after, limit], 'gats_relay_next')
+      : ((await reads.all(RELAY_READ, [after, limit])) as unknown as EventRow[]);
     return rows.map(
       (row) =>
         ({
