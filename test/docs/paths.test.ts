@@ -39,38 +39,36 @@ function repositoryPath(text: string): string | null {
   return null;
 }
 
-function namedPaths(file: string): { line: number; path: string }[] {
-  const found: { line: number; path: string }[] = [];
+/** Each line of a document outside code fences, with its line number. */
+function proseLines(file: string): { line: number; text: string }[] {
   let fenced = false;
-  readFileSync(path.join(root, file), 'utf8')
+  return readFileSync(path.join(root, file), 'utf8')
     .split('\n')
-    .forEach((text, i) => {
+    .flatMap((text, i) => {
       if (/^\s*```/.test(text)) fenced = !fenced;
-      if (fenced) return;
-      for (const match of text.matchAll(/`([^`\s]+)`/g)) {
-        const named = repositoryPath(match[1]);
-        if (named) found.push({ line: i + 1, path: named });
-      }
+      return fenced ? [] : [{ line: i + 1, text }];
     });
-  return found;
+}
+
+function namedPaths(file: string): { line: number; path: string }[] {
+  return proseLines(file).flatMap(({ line, text }) =>
+    [...text.matchAll(/`([^`\s]+)`/g)].flatMap((match) => {
+      const named = repositoryPath(match[1]);
+      return named ? [{ line, path: named }] : [];
+    }),
+  );
 }
 
 /** The relative link targets of a document (`[text](guides/economy.md#anchor)`), outside code. */
 function linkedFiles(file: string): { line: number; path: string }[] {
-  const found: { line: number; path: string }[] = [];
-  let fenced = false;
-  readFileSync(path.join(root, file), 'utf8')
-    .split('\n')
-    .forEach((text, i) => {
-      if (/^\s*```/.test(text)) fenced = !fenced;
-      if (fenced) return;
-      for (const match of text.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)) {
-        const target = match[1].replace(/#.*$/, '');
-        if (target === '' || /^[a-z]+:/i.test(target)) continue; // an anchor on the page, a URL
-        found.push({ line: i + 1, path: path.join(path.dirname(file), target) });
-      }
-    });
-  return found;
+  return proseLines(file).flatMap(({ line, text }) =>
+    [...text.replace(/`[^`]*`/g, '').matchAll(/\]\(([^)\s]+)\)/g)].flatMap((match) => {
+      const target = match[1].replace(/#.*$/, '');
+      // An anchor on the page, a URL.
+      if (target === '' || /^[a-z]+:/i.test(target)) return [];
+      return [{ line, path: path.join(path.dirname(file), target) }];
+    }),
+  );
 }
 
 describe('paths named in the Markdown documents', () => {
