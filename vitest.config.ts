@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirst from './test/sequencer.ts';
 
 export default defineConfig({
   test: {
@@ -10,9 +11,14 @@ export default defineConfig({
     pool: 'forks',
     // Workers are reused across files: each file no longer imports the app again (~2-4 s of CPU).
     isolate: false,
-    maxWorkers: 2,
+    maxWorkers: 3,
+    // The longest files first (test/durations.json), so the run does not end on one long file.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll waits up to 1 s by default: too short for a real browser on a loaded 2-core CI
+    // machine (an explorer chart once took longer and failed CI). A poll that succeeds returns at once.
+    expect: { poll: { timeout: 10_000 } },
     reporters: ['default'],
   },
 });

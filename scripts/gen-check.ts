@@ -3,13 +3,19 @@
  * `npm run gen` would write from the current contracts, or when the configuration reference's table
  * (docs/operations/configuration.md) is not what the configuration schema gives, or the metrics
  * reference's (docs/reference/metrics.md) not what the metrics registry gives, or the problem types
- * reference's (docs/reference/problem-types.md) not what contracts/problems.yaml gives.
+ * reference's (docs/reference/problem-types.md) not what contracts/problems.yaml gives, or the
+ * benchmarks page's results table (docs/benchmarks.md) not what docs/benchmarks/results.json gives, or
+ * the TypeScript client's API reference (clients/typescript/REFERENCE.md) not what its source gives.
+ * The HTML references are rendered again only when what they are rendered from changed, or the page
+ * did (scripts/gen/docs.ts).
  */
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { generate } from './gen/generate.ts';
 import { generatedDir } from './gen/paths.ts';
+import { resultsTableIsCurrent } from './lib/bench-results.ts';
+import { clientReferenceIsCurrent } from './lib/client-reference.ts';
 import { configTableIsCurrent } from './lib/config-docs.ts';
 import { metricsTableIsCurrent } from './lib/metrics-docs.ts';
 import { problemTypesTableIsCurrent } from './lib/problem-docs.ts';
@@ -41,7 +47,7 @@ async function differences(expectedDir: string, actualDir: string): Promise<stri
 
 const fresh = await mkdtemp(join(tmpdir(), 'gen-check-'));
 try {
-  await generate(fresh);
+  await generate(fresh, generatedDir);
   const problems = await differences(fresh, generatedDir);
   if (problems.length > 0) {
     console.error(`generated/ is out of date with contracts/ (run npm run gen):\n  ${problems.join('\n  ')}`);
@@ -49,29 +55,26 @@ try {
   } else {
     console.log('generated/ matches contracts/');
   }
-  if (!(await configTableIsCurrent())) {
-    console.error(
-      'docs/operations/configuration.md: the configuration table differs from src/config/index.ts (run npm run gen)',
-    );
-    process.exitCode = 1;
-  } else {
-    console.log('docs/operations/configuration.md: the configuration table matches src/config/index.ts');
-  }
-  if (!(await metricsTableIsCurrent())) {
-    console.error(
-      'docs/reference/metrics.md: the metrics table differs from src/observability/metrics.ts (run npm run gen)',
-    );
-    process.exitCode = 1;
-  } else {
-    console.log('docs/reference/metrics.md: the metrics table matches src/observability/metrics.ts');
-  }
-  if (!(await problemTypesTableIsCurrent())) {
-    console.error(
-      'docs/reference/problem-types.md: the problem types table differs from contracts/problems.yaml (run npm run gen)',
-    );
-    process.exitCode = 1;
-  } else {
-    console.log('docs/reference/problem-types.md: the problem types table matches contracts/problems.yaml');
+  // Each generated table of the docs, with what it is generated from.
+  const tables: [page: string, table: string, source: string, isCurrent: () => Promise<boolean>][] = [
+    ['docs/operations/configuration.md', 'configuration', 'src/config/index.ts', configTableIsCurrent],
+    ['docs/reference/metrics.md', 'metrics', 'src/observability/metrics.ts', metricsTableIsCurrent],
+    [
+      'docs/reference/problem-types.md',
+      'problem types',
+      'contracts/problems.yaml',
+      problemTypesTableIsCurrent,
+    ],
+    ['docs/benchmarks.md', 'results', 'docs/benchmarks/results.json', resultsTableIsCurrent],
+    ['clients/typescript/REFERENCE.md', 'API reference', 'clients/typescript/src', clientReferenceIsCurrent],
+  ];
+  for (const [page, table, source, isCurrent] of tables) {
+    if (await isCurrent()) {
+      console.log(`${page}: the ${table} table matches ${source}`);
+    } else {
+      console.error(`${page}: the ${table} table differs from ${source} (run npm run gen)`);
+      process.exitCode = 1;
+    }
   }
 } catch (error) {
   console.error(error instanceof Error ? error.message : error);

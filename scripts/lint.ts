@@ -21,7 +21,9 @@ interface Step {
   native?: boolean;
 }
 
-const codeDirs = ['src', 'scripts', 'test', 'explorer'].filter((dir) => existsSync(join(repoRoot, dir)));
+const codeDirs = ['src', 'scripts', 'test', 'explorer', 'clients'].filter((dir) =>
+  existsSync(join(repoRoot, dir)),
+);
 
 const steps: Step[] = [
   {

@@ -1,5 +1,6 @@
 // Builds the whole application (HTTP edge, domain services, storage) without listening, so tests run
-// the real app in-process. src/server.ts listens.
+// the real app in-process. src/server.ts listens. The checks that refuse or warn at start-up are in
+// ./startup-checks.ts, the real-time side's shutdown in ./drain.ts.
 
 import { type Server, ServerResponse } from 'node:http';
 import { bodyParser } from '@koa/bodyparser';
@@ -8,20 +9,19 @@ import Koa from 'koa';
 import { announceCommits, deliverCommits } from './after-commit.ts';
 import type { UserRegisteredHook } from './auth/accounts.ts';
 import { apiKeyIsActive } from './auth/api-keys.ts';
-import { EXPLORER_CLIENT_ID } from './auth/applications.ts';
 import { type AuthModule, createAuthModule } from './auth/index.ts';
 import { grantableScopes } from './auth/scopes.ts';
 import { createChainModule } from './chain/index.ts';
-import { type Config, ConfigError } from './config/index.ts';
+import type { Config } from './config/index.ts';
 import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
-import { Application } from './db/entities/Application.ts';
 import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
 import { readStatements } from './db/read-statements.ts';
 import { externalCommitCounter } from './db/write-statements.ts';
-import { AppError, OutcomeUnknownError, RETRY_AFTER_SECONDS } from './domain/errors.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
+import { type MarketKeeper, startMarketKeeper } from './domain/ledger/market-keeper.ts';
+import { drainRealtime } from './drain.ts';
 import { commitHookOf } from './events/commit-hook.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
@@ -32,11 +32,13 @@ import { listenerScope } from './http/management.ts';
 import { bodyParseError, errorMiddleware } from './http/problem.ts';
 import { ledgerVersion, ReadCache } from './http/read-cache.ts';
 import { requestContext } from './http/request-context.ts';
+import { requestTimeout } from './http/request-timeout.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
 import { createMetrics, type Metrics, watchChains, watchDependencies } from './observability/metrics.ts';
-import { createRedisLink, type RedisLink } from './redis/link.ts';
-import { activeDemoAccounts, seedDemoIfEmpty } from './seed/demo.ts';
+import type { RedisLink } from './redis/link.ts';
+import { seedDemoIfEmpty } from './seed/demo.ts';
+import { checkPublicUrl, demoGuard, redisAnswers, secretKeyFailure } from './startup-checks.ts';
 import { createWebhooks } from './webhooks/index.ts';
 import { upgradeCredentials } from './ws/credentials.ts';
 import { Gateway } from './ws/gateway.ts';
@@ -62,6 +64,8 @@ export interface AppInstance {
   demoAccounts: string[];
   /** The interface to listen on: HOST when set, else loopback while demo accounts exist, else all. */
   listenHost: string;
+  /** The marketplace's sweeper of expired listings and offers (issue 35). */
+  marketKeeper: MarketKeeper;
   /** Serves the WebSocket channels on this HTTP server's upgrade requests. */
   attach(server: Server): void;
   /**
@@ -77,40 +81,6 @@ export interface BuildOptions {
   logger?: Logger;
 }
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-
-/**
- * 14.6: every instance must be the same issuer. The explorer's client, rewritten at each start from
- * PUBLIC_URL, records the URL the service was last started with; another one is refused unless the
- * operator moves the service on purpose (PUBLIC_URL_CHANGE=allow).
- */
-async function checkPublicUrl(orm: Orm, config: Config): Promise<void> {
-  if (config.publicUrlChange === 'allow') return;
-  const explorer = await orm.em.fork().findOne(Application, { clientId: EXPLORER_CLIENT_ID });
-  const recorded = explorer?.redirectUris[0]?.replace(/\/explorer\/callback$/, '');
-  if (recorded && recorded !== config.publicUrl)
-    throw new ConfigError(
-      `PUBLIC_URL is ${config.publicUrl} but this database's service runs at ${recorded}: every instance must use the same PUBLIC_URL (the OAuth issuer); to move the service, start once with PUBLIC_URL_CHANGE=allow`,
-    );
-}
-
-/** AES-GCM's answer when a sealed value is opened with another key than the one that sealed it. */
-function sealedWithAnotherKey(error: unknown): boolean {
-  return error instanceof Error && /unable to authenticate data/i.test(error.message);
-}
-
-function wrongSecretKey(): ConfigError {
-  return new ConfigError(
-    'SECRET_KEY does not open the keys stored in this database (they were sealed with another SECRET_KEY); start with the SECRET_KEY the other instances use',
-  );
-}
-
-/** How long start-up waits for Redis (REDIS_URL) to answer before failing. */
-const REDIS_STARTUP_TIMEOUT_MS = 5_000;
-
-/** How long shutdown waits for the relay to hand committed events to sockets before closing them. */
-const RELAY_FLUSH_LIMIT_MS = 2_000;
-
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
   let draining: Promise<void> | null = null;
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -121,7 +91,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     logger,
   });
-  const redis = config.redisUrl ? createRedisLink(config.redisUrl, config.redisKeyPrefix, logger) : undefined;
+  // The Redis client is loaded only with REDIS_URL set.
+  const redis = config.redisUrl
+    ? (await import('./redis/link.ts')).createRedisLink(config.redisUrl, config.redisKeyPrefix, logger)
+    : undefined;
   try {
     // Instances started together take turns through the bootstrap (src/db/orm.ts).
     const services = await withStartupLock(orm, () =>
@@ -171,6 +144,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redisUsable: redis ? () => redis.usable() : undefined,
     });
     watchChains(metrics, () => chain.status());
+    // Issue 35: every instance ends expired listings and offers (exactly once: guarded plans).
+    // Issue 36: and items at their end time (returned to their lender or burned).
+    const marketKeeper = startMarketKeeper(
+      services.ledger.market,
+      logger,
+      config.market.sweepMs,
+      services.ledger.expiries,
+    );
     if (redis) await redisAnswers(redis);
 
     const drain = () => {
@@ -190,6 +171,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       readCache,
       demoAccounts,
       listenHost,
+      marketKeeper,
       attach(server) {
         server.on('upgrade', (request, socket, head) => void gateway.handleUpgrade(request, socket, head));
       },
@@ -197,6 +179,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       async close() {
         await drain();
         stopDelivering();
+        await marketKeeper.stop();
         await chain.stop();
         await webhooks.close();
         await auth.close();
@@ -244,7 +227,7 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     redis,
     onRedisFallback: () => metrics.redisFallbacks.inc({ use: 'rate limits' }),
   }).catch((error: unknown) => {
-    throw sealedWithAnotherKey(error) ? wrongSecretKey() : error;
+    throw secretKeyFailure(error);
   });
   if (config.seedDemo === 'always' || (config.seedDemo === 'auto' && !config.databaseUrl)) {
     await seedDemoIfEmpty({ orm, ledger, publicUrl: config.publicUrl, logger, onUserRegistered });
@@ -268,21 +251,6 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
   });
   const chain = await createChainModule({ orm, config, logger });
   return { events, ledger, auth, identity, webhooks, chain, onUserRegistered };
-}
-
-/** 15.3: published passwords must not be reachable from the network by default. */
-async function demoGuard(orm: Orm, config: Config, logger: Logger) {
-  const demoAccounts = await activeDemoAccounts(orm);
-  const listenHost = config.host ?? (demoAccounts.length > 0 ? '127.0.0.1' : '0.0.0.0');
-  if (demoAccounts.length > 0) {
-    logger.warn(
-      { demoAccounts, host: listenHost },
-      config.host === undefined
-        ? `demo accounts with published passwords exist (${demoAccounts.join(', ')}): listening on loopback only; set HOST to listen elsewhere, after changing their passwords or starting on an empty database with SEED_DEMO=never`
-        : `demo accounts with published passwords exist (${demoAccounts.join(', ')}) and HOST=${config.host} is set: anyone who reaches this address can sign in as them`,
-    );
-  }
-  return { demoAccounts, listenHost };
 }
 
 /** The HTTP middleware stack, outermost first. */
@@ -317,55 +285,4 @@ function createKoa(
   );
   koa.use(parts.router.middleware);
   return koa;
-}
-
-/** Every Redis client exists now; an unreachable Redis at start-up is a configuration error. */
-async function redisAnswers(redis: RedisLink): Promise<void> {
-  await redis.ready(REDIS_STARTUP_TIMEOUT_MS).catch((error: unknown) => {
-    throw new ConfigError(
-      `REDIS_URL: Redis did not answer at start-up (${error instanceof Error ? error.message : String(error)})`,
-    );
-  });
-}
-
-/** Hands committed events to the sockets (bounded wait), closes them with 1001, stops the relay. */
-async function drainRealtime(events: EventsModule, gateway: Gateway): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, RELAY_FLUSH_LIMIT_MS);
-  });
-  await Promise.race([events.tail.flush().catch(() => undefined), limit]);
-  clearTimeout(timer);
-  gateway.close();
-  events.tail.stop();
-}
-
-/**
- * Answers 503 when a request outlives the limit, so a stuck dependency never hangs a client. A
- * state-changing request keeps running after its answer and may still commit: its answer says the
- * outcome is unknown and how to learn it, never "try again later" (issue 14.3).
- */
-function requestTimeout(ms: number) {
-  return async function limitTime(ctx: Koa.Context, next: Koa.Next): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            SAFE_METHODS.has(ctx.method)
-              ? new AppError(503, '/problems/timeout', {
-                  detail: 'The request took too long; try again later.',
-                  headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-                })
-              : new OutcomeUnknownError('The request ran out of time before its answer was ready.'),
-          ),
-        ms,
-      );
-    });
-    try {
-      await Promise.race([next(), expired]);
-    } finally {
-      clearTimeout(timer);
-    }
-  };
 }

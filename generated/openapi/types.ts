@@ -324,6 +324,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit trail
+         * @description The audit trail's entries, newest first, paginated with `limit` and `cursor`: every privileged or sensitive action (role changes, service accounts, client secrets, API keys, webhooks, studio mints and burns, freezes, metadata changes, collections, recipes, store offers, claim codes, drop tables, loot boxes, chain contracts, `npm run admin` commands), each recorded in the same transaction as the action and chained to the entry before it by a SHA-256 hash. An admin reads every entry; a studio the entries about its own objects: its collections and what is in them, its API keys, webhooks and service accounts (and theirs). Filters: `actor` (the user or service account that acted), `objectType` and `objectId`, `action`, and the time range `from` (inclusive) to `to` (exclusive). Entries never hold secrets.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, a malformed or foreign `cursor`, an unknown `action` or a malformed time; 401 when the bearer token or API key is missing or invalid; 403 when the caller is neither a studio nor an admin or the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/applications": {
         parameters: {
             query?: never;
@@ -1006,6 +1028,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/collections/{collection_id}/market": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Market figures of a collection
+         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getCollectionMarket"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{collection_id}/market/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a collection's marketplace settings
+         * @description Whether the collection trades, its royalty and its accepted currencies (public).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getMarketSettings"];
+        /**
+         * Set a collection's marketplace settings
+         * @description The collection's studio (or an admin) sets whether its items trade, its royalty in basis points (at most `MARKET_MAX_ROYALTY_BPS`), the currencies its listings may be priced in (null: any) and the wallet royalties go to. Turning trading off ends every active listing of the collection (each with a `listingEnded` event, `endReason` `tradingOff`); a purchase checks the setting too. A listing already created in a currency no longer accepted stays buyable.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed field or a `royaltyBps` above the deployment's cap (`errors[].pointer` `/body/royaltyBps`), or a currency id that is no currency; 400 `/problems/invalid-address-checksum` for a mixed-case `royaltyWallet` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not the collection's studio or an admin; 404 `/problems/not-found` when no collection has this id; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        put: operations["setMarketSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/collections/{collection_id}/contracts": {
         parameters: {
             query?: never;
@@ -1266,6 +1350,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/assets/{asset_id}/lend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Lend an NFT until a time (a rental)
+         * @description Issue 36, items that expire. Moves the NFT from `from` (a wallet the caller controls, which owns it) to `to` until `expiresAt`, in one transaction with its transfer and `newTransfer` event. The answer is the asset with `expiresAt` and `lender` (= `from`). While lent, the borrower holds it but cannot move, trade, list, auction, craft or burn it (409 `/problems/item-lent`); at `expiresAt` it is refused everywhere (409 `/problems/item-expired`) and the service returns it to the lender shortly after (the market keeper's sweep: a `newTransfer` from the borrower to the lender and an `itemExpired` event, exactly once). An NFT that already has an end time (lent, or a timed grant) cannot be lent. Only NFTs are lent, not amounts of a currency. Send an `Idempotency-Key`: a retry with the same key and body returns the first answer without lending twice.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed field, `expiresAt` not in the future or more than a year ahead, `to` equal to `from`, or a currency; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong EIP-55 checksum; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `from`; 404 `/problems/not-found` when no asset has this id; 409 `/problems/insufficient-balance` when `from` does not own the NFT; 409 `/problems/asset-frozen`, `/problems/asset-soulbound` when it may not move; 409 `/problems/item-lent` when it is lent, `/problems/item-expired` when it already has an end time (or its end time passed); 409 `/problems/asset-on-chain` for an on-chain token; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["lendAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/assets/{asset_id}/freeze": {
         parameters: {
             query?: never;
@@ -1316,6 +1428,34 @@ export interface paths {
          *     Errors: 400 `/problems/validation-failed` for a malformed `asset_id`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` `/problems/role-not-allowed` for a role other than studio or admin, 403 `/problems/forbidden` when the caller is neither the studio owning the collection nor an admin, or an admin froze the asset and the caller is no admin; 404 `/problems/not-found` when no asset has this id; 409 `/problems/asset-on-chain` for an on-chain token (it is frozen, or not, on its chain); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["unfreezeAsset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/assets/{asset_id}/market": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Market figures of an item
+         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getAssetMarket"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1417,7 +1557,7 @@ export interface paths {
         };
         /**
          * Get the current price of an asset
-         * @description Returns the current price of an asset in one quote currency (`currency`, `USD` by default): the posted price with the latest `observedAt` (of two with the same `observedAt`, the one posted last). A back-filled observation older than the current one does not replace it. Prices are public market data: any authenticated caller may read them.
+         * @description Returns the current price of an asset in one quote currency (`currency`, `USD` by default): the posted price with the latest `observedAt` (of two with the same `observedAt`, the one posted last). A back-filled observation older than the current one does not replace it. An NFT sold on the marketplace in this currency answers with its last sale instead (`source` `market`: the price the buyer paid, `currency` the currency it was paid in, e.g. `?currency=gold`); oracles' prices answer for the rest, and always for currencies. Prices are public market data: any authenticated caller may read them.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed `id` or `currency`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 404 `/problems/price-not-found` when the asset exists but has no price in this currency yet; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1502,6 +1642,762 @@ export interface paths {
          *     Errors name the rejected leg, by its index from 0 in `detail` and by `errors[].pointer` (`/body/legs/{i}/...`): 400 `/problems/invalid-amount` when a leg's amount does not fit its asset; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, no legs or more than 50, a leg whose `from` equals its `to`, or a `to` that is the zero address; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control a leg's `from`; 404 `/problems/not-found` when a leg's asset does not exist; 409 `/problems/insufficient-balance` when a wallet holds less than its legs take (or does not own an NFT, also when it was burned); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when a leg's asset is frozen or soulbound (the problem names the leg); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up (a batch counts one request per leg); 500 on an unexpected failure.
          */
         post: operations["createTransferBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List marketplace listings
+         * @description Lists listings, newest first, paginated with `limit` and `cursor`; `collection`, `seller`, `assetId` and `status` narrow them (`active`: buyable now, `expired`: active past its expiry). Listings are public market data.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 400 `/problems/invalid-address-checksum` for a mixed-case `seller` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listListings"];
+        put?: never;
+        /**
+         * List an item for sale at a fixed price
+         * @description Lists `amount` (default 1; 1 for an NFT) of `assetId` from `wallet`, a wallet the caller controls, for `price` of `currency`. The item stays in the wallet: nothing is reserved, and a listing whose item leaves the wallet, burns or freezes stops being buyable (a transfer, a burn or a freeze of a listed NFT ends its listings in the same transaction, with a `listingEnded` event; anything else is found at the purchase, which ends the listing then and is refused). The listing and its `listingCreated` event are written in one transaction, with the item checked (held, neither frozen, soulbound nor burned). One `Idempotency-Key` covers the listing.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `amount` or `price` does not fit its asset, or `price` is 0; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when the asset or the currency does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less than `amount` (a burned NFT is held by no one); 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when the item may not move; 409 `/problems/asset-on-chain` for an on-chain token (it moves on chain only); 409 `/problems/trading-disabled` when the collection's studio turned trading off; 409 `/problems/currency-not-accepted` when `currency` is not a currency the collection accepts; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{listing_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a listing
+         * @description Returns one listing (public market data).
+         *
+         *     Errors: 400 `/problems/validation-failed` when `listing_id` is not `lst_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no listing has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getListing"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{listing_id}/buy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Buy a listing
+         * @description Buys an active listing with `wallet`, a wallet the caller controls, as ONE ledger operation: the item moves from the seller to `wallet`, and `wallet` pays the price: the collection's studio receives its royalty (`royaltyBps` of the collection, capped by `MARKET_MAX_ROYALTY_BPS`), the deployment's fee wallet the marketplace fee (`MARKET_FEE_BPS` to `MARKET_FEE_WALLET`), the seller the rest. Royalty and fee are rounded down to the currency's decimals (base units), the seller receives the remainder, so `sellerProceeds + royalty + fee == price` exactly. Everything is checked inside the transaction: the listing still active (of two buyers racing, exactly one wins; the other gets 409 `/problems/listing-not-active`), the seller still holding the item and it free to move, the buyer's balance. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, `sale`, and a `priceUpdate` with `source` `market` for an NFT). One `Idempotency-Key` covers the purchase.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `listing_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no listing has this id; 409 `/problems/listing-not-active` when it was sold, cancelled, ended or has expired, or when the seller no longer holds or may not move the item (the listing is then ended, with a `listingEnded` event); 409 `/problems/own-listing` when `wallet` is the seller's wallet or the caller created the listing; 409 `/problems/insufficient-balance` when `wallet` holds less than the price; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another purchase; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["buyListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/listings/{listing_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a listing
+         * @description Whoever controls the listing's seller wallet cancels an active listing: it becomes `cancelled` with a `listingEnded` event, in one transaction guarded by the listing still being active (of a cancellation and a purchase racing, exactly one applies). Cancelling again answers 409.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `listing_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control the seller wallet; 404 `/problems/not-found` when no listing has this id; 409 `/problems/listing-not-active` when it was sold, cancelled, ended or has expired; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["cancelListing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sales": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List marketplace sales
+         * @description The sales history, newest first, paginated with `limit` and `cursor`; `collection` and `assetId` narrow it (each read walks an index in id order: a page costs its own rows).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100 or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listSales"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List marketplace offers
+         * @description Lists offers, newest first, paginated with `limit` and `cursor`; `collection`, `bidder`, `assetId` (an item's offers; collection offers are listed under `collection`) and `status` narrow them (`open`: acceptable now, `expired`: open past its expiry, or expired by the sweep). Offers are public market data.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 400 `/problems/invalid-address-checksum` for a mixed-case `bidder` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listOffers"];
+        put?: never;
+        /**
+         * Offer a price for an item, or for any item of a collection
+         * @description Offers `price` of `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId` (an item offer, accepted by its holder) or for any NFT of `collection` (a collection offer, accepted by any holder of one). The price is reserved in `wallet` in the same transaction as the offer and its `offerCreated` event: it stays in the wallet's balance but cannot be spent, offered or listed elsewhere (a transfer of it answers 409 `/problems/insufficient-balance`) until the offer is accepted (it pays the sale), cancelled or expires (it is released). One `Idempotency-Key` covers the offer.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `price` does not fit the currency's decimals or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, or not exactly one of `assetId` and `collection`, or an `assetId` that is not an NFT; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when the asset, the collection or the currency does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less than `price` free (not reserved); 409 `/problems/own-offer` when `wallet` holds the item offered for; 409 `/problems/asset-on-chain` for an on-chain token; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 409 `/problems/currency-not-accepted` when `currency` is not a currency the collection accepts; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an offer
+         * @description Returns one offer (public market data).
+         *
+         *     Errors: 400 `/problems/validation-failed` when `offer_id` is not `ofr_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no offer has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offer_id}/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an offer
+         * @description Sells the NFT held by `wallet`, a wallet the caller controls, to the offer's bidder, as ONE ledger operation settled like a purchase: the item moves from `wallet` to the bidder, and the offer's reserved price pays `wallet` the price minus the collection's royalty and the marketplace fee (each rounded down to the currency's decimals, `sellerProceeds + royalty + fee == price` exactly). An item offer is accepted with its item (`assetId` optional), a collection offer with any NFT of its collection (`assetId` required). Everything is checked inside the transaction: the offer still open and unexpired (of two holders or a cancellation racing, exactly one applies; the offer never pays twice), `wallet` still holding the item, free to move. The price was reserved when the offer was made, so the payment cannot fail. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, `offerEnded`, `sale`, and a `priceUpdate` with `source` `market`). The item's active listings end in the same operation. One `Idempotency-Key` covers the acceptance.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body, or a collection offer accepted without `assetId`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer (or no such asset) has this id; 409 `/problems/offer-not-open` when it was accepted, cancelled or has expired; 409 `/problems/offer-item-mismatch` when `assetId` is not the offer's item or not of its collection; 409 `/problems/own-offer` when `wallet` is the bidder's or the caller made the offer; 409 `/problems/insufficient-balance` when `wallet` does not hold the item; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when the item may not move; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["acceptOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/offers/{offer_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an offer
+         * @description Whoever controls the offer's bidder wallet cancels an open offer (an expired one too): it becomes `cancelled` and its reserved price is released to the wallet, with an `offerEnded` event, in one transaction guarded by the offer still being open (of a cancellation and an acceptance racing, exactly one applies). Cancelling again answers 409.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `offer_id` is malformed; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control the bidder wallet; 404 `/problems/not-found` when no offer has this id; 409 `/problems/offer-not-open` when it was accepted or cancelled, or the sweep expired it; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["cancelOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{collection_id}/store-offers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a collection's store offers
+         * @description Lists the collection's store offers, oldest first, paginated with `limit` and `cursor`; `status` narrows them. Offers are public catalogue data: any authenticated caller may list them.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listStoreOffers"];
+        put?: never;
+        /**
+         * Create a store offer
+         * @description Creates an offer in the collection's store: `price` (1 to 10 amounts of ledger currencies, paid from the buying wallet to `payTo`, a wallet the caller controls) for `grants` (1 to 10 amounts of the collection's currencies the caller created, and NFT templates of the collection, minted to the buying wallet at each purchase; several grants make a bundle), with optional limits (`perWalletLimit`, `totalLimit`, in units bought) and an optional window (`startsAt`, `endsAt`). The caller's role must be `studio` or `admin` and the caller must own the collection (any, for an admin). The offer starts at version 1. An offer is configuration: creating it is not a ledger write and publishes no event; its purchases are.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its currency (`errors[].pointer` names it); 400 `/problems/validation-failed` for a missing, malformed or extra field, a price in an NFT or an on-chain token, or `endsAt` not after `startsAt`; 400 `/problems/invalid-address-checksum` for a mixed-case `payTo` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller owns neither the collection nor a granted currency; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 403 `/problems/wallet-not-controlled` when the caller does not control `payTo`; 404 `/problems/not-found` when the collection or a price currency does not exist, or a granted currency is not one of the collection's; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createStoreOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/store-offers/{offer_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A store offer id (`sof_` + a ULID).
+                 * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+                 */
+                offer_id: components["parameters"]["StoreOfferIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a store offer
+         * @description The offer as it is now: its current version and terms, its limits, the units sold and, with `wallet`, the units that wallet bought (`walletBought`, what its per-wallet limit counts). Public catalogue data.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id or `wallet`; 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no offer has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getStoreOffer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a store offer
+         * @description The offer's studio (or an admin) changes its terms, limits, window or status (`closed` withdraws it, `active` puts it back); absent fields stay as they are. Every change makes a new version: a purchase in flight that accepted the previous version is refused with 409 `/problems/offer-version-changed` (nothing moves), so no buyer pays terms it did not see. Purchases already made keep the version they accepted. Lowering a limit under what was already sold stops further sales; nothing sold is undone. The same rules as at creation apply to the new fields. A claim code is changed here too (its id is an offer id: `status` `closed` disables it), but gets no price or `payTo`.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its currency; 400 `/problems/validation-failed` for a malformed, extra or empty body, a price in an NFT or an on-chain token, a price or `payTo` for a claim code, or `endsAt` not after `startsAt`; 400 `/problems/invalid-address-checksum` for a mixed-case `payTo` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller owns neither the offer's collection nor a granted currency; 403 `/problems/wallet-not-controlled` when the caller does not control a new `payTo`; 404 `/problems/not-found` when no offer has this id, or a price or granted currency does not exist; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        patch: operations["updateStoreOffer"];
+        trace?: never;
+    };
+    "/api/v1/store-offers/{offer_id}/purchase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A store offer id (`sof_` + a ULID).
+                 * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+                 */
+                offer_id: components["parameters"]["StoreOfferIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Buy a store offer
+         * @description Buys `quantity` (default 1) units of the offer at `version` (the version whose terms the buyer accepted) with `wallet`, a wallet the caller controls, as ONE ledger operation: `wallet` pays the version's price times `quantity` to the offer's `payTo` wallet, and the version's grants times `quantity` are minted to `wallet` (currency amounts within their `maxSupply`, new NFTs from the templates), with the powers the offer's creator has now (a creator demoted since can no longer sell). Everything is checked inside the transaction, which locks the offer: the offer still active, at `version` and inside its window, the units sold plus `quantity` within `totalLimit`, the wallet's units plus `quantity` within `perWalletLimit` (of two buyers racing for the last unit, exactly one wins; the other gets 409 `/problems/offer-limit-reached`), the buyer's balances. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, the `newNFT`s, then `storePurchase`). One `Idempotency-Key` covers the purchase: a retry answers the same purchase.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or the offer's creator may no longer mint into its collection; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer has this id; 409 `/problems/offer-not-available` when the offer is closed, not yet started or ended; 409 `/problems/offer-version-changed` when the offer is no longer at `version` (read it again); 409 `/problems/offer-limit-reached` when `quantity` more units would pass `totalLimit` or the wallet's `perWalletLimit`; 409 `/problems/insufficient-balance` when `wallet` holds less than the price; 409 `/problems/asset-frozen` when a price currency is frozen; 409 `/problems/max-supply-exceeded` when a granted currency would pass its maximum supply; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["purchaseStoreOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{collection_id}/drop-tables": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a drop table
+         * @description Creates a drop table of the collection: 1 to 100 weighted entries, each giving an amount of one of the collection's currencies the caller created, a new NFT from a template, a bundle of those, a draw from another table of the collection (nested, at most 5 tables deep) or nothing. The answer publishes each entry's exact odds (its weight over the total, in lowest terms) and the table's hash. A table never changes: new odds are a new table. Configuration: no ledger write, no event.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its currency; 400 `/problems/validation-failed` for a missing, malformed or extra field, or a nested table that would make the draw deeper than 5 tables; 404 `/problems/not-found` when the collection, a nested table of the collection or a currency of the collection does not exist; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not the collection's studio or an admin; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createDropTable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/drop-tables/{table_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A drop table id (`dtb_` + a ULID).
+                 * @example dtb_01JD4B0000000000000000000A
+                 */
+                table_id: components["parameters"]["DropTableIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a drop table
+         * @description The table with each entry's exact odds and its hash (public: odds are published before anything is drawn).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 404 `/problems/not-found` when no table has this id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getDropTable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{collection_id}/loot-boxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a collection's loot boxes
+         * @description The collection's loot boxes with their published odds, oldest first, paginated with `limit` and `cursor` (public).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100 or a malformed or foreign `cursor`; 404 `/problems/not-found` when no collection has this id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listLootBoxes"];
+        put?: never;
+        /**
+         * Create a loot box
+         * @description Makes every NFT of the collection named `name` a loot box that opens by a draw from `table` (a drop table of the collection), optionally with pity (the table's entry `pity.entry` guaranteed at a wallet's `pity.after`-th opening without it). `paid` marks a box sold for value; its odds are published like every box's. One box per name in a collection; a box never changes. The studio mints boxes as any NFT of the collection (a batch mint, a store offer's NFT grant). Configuration: no ledger write, no event.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, or a pity entry the table does not have; 404 `/problems/not-found` when the collection or the table (in this collection) does not exist; 409 `/problems/loot-box-exists` when the collection already has a box of this name; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not the collection's studio or an admin; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createLootBox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/loot-boxes/{box_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A loot box id (`lbx_` + a ULID).
+                 * @example lbx_01JD4B0000000000000000000A
+                 */
+                box_id: components["parameters"]["LootBoxIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a loot box and its odds
+         * @description The box with every outcome it can give and its exact probability (nested tables multiplied out), published before anyone opens one; with `wallet`, that wallet's pity counter (`pityCount`).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id or `wallet`; 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 404 `/problems/not-found` when no box has this id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getLootBox"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/loot-boxes/{box_id}/open": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A loot box id (`lbx_` + a ULID).
+                 * @example lbx_01JD4B0000000000000000000A
+                 */
+                box_id: components["parameters"]["LootBoxIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a loot box
+         * @description Opens the box `assetId` (an NFT of this box's collection and name) held by `wallet`, a wallet the caller controls, as ONE ledger operation: the box is burned, the outcome is drawn with algorithm `gats-draw-v1` from the wallet's active server seed (whose commitment the player read: `seedCommitment`), the seed's next nonce and the player's `clientSeed`, and minted to `wallet` (with the powers the box's creator has now). Pity, if the box has it, gives the pity entry at the wallet's `after`-th opening without it. Everything is checked inside the transaction: the seed still active at that nonce (it locks the seed), the pity counter as read, the box held and burnable, each currency within its max supply; a refused opening draws nothing and consumes no nonce. One `Idempotency-Key` covers the opening: a retry answers the same draw. The draw (`GET /api/v1/draws/{draw_id}`) holds every input of the outcome; once the wallet reveals its seed (`POST /api/v1/draw-seeds/{seed_id}/reveal`) anyone can recompute it (`scripts/verify-draw.ts`).
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `box_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or the box's creator may no longer mint into its collection; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no box or asset has this id; 409 `/problems/not-a-loot-box` when `assetId` is not an NFT of this box; 409 `/problems/insufficient-balance` when `wallet` does not hold it; 409 `/problems/asset-frozen` when it is frozen; 409 `/problems/burn-not-allowed` when its collection allows no burn; 409 `/problems/draw-seed-changed` when `seedCommitment` is not the wallet's active seed (it was revealed: read the new one, `POST /api/v1/draw-seeds`); 409 `/problems/max-supply-exceeded` when the outcome would take a currency past its maximum supply; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["openLootBox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/draw-seeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Commit to a wallet's draw seed
+         * @description The wallet's active server seed as a commitment (hex SHA-256 of the secret seed) and its next nonce: what the player reads before opening a box (`seedCommitment`). Creates the seed on the wallet's first call; later calls answer the same seed until it is revealed. The seed itself stays secret until revealed.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["commitDrawSeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/draw-seeds/{seed_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw seed id (`dsd_` + a ULID).
+                 * @example dsd_01JD4B0000000000000000000A
+                 */
+                seed_id: components["parameters"]["DrawSeedIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a draw seed
+         * @description A seed's commitment, status and next nonce; its `serverSeed` once revealed (public: what verifies the wallet's draws).
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 404 `/problems/not-found` when no seed has this id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getDrawSeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/draw-seeds/{seed_id}/reveal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw seed id (`dsd_` + a ULID).
+                 * @example dsd_01JD4B0000000000000000000A
+                 */
+                seed_id: components["parameters"]["DrawSeedIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reveal a draw seed
+         * @description Reveals the wallet's active seed (its `serverSeed` becomes public, it draws no more) and commits the wallet's next one, which the answer gives. Only the wallet's controller reveals; an opening in flight either commits before the reveal or is refused with `/problems/draw-seed-changed`.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control the seed's wallet; 404 `/problems/not-found` when no seed has this id; 409 `/problems/draw-seed-changed` when the seed was already revealed; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["revealDrawSeed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/draws/{draw_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw's id, the `op_` id of the opening.
+                 * @example op_01JD4B3D4E5F6G7H8J9K0M1N2P
+                 */
+                draw_id: components["parameters"]["DrawIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a draw
+         * @description A loot box opening with every input of its outcome (public). Recompute it with `scripts/verify-draw.ts` once the seed is revealed.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 404 `/problems/not-found` when no draw has this id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getDraw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auctions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List auctions
+         * @description Lists auctions, newest first, paginated with `limit` and `cursor`; `collection`, `seller`, `assetId` and `status` narrow them. Auctions are public market data.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 400 `/problems/invalid-address-checksum` for a mixed-case `seller` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listAuctions"];
+        put?: never;
+        /**
+         * Auction an NFT
+         * @description Opens an English auction of the NFT `assetId` held by `wallet`, a wallet the caller controls: in one transaction the item is escrowed (reserved in `wallet`: it cannot move, be listed or be sold elsewhere; its active listings end), the auction row and its `auctionCreated` event are written. It ends `duration` seconds later (pushed back by late bids, see `extension`); the service then settles it exactly once, across instances and restarts: to the best bidder, in one operation settled like a purchase (the item, the split seller + royalty + fee == the bid paid from the bid's reservation, the sale, `auctionEnded`, `sale`, `priceUpdate`), or, without a bid, `unsold` with the item released. One `Idempotency-Key` covers the auction.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `reservePrice` or `minIncrement` does not fit the currency or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, or an `assetId` that is not an NFT; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when the asset or the currency does not exist; 409 `/problems/insufficient-balance` when `wallet` does not hold the item free (it is escrowed by another auction, or not held); 409 `/problems/asset-frozen`, `/problems/asset-soulbound` or `/problems/asset-on-chain` when the item may not move here; 409 `/problems/trading-disabled`; 409 `/problems/currency-not-accepted`; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createAuction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auctions/{auction_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get an auction
+         * @description Returns one auction (public market data): its best bid, its end, and once settled its status and operation.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `auction_id` is not `auc_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no auction has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getAuction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auctions/{auction_id}/bids": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bid on an auction
+         * @description Bids `amount` from `wallet`, a wallet the caller controls, in ONE transaction guarded by the auction still open, before its end, and its best bid unchanged since it was read (a bid landing in between makes the service read it again, and this bid may then be too low): the amount is reserved in `wallet` (still in its balance, never spendable elsewhere), the previous best bid's reservation is released to its bidder at once, and a bid landing less than `extensionSeconds` before `endsAt` pushes `endsAt` to that many seconds after it. A bid is at least the reserve price, then at least the best bid plus the minimum increment; raising one's own best bid reserves only the difference. Event `auctionBid`. One `Idempotency-Key` covers the bid.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when `amount` does not fit the currency or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `auction_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no auction has this id; 409 `/problems/auction-not-open` when it has ended or was settled; 409 `/problems/bid-too-low` below the reserve or the best bid plus the increment; 409 `/problems/own-auction` for the seller; 409 `/problems/insufficient-balance` when `wallet` holds less than the amount free; 409 on a bid that kept meeting newer bids; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["bidAuction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/collections/{collection_id}/claim-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create claim codes
+         * @description Creates `count` claim codes of the collection (or one code the studio chose), each granting `grants` to the wallet that redeems it, single-use or multi-use (`maxRedemptions`), with a per-wallet limit and an optional window. The answer shows each code in clear this once; the service stores only its SHA-256. A claim code is an offer of the collection's store with no price, reached only by its code: `PATCH /api/v1/store-offers/{offer_id}` with `status` `closed` disables it. Configuration: no ledger write, no event; redemptions are.
+         *
+         *     Errors: 400 `/problems/invalid-amount` when an amount does not fit its currency; 400 `/problems/validation-failed` for a missing, malformed or extra field, a `code` with `count` above 1, or `expiresAt` not after `startsAt`; 404 `/problems/not-found` when the collection does not exist or a granted currency is not one of the collection's; 409 `/problems/claim-code-exists` when the chosen `code` is taken; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write` or the caller is not the collection's studio or an admin; 403 `/problems/role-not-allowed` when the caller's role is not `studio` or `admin`; 413 when the body is too large; 415 when it is not JSON; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["createClaimCodes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/claim-codes/{code_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A claim code's id (a store offer id, `sof_` + a ULID).
+                 * @example sof_01JD4C0000000000000000000A
+                 */
+                code_id: components["parameters"]["ClaimCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a claim code
+         * @description A claim code as its studio sees it: prefix, grants, limits, window, redemptions so far, status. Never the code.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:read` or the caller is not the collection's studio or an admin; 404 `/problems/not-found` when no claim code has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["getClaimCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/claim-codes/redeem": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeem a claim code
+         * @description Redeems `code` for `wallet`, a wallet the caller controls, as ONE ledger operation: the code's grants are minted to `wallet` (with the powers the code's creator has now), the redemption is counted and recorded, with the events (`newTransfer`s, `newNFT`s, then `storePurchase` with an empty `paid`) under one `op_` id. Checked inside the transaction, which locks the code: active, inside its window, fewer than `maxRedemptions` redemptions (of two wallets racing for a single-use code, exactly one wins) and fewer than `perWalletLimit` by this wallet. One `Idempotency-Key` covers the redemption. Guessing is limited: a code that does not exist counts against the caller (10 per 15 minutes) and against the client address (30 per 15 minutes); past either, every redemption is answered 429 until the window ends.
+         *
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or the code's creator may no longer mint into its collection; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/claim-code-invalid` when no code is `code`; 409 `/problems/offer-not-available` when the code is disabled, not yet valid or expired; 409 `/problems/offer-limit-reached` when it was redeemed `maxRedemptions` times, or `perWalletLimit` times by this wallet; 409 `/problems/max-supply-exceeded` when a grant would pass its currency's maximum supply; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 `/problems/rate-limited` after too many codes that do not exist, by the caller or from its address (`Retry-After`); 500 on an unexpected failure.
+         */
+        post: operations["redeemClaimCode"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1735,7 +2631,7 @@ export interface paths {
         };
         /**
          * Catch up on events
-         * @description Returns the events committed after `after` (exclusive), ascending by id: the same envelopes (`newNFT`, `newTransfer`, `priceUpdate`, and the advisory on-chain `chainTransferPending` and `chainTransferRemoved`) the WebSocket channels push, for clients that poll or that resume after a disconnection. Without `after`, reading starts at the oldest retained event. Filters are combined with AND: `types` keeps those kinds; `walletId` keeps events whose wallet is that address (a new NFT's owner, a transfer's or on-chain transfer's `from` or `to`) and is not applied to price updates, which concern no wallet (combine with `types` to leave them out), the same rule as the WebSocket subscriptions; `assetId` keeps events of that asset; `collection` keeps events of assets in that collection. When a page is full, `next_cursor` is the id of the last event examined: pass it as `after` for the next page. It is null when the page reached the newest committed event; poll again later with the id of the last event received. Ids compare numerically and only grow: no event is skipped or repeated between pages. Events are public ledger data: any authenticated caller may read every event. Events are kept for a configured retention period; `oldestEventId` tells where retained history starts. An `after` newer than every event gives an empty page.
+         * @description Returns the events committed after `after` (exclusive), ascending by id: the same envelopes (`newNFT`, `newTransfer`, `priceUpdate`, and the advisory on-chain `chainTransferPending` and `chainTransferRemoved`) the WebSocket channels push, for clients that poll or that resume after a disconnection. Without `after`, reading starts at the oldest retained event. Filters are combined with AND: `types` keeps those kinds; `walletId` keeps events whose wallet is that address (a new NFT's owner, a transfer's or on-chain transfer's `from` or `to`) and is not applied to price updates, which concern no wallet (combine with `types` to leave them out), the same rule as the WebSocket subscriptions; `assetId` keeps events of that asset; `collection` keeps events of assets in that collection. When a page is full, `next_cursor` is the id of the last event examined: pass it as `after` for the next page. It is null when the page reached the newest committed event; poll again later with the id of the last event received. Ids compare numerically and only grow: no event is skipped or repeated between pages. Events are public ledger data: any authenticated caller may read every event. Events are kept for a configured retention period; `oldestEventId` tells where retained history starts, `newestEventId` where it ends (a resume point that misses nothing). An `after` newer than every event gives an empty page.
          *
          *     Errors: 400 `/problems/invalid-address-checksum` when `walletId` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `after`, `walletId`, `assetId` or `collection`, an unknown type in `types`, or a `limit` outside 1..1000; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 410 `/problems/resync-required` when events after `after` have already been removed by retention (reload current state, then continue from `oldestEventId`); 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -2408,6 +3304,226 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    listingCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A listing was created (the item stays in the seller's wallet).
+         * @description Sent to every webhook subscribed to `listingCreated` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["listingCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    listingEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A listing stopped being buyable without a sale.
+         * @description Sent to every webhook subscribed to `listingEnded` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["listingEndedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    sale: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A listing was bought.
+         * @description Sent to every webhook subscribed to `sale` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["saleWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    offerCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An offer was made (its price is reserved in the bidder's wallet).
+         * @description Sent to every webhook subscribed to `offerCreated` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["offerCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    offerEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An offer closed (accepted, cancelled or expired).
+         * @description Sent to every webhook subscribed to `offerEnded` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["offerEndedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    storePurchase: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A store offer was bought.
+         * @description Sent to every webhook subscribed to `storePurchase` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["storePurchaseWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    lootBoxOpened: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A loot box was opened.
+         * @description Sent to every webhook subscribed to `lootBoxOpened` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["lootBoxOpenedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    auctionCreated: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An auction opened (its item escrowed in the seller's wallet).
+         * @description Sent to every webhook subscribed to `auctionCreated` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["auctionCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    auctionBid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new best bid on an auction (the bid reserved, the previous best refunded).
+         * @description Sent to every webhook subscribed to `auctionBid` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["auctionBidWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    auctionEnded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An auction was settled (sold to the best bidder, or unsold).
+         * @description Sent to every webhook subscribed to `auctionEnded` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["auctionEndedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    itemExpired: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An NFT reached its end time and was returned to its lender or burned (issue 36).
+         * @description Sent to every webhook subscribed to `itemExpired` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
+         */
+        post: operations["itemExpiredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2659,6 +3775,10 @@ export interface components {
             soulbound?: boolean;
             /** @description The version of the asset's name and metadata: 0 as created, one more with every `PATCH /api/v1/assets/{asset_id}/metadata` (history: `GET /api/v1/assets/{asset_id}/metadata/history`). Every answer carries it; optional only because events stored before it existed do not. */
             metadataVersion?: number;
+            /** @description Issue 36, items that expire: the NFT's end time, present only on an item that has one (a timed grant such as a season pass, minted with `expiresAt`, or an NFT lent with `POST /api/v1/assets/{asset_id}/lend`). From that instant on the item never moves, trades, is listed, offered for, auctioned, crafted, burned or paid with (409 `/problems/item-expired`), whether or not the service has processed its expiry yet; shortly after it (the market keeper's sweep), a lent item returns to its `lender` and any other is burned, each with a `newTransfer` and an `itemExpired` event. */
+            expiresAt?: components["schemas"]["Timestamp"];
+            /** @description Present with `expiresAt`: the wallet that lent the NFT (EIP-55), to which it returns at its end; null for a timed grant, which is burned at its end. While lent the NFT moves only back to its lender (409 `/problems/item-lent` for its holder's transfers, trades, listings, auctions, crafts and burns). */
+            lender?: components["schemas"]["Address"] | null;
         };
         /**
          * AssetOwner
@@ -2834,6 +3954,96 @@ export interface components {
          */
         SetRoleRequest: {
             role: components["schemas"]["Role"];
+        };
+        /**
+         * AuditAction
+         * @description What an audit entry records (the list, with what each means, is `AUDIT_ACTIONS` in src/domain/audit.ts). The part before the dot is the type of the entry's object.
+         * @example asset.frozen
+         * @enum {string}
+         */
+        AuditAction: "user.created" | "user.roleChanged" | "serviceAccount.created" | "serviceAccount.deleted" | "clientSecret.created" | "clientSecret.revoked" | "apiKey.created" | "apiKey.revoked" | "webhook.created" | "webhook.updated" | "webhook.secretRotated" | "webhook.deleted" | "currency.created" | "asset.minted" | "asset.burned" | "asset.frozen" | "asset.unfrozen" | "asset.metadataChanged" | "collection.created" | "collection.marketChanged" | "recipe.created" | "storeOffer.created" | "storeOffer.updated" | "claimCode.created" | "claimCode.updated" | "dropTable.created" | "lootBox.created" | "chainContract.registered" | "chainContract.suspended" | "chainContract.resumed" | "chainContract.unregistered" | "chainContract.reassigned";
+        /**
+         * AuditEntry
+         * @description One entry of the audit trail: a privileged or sensitive action, recorded in the same transaction as the action. `hash` is SHA-256 (hex) of `prevHash`, `seq` and the entry's canonical JSON (RFC 8785) without `seq`, `prevHash` and `hash`, one per line; `npm run audit:verify` checks the chain. Entries never hold secrets: no secret, key, code, seed, password or digest of one.
+         * @example {
+         *       "seq": 42,
+         *       "action": "asset.frozen",
+         *       "at": "2026-11-29T10:15:00.000Z",
+         *       "actor": {
+         *         "kind": "user",
+         *         "id": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *         "role": "studio"
+         *       },
+         *       "credential": {
+         *         "kind": "apiKey",
+         *         "clientId": "gats-first-party",
+         *         "apiKeyId": "key_01JD3Y9Z1A2B3C4D5E6F7G8H9J"
+         *       },
+         *       "address": "203.0.113.7",
+         *       "requestId": "6f1c2b7e-3d4a-4f7b-9c1d-2e3f4a5b6c7d",
+         *       "object": {
+         *         "type": "asset",
+         *         "id": "nft_01JD3YB7C9D1E3F5G7H9J1K3M5",
+         *         "ownerId": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *         "collectionId": "dawn-quest"
+         *       },
+         *       "before": {
+         *         "frozen": false,
+         *         "frozenBy": null
+         *       },
+         *       "after": {
+         *         "frozen": true,
+         *         "frozenBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W"
+         *       },
+         *       "prevHash": "9b2f1c6d0e8a4b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c",
+         *       "hash": "3c5e7a9b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c"
+         *     }
+         */
+        AuditEntry: {
+            /** @description The entry's place in the chain, 1, 2, 3, ... without gaps. */
+            seq: number;
+            action: components["schemas"]["AuditAction"];
+            /** Format: date-time */
+            at: string;
+            /** @description Who acted: a user, a service account, a command run on the service's machine (`npm run admin`, `id` naming the command and the machine's user) or the service itself. */
+            actor: {
+                /** @enum {string} */
+                kind: "user" | "serviceAccount" | "command" | "service";
+                id: string | null;
+                role: string | null;
+            };
+            /** @description Through which credential the actor acted (an access token's client, an API key's id). */
+            credential: {
+                /** @enum {string} */
+                kind: "token" | "apiKey" | "command" | "none";
+                clientId?: string;
+                apiKeyId?: string;
+            };
+            /** @description The client's address as the service saw it (behind a trusted proxy, the forwarded one). */
+            address: string | null;
+            /** @description The request's `X-Request-Id`. */
+            requestId: string | null;
+            object: {
+                type: string;
+                id: string;
+                /** @description The user the object belongs to (a collection's studio, a key's owner). */
+                ownerId: string | null;
+                collectionId: string | null;
+            };
+            /** @description The object's relevant state before the action (null for a creation). */
+            before: unknown;
+            /** @description Its state after the action (null for a deletion). */
+            after: unknown;
+            prevHash: string;
+            hash: string;
+        };
+        /**
+         * AuditEntryPage
+         * @description A page of audit entries, newest first.
+         */
+        AuditEntryPage: {
+            data: components["schemas"]["AuditEntry"][];
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /**
          * ClientId
@@ -3144,10 +4354,10 @@ export interface components {
         WebhookUrl: string;
         /**
          * EventType
-         * @description Kinds of event the service emits. `newNFT`, `newTransfer` and `priceUpdate` are ledger changes, committed and final. `chainTransferPending` and `chainTransferRemoved` are advisory news about on-chain transfers not yet confirmed (nothing moved in the ledger): ask for the first three only to receive final changes only.
+         * @description Kinds of event the service emits. `newNFT`, `newTransfer` and `priceUpdate` are ledger changes, committed and final. `chainTransferPending` and `chainTransferRemoved` are advisory news about on-chain transfers not yet confirmed (nothing moved in the ledger): ask for the first three only to receive final changes only. `listingCreated`, `listingEnded`, `offerCreated`, `offerEnded`, `auctionCreated`, `auctionBid`, `auctionEnded` and `sale` are the marketplace's (a sale's moves are its `newTransfer` events, under the same `operationId`). `storePurchase` is a store's and `lootBoxOpened` a loot box's (their moves and mints are their `newTransfer` and `newNFT` events, same `operationId`). `itemExpired` is an NFT that reached its end time (issue 36), returned to its lender or burned (its move is its `newTransfer` event, same `operationId`).
          * @enum {string}
          */
-        EventType: "newNFT" | "newTransfer" | "priceUpdate" | "assetUpdated" | "chainTransferPending" | "chainTransferRemoved";
+        EventType: "newNFT" | "newTransfer" | "priceUpdate" | "assetUpdated" | "chainTransferPending" | "chainTransferRemoved" | "listingCreated" | "listingEnded" | "sale" | "offerCreated" | "offerEnded" | "storePurchase" | "lootBoxOpened" | "auctionCreated" | "auctionBid" | "auctionEnded" | "itemExpired";
         /**
          * WebhookFilter
          * @description Which events, as on `/ws`: `walletId` (events whose `from`, `to` or owner it is; never applied to `priceUpdate`), `assetId`, `collection`. Absent members do not filter.
@@ -3644,6 +4854,8 @@ export interface components {
                 metadata: components["schemas"]["AssetMetadata"];
                 /** @description Makes the NFT non-transferable (an achievement, a quest item): it never moves, though it may burn as its collection's `burnPolicy` allows. Default false (an NFT of a soulbound collection is soulbound anyway). */
                 soulbound?: boolean;
+                /** @description Issue 36: the NFT's end time (a season pass, a timed grant), in the future; the service burns it shortly after (an `itemExpired` event). Absent: it never expires. */
+                expiresAt?: components["schemas"]["Timestamp"];
             };
         } | {
             /** @description The wallet credited with the new supply. */
@@ -3875,6 +5087,133 @@ export interface components {
             nfts: components["schemas"]["Asset"][];
         };
         /**
+         * ListingId
+         * @description A listing's id, `lst_` + a ULID.
+         * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+         */
+        ListingId: string;
+        /**
+         * OperationId
+         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
+         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
+         */
+        OperationId: string;
+        /**
+         * OfferId
+         * @description An offer's id, `ofr_` + a ULID.
+         * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+         */
+        OfferId: string;
+        /**
+         * AuctionId
+         * @description An auction's id, `auc_` + a ULID.
+         * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+         */
+        AuctionId: string;
+        /**
+         * Sale
+         * @description A settled purchase of a listing, an accepted offer or a settled auction, one operation (`id`, its `op_` id): the buyer paid `price`; the seller received `sellerProceeds`, the collection's studio `royalty`, the deployment's fee wallet `fee`, and `sellerProceeds + royalty + fee == price` exactly (royalty and fee are rounded down to the currency's decimals; the seller receives the remainder).
+         * @example {
+         *       "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+         *       "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+         *       "offerId": null,
+         *       "auctionId": null,
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "collection": "dawn-quest",
+         *       "amount": "1",
+         *       "currency": "gold",
+         *       "price": "100",
+         *       "sellerProceeds": "92.5",
+         *       "royalty": "5",
+         *       "fee": "2.5",
+         *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "createdAt": "2026-11-22T10:05:00.000Z"
+         *     }
+         */
+        Sale: {
+            id: components["schemas"]["OperationId"];
+            /** @description The listing bought; null otherwise. */
+            listingId: components["schemas"]["ListingId"] | null;
+            /** @description The offer accepted; null otherwise. */
+            offerId: components["schemas"]["OfferId"] | null;
+            /** @description The auction settled; null otherwise. */
+            auctionId: components["schemas"]["AuctionId"] | null;
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            amount: components["schemas"]["Amount"];
+            currency: components["schemas"]["AssetId"];
+            price: components["schemas"]["Amount"];
+            sellerProceeds: components["schemas"]["Amount"];
+            royalty: components["schemas"]["Amount"];
+            fee: components["schemas"]["Amount"];
+            seller: components["schemas"]["Address"];
+            buyer: components["schemas"]["Address"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * MarketStats
+         * @description Market figures of a collection or an item in one currency: the floor (the cheapest active, unexpired listing; per trait value when asked), the last sale, and the sales of the last 24 hours (their count and summed price).
+         * @example {
+         *       "currency": "gold",
+         *       "floor": "80",
+         *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+         *       "lastSale": null,
+         *       "volume24h": "0",
+         *       "sales24h": 0
+         *     }
+         */
+        MarketStats: {
+            currency: components["schemas"]["AssetId"];
+            /** @description The lowest price of an active listing; null when there is none. */
+            floor: components["schemas"]["Amount"] | null;
+            floorListingId: components["schemas"]["ListingId"] | null;
+            /** @description The latest sale in this currency; null when none. */
+            lastSale: components["schemas"]["Sale"] | null;
+            volume24h: components["schemas"]["Amount"];
+            sales24h: number;
+        };
+        /**
+         * MarketSettings
+         * @description A collection's marketplace settings, set by its studio. A collection never set trades with the defaults: trading on, royalty 0, any currency.
+         * @example {
+         *       "collection": "dawn-quest",
+         *       "tradingEnabled": true,
+         *       "royaltyBps": 500,
+         *       "currencies": [
+         *         "gold"
+         *       ],
+         *       "royaltyWallet": null
+         *     }
+         */
+        MarketSettings: {
+            collection: components["schemas"]["CollectionId"];
+            /** @description Whether its items may be listed and bought; turning it off ends its active listings. */
+            tradingEnabled: boolean;
+            /** @description The studio's royalty on each sale, in basis points (1/100 %), at most `MARKET_MAX_ROYALTY_BPS`. */
+            royaltyBps: number;
+            /** @description The currency ids its listings may be priced in; null for any currency. */
+            currencies: components["schemas"]["AssetId"][] | null;
+            /** @description Where royalties go; null for the studio's first wallet. */
+            royaltyWallet: components["schemas"]["Address"] | null;
+        };
+        /**
+         * MarketSettingsRequest
+         * @description The new settings; an absent field keeps its value.
+         * @example {
+         *       "royaltyBps": 500,
+         *       "currencies": [
+         *         "gold"
+         *       ]
+         *     }
+         */
+        MarketSettingsRequest: {
+            tradingEnabled?: boolean;
+            royaltyBps?: number;
+            currencies?: components["schemas"]["AssetId"][] | null;
+            royaltyWallet?: components["schemas"]["Address"] | null;
+        };
+        /**
          * ChainContract
          * @description A token contract on an EVM chain, registered to a collection. Its transfers are indexed from `fromBlock` on: holdings and transfers of every address, confirmed after the chain's configured confirmations. `caip19` is the contract's CAIP-19 asset namespace; its tokens are `<caip19>/<tokenId>` (ERC-721, ERC-1155) or `<caip19>` itself (ERC-20). A contract whose logs the service cannot follow (a data error of its own, such as a holding or a supply past 2^256 - 1) is `suspended` with the reason; the chain's other contracts are indexed as before. An admin may suspend, resume or unregister a contract.
          */
@@ -3983,6 +5322,8 @@ export interface components {
             to?: components["schemas"]["Address"];
             /** @description Makes the NFT non-transferable (an achievement, a quest item): it never moves, though it may burn as its collection's `burnPolicy` allows. Default false (an NFT of a soulbound collection is soulbound anyway). */
             soulbound?: boolean;
+            /** @description Issue 36: the NFT's end time (a season pass, a timed grant), in the future. From it on the NFT never moves (409 `/problems/item-expired`), and the service burns it shortly after (a `newTransfer` to the zero address and an `itemExpired` event). Until then it moves as any NFT (with `soulbound`, never). Absent: it never expires. */
+            expiresAt?: components["schemas"]["Timestamp"];
         };
         /**
          * CreateCurrencyRequest
@@ -4044,6 +5385,23 @@ export interface components {
             from: components["schemas"]["Address"];
             /** @description A positive amount with at most the asset's `decimals` fractional digits; exactly `"1"` for an NFT. */
             amount: components["schemas"]["Amount"];
+        };
+        /**
+         * LendAssetRequest
+         * @description Lends the NFT held by `from` (a wallet the caller controls) to `to` until `expiresAt`: the NFT moves to `to`, which holds it but cannot move, trade, list, auction, craft or burn it; at `expiresAt` the service returns it to `from`.
+         * @example {
+         *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "expiresAt": "2026-11-22T10:20:00.000Z"
+         *     }
+         */
+        LendAssetRequest: {
+            /** @description The wallet that owns the NFT and lends it (the lender); the caller must control it. */
+            from: components["schemas"]["Address"];
+            /** @description The wallet that borrows it (any wallet other than `from`). */
+            to: components["schemas"]["Address"];
+            /** @description When the loan ends and the NFT returns to `from`: in the future, at most one year from now. */
+            expiresAt: components["schemas"]["Timestamp"];
         };
         /**
          * AssetMetadataUpdate
@@ -4273,6 +5631,881 @@ export interface components {
             transfers: components["schemas"]["Transfer"][];
         };
         /**
+         * ListingStatus
+         * @description `active` until bought (`sold`), cancelled by its seller (`cancelled`), or ended by the service (`ended`: its item left the seller's wallet, burned or froze, or the collection turned trading off; `endReason` says which); `expired`: past its `expiresAt`, no longer buyable (at once; the service's sweep then stores it as `expired`, with a `listingEnded` event).
+         * @enum {string}
+         */
+        ListingStatus: "active" | "sold" | "cancelled" | "ended" | "expired";
+        /**
+         * Listing
+         * @description A fixed-price listing on the marketplace: `amount` of `assetId` (1 for an NFT) from the wallet `seller`, for `price` (the whole price, a decimal string in the currency's decimals) of the currency `currency`. The item stays in the seller's wallet until a purchase moves it.
+         * @example {
+         *       "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+         *       "status": "active",
+         *       "endReason": null,
+         *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "collection": "dawn-quest",
+         *       "amount": "1",
+         *       "currency": "gold",
+         *       "price": "100",
+         *       "expiresAt": null,
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z",
+         *       "operationId": null
+         *     }
+         */
+        Listing: {
+            id: components["schemas"]["ListingId"];
+            status: components["schemas"]["ListingStatus"];
+            /** @description Why an `ended` listing ended: `moved` (the item left the seller's wallet), `burned`, `frozen`, `unavailable` (the seller no longer holds or controls what it listed, found at a purchase), `tradingOff` (the collection's studio turned trading off); null otherwise. */
+            endReason: ("moved" | "burned" | "frozen" | "unavailable" | "tradingOff") | null;
+            seller: components["schemas"]["Address"];
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            amount: components["schemas"]["Amount"];
+            /** @description The id of the currency the price is in. */
+            currency: components["schemas"]["AssetId"];
+            price: components["schemas"]["Amount"];
+            /** @description When it stops being buyable; null when it does not expire. */
+            expiresAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description The sale's operation id once sold; null otherwise. */
+            operationId: components["schemas"]["OperationId"] | null;
+        };
+        /**
+         * ListingPage
+         * @description A page of listings, newest first.
+         */
+        ListingPage: {
+            data: components["schemas"]["Listing"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateListingRequest
+         * @description Lists `amount` of `assetId` (1 for an NFT) from `wallet`, a wallet the caller controls, for `price` of the currency `currency` (the whole price, at most the currency's decimals).
+         * @example {
+         *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "currency": "gold",
+         *       "price": "100"
+         *     }
+         */
+        CreateListingRequest: {
+            wallet: components["schemas"]["Address"];
+            assetId: components["schemas"]["AssetId"];
+            /** @description How much is listed (default 1; 1 for an NFT). */
+            amount?: components["schemas"]["Amount"];
+            /** @description The id of the currency the price is in; the collection must accept it. */
+            currency: components["schemas"]["AssetId"];
+            /** @description The whole price, more than 0. */
+            price: components["schemas"]["Amount"];
+            /** @description Seconds until the listing stops being buyable (60 to 2592000, 30 days); absent, it does not expire. */
+            expiresIn?: number;
+        };
+        /**
+         * BuyListingRequest
+         * @description The wallet, controlled by the caller, that pays and receives the item.
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+         *     }
+         */
+        BuyListingRequest: {
+            wallet: components["schemas"]["Address"];
+        };
+        /**
+         * Purchase
+         * @description A settled purchase, one operation (`id`): the sale, the listing as sold, and the transfers (the item to the buyer, then the buyer's payments to the seller, the studio's royalty wallet and the fee wallet; a zero share has no transfer), each with its `newTransfer` event, then the `sale` event, all under `id`.
+         */
+        Purchase: {
+            id: components["schemas"]["OperationId"];
+            sale: components["schemas"]["Sale"];
+            listing: components["schemas"]["Listing"];
+            transfers: components["schemas"]["Transfer"][];
+        };
+        /**
+         * SalePage
+         * @description A page of sales, newest first.
+         */
+        SalePage: {
+            data: components["schemas"]["Sale"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * OfferStatus
+         * @description `open` until accepted by a holder (`accepted`), cancelled by its bidder (`cancelled`), or ended past its `expiresAt` by the service's sweep (`expired`; an open offer past its `expiresAt` reads `expired` at once, it can no longer be accepted). The price stays reserved while `open` (`expired` included until the sweep or a cancellation releases it).
+         * @enum {string}
+         */
+        OfferStatus: "open" | "accepted" | "cancelled" | "expired";
+        /**
+         * Offer
+         * @description An offer on the marketplace: the wallet `bidder` offers `price` (the whole price, a decimal string in the currency's decimals) of `currency` for the NFT `assetId`, or for any NFT of `collection` when `assetId` is null. The price is reserved in the bidder's wallet while the offer is open: still held, never spendable elsewhere; an acceptance pays it from there, a cancellation or expiry releases it.
+         * @example {
+         *       "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+         *       "status": "open",
+         *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "collection": "dawn-quest",
+         *       "currency": "gold",
+         *       "price": "90",
+         *       "expiresAt": null,
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T10:00:00.000Z",
+         *       "operationId": null,
+         *       "soldAssetId": null
+         *     }
+         */
+        Offer: {
+            id: components["schemas"]["OfferId"];
+            status: components["schemas"]["OfferStatus"];
+            bidder: components["schemas"]["Address"];
+            /** @description The NFT offered for; null for a collection offer (any NFT of `collection`). */
+            assetId: components["schemas"]["AssetId"] | null;
+            collection: components["schemas"]["CollectionId"];
+            /** @description The id of the currency the price is in. */
+            currency: components["schemas"]["AssetId"];
+            price: components["schemas"]["Amount"];
+            /** @description When it stops being acceptable; null when it does not expire. */
+            expiresAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description The sale's operation id once accepted; null otherwise. */
+            operationId: components["schemas"]["OperationId"] | null;
+            /** @description The NFT the acceptance sold (for a collection offer, the holder's choice); null otherwise. */
+            soldAssetId: components["schemas"]["AssetId"] | null;
+        };
+        /**
+         * OfferPage
+         * @description A page of offers, newest first.
+         */
+        OfferPage: {
+            data: components["schemas"]["Offer"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateOfferRequest
+         * @description Offers `price` of the currency `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId`, or for any NFT of `collection` (give exactly one of the two). The price is reserved in `wallet` while the offer is open.
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "currency": "gold",
+         *       "price": "90"
+         *     }
+         */
+        CreateOfferRequest: {
+            wallet: components["schemas"]["Address"];
+            /** @description The NFT offered for (an item offer). */
+            assetId?: components["schemas"]["AssetId"];
+            /** @description The collection any NFT of which is offered for (a collection offer). */
+            collection?: components["schemas"]["CollectionId"];
+            /** @description The id of the currency the price is in; the collection must accept it. */
+            currency: components["schemas"]["AssetId"];
+            /** @description The whole price, more than 0. */
+            price: components["schemas"]["Amount"];
+            /** @description Seconds until the offer stops being acceptable (60 to 2592000, 30 days); absent, it does not expire. */
+            expiresIn?: number;
+        };
+        /**
+         * AcceptOfferRequest
+         * @description Accepts the offer with the NFT held by `wallet`, a wallet the caller controls: `assetId` names the NFT (required for a collection offer; for an item offer it must be the offer's).
+         * @example {
+         *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+         *     }
+         */
+        AcceptOfferRequest: {
+            wallet: components["schemas"]["Address"];
+            assetId?: components["schemas"]["AssetId"];
+        };
+        /**
+         * OfferAcceptance
+         * @description An accepted offer, one operation (`id`): the sale, the offer as accepted, and the transfers (the item to the bidder, then the bidder's reserved payments to the seller, the studio's royalty wallet and the fee wallet; a zero share has no transfer), each with its `newTransfer` event, then `offerEnded` and `sale`, all under `id`.
+         */
+        OfferAcceptance: {
+            id: components["schemas"]["OperationId"];
+            sale: components["schemas"]["Sale"];
+            offer: components["schemas"]["Offer"];
+            transfers: components["schemas"]["Transfer"][];
+        };
+        /**
+         * StoreOfferId
+         * @description A store offer's id, `sof_` + a ULID.
+         * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+         */
+        StoreOfferId: string;
+        /**
+         * StorePrice
+         * @description One currency amount of a store offer's price, paid from the buying wallet to the offer's `payTo` wallet.
+         */
+        StorePrice: {
+            /** @description A ledger currency (any collection's; not an on-chain token). */
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * StoreGrant
+         * @description One thing a store offer gives the buyer, minted to the buying wallet: an amount of one of the offer collection's currencies (`assetId`, `amount`; its `maxSupply` holds), or a new NFT of the offer's collection made from a template (`nft`).
+         */
+        StoreGrant: {
+            /** @description A currency of the offer's collection, created by the offer's creator (any, for an admin). */
+            assetId: components["schemas"]["AssetId"];
+            /** @description A positive amount with at most the currency's `decimals` fractional digits. */
+            amount: components["schemas"]["Amount"];
+        } | {
+            nft: {
+                name: string;
+                description?: string;
+                metadata: components["schemas"]["AssetMetadata"];
+                /** @description The granted NFT is non-transferable (409 `/problems/asset-soulbound`): with `expiresInSeconds`, a rental its buyer cannot pass on. Default false. */
+                soulbound?: boolean;
+                /** @description Issue 36: a timed grant (a rental, a season pass): the granted NFT's end time is the purchase's time plus this many seconds (60 to 31,536,000, a year), shown as its `expiresAt`; from then on it never moves and the service burns it shortly after (an `itemExpired` event). Absent: it never expires. */
+                expiresInSeconds?: number;
+            };
+        };
+        /**
+         * StoreOffer
+         * @description An offer of a collection's store: what a buyer pays (`price`: one or more currency amounts, to `payTo`) and what it gets (`grants`: currency amounts and NFT templates, minted to the buying wallet; a bundle when there are several), with optional limits (`perWalletLimit` units per wallet, `totalLimit` units in all) and an optional window (`startsAt`, `endsAt`). Every change of the offer makes a new `version`; a purchase names the version it accepted and is refused (409 `/problems/offer-version-changed`) when the offer changed meanwhile, so a buyer never pays terms it did not see. `sold` counts the units sold; `walletBought` (only when the request names a `wallet`) the units that wallet bought.
+         */
+        StoreOffer: {
+            id: components["schemas"]["StoreOfferId"];
+            collection: components["schemas"]["CollectionId"];
+            name: string;
+            version: number;
+            /**
+             * @description `active`: buyable inside its window; `closed`: withdrawn by its studio.
+             * @enum {string}
+             */
+            status: "active" | "closed";
+            /** @description Empty for a claim code (an offer reached by its code, with no price). */
+            price: components["schemas"]["StorePrice"][];
+            grants: components["schemas"]["StoreGrant"][];
+            payTo: components["schemas"]["Address"];
+            perWalletLimit: number | null;
+            totalLimit: number | null;
+            sold: number;
+            walletBought?: number;
+            startsAt: components["schemas"]["Timestamp"] | null;
+            endsAt: components["schemas"]["Timestamp"] | null;
+            createdBy: components["schemas"]["UserId"];
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * StoreOfferPage
+         * @description A page of store offers, oldest first.
+         */
+        StoreOfferPage: {
+            data: components["schemas"]["StoreOffer"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateStoreOfferRequest
+         * @description A store offer of the collection: 1 to 10 currency amounts paid to `payTo` (a wallet the caller controls), 1 to 10 grants minted to the buyer, optional limits and window.
+         * @example {
+         *       "name": "Starter bundle",
+         *       "price": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "120"
+         *         }
+         *       ],
+         *       "grants": [
+         *         {
+         *           "assetId": "gems",
+         *           "amount": "10"
+         *         },
+         *         {
+         *           "nft": {
+         *             "name": "Starter Sword",
+         *             "metadata": {
+         *               "image": "https://cdn.example-game.com/items/starter-sword.png",
+         *               "attributes": [],
+         *               "creator": "Example Studio"
+         *             }
+         *           }
+         *         }
+         *       ],
+         *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "perWalletLimit": 1,
+         *       "totalLimit": 1000
+         *     }
+         */
+        CreateStoreOfferRequest: {
+            name: string;
+            price: components["schemas"]["StorePrice"][];
+            grants: components["schemas"]["StoreGrant"][];
+            payTo: components["schemas"]["Address"];
+            /** @description The most units one wallet may buy (null or absent, no limit). */
+            perWalletLimit?: number | null;
+            /** @description The most units sold in all (null or absent, no limit). */
+            totalLimit?: number | null;
+            startsAt?: components["schemas"]["Timestamp"] | null;
+            endsAt?: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * UpdateStoreOfferRequest
+         * @description The fields of a store offer to change; absent fields stay as they are. Any change makes a new version. `status` `closed` withdraws the offer, `active` puts it back on sale.
+         * @example {
+         *       "price": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "100"
+         *         }
+         *       ]
+         *     }
+         */
+        UpdateStoreOfferRequest: {
+            name?: string;
+            /** @enum {string} */
+            status?: "active" | "closed";
+            price?: components["schemas"]["StorePrice"][];
+            grants?: components["schemas"]["StoreGrant"][];
+            payTo?: components["schemas"]["Address"];
+            perWalletLimit?: number | null;
+            totalLimit?: number | null;
+            startsAt?: components["schemas"]["Timestamp"] | null;
+            endsAt?: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * PurchaseStoreOfferRequest
+         * @description Buys `quantity` (default 1) units of the offer's `version` with `wallet`, a wallet the caller controls.
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "version": 2
+         *     }
+         */
+        PurchaseStoreOfferRequest: {
+            wallet: components["schemas"]["Address"];
+            /** @description The offer version whose terms the buyer accepted (its `version` as read). */
+            version: number;
+            /** @default 1 */
+            quantity: number;
+        };
+        /**
+         * StoreAmount
+         * @description An amount of one asset in a store purchase: a currency amount (in the currency's decimals), or `'1'` for an NFT.
+         * @example {
+         *       "assetId": "gold",
+         *       "amount": "120"
+         *     }
+         */
+        StoreAmount: {
+            assetId: components["schemas"]["AssetId"];
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * StorePurchase
+         * @description A settled store purchase, one operation (`id`, its `op_` id): `wallet` bought `quantity` times version `version` of the offer `offerId`, paid `paid` (the version's price times `quantity`) to `payTo`, and received `granted` (the version's grants times `quantity`: currency amounts, and one entry per minted NFT with its new id).
+         * @example {
+         *       "id": "op_01JD4A3D4E5F6G7H8J9K0M1N2P",
+         *       "offerId": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+         *       "version": 2,
+         *       "collection": "dawn-quest",
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "quantity": 1,
+         *       "paid": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "120"
+         *         }
+         *       ],
+         *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "granted": [
+         *         {
+         *           "assetId": "gems",
+         *           "amount": "10"
+         *         },
+         *         {
+         *           "assetId": "nft_01JD4A3D4E5F6G7H8J9K0M1N2Q",
+         *           "amount": "1"
+         *         }
+         *       ],
+         *       "createdAt": "2026-11-22T11:00:00.000Z"
+         *     }
+         */
+        StorePurchase: {
+            id: components["schemas"]["OperationId"];
+            offerId: components["schemas"]["StoreOfferId"];
+            version: number;
+            collection: components["schemas"]["CollectionId"];
+            wallet: components["schemas"]["Address"];
+            quantity: number;
+            paid: components["schemas"]["StoreAmount"][];
+            payTo: components["schemas"]["Address"];
+            granted: components["schemas"]["StoreAmount"][];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * StorePurchaseResult
+         * @description A settled store purchase, one operation (`id`): the purchase, the transfers (the buyer's payments to `payTo`, then the currency grants minted to the buyer), each with its `newTransfer` event, and the NFTs minted to the buyer, each with its `newNFT` event, then the `storePurchase` event, all under `id`.
+         */
+        StorePurchaseResult: {
+            id: components["schemas"]["OperationId"];
+            purchase: components["schemas"]["StorePurchase"];
+            transfers: components["schemas"]["Transfer"][];
+            nfts: components["schemas"]["Asset"][];
+        };
+        /**
+         * NftTemplate
+         * @description A new NFT's name, optional description and metadata.
+         */
+        NftTemplate: {
+            name: string;
+            description?: string;
+            metadata: components["schemas"]["AssetMetadata"];
+        };
+        /**
+         * DropTableId
+         * @description A drop table's id, `dtb_` + a ULID.
+         * @example dtb_01JD4B0000000000000000000A
+         */
+        DropTableId: string;
+        /**
+         * DropOutcome
+         * @description What one entry of a drop table gives: an amount of one of the collection's currencies (`assetId`, `amount`), a new NFT of the collection from a template (`nft`), a bundle of those (`bundle`), a draw from another table of the collection (`table`: nested, drawn with the next roll), or nothing (null).
+         */
+        DropOutcome: {
+            assetId: components["schemas"]["AssetId"];
+            amount: components["schemas"]["Amount"];
+        } | {
+            nft: components["schemas"]["NftTemplate"];
+        } | {
+            bundle: ({
+                assetId: components["schemas"]["AssetId"];
+                amount: components["schemas"]["Amount"];
+            } | {
+                nft: components["schemas"]["NftTemplate"];
+            })[];
+        } | {
+            table: components["schemas"]["DropTableId"];
+        } | null;
+        /**
+         * CreateDropTableRequest
+         * @description A drop table of the collection: 1 to 100 entries, each a positive integer `weight` and an outcome. An entry's odds are its weight over the table's total weight. A table never changes once created (a draw names it by id and hash): new odds are a new table.
+         * @example {
+         *       "name": "Dragon chest",
+         *       "entries": [
+         *         {
+         *           "weight": 70,
+         *           "outcome": {
+         *             "assetId": "gold",
+         *             "amount": "50"
+         *           }
+         *         },
+         *         {
+         *           "weight": 5,
+         *           "outcome": {
+         *             "nft": {
+         *               "name": "Dragon Egg",
+         *               "metadata": {
+         *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+         *                 "attributes": [],
+         *                 "creator": "Example Studio"
+         *               }
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "weight": 25,
+         *           "outcome": null
+         *         }
+         *       ]
+         *     }
+         */
+        CreateDropTableRequest: {
+            name: string;
+            entries: {
+                weight: number;
+                outcome: components["schemas"]["DropOutcome"];
+            }[];
+        };
+        /**
+         * Odds
+         * @description An exact probability as a fraction in lowest terms, `numerator/denominator`.
+         * @example 1/20
+         */
+        Odds: string;
+        /**
+         * DropTable
+         * @description A drop table: its entries with their exact odds (`odds`: the weight over the total weight, a fraction in lowest terms such as `1/20`), the total weight, and `hash`, hex(SHA-256) of the RFC 8785 canonical JSON of the entries' `weight` and `outcome` (what a draw's roll names). Immutable.
+         */
+        DropTable: {
+            id: components["schemas"]["DropTableId"];
+            collection: components["schemas"]["CollectionId"];
+            name: string;
+            entries: {
+                weight: number;
+                outcome: components["schemas"]["DropOutcome"];
+                odds: components["schemas"]["Odds"];
+            }[];
+            totalWeight: number;
+            hash: string;
+            createdBy: components["schemas"]["UserId"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * LootBoxId
+         * @description A loot box's id, `lbx_` + a ULID.
+         * @example lbx_01JD4B0000000000000000000A
+         */
+        LootBoxId: string;
+        /**
+         * LootBox
+         * @description A loot box: the NFTs of `collection` named `name` open by a draw from `table`. `odds` lists every outcome a box can give with its exact probability (nested tables multiplied out), `path` being the entry index in each table walked; they are published before anyone opens a box. With `wallet` in the request, `pityCount` is that wallet's openings since it last got the pity entry.
+         */
+        LootBox: {
+            id: components["schemas"]["LootBoxId"];
+            collection: components["schemas"]["CollectionId"];
+            name: string;
+            table: components["schemas"]["DropTableId"];
+            tableHash: string;
+            paid: boolean;
+            pity: {
+                after: number;
+                entry: number;
+            } | null;
+            odds: {
+                path: number[];
+                outcome: components["schemas"]["DropOutcome"];
+                odds: components["schemas"]["Odds"];
+            }[];
+            pityCount?: number;
+            createdBy: components["schemas"]["UserId"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * LootBoxPage
+         * @description A page of loot boxes, oldest first.
+         */
+        LootBoxPage: {
+            data: components["schemas"]["LootBox"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateLootBoxRequest
+         * @description A loot box of the collection: every NFT of the collection named `name` is one such box, opened by a draw from `table` (a table of the collection). `paid` marks a box sold for value (a store offer, a real-money shop): its odds are published all the same, and the flag says that odds-disclosure rules apply. `pity` guarantees the table's entry `entry` at the `after`-th opening by one wallet without it. A box never changes once created.
+         * @example {
+         *       "name": "Dragon Chest",
+         *       "table": "dtb_01JD4B0000000000000000000A",
+         *       "paid": true,
+         *       "pity": {
+         *         "after": 20,
+         *         "entry": 1
+         *       }
+         *     }
+         */
+        CreateLootBoxRequest: {
+            name: string;
+            table: components["schemas"]["DropTableId"];
+            paid: boolean;
+            pity?: {
+                after: number;
+                entry: number;
+            } | null;
+        };
+        /**
+         * OpenLootBoxRequest
+         * @description Opens the box `assetId` held by `wallet` (a wallet the caller controls) with the player's `clientSeed`, under the wallet's active seed whose commitment the player read (`seedCommitment`).
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+         *       "clientSeed": "lucky-7",
+         *       "seedCommitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+         *     }
+         */
+        OpenLootBoxRequest: {
+            wallet: components["schemas"]["Address"];
+            assetId: components["schemas"]["AssetId"];
+            /** @description Any 1 to 64 printable characters the player chooses (no control characters). */
+            clientSeed: string;
+            seedCommitment: string;
+        };
+        /**
+         * DrawSeedId
+         * @description A draw seed's id, `dsd_` + a ULID.
+         * @example dsd_01JD4B0000000000000000000A
+         */
+        DrawSeedId: string;
+        /**
+         * Draw
+         * @description A loot box opened, one operation (`id`, its `op_` id), with everything needed to recompute its outcome (algorithm `gats-draw-v1`, docs/architecture/stores-and-rewards.md): the server seed's id and `commitment` (published before the draw; the seed itself is published once its wallet reveals it, `GET /api/v1/draw-seeds/{seed_id}`), the draw's `nonce` under that seed, the player's `clientSeed`, and each roll (the table, its hash, the total weight, the value drawn, the attempts it took, the entry it fell in). With pity, `pity.countBefore` is the wallet's draws without the pity entry before this one, and `pity.applied` whether the pity entry was given whatever the roll. `outcome` is the entry's outcome given (a nested table resolved); `granted` lists what was minted (currency amounts, and each new NFT by id).
+         * @example {
+         *       "id": "op_01JD4B3D4E5F6G7H8J9K0M1N2P",
+         *       "algorithm": "gats-draw-v1",
+         *       "box": "lbx_01JD4B0000000000000000000A",
+         *       "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "seed": "dsd_01JD4B0000000000000000000A",
+         *       "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+         *       "nonce": 1,
+         *       "clientSeed": "lucky-7",
+         *       "rolls": [
+         *         {
+         *           "tableId": "dtb_01JD4B0000000000000000000A",
+         *           "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+         *           "total": "100",
+         *           "value": "43",
+         *           "attempts": 1,
+         *           "entry": 0
+         *         }
+         *       ],
+         *       "pity": null,
+         *       "outcome": {
+         *         "assetId": "gold",
+         *         "amount": "50"
+         *       },
+         *       "granted": [
+         *         {
+         *           "assetId": "gold",
+         *           "amount": "50"
+         *         }
+         *       ],
+         *       "createdAt": "2026-11-22T12:00:00.000Z"
+         *     }
+         */
+        Draw: {
+            id: components["schemas"]["OperationId"];
+            /** @constant */
+            algorithm: "gats-draw-v1";
+            box: components["schemas"]["LootBoxId"];
+            /** @description The box burned. */
+            assetId: components["schemas"]["AssetId"];
+            wallet: components["schemas"]["Address"];
+            seed: components["schemas"]["DrawSeedId"];
+            /** @description hex(SHA-256(server seed)). */
+            commitment: string;
+            nonce: number;
+            clientSeed: string;
+            rolls: {
+                tableId: components["schemas"]["DropTableId"];
+                tableHash: string;
+                /** @description The table's total weight, a decimal integer. */
+                total: string;
+                /** @description The value drawn in [0, total), a decimal integer. */
+                value: string;
+                attempts: number;
+                /** @description The index of the table entry the value fell in. */
+                entry: number;
+            }[];
+            pity: {
+                after: number;
+                entry: number;
+                countBefore: number;
+                applied: boolean;
+            } | null;
+            outcome: components["schemas"]["DropOutcome"];
+            granted: components["schemas"]["StoreAmount"][];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * OpenedLootBox
+         * @description An opened loot box, one operation (`id`): the draw, the transfers (the box burned, then the currency amounts minted to the wallet), each with its `newTransfer` event, and the NFTs minted, each with its `newNFT` event, then the `lootBoxOpened` event, all under `id`.
+         */
+        OpenedLootBox: {
+            id: components["schemas"]["OperationId"];
+            draw: components["schemas"]["Draw"];
+            transfers: components["schemas"]["Transfer"][];
+            nfts: components["schemas"]["Asset"][];
+        };
+        /**
+         * CommitDrawSeedRequest
+         * @description The wallet whose active draw seed to commit to (a wallet the caller controls).
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+         *     }
+         */
+        CommitDrawSeedRequest: {
+            wallet: components["schemas"]["Address"];
+        };
+        /**
+         * DrawSeed
+         * @description A server seed of a wallet's draws: `commitment` is hex(SHA-256) of the 32-byte seed, published while the seed is `active` and before its first draw; the wallet's draws use it with nonces 0, 1, ... (`nextNonce` is the next). Once its wallet reveals it (`revealed`), `serverSeed` (hex) is public, it draws no more, and the wallet's next seed is committed.
+         */
+        DrawSeed: {
+            id: components["schemas"]["DrawSeedId"];
+            wallet: components["schemas"]["Address"];
+            commitment: string;
+            /** @enum {string} */
+            status: "active" | "revealed";
+            nextNonce: number;
+            serverSeed: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            revealedAt: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * RevealedDrawSeed
+         * @description The seed just revealed (with its `serverSeed`), and the wallet's next seed, committed.
+         */
+        RevealedDrawSeed: {
+            revealed: components["schemas"]["DrawSeed"];
+            next: components["schemas"]["DrawSeed"];
+        };
+        /**
+         * AuctionStatus
+         * @description `open` while it takes bids (and after `endsAt` until the service settles it, within `MARKET_SWEEP_MS`); `sold` to the best bidder, or `unsold` (no bid, or its item froze: the item is released to its seller and a bid refunded).
+         * @enum {string}
+         */
+        AuctionStatus: "open" | "sold" | "unsold";
+        /**
+         * Auction
+         * @description An English auction of the NFT `assetId` from the wallet `seller`, in `currency`: the item is escrowed (reserved in the seller's wallet) while it is open; a bid is at least `reservePrice`, then at least `bestBid + minIncrement`, and is reserved in the bidder's wallet until outbid (released at once) or the auction settles; a bid landing less than `extensionSeconds` before `endsAt` pushes `endsAt` to that many seconds after the bid. At `endsAt` the service settles it exactly once: to the best bidder, paid like a purchase (seller + royalty + fee == the bid), or `unsold` without a bid.
+         * @example {
+         *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+         *       "status": "open",
+         *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "collection": "dawn-quest",
+         *       "currency": "gold",
+         *       "reservePrice": "50",
+         *       "minIncrement": "5",
+         *       "endsAt": "2026-11-23T10:00:00.000Z",
+         *       "extensionSeconds": 300,
+         *       "bestBid": "60",
+         *       "bestBidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "bids": 2,
+         *       "createdAt": "2026-11-22T10:00:00.000Z",
+         *       "updatedAt": "2026-11-22T11:00:00.000Z",
+         *       "operationId": null
+         *     }
+         */
+        Auction: {
+            id: components["schemas"]["AuctionId"];
+            status: components["schemas"]["AuctionStatus"];
+            seller: components["schemas"]["Address"];
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            /** @description The id of the currency bids are in. */
+            currency: components["schemas"]["AssetId"];
+            reservePrice: components["schemas"]["Amount"];
+            minIncrement: components["schemas"]["Amount"];
+            endsAt: components["schemas"]["Timestamp"];
+            extensionSeconds: number;
+            /** @description The best bid so far; null before the first. */
+            bestBid: components["schemas"]["Amount"] | null;
+            /** @description The best bid's wallet; null before the first bid. */
+            bestBidder: components["schemas"]["Address"] | null;
+            bids: number;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
+            /** @description The settlement's operation id once settled; null while open. */
+            operationId: components["schemas"]["OperationId"] | null;
+        };
+        /**
+         * AuctionPage
+         * @description A page of auctions, newest first.
+         */
+        AuctionPage: {
+            data: components["schemas"]["Auction"][];
+            next_cursor: components["schemas"]["NextCursor"];
+        };
+        /**
+         * CreateAuctionRequest
+         * @description Auctions the NFT `assetId` held by `wallet`, a wallet the caller controls, for bids in `currency`, for `duration` seconds.
+         * @example {
+         *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+         *       "currency": "gold",
+         *       "reservePrice": "50",
+         *       "minIncrement": "5",
+         *       "duration": 86400
+         *     }
+         */
+        CreateAuctionRequest: {
+            wallet: components["schemas"]["Address"];
+            assetId: components["schemas"]["AssetId"];
+            /** @description The id of the currency bids are in; the collection must accept it. */
+            currency: components["schemas"]["AssetId"];
+            /** @description The lowest bid accepted, more than 0. */
+            reservePrice: components["schemas"]["Amount"];
+            /** @description How much a bid beats the best bid by at least, more than 0. */
+            minIncrement: components["schemas"]["Amount"];
+            /** @description Seconds until it ends (10 to 2592000, 30 days). */
+            duration: number;
+            /** @description A bid landing less than this many seconds before the end pushes the end to this many seconds after the bid (0 to 3600, default 300). */
+            extension?: number;
+        };
+        /**
+         * BidRequest
+         * @description Bids `amount` of the auction's currency from `wallet`, a wallet the caller controls.
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "60"
+         *     }
+         */
+        BidRequest: {
+            wallet: components["schemas"]["Address"];
+            amount: components["schemas"]["Amount"];
+        };
+        /**
+         * CreateClaimCodesRequest
+         * @description `count` claim codes (1 to 100, default 1) of the collection, each granting `grants` (the collection's currency amounts and NFT templates, minted to the redeeming wallet: a bundle when there are several; a loot box's template grants a box the player opens and verifies) up to `maxRedemptions` times in all (default 1: single-use) and `perWalletLimit` times per wallet (default 1), inside the optional window (`startsAt`, `expiresAt`). `code` sets the code itself (with `count` 1 only: a promotion's word, 8 to 64 letters, digits and dashes); otherwise the service generates random codes (20 characters, 100 bits).
+         * @example {
+         *       "grants": [
+         *         {
+         *           "assetId": "gems",
+         *           "amount": "25"
+         *         }
+         *       ],
+         *       "count": 2,
+         *       "expiresAt": "2026-12-31T23:59:59.000Z"
+         *     }
+         */
+        CreateClaimCodesRequest: {
+            grants: components["schemas"]["StoreGrant"][];
+            /** @default 1 */
+            count: number;
+            code?: string;
+            /** @default 1 */
+            maxRedemptions: number;
+            /** @default 1 */
+            perWalletLimit: number;
+            startsAt?: components["schemas"]["Timestamp"] | null;
+            expiresAt?: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * ClaimCode
+         * @description A claim code as its studio sees it (never the code itself, which is stored hashed): its `prefix`, grants, limits, window, how many times it was redeemed, and whether it is `active` (`closed`: disabled by its studio through `PATCH /api/v1/store-offers/{offer_id}`; a claim code is an offer of the collection's store with no price, reached only by its code).
+         */
+        ClaimCode: {
+            id: components["schemas"]["StoreOfferId"];
+            collection: components["schemas"]["CollectionId"];
+            prefix: string;
+            grants: components["schemas"]["StoreGrant"][];
+            maxRedemptions: number;
+            perWalletLimit: number;
+            redeemed: number;
+            startsAt: components["schemas"]["Timestamp"] | null;
+            expiresAt: components["schemas"]["Timestamp"] | null;
+            /** @enum {string} */
+            status: "active" | "closed";
+            version: number;
+            createdBy: components["schemas"]["UserId"];
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * CreatedClaimCodes
+         * @description The new claim codes, each with its `code` in clear: shown this once (the service keeps only its hash).
+         */
+        CreatedClaimCodes: {
+            codes: {
+                code: string;
+                claimCode: components["schemas"]["ClaimCode"];
+            }[];
+        };
+        /**
+         * RedeemClaimCodeRequest
+         * @description Redeems `code` (letters compare case-insensitively) for `wallet`, a wallet the caller controls.
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "code": "WINTER-GEMS-2026"
+         *     }
+         */
+        RedeemClaimCodeRequest: {
+            wallet: components["schemas"]["Address"];
+            code: string;
+        };
+        /**
          * TradeStatus
          * @description `open` until the counterparty accepts it (`accepted`), either party cancels it (`cancelled`), or its `expiresAt` passes (`expired`: computed, an open trade past its expiry; it can no longer be accepted or cancelled).
          * @enum {string}
@@ -4417,12 +6650,6 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /**
-         * OperationId
-         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
-         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
-         */
-        OperationId: string;
-        /**
          * NewNftEvent
          * @description An NFT was minted; `data` is the new asset.
          */
@@ -4454,7 +6681,7 @@ export interface components {
         };
         /**
          * PriceUpdateEvent
-         * @description A price was posted for an asset; `data` is the new price.
+         * @description A price was posted for an asset, or an NFT sold on the marketplace (`source` `market`, with the sale's `operationId`); `data` is the new price.
          */
         PriceUpdateEvent: {
             id: components["schemas"]["EventId"];
@@ -4465,6 +6692,7 @@ export interface components {
             type: "priceUpdate";
             occurredAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["Price"];
+            operationId?: components["schemas"]["OperationId"];
         };
         /**
          * AssetUpdatedEvent
@@ -4622,10 +6850,193 @@ export interface components {
             data: components["schemas"]["ChainTransferRemoved"];
         };
         /**
+         * ListingCreatedEvent
+         * @description A listing was created (the item stays in the seller's wallet); `data` is the listing.
+         */
+        ListingCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listingCreated";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Listing"];
+        };
+        /**
+         * ListingEndedEvent
+         * @description A listing stopped being buyable without a sale: cancelled by its seller, or ended by the service (`data.endReason`); `data` is the listing as closed.
+         */
+        ListingEndedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "listingEnded";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Listing"];
+        };
+        /**
+         * SaleEvent
+         * @description A listing was bought: `data` is the sale (price, seller proceeds, royalty, fee). The moves are the `newTransfer` events of the same `operationId`, right before it.
+         */
+        SaleEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sale";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Sale"];
+        };
+        /**
+         * OfferCreatedEvent
+         * @description An offer was made (its price is reserved in the bidder's wallet); `data` is the offer.
+         */
+        OfferCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offerCreated";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Offer"];
+        };
+        /**
+         * OfferEndedEvent
+         * @description An offer closed: accepted (a `sale` event of the same operation follows), cancelled by its bidder, or expired (its reserved price released); `data` is the offer.
+         */
+        OfferEndedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offerEnded";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Offer"];
+        };
+        /**
+         * StorePurchaseEvent
+         * @description A store offer was bought: `data` is the purchase (the offer version, what was paid and what was granted). The moves are the `newTransfer` and `newNFT` events of the same `operationId`, right before it.
+         */
+        StorePurchaseEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "storePurchase";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["StorePurchase"];
+        };
+        /**
+         * LootBoxOpenedEvent
+         * @description A loot box was opened: `data` is the draw (its inputs, rolls and outcome). The box's burn and the outcome's mints are the `newTransfer` and `newNFT` events of the same `operationId`, right before it.
+         */
+        LootBoxOpenedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "lootBoxOpened";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Draw"];
+        };
+        /**
+         * AuctionCreatedEvent
+         * @description An auction opened (its item escrowed in the seller's wallet); `data` is the auction.
+         */
+        AuctionCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "auctionCreated";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Auction"];
+        };
+        /**
+         * AuctionBidEvent
+         * @description A new best bid on an auction (the bid reserved, the previous best refunded); `data` is the auction.
+         */
+        AuctionBidEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "auctionBid";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Auction"];
+        };
+        /**
+         * AuctionEndedEvent
+         * @description An auction was settled (sold to the best bidder, or unsold); `data` is the auction.
+         */
+        AuctionEndedEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "auctionEnded";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["Auction"];
+        };
+        /**
+         * ItemExpiry
+         * @description Issue 36, items that expire: an NFT reached its end time (`expiresAt`) and the service processed it, exactly once: a lent NFT returned from its holder to its lender (`outcome: returned`), any other burned (`outcome: burned`, `to` the zero address). The move is the `newTransfer` event (`transferId`) of the same `operationId`, right before it.
+         */
+        ItemExpiry: {
+            assetId: components["schemas"]["AssetId"];
+            collection: components["schemas"]["CollectionId"];
+            /** @description The wallet that held the NFT at its end time (EIP-55). */
+            holder: components["schemas"]["Address"];
+            /** @description The lender it returned to, or the zero address for a burn (EIP-55). */
+            to: components["schemas"]["Address"];
+            /** @enum {string} */
+            outcome: "returned" | "burned";
+            /** @description The end time it reached. */
+            expiresAt: components["schemas"]["Timestamp"];
+            /** @description The transfer that returned or burned it (`GET /api/v1/transfers/{id}`). */
+            transferId: string;
+        };
+        /**
+         * ItemExpiredEvent
+         * @description Issue 36: an NFT reached its end time and was returned to its lender or burned, exactly once. The move is the `newTransfer` event of the same `operationId`, right before it.
+         */
+        ItemExpiredEvent: {
+            id: components["schemas"]["EventId"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "itemExpired";
+            occurredAt: components["schemas"]["Timestamp"];
+            operationId?: components["schemas"]["OperationId"];
+            data: components["schemas"]["ItemExpiry"];
+        };
+        /**
          * Event
          * @description The event envelope `{ id, type, occurredAt, data }`, the same over WebSocket and over `GET /api/v1/events`. `type` tells what `data` is. A `newTransfer` or `newNFT` of a multi-part operation (a batch transfer, a batch mint, a craft, a trade's settlement) also carries its `operationId`, the same on every event of the operation.
          */
-        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"] | components["schemas"]["AssetUpdatedEvent"] | components["schemas"]["ChainTransferPendingEvent"] | components["schemas"]["ChainTransferRemovedEvent"];
+        Event: components["schemas"]["NewNftEvent"] | components["schemas"]["NewTransferEvent"] | components["schemas"]["PriceUpdateEvent"] | components["schemas"]["AssetUpdatedEvent"] | components["schemas"]["ChainTransferPendingEvent"] | components["schemas"]["ChainTransferRemovedEvent"] | components["schemas"]["ListingCreatedEvent"] | components["schemas"]["ListingEndedEvent"] | components["schemas"]["SaleEvent"] | components["schemas"]["OfferCreatedEvent"] | components["schemas"]["OfferEndedEvent"] | components["schemas"]["StorePurchaseEvent"] | components["schemas"]["LootBoxOpenedEvent"] | components["schemas"]["AuctionCreatedEvent"] | components["schemas"]["AuctionBidEvent"] | components["schemas"]["AuctionEndedEvent"] | components["schemas"]["ItemExpiredEvent"];
         /**
          * EventPage
          * @description A page of events matching the filters, ascending by id.
@@ -4636,6 +7047,8 @@ export interface components {
             next_cursor: components["schemas"]["EventId"] | null;
             /** @description The oldest event still retained, or null when none is. */
             oldestEventId: components["schemas"]["EventId"] | null;
+            /** @description The newest committed event when the page was read, or null when there is none: a client that continues from it (`after`, or a WebSocket subscription's `lastEventId`) misses no later event. One read gives a resume point, after a `resync_required` as at the start. */
+            newestEventId: components["schemas"]["EventId"] | null;
         };
         /**
          * WebSocketTicketRequest
@@ -6164,6 +8577,11 @@ export interface components {
          */
         RecipeIdPath: components["schemas"]["RecipeId"];
         /**
+         * @description The currency (an asset id) the market figures are in; prices in different currencies are not compared.
+         * @example gold
+         */
+        MarketCurrencyQuery: components["schemas"]["AssetId"];
+        /**
          * @description The EVM chain id (EIP-155) the contract is registered on.
          * @example 31337
          */
@@ -6178,6 +8596,51 @@ export interface components {
          * @example gold
          */
         PriceAssetIdPath: components["schemas"]["AssetId"];
+        /**
+         * @description A listing id (`lst_` + a ULID).
+         * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+         */
+        ListingIdPath: components["schemas"]["ListingId"];
+        /**
+         * @description An offer id (`ofr_` + a ULID).
+         * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+         */
+        OfferIdPath: components["schemas"]["OfferId"];
+        /**
+         * @description A store offer id (`sof_` + a ULID).
+         * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+         */
+        StoreOfferIdPath: components["schemas"]["StoreOfferId"];
+        /**
+         * @description A drop table id (`dtb_` + a ULID).
+         * @example dtb_01JD4B0000000000000000000A
+         */
+        DropTableIdPath: components["schemas"]["DropTableId"];
+        /**
+         * @description A loot box id (`lbx_` + a ULID).
+         * @example lbx_01JD4B0000000000000000000A
+         */
+        LootBoxIdPath: components["schemas"]["LootBoxId"];
+        /**
+         * @description A draw seed id (`dsd_` + a ULID).
+         * @example dsd_01JD4B0000000000000000000A
+         */
+        DrawSeedIdPath: components["schemas"]["DrawSeedId"];
+        /**
+         * @description A draw's id, the `op_` id of the opening.
+         * @example op_01JD4B3D4E5F6G7H8J9K0M1N2P
+         */
+        DrawIdPath: components["schemas"]["OperationId"];
+        /**
+         * @description An auction id (`auc_` + a ULID).
+         * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+         */
+        AuctionIdPath: components["schemas"]["AuctionId"];
+        /**
+         * @description A claim code's id (a store offer id, `sof_` + a ULID).
+         * @example sof_01JD4C0000000000000000000A
+         */
+        ClaimCodeIdPath: components["schemas"]["StoreOfferId"];
         /**
          * @description A trade id (`trd_` + a ULID).
          * @example trd_01JD3ZD6E8F0G2H4J6K8M0N2P4
@@ -6928,6 +9391,116 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only the entries of actions by this user or service account.
+                 * @example usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W
+                 */
+                actor?: string;
+                /**
+                 * @description Only the entries about objects of this type (`asset`, `collection`, `webhook`, ...).
+                 * @example asset
+                 */
+                objectType?: string;
+                /**
+                 * @description Only the entries about the object with this id.
+                 * @example nft_01JD3YB7C9D1E3F5G7H9J1K3M5
+                 */
+                objectId?: string;
+                /**
+                 * @description Only the entries of this action.
+                 * @example asset.frozen
+                 */
+                action?: components["schemas"]["AuditAction"];
+                /**
+                 * @description Only the entries at or after this time.
+                 * @example 2026-11-29T00:00:00.000Z
+                 */
+                from?: string;
+                /**
+                 * @description Only the entries before this time.
+                 * @example 2026-11-30T00:00:00.000Z
+                 */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of audit entries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "seq": 42,
+                     *           "action": "asset.frozen",
+                     *           "at": "2026-11-29T10:15:00.000Z",
+                     *           "actor": {
+                     *             "kind": "user",
+                     *             "id": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *             "role": "studio"
+                     *           },
+                     *           "credential": {
+                     *             "kind": "apiKey",
+                     *             "clientId": "gats-first-party",
+                     *             "apiKeyId": "key_01JD3Y9Z1A2B3C4D5E6F7G8H9J"
+                     *           },
+                     *           "address": "203.0.113.7",
+                     *           "requestId": "6f1c2b7e-3d4a-4f7b-9c1d-2e3f4a5b6c7d",
+                     *           "object": {
+                     *             "type": "asset",
+                     *             "id": "nft_01JD3YB7C9D1E3F5G7H9J1K3M5",
+                     *             "ownerId": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *             "collectionId": "dawn-quest"
+                     *           },
+                     *           "before": {
+                     *             "frozen": false,
+                     *             "frozenBy": null
+                     *           },
+                     *           "after": {
+                     *             "frozen": true,
+                     *             "frozenBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W"
+                     *           },
+                     *           "prevHash": "9b2f1c6d0e8a4b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c",
+                     *           "hash": "3c5e7a9b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJsIjoiYXVkaXQtbG9nIiwiayI6NDJ9"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuditEntryPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9043,6 +11616,192 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getCollectionMarket: {
+        parameters: {
+            query: {
+                /**
+                 * @description The currency (an asset id) the market figures are in; prices in different currencies are not compared.
+                 * @example gold
+                 */
+                currency: components["parameters"]["MarketCurrencyQuery"];
+                /**
+                 * @description With `traitValue`, the floor among the items whose metadata has this attribute value.
+                 * @example rarity
+                 */
+                traitType?: string;
+                /**
+                 * @description The attribute value (with `traitType`).
+                 * @example epic
+                 */
+                traitValue?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The market figures. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "currency": "gold",
+                     *       "floor": "80",
+                     *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "lastSale": {
+                     *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *         "offerId": null,
+                     *         "auctionId": null,
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "amount": "1",
+                     *         "currency": "gold",
+                     *         "price": "100",
+                     *         "sellerProceeds": "92.5",
+                     *         "royalty": "5",
+                     *         "fee": "2.5",
+                     *         "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "createdAt": "2026-11-22T10:05:00.000Z"
+                     *       },
+                     *       "volume24h": "100",
+                     *       "sales24h": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarketStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMarketSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "collection": "dawn-quest",
+                     *       "tradingEnabled": true,
+                     *       "royaltyBps": 500,
+                     *       "currencies": [
+                     *         "gold"
+                     *       ],
+                     *       "royaltyWallet": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarketSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setMarketSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "royaltyBps": 500,
+                 *       "currencies": [
+                 *         "gold"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MarketSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description The settings as now set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "collection": "dawn-quest",
+                     *       "tradingEnabled": true,
+                     *       "royaltyBps": 500,
+                     *       "currencies": [
+                     *         "gold"
+                     *       ],
+                     *       "royaltyWallet": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarketSettings"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listCollectionContracts: {
         parameters: {
             query?: never;
@@ -9992,6 +12751,155 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    lendAsset: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "expiresAt": "2026-11-22T10:20:00.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LendAssetRequest"];
+            };
+        };
+        responses: {
+            /** @description The asset, lent (held by `to`, with `expiresAt` and `lender`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "kind": "nft",
+                     *       "name": "Sword of Dawn",
+                     *       "description": "A legendary blade forged at first light.",
+                     *       "metadata": {
+                     *         "image": "https://cdn.example-game.com/items/sword-1234.png",
+                     *         "attributes": [
+                     *           {
+                     *             "trait_type": "level",
+                     *             "value": 1
+                     *           }
+                     *         ],
+                     *         "creator": "Example Studio"
+                     *       },
+                     *       "collection": "dawn-quest",
+                     *       "owner": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "symbol": null,
+                     *       "decimals": null,
+                     *       "totalSupply": null,
+                     *       "maxSupply": null,
+                     *       "createdAt": "2026-11-22T09:15:00.000Z",
+                     *       "source": {
+                     *         "type": "ledger"
+                     *       },
+                     *       "burned": false,
+                     *       "frozen": false,
+                     *       "frozenBy": null,
+                     *       "soulbound": false,
+                     *       "metadataVersion": 0,
+                     *       "expiresAt": "2026-11-22T10:20:00.000Z",
+                     *       "lender": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Asset"];
+                };
+            };
+            /** @description A field is malformed, `expiresAt` is not in the next year, `to` is `from`, or the asset is a currency. Nothing was lent. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description The token lacks `transfers:write`, or the caller does not control `from`. Nothing was lent. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/wallet-not-controlled",
+                     *       "title": "Wallet not controlled",
+                     *       "status": 403,
+                     *       "detail": "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB is not one of your wallets.",
+                     *       "instance": "/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/lend",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No asset has this id. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "No asset with id nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
+                     *       "instance": "/api/v1/assets/nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ/lend",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `from` does not own the NFT, or it is frozen, soulbound, lent, or has an end time already. Nothing was lent. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     freezeAsset: {
         parameters: {
             query?: never;
@@ -10203,6 +13111,74 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAssetMarket: {
+        parameters: {
+            query: {
+                /**
+                 * @description The currency (an asset id) the market figures are in; prices in different currencies are not compared.
+                 * @example gold
+                 */
+                currency: components["parameters"]["MarketCurrencyQuery"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description An NFT id (`nft_...`) or a currency id (`gold`).
+                 * @example gold
+                 */
+                asset_id: components["parameters"]["AssetIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The market figures. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "currency": "gold",
+                     *       "floor": "80",
+                     *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "lastSale": {
+                     *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *         "offerId": null,
+                     *         "auctionId": null,
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "amount": "1",
+                     *         "currency": "gold",
+                     *         "price": "100",
+                     *         "sellerProceeds": "92.5",
+                     *         "royalty": "5",
+                     *         "fee": "2.5",
+                     *         "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "createdAt": "2026-11-22T10:05:00.000Z"
+                     *       },
+                     *       "volume24h": "100",
+                     *       "sales24h": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MarketStats"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11040,6 +14016,3018 @@ export interface operations {
                      *       "status": 409,
                      *       "detail": "Leg 0: 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed holds 10 gold, less than 12.5.",
                      *       "instance": "/api/v1/transfer/batch",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listListings: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only assets of this collection.
+                 * @example dawn-quest
+                 */
+                collection?: components["parameters"]["CollectionQuery"];
+                /**
+                 * @description Only listings from this wallet.
+                 * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                 */
+                seller?: components["schemas"]["Address"];
+                /**
+                 * @description Only listings of this asset.
+                 * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
+                 */
+                assetId?: components["schemas"]["AssetId"];
+                /**
+                 * @description Only listings with this status.
+                 * @example active
+                 */
+                status?: components["schemas"]["ListingStatus"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of listings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *           "status": "active",
+                     *           "endReason": null,
+                     *           "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "collection": "dawn-quest",
+                     *           "amount": "1",
+                     *           "currency": "gold",
+                     *           "price": "100",
+                     *           "expiresAt": null,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *           "operationId": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListingPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createListing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                 *       "currency": "gold",
+                 *       "price": "100"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateListingRequest"];
+            };
+        };
+        responses: {
+            /** @description The active listing. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "status": "active",
+                     *       "endReason": null,
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "amount": "1",
+                     *       "currency": "gold",
+                     *       "price": "100",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Listing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The item is not held or may not move, or the collection does not trade it in this currency. Nothing was created. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/trading-disabled",
+                     *       "title": "Trading disabled",
+                     *       "status": 409,
+                     *       "detail": "The studio of dawn-quest turned trading off: its items cannot be listed or bought.",
+                     *       "instance": "/api/v1/listings",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getListing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The listing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "status": "active",
+                     *       "endReason": null,
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "amount": "1",
+                     *       "currency": "gold",
+                     *       "price": "100",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Listing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    buyListing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BuyListingRequest"];
+            };
+        };
+        responses: {
+            /** @description The settled purchase. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *       "sale": {
+                     *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *         "offerId": null,
+                     *         "auctionId": null,
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "amount": "1",
+                     *         "currency": "gold",
+                     *         "price": "100",
+                     *         "sellerProceeds": "92.5",
+                     *         "royalty": "5",
+                     *         "fee": "2.5",
+                     *         "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "createdAt": "2026-11-22T10:05:00.000Z"
+                     *       },
+                     *       "listing": {
+                     *         "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *         "status": "sold",
+                     *         "endReason": null,
+                     *         "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "amount": "1",
+                     *         "currency": "gold",
+                     *         "price": "100",
+                     *         "expiresAt": null,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *         "operationId": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5S8",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5S9",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "amount": "92.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5SA",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x6Cf5A5d4F8f0C2b3E1a9D7e8B4c3A2f1E0d9C8b7",
+                     *           "amount": "5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5SB",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x1111111111111111111111111111111111111111",
+                     *           "amount": "2.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Purchase"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The listing is not buyable, the buyer lacks the price, or it is its own listing. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/listing-not-active",
+                     *       "title": "Listing not active",
+                     *       "status": 409,
+                     *       "detail": "The listing lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6 was sold.",
+                     *       "instance": "/api/v1/listings/lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6/buy",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelListing: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A listing id (`lst_` + a ULID).
+                 * @example lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6
+                 */
+                listing_id: components["parameters"]["ListingIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled listing. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "status": "cancelled",
+                     *       "endReason": null,
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "amount": "1",
+                     *       "currency": "gold",
+                     *       "price": "100",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Listing"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The listing is not active. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/listing-not-active",
+                     *       "title": "Listing not active",
+                     *       "status": 409,
+                     *       "detail": "The listing lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6 was sold.",
+                     *       "instance": "/api/v1/listings/lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6/cancel",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSales: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only assets of this collection.
+                 * @example dawn-quest
+                 */
+                collection?: components["parameters"]["CollectionQuery"];
+                /**
+                 * @description Only sales of this asset.
+                 * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
+                 */
+                assetId?: components["schemas"]["AssetId"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sales. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *           "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *           "offerId": null,
+                     *           "auctionId": null,
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "collection": "dawn-quest",
+                     *           "amount": "1",
+                     *           "currency": "gold",
+                     *           "price": "100",
+                     *           "sellerProceeds": "92.5",
+                     *           "royalty": "5",
+                     *           "fee": "2.5",
+                     *           "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SalePage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listOffers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only assets of this collection.
+                 * @example dawn-quest
+                 */
+                collection?: components["parameters"]["CollectionQuery"];
+                /**
+                 * @description Only offers from this wallet.
+                 * @example 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359
+                 */
+                bidder?: components["schemas"]["Address"];
+                /**
+                 * @description Only item offers for this asset.
+                 * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
+                 */
+                assetId?: components["schemas"]["AssetId"];
+                /**
+                 * @description Only offers with this status.
+                 * @example open
+                 */
+                status?: components["schemas"]["OfferStatus"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of offers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *           "status": "open",
+                     *           "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "assetId": null,
+                     *           "collection": "dawn-quest",
+                     *           "currency": "gold",
+                     *           "price": "90",
+                     *           "expiresAt": null,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *           "operationId": null,
+                     *           "soldAssetId": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OfferPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                 *       "currency": "gold",
+                 *       "price": "90"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateOfferRequest"];
+            };
+        };
+        responses: {
+            /** @description The open offer, its price reserved. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *       "status": "open",
+                     *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "price": "90",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "soldAssetId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The wallet lacks the price free, holds the item itself, or the collection does not trade in this currency. Nothing was reserved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359 holds 40 gold free, less than 90.",
+                     *       "instance": "/api/v1/offers",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *       "status": "open",
+                     *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "price": "90",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null,
+                     *       "soldAssetId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AcceptOfferRequest"];
+            };
+        };
+        responses: {
+            /** @description The settled sale. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *       "sale": {
+                     *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *         "listingId": null,
+                     *         "offerId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *         "auctionId": null,
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "amount": "1",
+                     *         "currency": "gold",
+                     *         "price": "90",
+                     *         "sellerProceeds": "85.5",
+                     *         "royalty": "4.5",
+                     *         "fee": "0",
+                     *         "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "buyer": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "createdAt": "2026-11-22T10:05:00.000Z"
+                     *       },
+                     *       "offer": {
+                     *         "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *         "status": "accepted",
+                     *         "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *         "collection": "dawn-quest",
+                     *         "currency": "gold",
+                     *         "price": "90",
+                     *         "expiresAt": null,
+                     *         "createdAt": "2026-11-22T10:00:00.000Z",
+                     *         "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *         "operationId": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
+                     *         "soldAssetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5S8",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "from": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5S9",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "amount": "85.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD3ZG9H1J3K5M7N9P1Q3R5SA",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x6Cf5A5d4F8f0C2b3E1a9D7e8B4c3A2f1E0d9C8b7",
+                     *           "amount": "4.5",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T10:05:00.000Z",
+                     *           "completedAt": "2026-11-22T10:05:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OfferAcceptance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The offer is not open, the item is not the one offered for or may not move, or it is the caller's own offer. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/offer-not-open",
+                     *       "title": "Offer not open",
+                     *       "status": 409,
+                     *       "detail": "The offer ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0 was accepted.",
+                     *       "instance": "/api/v1/offers/ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0/accept",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An offer id (`ofr_` + a ULID).
+                 * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
+                 */
+                offer_id: components["parameters"]["OfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled offer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
+                     *       "status": "cancelled",
+                     *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "price": "90",
+                     *       "expiresAt": null,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *       "operationId": null,
+                     *       "soldAssetId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The offer is not open. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/offer-not-open",
+                     *       "title": "Offer not open",
+                     *       "status": 409,
+                     *       "detail": "The offer ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0 was accepted.",
+                     *       "instance": "/api/v1/offers/ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0/cancel",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listStoreOffers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only offers with this status.
+                 * @example active
+                 */
+                status?: "active" | "closed";
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of store offers. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+                     *           "collection": "dawn-quest",
+                     *           "name": "Starter bundle",
+                     *           "version": 1,
+                     *           "status": "active",
+                     *           "price": [
+                     *             {
+                     *               "assetId": "gold",
+                     *               "amount": "120"
+                     *             }
+                     *           ],
+                     *           "grants": [
+                     *             {
+                     *               "assetId": "gems",
+                     *               "amount": "10"
+                     *             },
+                     *             {
+                     *               "nft": {
+                     *                 "name": "Starter Sword",
+                     *                 "metadata": {
+                     *                   "image": "https://cdn.example-game.com/items/starter-sword.png",
+                     *                   "attributes": [],
+                     *                   "creator": "Example Studio"
+                     *                 }
+                     *               }
+                     *             }
+                     *           ],
+                     *           "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "perWalletLimit": 1,
+                     *           "totalLimit": 1000,
+                     *           "sold": 0,
+                     *           "startsAt": null,
+                     *           "endsAt": null,
+                     *           "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "createdAt": "2026-11-22T10:30:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreOfferPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createStoreOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Starter bundle",
+                 *       "price": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "amount": "120"
+                 *         }
+                 *       ],
+                 *       "grants": [
+                 *         {
+                 *           "assetId": "gems",
+                 *           "amount": "10"
+                 *         },
+                 *         {
+                 *           "nft": {
+                 *             "name": "Starter Sword",
+                 *             "metadata": {
+                 *               "image": "https://cdn.example-game.com/items/starter-sword.png",
+                 *               "attributes": [],
+                 *               "creator": "Example Studio"
+                 *             }
+                 *           }
+                 *         }
+                 *       ],
+                 *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "perWalletLimit": 1,
+                 *       "totalLimit": 1000
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateStoreOfferRequest"];
+            };
+        };
+        responses: {
+            /** @description The new offer, at version 1. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Starter bundle",
+                     *       "version": 1,
+                     *       "status": "active",
+                     *       "price": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "120"
+                     *         }
+                     *       ],
+                     *       "grants": [
+                     *         {
+                     *           "assetId": "gems",
+                     *           "amount": "10"
+                     *         },
+                     *         {
+                     *           "nft": {
+                     *             "name": "Starter Sword",
+                     *             "metadata": {
+                     *               "image": "https://cdn.example-game.com/items/starter-sword.png",
+                     *               "attributes": [],
+                     *               "creator": "Example Studio"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "perWalletLimit": 1,
+                     *       "totalLimit": 1000,
+                     *       "sold": 0,
+                     *       "startsAt": null,
+                     *       "endsAt": null,
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T10:30:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreOffer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getStoreOffer: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Answer `walletBought` for this wallet too.
+                 * @example 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359
+                 */
+                wallet?: components["schemas"]["Address"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A store offer id (`sof_` + a ULID).
+                 * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+                 */
+                offer_id: components["parameters"]["StoreOfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The offer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Starter bundle",
+                     *       "version": 1,
+                     *       "status": "active",
+                     *       "price": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "120"
+                     *         }
+                     *       ],
+                     *       "grants": [
+                     *         {
+                     *           "assetId": "gems",
+                     *           "amount": "10"
+                     *         },
+                     *         {
+                     *           "nft": {
+                     *             "name": "Starter Sword",
+                     *             "metadata": {
+                     *               "image": "https://cdn.example-game.com/items/starter-sword.png",
+                     *               "attributes": [],
+                     *               "creator": "Example Studio"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "perWalletLimit": 1,
+                     *       "totalLimit": 1000,
+                     *       "sold": 0,
+                     *       "startsAt": null,
+                     *       "endsAt": null,
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T10:30:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:30:00.000Z",
+                     *       "walletBought": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreOffer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateStoreOffer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A store offer id (`sof_` + a ULID).
+                 * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+                 */
+                offer_id: components["parameters"]["StoreOfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "price": [
+                 *         {
+                 *           "assetId": "gold",
+                 *           "amount": "100"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["UpdateStoreOfferRequest"];
+            };
+        };
+        responses: {
+            /** @description The offer at its new version. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Starter bundle",
+                     *       "version": 2,
+                     *       "status": "active",
+                     *       "price": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "100"
+                     *         }
+                     *       ],
+                     *       "grants": [
+                     *         {
+                     *           "assetId": "gems",
+                     *           "amount": "10"
+                     *         },
+                     *         {
+                     *           "nft": {
+                     *             "name": "Starter Sword",
+                     *             "metadata": {
+                     *               "image": "https://cdn.example-game.com/items/starter-sword.png",
+                     *               "attributes": [],
+                     *               "creator": "Example Studio"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "perWalletLimit": 1,
+                     *       "totalLimit": 1000,
+                     *       "sold": 0,
+                     *       "startsAt": null,
+                     *       "endsAt": null,
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T10:30:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:45:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StoreOffer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    purchaseStoreOffer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A store offer id (`sof_` + a ULID).
+                 * @example sof_01JD4A1B2C3D4E5F6G7H8J9K0M
+                 */
+                offer_id: components["parameters"]["StoreOfferIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "version": 1
+                 *     }
+                 */
+                "application/json": components["schemas"]["PurchaseStoreOfferRequest"];
+            };
+        };
+        responses: {
+            /** @description The settled purchase. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD4A3D4E5F6G7H8J9K0M1N2P",
+                     *       "purchase": {
+                     *         "id": "op_01JD4A3D4E5F6G7H8J9K0M1N2P",
+                     *         "offerId": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
+                     *         "version": 1,
+                     *         "collection": "dawn-quest",
+                     *         "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "quantity": 1,
+                     *         "paid": [
+                     *           {
+                     *             "assetId": "gold",
+                     *             "amount": "120"
+                     *           }
+                     *         ],
+                     *         "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "granted": [
+                     *           {
+                     *             "assetId": "gems",
+                     *             "amount": "10"
+                     *           },
+                     *           {
+                     *             "assetId": "nft_01JD4A3D4E5F6G7H8J9K0M1N2Q",
+                     *             "amount": "1"
+                     *           }
+                     *         ],
+                     *         "createdAt": "2026-11-22T11:00:00.000Z"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD4A3D4E5F6G7H8J9K0M1N2R",
+                     *           "assetId": "gold",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "amount": "120",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T11:00:00.000Z",
+                     *           "completedAt": "2026-11-22T11:00:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD4A3D4E5F6G7H8J9K0M1N2S",
+                     *           "assetId": "gems",
+                     *           "from": "0x0000000000000000000000000000000000000000",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "10",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T11:00:00.000Z",
+                     *           "completedAt": "2026-11-22T11:00:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ],
+                     *       "nfts": [
+                     *         {
+                     *           "id": "nft_01JD4A3D4E5F6G7H8J9K0M1N2Q",
+                     *           "kind": "nft",
+                     *           "name": "Starter Sword",
+                     *           "description": null,
+                     *           "metadata": {
+                     *             "image": "https://cdn.example-game.com/items/starter-sword.png",
+                     *             "attributes": [],
+                     *             "creator": "Example Studio"
+                     *           },
+                     *           "collection": "dawn-quest",
+                     *           "owner": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "symbol": null,
+                     *           "decimals": null,
+                     *           "totalSupply": null,
+                     *           "maxSupply": null,
+                     *           "createdAt": "2026-11-22T11:00:00.000Z",
+                     *           "burned": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorePurchaseResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The offer is not buyable now, changed, or its limit is reached; or the buyer lacks the price. Nothing moved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/offer-limit-reached",
+                     *       "title": "Offer limit reached",
+                     *       "status": 409,
+                     *       "detail": "The offer sof_01JD4A1B2C3D4E5F6G7H8J9K0M is sold out: 1000 of 1000 units sold.",
+                     *       "instance": "/api/v1/store-offers/sof_01JD4A1B2C3D4E5F6G7H8J9K0M/purchase",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDropTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Dragon chest",
+                 *       "entries": [
+                 *         {
+                 *           "weight": 70,
+                 *           "outcome": {
+                 *             "assetId": "gold",
+                 *             "amount": "50"
+                 *           }
+                 *         },
+                 *         {
+                 *           "weight": 5,
+                 *           "outcome": {
+                 *             "nft": {
+                 *               "name": "Dragon Egg",
+                 *               "metadata": {
+                 *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                 *                 "attributes": [],
+                 *                 "creator": "Example Studio"
+                 *               }
+                 *             }
+                 *           }
+                 *         },
+                 *         {
+                 *           "weight": 25,
+                 *           "outcome": null
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateDropTableRequest"];
+            };
+        };
+        responses: {
+            /** @description The new table, with its odds and hash. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dtb_01JD4B0000000000000000000A",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Dragon chest",
+                     *       "entries": [
+                     *         {
+                     *           "weight": 70,
+                     *           "outcome": {
+                     *             "assetId": "gold",
+                     *             "amount": "50"
+                     *           },
+                     *           "odds": "7/10"
+                     *         },
+                     *         {
+                     *           "weight": 5,
+                     *           "outcome": {
+                     *             "nft": {
+                     *               "name": "Dragon Egg",
+                     *               "metadata": {
+                     *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                     *                 "attributes": [],
+                     *                 "creator": "Example Studio"
+                     *               }
+                     *             }
+                     *           },
+                     *           "odds": "1/20"
+                     *         },
+                     *         {
+                     *           "weight": 25,
+                     *           "outcome": null,
+                     *           "odds": "1/4"
+                     *         }
+                     *       ],
+                     *       "totalWeight": 100,
+                     *       "hash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T11:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DropTable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDropTable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A drop table id (`dtb_` + a ULID).
+                 * @example dtb_01JD4B0000000000000000000A
+                 */
+                table_id: components["parameters"]["DropTableIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The table. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dtb_01JD4B0000000000000000000A",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Dragon chest",
+                     *       "entries": [
+                     *         {
+                     *           "weight": 70,
+                     *           "outcome": {
+                     *             "assetId": "gold",
+                     *             "amount": "50"
+                     *           },
+                     *           "odds": "7/10"
+                     *         },
+                     *         {
+                     *           "weight": 5,
+                     *           "outcome": {
+                     *             "nft": {
+                     *               "name": "Dragon Egg",
+                     *               "metadata": {
+                     *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                     *                 "attributes": [],
+                     *                 "creator": "Example Studio"
+                     *               }
+                     *             }
+                     *           },
+                     *           "odds": "1/20"
+                     *         },
+                     *         {
+                     *           "weight": 25,
+                     *           "outcome": null,
+                     *           "odds": "1/4"
+                     *         }
+                     *       ],
+                     *       "totalWeight": 100,
+                     *       "hash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T11:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DropTable"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listLootBoxes: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of loot boxes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "lbx_01JD4B0000000000000000000A",
+                     *           "collection": "dawn-quest",
+                     *           "name": "Dragon Chest",
+                     *           "table": "dtb_01JD4B0000000000000000000A",
+                     *           "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *           "paid": true,
+                     *           "pity": {
+                     *             "after": 20,
+                     *             "entry": 1
+                     *           },
+                     *           "odds": [
+                     *             {
+                     *               "path": [
+                     *                 0
+                     *               ],
+                     *               "outcome": {
+                     *                 "assetId": "gold",
+                     *                 "amount": "50"
+                     *               },
+                     *               "odds": "7/10"
+                     *             },
+                     *             {
+                     *               "path": [
+                     *                 1
+                     *               ],
+                     *               "outcome": {
+                     *                 "nft": {
+                     *                   "name": "Dragon Egg",
+                     *                   "metadata": {
+                     *                     "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                     *                     "attributes": [],
+                     *                     "creator": "Example Studio"
+                     *                   }
+                     *                 }
+                     *               },
+                     *               "odds": "1/20"
+                     *             },
+                     *             {
+                     *               "path": [
+                     *                 2
+                     *               ],
+                     *               "outcome": null,
+                     *               "odds": "1/4"
+                     *             }
+                     *           ],
+                     *           "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *           "createdAt": "2026-11-22T11:35:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LootBoxPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createLootBox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Dragon Chest",
+                 *       "table": "dtb_01JD4B0000000000000000000A",
+                 *       "paid": true,
+                 *       "pity": {
+                 *         "after": 20,
+                 *         "entry": 1
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateLootBoxRequest"];
+            };
+        };
+        responses: {
+            /** @description The new box, with its odds. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lbx_01JD4B0000000000000000000A",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Dragon Chest",
+                     *       "table": "dtb_01JD4B0000000000000000000A",
+                     *       "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *       "paid": true,
+                     *       "pity": {
+                     *         "after": 20,
+                     *         "entry": 1
+                     *       },
+                     *       "odds": [
+                     *         {
+                     *           "path": [
+                     *             0
+                     *           ],
+                     *           "outcome": {
+                     *             "assetId": "gold",
+                     *             "amount": "50"
+                     *           },
+                     *           "odds": "7/10"
+                     *         },
+                     *         {
+                     *           "path": [
+                     *             1
+                     *           ],
+                     *           "outcome": {
+                     *             "nft": {
+                     *               "name": "Dragon Egg",
+                     *               "metadata": {
+                     *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                     *                 "attributes": [],
+                     *                 "creator": "Example Studio"
+                     *               }
+                     *             }
+                     *           },
+                     *           "odds": "1/20"
+                     *         },
+                     *         {
+                     *           "path": [
+                     *             2
+                     *           ],
+                     *           "outcome": null,
+                     *           "odds": "1/4"
+                     *         }
+                     *       ],
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T11:35:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LootBox"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the state of the object. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/loot-box-exists",
+                     *       "title": "Loot box exists",
+                     *       "status": 409,
+                     *       "detail": "See the problem type.",
+                     *       "instance": "/api/v1/x",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLootBox: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Answer `pityCount` for this wallet too.
+                 * @example 0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359
+                 */
+                wallet?: components["schemas"]["Address"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A loot box id (`lbx_` + a ULID).
+                 * @example lbx_01JD4B0000000000000000000A
+                 */
+                box_id: components["parameters"]["LootBoxIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The box. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "lbx_01JD4B0000000000000000000A",
+                     *       "collection": "dawn-quest",
+                     *       "name": "Dragon Chest",
+                     *       "table": "dtb_01JD4B0000000000000000000A",
+                     *       "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *       "paid": true,
+                     *       "pity": {
+                     *         "after": 20,
+                     *         "entry": 1
+                     *       },
+                     *       "odds": [
+                     *         {
+                     *           "path": [
+                     *             0
+                     *           ],
+                     *           "outcome": {
+                     *             "assetId": "gold",
+                     *             "amount": "50"
+                     *           },
+                     *           "odds": "7/10"
+                     *         },
+                     *         {
+                     *           "path": [
+                     *             1
+                     *           ],
+                     *           "outcome": {
+                     *             "nft": {
+                     *               "name": "Dragon Egg",
+                     *               "metadata": {
+                     *                 "image": "https://cdn.example-game.com/items/dragon-egg.png",
+                     *                 "attributes": [],
+                     *                 "creator": "Example Studio"
+                     *               }
+                     *             }
+                     *           },
+                     *           "odds": "1/20"
+                     *         },
+                     *         {
+                     *           "path": [
+                     *             2
+                     *           ],
+                     *           "outcome": null,
+                     *           "odds": "1/4"
+                     *         }
+                     *       ],
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T11:35:00.000Z",
+                     *       "pityCount": 3
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LootBox"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    openLootBox: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A loot box id (`lbx_` + a ULID).
+                 * @example lbx_01JD4B0000000000000000000A
+                 */
+                box_id: components["parameters"]["LootBoxIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+                 *       "clientSeed": "lucky-7",
+                 *       "seedCommitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenLootBoxRequest"];
+            };
+        };
+        responses: {
+            /** @description The opened box: the draw, the burn and the mints. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD4B3D4E5F6G7H8J9K0M1N2P",
+                     *       "draw": {
+                     *         "id": "op_01JD4B3D4E5F6G7H8J9K0M1N2P",
+                     *         "algorithm": "gats-draw-v1",
+                     *         "box": "lbx_01JD4B0000000000000000000A",
+                     *         "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+                     *         "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "seed": "dsd_01JD4B0000000000000000000A",
+                     *         "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+                     *         "nonce": 1,
+                     *         "clientSeed": "lucky-7",
+                     *         "rolls": [
+                     *           {
+                     *             "tableId": "dtb_01JD4B0000000000000000000A",
+                     *             "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *             "total": "100",
+                     *             "value": "26",
+                     *             "attempts": 1,
+                     *             "entry": 0
+                     *           }
+                     *         ],
+                     *         "pity": null,
+                     *         "outcome": {
+                     *           "assetId": "gold",
+                     *           "amount": "50"
+                     *         },
+                     *         "granted": [
+                     *           {
+                     *             "assetId": "gold",
+                     *             "amount": "50"
+                     *           }
+                     *         ],
+                     *         "createdAt": "2026-11-22T12:00:00.000Z"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD4B3D4E5F6G7H8J9K0M1N2R",
+                     *           "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+                     *           "from": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "to": "0x0000000000000000000000000000000000000000",
+                     *           "amount": "1",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T12:00:00.000Z",
+                     *           "completedAt": "2026-11-22T12:00:00.000Z",
+                     *           "failureReason": null
+                     *         },
+                     *         {
+                     *           "id": "tr_01JD4B3D4E5F6G7H8J9K0M1N2S",
+                     *           "assetId": "gold",
+                     *           "from": "0x0000000000000000000000000000000000000000",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "50",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T12:00:00.000Z",
+                     *           "completedAt": "2026-11-22T12:00:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ],
+                     *       "nfts": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OpenedLootBox"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the state of the object. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/draw-seed-changed",
+                     *       "title": "Draw seed changed",
+                     *       "status": 409,
+                     *       "detail": "See the problem type.",
+                     *       "instance": "/api/v1/x",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    commitDrawSeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CommitDrawSeedRequest"];
+            };
+        };
+        responses: {
+            /** @description The wallet's active seed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dsd_01JD4B0000000000000000000A",
+                     *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+                     *       "status": "active",
+                     *       "nextNonce": 0,
+                     *       "serverSeed": null,
+                     *       "createdAt": "2026-11-22T11:50:00.000Z",
+                     *       "revealedAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DrawSeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDrawSeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw seed id (`dsd_` + a ULID).
+                 * @example dsd_01JD4B0000000000000000000A
+                 */
+                seed_id: components["parameters"]["DrawSeedIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The seed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dsd_01JD4B0000000000000000000A",
+                     *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+                     *       "status": "revealed",
+                     *       "nextNonce": 2,
+                     *       "serverSeed": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                     *       "createdAt": "2026-11-22T11:50:00.000Z",
+                     *       "revealedAt": "2026-11-22T12:10:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DrawSeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revealDrawSeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw seed id (`dsd_` + a ULID).
+                 * @example dsd_01JD4B0000000000000000000A
+                 */
+                seed_id: components["parameters"]["DrawSeedIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revealed seed and the next one. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "revealed": {
+                     *         "id": "dsd_01JD4B0000000000000000000A",
+                     *         "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+                     *         "status": "revealed",
+                     *         "nextNonce": 2,
+                     *         "serverSeed": "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f",
+                     *         "createdAt": "2026-11-22T11:50:00.000Z",
+                     *         "revealedAt": "2026-11-22T12:10:00.000Z"
+                     *       },
+                     *       "next": {
+                     *         "id": "dsd_01JD4B0000000000000000000B",
+                     *         "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "commitment": "7a2b0b2c1e4b4e0c0f7e1d0c5b6a7f8e9d0c1b2a3f4e5d6c7b8a9f0e1d2c3b4a",
+                     *         "status": "active",
+                     *         "nextNonce": 0,
+                     *         "serverSeed": null,
+                     *         "createdAt": "2026-11-22T12:10:00.000Z",
+                     *         "revealedAt": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RevealedDrawSeed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the state of the object. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/draw-seed-changed",
+                     *       "title": "Draw seed changed",
+                     *       "status": 409,
+                     *       "detail": "See the problem type.",
+                     *       "instance": "/api/v1/x",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDraw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A draw's id, the `op_` id of the opening.
+                 * @example op_01JD4B3D4E5F6G7H8J9K0M1N2P
+                 */
+                draw_id: components["parameters"]["DrawIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The draw. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD4B3D4E5F6G7H8J9K0M1N2P",
+                     *       "algorithm": "gats-draw-v1",
+                     *       "box": "lbx_01JD4B0000000000000000000A",
+                     *       "assetId": "nft_01JD4B3D4E5F6G7H8J9K0M1N20",
+                     *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "seed": "dsd_01JD4B0000000000000000000A",
+                     *       "commitment": "630dcd2966c4336691125448bbb25b4ff412a49c732db2c8abc1b8581bd710dd",
+                     *       "nonce": 1,
+                     *       "clientSeed": "lucky-7",
+                     *       "rolls": [
+                     *         {
+                     *           "tableId": "dtb_01JD4B0000000000000000000A",
+                     *           "tableHash": "9e825e9ae2b3c3819dcd1958b9f64148c397ce9cb0a75f944611d00374434a4f",
+                     *           "total": "100",
+                     *           "value": "26",
+                     *           "attempts": 1,
+                     *           "entry": 0
+                     *         }
+                     *       ],
+                     *       "pity": null,
+                     *       "outcome": {
+                     *         "assetId": "gold",
+                     *         "amount": "50"
+                     *       },
+                     *       "granted": [
+                     *         {
+                     *           "assetId": "gold",
+                     *           "amount": "50"
+                     *         }
+                     *       ],
+                     *       "createdAt": "2026-11-22T12:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Draw"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuctions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only assets of this collection.
+                 * @example dawn-quest
+                 */
+                collection?: components["parameters"]["CollectionQuery"];
+                /**
+                 * @description Only auctions from this wallet.
+                 * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+                 */
+                seller?: components["schemas"]["Address"];
+                /**
+                 * @description Only auctions of this asset.
+                 * @example nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ
+                 */
+                assetId?: components["schemas"]["AssetId"];
+                /**
+                 * @description Only auctions with this status.
+                 * @example open
+                 */
+                status?: components["schemas"]["AuctionStatus"];
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of auctions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+                     *           "status": "open",
+                     *           "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *           "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *           "collection": "dawn-quest",
+                     *           "currency": "gold",
+                     *           "reservePrice": "50",
+                     *           "minIncrement": "5",
+                     *           "endsAt": "2026-11-23T10:00:00.000Z",
+                     *           "extensionSeconds": 300,
+                     *           "bestBid": null,
+                     *           "bestBidder": null,
+                     *           "bids": 0,
+                     *           "createdAt": "2026-11-22T10:00:00.000Z",
+                     *           "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *           "operationId": null
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AuctionPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createAuction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                 *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                 *       "currency": "gold",
+                 *       "reservePrice": "50",
+                 *       "minIncrement": "5",
+                 *       "duration": 86400
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateAuctionRequest"];
+            };
+        };
+        responses: {
+            /** @description The open auction, its item escrowed. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+                     *       "status": "open",
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "reservePrice": "50",
+                     *       "minIncrement": "5",
+                     *       "endsAt": "2026-11-23T10:00:00.000Z",
+                     *       "extensionSeconds": 300,
+                     *       "bestBid": null,
+                     *       "bestBidder": null,
+                     *       "bids": 0,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Auction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The item is not held free or may not move, or the collection does not trade in this currency. Nothing was escrowed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/insufficient-balance",
+                     *       "title": "Insufficient balance",
+                     *       "status": 409,
+                     *       "detail": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed does not own nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ.",
+                     *       "instance": "/api/v1/auctions",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAuction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The auction. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+                     *       "status": "open",
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "reservePrice": "50",
+                     *       "minIncrement": "5",
+                     *       "endsAt": "2026-11-23T10:00:00.000Z",
+                     *       "extensionSeconds": 300,
+                     *       "bestBid": null,
+                     *       "bestBidder": null,
+                     *       "bids": 0,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Auction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bidAuction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "amount": "60"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BidRequest"];
+            };
+        };
+        responses: {
+            /** @description The auction with this bid as its best. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+                     *       "status": "open",
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "reservePrice": "50",
+                     *       "minIncrement": "5",
+                     *       "endsAt": "2026-11-23T10:00:00.000Z",
+                     *       "extensionSeconds": 300,
+                     *       "bestBid": "60",
+                     *       "bestBidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *       "bids": 1,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:00:00.000Z",
+                     *       "operationId": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Auction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The auction is not open, the bid is too low or the bidder's own, or the wallet lacks the amount free. Nothing was reserved. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/bid-too-low",
+                     *       "title": "Bid too low",
+                     *       "status": 409,
+                     *       "detail": "A bid on auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2 is at least 65 gold (the best bid plus the minimum increment).",
+                     *       "instance": "/api/v1/auctions/auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2/bids",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createClaimCodes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The collection's id.
+                 * @example dawn-quest
+                 */
+                collection_id: components["parameters"]["CollectionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grants": [
+                 *         {
+                 *           "assetId": "gems",
+                 *           "amount": "25"
+                 *         }
+                 *       ],
+                 *       "code": "WINTER-GEMS-2026",
+                 *       "maxRedemptions": 1000,
+                 *       "expiresAt": "2026-12-31T23:59:59.000Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateClaimCodesRequest"];
+            };
+        };
+        responses: {
+            /** @description The codes, shown once. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "codes": [
+                     *         {
+                     *           "code": "WINTER-GEMS-2026",
+                     *           "claimCode": {
+                     *             "id": "sof_01JD4C0000000000000000000A",
+                     *             "collection": "dawn-quest",
+                     *             "prefix": "WINT",
+                     *             "grants": [
+                     *               {
+                     *                 "assetId": "gems",
+                     *                 "amount": "25"
+                     *               }
+                     *             ],
+                     *             "maxRedemptions": 1000,
+                     *             "perWalletLimit": 1,
+                     *             "redeemed": 0,
+                     *             "startsAt": null,
+                     *             "expiresAt": "2026-12-31T23:59:59.000Z",
+                     *             "status": "active",
+                     *             "version": 1,
+                     *             "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *             "createdAt": "2026-11-22T13:00:00.000Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedClaimCodes"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the state of the object. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/claim-code-exists",
+                     *       "title": "Claim code exists",
+                     *       "status": 409,
+                     *       "detail": "See the problem type.",
+                     *       "instance": "/api/v1/x",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClaimCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A claim code's id (a store offer id, `sof_` + a ULID).
+                 * @example sof_01JD4C0000000000000000000A
+                 */
+                code_id: components["parameters"]["ClaimCodeIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The claim code. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sof_01JD4C0000000000000000000A",
+                     *       "collection": "dawn-quest",
+                     *       "prefix": "WINT",
+                     *       "grants": [
+                     *         {
+                     *           "assetId": "gems",
+                     *           "amount": "25"
+                     *         }
+                     *       ],
+                     *       "maxRedemptions": 1000,
+                     *       "perWalletLimit": 1,
+                     *       "redeemed": 412,
+                     *       "startsAt": null,
+                     *       "expiresAt": "2026-12-31T23:59:59.000Z",
+                     *       "status": "active",
+                     *       "version": 1,
+                     *       "createdBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+                     *       "createdAt": "2026-11-22T13:00:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClaimCode"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeemClaimCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description A client-chosen unique key (1 to 255 printable ASCII characters, a UUID is ideal). A retry with the same key and the same body returns the first result (same status and body) without applying the change again; the same key with a different body is a 422. Keys are scoped to the caller and kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`). Optional but strongly recommended.
+                 * @example 9f8b2c1e-6a4d-4d0e-9c55-2b8f3a7e1d40
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                 *       "code": "WINTER-GEMS-2026"
+                 *     }
+                 */
+                "application/json": components["schemas"]["RedeemClaimCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description The redemption: what was granted. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "op_01JD4C3D4E5F6G7H8J9K0M1N2P",
+                     *       "purchase": {
+                     *         "id": "op_01JD4C3D4E5F6G7H8J9K0M1N2P",
+                     *         "offerId": "sof_01JD4C0000000000000000000A",
+                     *         "version": 1,
+                     *         "collection": "dawn-quest",
+                     *         "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *         "quantity": 1,
+                     *         "paid": [],
+                     *         "payTo": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *         "granted": [
+                     *           {
+                     *             "assetId": "gems",
+                     *             "amount": "25"
+                     *           }
+                     *         ],
+                     *         "createdAt": "2026-11-22T13:05:00.000Z"
+                     *       },
+                     *       "transfers": [
+                     *         {
+                     *           "id": "tr_01JD4C3D4E5F6G7H8J9K0M1N2R",
+                     *           "assetId": "gems",
+                     *           "from": "0x0000000000000000000000000000000000000000",
+                     *           "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                     *           "amount": "25",
+                     *           "status": "completed",
+                     *           "createdAt": "2026-11-22T13:05:00.000Z",
+                     *           "completedAt": "2026-11-22T13:05:00.000Z",
+                     *           "failureReason": null
+                     *         }
+                     *       ],
+                     *       "nfts": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StorePurchaseResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The request conflicts with the state of the object. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/offer-limit-reached",
+                     *       "title": "Offer limit reached",
+                     *       "status": 409,
+                     *       "detail": "See the problem type.",
+                     *       "instance": "/api/v1/x",
                      *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
                      *     }
                      */
@@ -13234,6 +19222,325 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ChainTransferRemovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listingCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListingCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    listingEndedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListingEndedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    saleWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SaleEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    offerCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    offerEndedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferEndedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    storePurchaseWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StorePurchaseEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    lootBoxOpenedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LootBoxOpenedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auctionCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuctionCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auctionBidWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuctionBidEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auctionEndedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuctionEndedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    itemExpiredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ItemExpiredEvent"];
             };
         };
         responses: {

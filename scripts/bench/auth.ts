@@ -14,12 +14,13 @@ import {
   type ContractOperation,
   type OperationGuard,
 } from '../../src/contract/operations.ts';
-import { createUser, type Session } from './lib/api.ts';
+import { createUser, type Session } from '../lib/api.ts';
+import { startService } from '../lib/service.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record, round4 } from './lib/record.ts';
 import { fixed, heading, loadTable, ratio } from './lib/report.ts';
-import { startService } from './lib/service.ts';
 
 /** What GET /wallets/{wallet_id}/assets asks of its caller (bearer with assets:read and an API key). */
 const GUARD: OperationGuard = (bundledOperations().byId.get('listWalletAssets') as ContractOperation).guard;
@@ -60,7 +61,18 @@ export async function auth(options: BenchOptions): Promise<void> {
           '(token + API key verification, rate limit, and reading the user for /me)',
       );
       await service.stopProcess();
-      await timeAuthenticatorInProcess(service.env, user);
+      const perCall = await timeAuthenticatorInProcess(service.env, user);
+      record({
+        benchmark: 'auth',
+        scenario: `GET /api/v1/me (bearer + key) against GET /healthz, and the authenticator in-process, ${kind}`,
+        koaRatio: round4(me.okPerSecond / helloResult.okPerSecond),
+        figures: [
+          { name: 'GET /api/v1/me', value: Math.round(me.okPerSecond), unit: 'req/s' },
+          { name: 'GET /healthz', value: Math.round(health.okPerSecond), unit: 'req/s' },
+          { name: 'authenticated minus public', value: Math.round(extra), unit: 'µs' },
+          { name: 'authenticator in-process', value: Number(perCall.toFixed(1)), unit: 'µs' },
+        ],
+      });
     } finally {
       await service.stop();
       await hello.stop();
@@ -69,7 +81,7 @@ export async function auth(options: BenchOptions): Promise<void> {
 }
 
 /** Calls the real authenticator IN_PROCESS_CALLS times, one after the other, and prints µs per call. */
-async function timeAuthenticatorInProcess(env: Record<string, string>, user: Session): Promise<void> {
+async function timeAuthenticatorInProcess(env: Record<string, string>, user: Session): Promise<number> {
   const app = await buildApp(loadConfig(env));
   try {
     const request = new IncomingMessage(new Socket());
@@ -89,6 +101,7 @@ async function timeAuthenticatorInProcess(env: Record<string, string>, user: Ses
     console.log(
       `in-process authenticator (bearer JWT + API key + rate limit), ${IN_PROCESS_CALLS} calls: ${fixed(perCall, 1)} µs per request`,
     );
+    return perCall;
   } finally {
     await app.close();
   }

@@ -1,5 +1,5 @@
 // Chain indexer benchmark: node scripts/bench/chain.ts [--transfers 100000] [--db sqlite|postgres]
-//   [--range 2000] [--lag 50] [--poll 100] [--backfill 0]
+//   [--range 2000] [--lag 50] [--poll 100] [--backfill 0] [--record]
 // Starts a Hardhat 3 node on loopback, deploys the OpenZeppelin 4.9.6 ERC-20 preset, mines
 // `--transfers` mints (automine off, 1,000 transactions per block, sent as batched JSON-RPC from the
 // node's unlocked development account) and 12 blocks on top (all confirmed), then backfills them with
@@ -12,7 +12,8 @@
 // lag on top of the confirmation wait), p50/p99/max. With `--backfill N` (security issue 30.4), the
 // service first registers the backfill phase's token from its deployment, then N empty blocks are
 // mined (hardhat_mine) before the lag token is deployed: the samples run while the service backfills
-// those N blocks and the token's mints beside the head-following lag token.
+// those N blocks and the token's mints beside the head-following lag token. With `--record`, the
+// figures replace this scenario's record in docs/benchmarks/results.json (as `npm run bench` does).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -25,9 +26,10 @@ import { ChainContract, ChainTransfer, Collection, Transfer, User } from '../../
 import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
 import { createScratchDatabase } from '../../src/db/scratch-database.ts';
 import { createLogger } from '../../src/observability/logger.ts';
-import { call, createCollection, createUser } from './lib/api.ts';
-import { Histogram } from './lib/histogram.ts';
-import { startService } from './lib/service.ts';
+import { call, createCollection, createUser } from '../lib/api.ts';
+import { Histogram } from '../lib/histogram.ts';
+import { startService } from '../lib/service.ts';
+import { type Measured, markScenarioStart, record, saveRecorded } from './lib/record.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const { values } = parseArgs({
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     lag: { type: 'string', default: '50' },
     poll: { type: 'string', default: '100' },
     backfill: { type: 'string', default: '0' },
+    record: { type: 'boolean', default: false },
   },
 });
 const TRANSFERS = Number(values.transfers);
@@ -93,6 +96,7 @@ async function startNode(): Promise<{ url: string; child: ChildProcess; dir: str
 }
 
 async function main(): Promise<void> {
+  markScenarioStart();
   const node = await startNode();
   const database = await createScratchDatabase(kind, { prefix: 'gats_bench' });
   const orm = await openDatabase(database);
@@ -204,7 +208,17 @@ async function main(): Promise<void> {
     );
     if (rows !== TRANSFERS) throw new Error(`indexed ${rows} transfers, expected ${TRANSFERS}`);
     if (projected !== TRANSFERS) throw new Error(`projected ${projected} transfers, expected ${TRANSFERS}`);
-    if (Number(values.lag) > 0) await measureLag(node.url, artifact, from as Hex, { token, fromBlock });
+    const figures: Measured['figures'] = [
+      { name: 'backfill', value: Math.round(rows / seconds), unit: 'logs/s' },
+    ];
+    if (Number(values.lag) > 0)
+      figures.push(...(await measureLag(node.url, artifact, from as Hex, { token, fromBlock })));
+    record({
+      benchmark: 'chain',
+      scenario: `backfill of ${TRANSFERS.toLocaleString('en-US')} mints (range ${values.range}) and head-following lag (${values.lag} samples, poll ${values.poll} ms${Number(values.backfill) > 0 ? `, beside a ${values.backfill}-block backfill` : ''}), ${values.db}`,
+      figures,
+      targets: Number(values.lag) > 0 ? [{ figure: 'head lag p99', below: 1000, source: 'issue 20' }] : [],
+    });
   } finally {
     await closeDatabase(orm);
     await database.drop();
@@ -222,7 +236,7 @@ async function measureLag(
   artifact: { abi: unknown[]; bytecode: Hex },
   from: Hex,
   deep: { token: Hex; fromBlock: number },
-) {
+): Promise<Measured['figures']> {
   const samples = Number(values.lag);
   const backfill = Number(values.backfill);
   const mine = () => rpc(nodeUrl, [{ method: 'evm_mine', params: [] }]);
@@ -314,6 +328,10 @@ async function measureLag(
     process.stdout.write(
       `chain: head-following lag on ${values.db} (CHAIN_POLL_MS ${values.poll}, 2 confirmations mined at once${beside}): ${samples} samples, confirming block mined -> /ws newTransfer p50 ${histogram.percentile(0.5).toFixed(0)} ms, p99 ${histogram.percentile(0.99).toFixed(0)} ms, max ${histogram.percentile(1).toFixed(0)} ms\n`,
     );
+    return [
+      { name: 'head lag p50', value: Math.round(histogram.percentile(0.5)), unit: 'ms' },
+      { name: 'head lag p99', value: Math.round(histogram.percentile(0.99)), unit: 'ms' },
+    ];
   } finally {
     socket?.close();
     await service.stop();
@@ -321,3 +339,5 @@ async function measureLag(
 }
 
 await main();
+if (values.record)
+  console.log(`chain: ${await saveRecorded()} records written to docs/benchmarks/results.json`);

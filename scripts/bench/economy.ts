@@ -6,14 +6,20 @@
 // transfer conserves the supply, so supply == sum of balances == minted). Crafts
 // (POST /api/v1/recipes/{id}/craft) run in the same rounds: a recipe that burns 0.01 of the currency
 // and mints 0.01 back plus a new NFT (one burn leg, one currency mint, one NFT: the supply is kept, so
-// the same invariants hold), reported as crafts/s.
+// the same invariants hold), reported as crafts/s. Store purchases (POST /api/v1/store-offers/{id}/purchase:
+// 0.01 of a second currency, bench-gems, paid to the studio for a new NFT) and claim code redemptions
+// (POST /api/v1/claim-codes/redeem: one promotion code, unlimited, granting 0.01 bench-gems) run in the
+// same rounds, reported as purchases/s and redemptions/s; neither moves the currency the invariants
+// check.
 
-import { call } from './lib/api.ts';
+import { call, createCurrency, mint, type Session } from '../lib/api.ts';
+import { forEachLimit } from '../lib/concurrency.ts';
+import { startService } from '../lib/service.ts';
+import type { AutocannonClient } from '../lib/untyped.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record } from './lib/record.ts';
 import { heading, loadTable } from './lib/report.ts';
-import { startService } from './lib/service.ts';
-import type { AutocannonClient } from './lib/untyped.ts';
 import {
   COLLECTION,
   CURRENCY,
@@ -25,13 +31,50 @@ import {
 
 const CLIENTS = 50;
 const LEGS = 10;
+/** The store's currency: each wallet gets 1,000,000.00, far more than a run can spend. */
+const GEMS = 'bench-gems';
+const CLAIM_CODE = 'BENCH-PROMO-CODE';
+const NFT_TEMPLATE = {
+  image: 'https://cdn.example.com/potion.png',
+  attributes: [],
+  creator: 'Bench',
+};
 
 export async function economy(options: BenchOptions): Promise<void> {
   for (const kind of options.dbs) {
     const service = await startService(kind);
     try {
       let recipe = '';
+      let storeOffer = '';
+      let studioSession: Session | undefined;
       const users = await fundedUsers(service, async (studio) => {
+        studioSession = studio;
+        await createCurrency(service, studio, GEMS, COLLECTION);
+        storeOffer = (
+          await call<{ id: string }>(
+            service.baseUrl,
+            'POST',
+            `/api/v1/collections/${COLLECTION}/store-offers`,
+            {
+              session: studio,
+              body: {
+                name: 'Potion',
+                price: [{ assetId: GEMS, amount: '0.01' }],
+                grants: [{ nft: { name: 'Store Potion', metadata: NFT_TEMPLATE } }],
+                payTo: studio.wallet,
+              },
+            },
+          )
+        ).id;
+        await call(service.baseUrl, 'POST', `/api/v1/collections/${COLLECTION}/claim-codes`, {
+          session: studio,
+          body: {
+            grants: [{ assetId: GEMS, amount: '0.01' }],
+            code: CLAIM_CODE,
+            maxRedemptions: 1_000_000_000,
+            perWalletLimit: 1_000_000_000,
+          },
+        });
         recipe = (
           await call<{ id: string }>(service.baseUrl, 'POST', `/api/v1/collections/${COLLECTION}/recipes`, {
             session: studio,
@@ -43,11 +86,7 @@ export async function economy(options: BenchOptions): Promise<void> {
                 {
                   nft: {
                     name: 'Potion',
-                    metadata: {
-                      image: 'https://cdn.example.com/potion.png',
-                      attributes: [],
-                      creator: 'Bench',
-                    },
+                    metadata: NFT_TEMPLATE,
                   },
                 },
               ],
@@ -55,6 +94,8 @@ export async function economy(options: BenchOptions): Promise<void> {
           })
         ).id;
       });
+      const studio = studioSession as Session;
+      await forEachLimit(users, 8, (user) => mint(service, studio, GEMS, user.wallet, '1000000'));
       const load = (
         label: string,
         path: string,
@@ -78,6 +119,22 @@ export async function economy(options: BenchOptions): Promise<void> {
         `/api/v1/recipes/${recipe}/craft`,
         requestsFrom(users, `/api/v1/recipes/${recipe}/craft`, (sender) => ({ wallet: sender.wallet })),
       );
+      const purchase = load(
+        'POST /api/v1/store-offers/{id}/purchase',
+        `/api/v1/store-offers/${storeOffer}/purchase`,
+        requestsFrom(users, `/api/v1/store-offers/${storeOffer}/purchase`, (buyer) => ({
+          wallet: buyer.wallet,
+          version: 1,
+        })),
+      );
+      const redeem = load(
+        'POST /api/v1/claim-codes/redeem',
+        '/api/v1/claim-codes/redeem',
+        requestsFrom(users, '/api/v1/claim-codes/redeem', (player) => ({
+          wallet: player.wallet,
+          code: CLAIM_CODE,
+        })),
+      );
       heading(`economy on ${kind}`, {
         wallets: users.length,
         clients: CLIENTS,
@@ -87,15 +144,20 @@ export async function economy(options: BenchOptions): Promise<void> {
       await warmUp(single);
       await warmUp(batch);
       await warmUp(craft);
+      await warmUp(purchase);
+      await warmUp(redeem);
+      const runs = [single, batch, craft, purchase, redeem];
       const results: LoadResult[] = [];
-      for (let round = 0; round < 2; round++)
-        results.push(await runLoad(single), await runLoad(batch), await runLoad(craft));
+      for (let round = 0; round < 2; round++) for (const run of runs) results.push(await runLoad(run));
       loadTable(results);
       const mean = (rs: LoadResult[], f: (r: LoadResult) => number) =>
         rs.reduce((t, r) => t + f(r), 0) / rs.length;
-      const singles = results.filter((_, i) => i % 3 === 0);
-      const batches = results.filter((_, i) => i % 3 === 1);
-      const crafts = results.filter((_, i) => i % 3 === 2);
+      const of = (run: LoadOptions) => results.filter((_, i) => runs[i % runs.length] === run);
+      const singles = of(single);
+      const batches = of(batch);
+      const crafts = of(craft);
+      const purchases = of(purchase);
+      const redemptions = of(redeem);
       const singleRate = mean(singles, (r) => r.okPerSecond);
       const legRate = mean(batches, (r) => r.okPerSecond) * LEGS;
       const singleCpu = mean(singles, (r) => r.serverCpuMicros ?? 0);
@@ -106,9 +168,37 @@ export async function economy(options: BenchOptions): Promise<void> {
           `CPU ${batchCpu.toFixed(0)} us/batch = ${(batchCpu / LEGS).toFixed(0)} us/leg ` +
           `(${(legRate / singleRate).toFixed(2)}x the single transfers' moves/s); ` +
           `crafts: ${mean(crafts, (r) => r.okPerSecond).toFixed(0)}/s, ` +
-          `CPU ${mean(crafts, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/craft`,
+          `CPU ${mean(crafts, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/craft; ` +
+          `store purchases: ${mean(purchases, (r) => r.okPerSecond).toFixed(0)}/s, ` +
+          `CPU ${mean(purchases, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/purchase; ` +
+          `claim redemptions: ${mean(redemptions, (r) => r.okPerSecond).toFixed(0)}/s, ` +
+          `CPU ${mean(redemptions, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/redemption`,
       );
       await checkInvariants(service, users);
+      const craftRate = mean(crafts, (r) => r.okPerSecond);
+      record({
+        benchmark: 'economy',
+        scenario: `single transfers, ${LEGS}-leg batches, crafts, store purchases and claim redemptions, ${CLIENTS} clients, ${kind}, invariants held`,
+        figures: [
+          { name: 'transfers', value: Math.round(singleRate), unit: '/s' },
+          { name: 'batches', value: Math.round(legRate / LEGS), unit: '/s' },
+          { name: 'legs', value: Math.round(legRate), unit: '/s' },
+          { name: 'crafts', value: Math.round(craftRate), unit: '/s' },
+          { name: 'store purchases', value: Math.round(mean(purchases, (r) => r.okPerSecond)), unit: '/s' },
+          {
+            name: 'claim redemptions',
+            value: Math.round(mean(redemptions, (r) => r.okPerSecond)),
+            unit: '/s',
+          },
+          { name: 'CPU per transfer', value: Math.round(singleCpu), unit: 'µs' },
+          { name: 'CPU per leg', value: Math.round(batchCpu / LEGS), unit: 'µs' },
+          {
+            name: 'CPU per craft',
+            value: Math.round(mean(crafts, (r) => r.serverCpuMicros ?? 0)),
+            unit: 'µs',
+          },
+        ],
+      });
     } finally {
       await service.stop();
     }

@@ -18,9 +18,10 @@ import { setFlagsFromString } from 'node:v8';
 import Koa from 'koa';
 import { buildApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
+import { startService } from '../lib/service.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record, round4 } from './lib/record.ts';
 import { fixed, heading, table } from './lib/report.ts';
-import { startService } from './lib/service.ts';
 import { spreadLedger } from './reads.ts';
 
 type Handle = (request: IncomingMessage, response: ServerResponse) => unknown;
@@ -127,6 +128,15 @@ export async function edge(options: BenchOptions): Promise<void> {
       console.log(
         `cached spread listing: ${fixed(medians[1], 2)} us of JavaScript per answer, ${fixed(medians[1] / medians[0], 1)}x Koa hello's`,
       );
+      record({
+        benchmark: 'edge',
+        scenario: `JavaScript per cached spread answer, in-process, ${kind}, median of 3 runs`,
+        koaRatio: round4(medians[0] / medians[1]),
+        figures: [
+          { name: 'per answer', value: Number(medians[1].toFixed(1)), unit: 'µs' },
+          { name: 'Koa hello per answer', value: Number(medians[0].toFixed(1)), unit: 'µs' },
+        ],
+      });
     } finally {
       await app?.close();
       await service.stop();

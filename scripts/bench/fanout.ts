@@ -15,17 +15,18 @@
 // Target (issue 5): p99 under 100 ms at 1,000 clients and 200 events/s.
 
 import { Worker } from 'node:worker_threads';
-import { createCollection, createCurrency, createUser, type Session } from './lib/api.ts';
-import type { Child } from './lib/children.ts';
+import { createCollection, createCurrency, createUser, type Session } from '../lib/api.ts';
+import type { Child } from '../lib/children.ts';
+import { Histogram } from '../lib/histogram.ts';
+import { cpuSeconds } from '../lib/proc.ts';
+import { type Service, startService } from '../lib/service.ts';
+import { openClients } from '../lib/ws-clients.ts';
 import { startHello } from './lib/hello.ts';
-import { Histogram } from './lib/histogram.ts';
 import type { BenchOptions } from './lib/options.ts';
-import { cpuSeconds } from './lib/proc.ts';
 import type { ProducerResult } from './lib/producer.ts';
 import type { ProducerJob } from './lib/producer-worker.ts';
+import { record, round1, round4 } from './lib/record.ts';
 import { fixed, heading, table } from './lib/report.ts';
-import { type Service, startService } from './lib/service.ts';
-import { openClients } from './lib/ws-clients.ts';
 
 const ASSET = 'fan-coin';
 const DRAIN_MS = 5000;
@@ -119,6 +120,26 @@ export async function fanout(options: BenchOptions): Promise<void> {
           `service deliveries/s: ${fixed((100 * results[1].deliveredPerSecond) / Math.max(1, results[0].deliveredPerSecond))}% of Koa hello's`,
         );
         const p99 = results[1].commitToDelivery.percentile(0.99);
+        const [baseline, served] = results;
+        record({
+          benchmark: 'fanout',
+          scenario: `${clients.toLocaleString('en-US')} clients at ${rate} events/s, ${kind}`,
+          koaRatio: round4(served.deliveredPerSecond / Math.max(1, baseline.deliveredPerSecond)),
+          figures: [
+            {
+              name: 'commit→delivery p50',
+              value: round1(served.commitToDelivery.percentile(0.5)),
+              unit: 'ms',
+            },
+            { name: 'commit→delivery p99', value: round1(p99), unit: 'ms' },
+            { name: 'deliveries', value: Math.round(served.deliveredPerSecond), unit: '/s' },
+            { name: 'delivered', value: round4(served.delivered / Math.max(1, served.expected)), unit: '%' },
+          ],
+          targets:
+            clients === 1000 && rate === 200
+              ? [{ figure: 'commit→delivery p99', below: TARGET_P99_MS, source: 'issue 5' }]
+              : [],
+        });
         if (clients === 1000 && rate === 200) {
           console.log(
             `service commit->delivery p99 ${fixed(p99, 1)} ms (target < ${TARGET_P99_MS} ms: ${p99 < TARGET_P99_MS ? 'met' : 'NOT met'})`,

@@ -3,14 +3,16 @@
 // connect, once they are all open, and once each has one subscription; the Koa hello baseline (a
 // bare `ws` server) holds the same clients. Target (issue 5): under 500 MB at 10,000 connections.
 
-import { createUser } from './lib/api.ts';
-import type { Child } from './lib/children.ts';
+import { createUser } from '../lib/api.ts';
+import type { Child } from '../lib/children.ts';
+import { megabytes, rssBytes } from '../lib/proc.ts';
+import { startService } from '../lib/service.ts';
+import type { WsClientKind } from '../lib/ws-clients.ts';
+import { openClients } from '../lib/ws-clients.ts';
 import { startHello } from './lib/hello.ts';
-import type { BenchOptions, WsClientKind } from './lib/options.ts';
-import { megabytes, rssBytes } from './lib/proc.ts';
+import type { BenchOptions } from './lib/options.ts';
+import { record, round1 } from './lib/record.ts';
 import { fixed, heading, table } from './lib/report.ts';
-import { startService } from './lib/service.ts';
-import { openClients } from './lib/ws-clients.ts';
 
 const SETTLE_MS = 3000;
 const TARGET_BYTES = 500 * 1024 * 1024;
@@ -61,6 +63,26 @@ export async function memory(options: BenchOptions): Promise<void> {
         ],
       );
       const peak = Math.max(serviceReadings.connected, serviceReadings.subscribed);
+      const mb = (bytes: number) => round1(bytes / 1024 / 1024);
+      record({
+        benchmark: 'memory',
+        scenario: `${clients.toLocaleString('en-US')} idle WebSocket connections, each subscribed once, ${kind}`,
+        figures: [
+          { name: 'service resident', value: mb(peak), unit: 'MB' },
+          { name: 'before the connections', value: mb(serviceReadings.before), unit: 'MB' },
+          {
+            name: 'per connection',
+            value: round1((peak - serviceReadings.before) / clients / 1024),
+            unit: 'KB',
+          },
+          {
+            name: 'Koa hello (bare ws) resident',
+            value: mb(Math.max(helloReadings.connected, helloReadings.subscribed)),
+            unit: 'MB',
+          },
+        ],
+        targets: [{ figure: 'service resident', below: TARGET_BYTES / 1024 / 1024, source: 'issue 5' }],
+      });
       console.log(
         `service RSS with ${clients} connections: ${megabytes(peak)} (target < 500 MB: ${peak < TARGET_BYTES ? 'met' : 'NOT met'})`,
       );

@@ -17,17 +17,18 @@ import {
   createUser,
   mint,
   type Session,
-} from './lib/api.ts';
-import { forEachLimit } from './lib/concurrency.ts';
-import type { DbKind } from './lib/database.ts';
+} from '../lib/api.ts';
+import { forEachLimit } from '../lib/concurrency.ts';
+import type { DbKind } from '../lib/database.ts';
+import { type Service, startService } from '../lib/service.ts';
+import type { AutocannonRequest } from '../lib/untyped.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { produceSteadily } from './lib/producer.ts';
+import { record } from './lib/record.ts';
 import { heading } from './lib/report.ts';
-import { ratiosInRounds } from './lib/rounds.ts';
-import { type Service, startService } from './lib/service.ts';
-import type { AutocannonRequest } from './lib/untyped.ts';
+import { ratiosInRounds, roundFigures } from './lib/rounds.ts';
 
 const TARGET: Record<DbKind, number> = { sqlite: 0.35, postgres: 0.25 };
 const HOLDINGS_PER_KIND = 10;
@@ -70,11 +71,28 @@ async function hotReads(options: BenchOptions): Promise<void> {
         rounds: options.rounds,
       });
       for (const target of [helloLoad, walletLoad, walletFreshLoad, assetLoad]) await warmUp(target);
-      await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
+      const [cached, fresh, asset] = await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
         { label: 'GET /wallets/{id}/assets', run: () => runLoad(walletLoad), target: TARGET[kind] },
         { label: 'GET /wallets/{id}/assets, no-cache', run: () => runLoad(walletFreshLoad) },
         { label: 'GET /assets/{id}', run: () => runLoad(assetLoad) },
       ]);
+      const rounds = `median of ${options.rounds} rounds`;
+      record({
+        benchmark: 'reads',
+        scenario: `hot wallet read (20 holdings), cached, ${kind}, ${rounds}`,
+        ...roundFigures(cached),
+        targets: [{ figure: 'koaRatio', atLeast: TARGET[kind], source: 'issue 4' }],
+      });
+      record({
+        benchmark: 'reads',
+        scenario: `hot wallet read (20 holdings), no-cache, ${kind}, ${rounds}`,
+        ...roundFigures(fresh),
+      });
+      record({
+        benchmark: 'reads',
+        scenario: `GET /assets/{id} (an NFT), cached, ${kind}, ${rounds}`,
+        ...roundFigures(asset),
+      });
     } finally {
       await service.stop();
       await hello.stop();
@@ -191,7 +209,7 @@ async function spreadReads(options: BenchOptions): Promise<void> {
       };
       const target = SPREAD_TARGET[kind];
       // The service's CPU per answer here includes the background transfers' (about 50/s).
-      await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
+      const [cached, fresh] = await ratiosInRounds(options.rounds, () => runLoad(helloLoad), [
         {
           label: 'spread wallet reads under writes',
           run: () => underWrites(cachedLoad),
@@ -203,6 +221,20 @@ async function spreadReads(options: BenchOptions): Promise<void> {
           target: target?.uncached,
         },
       ]);
+      const scenario = `spread reads (${SPREAD_WALLETS} wallets × ${SPREAD_HOLDINGS}) under ${SPREAD_TRANSFERS_PER_SECOND} transfers/s`;
+      const rounds = `${kind}, median of ${options.rounds} rounds`;
+      record({
+        benchmark: 'reads',
+        scenario: `${scenario}, cached, ${rounds}`,
+        ...roundFigures(cached),
+        targets: target ? [{ figure: 'koaRatio', atLeast: target.cached, source: 'issue 17' }] : [],
+      });
+      record({
+        benchmark: 'reads',
+        scenario: `${scenario}, no-cache, ${rounds}`,
+        ...roundFigures(fresh),
+        targets: target ? [{ figure: 'koaRatio', atLeast: target.uncached, source: 'issue 17' }] : [],
+      });
     } finally {
       await service.stop();
       await hello.stop();

@@ -13,19 +13,21 @@
 // GET /wallets/{id}/assets; the same loads without a flood, and against the Koa hello baseline
 // (GET / twice at once), frame the figures.
 // Target (issue 13.2): the bystander's /healthz and wallet read p99 under 50 ms during the flood.
-import { call, createCollection, createCurrency, createUser, mint, type Session } from './lib/api.ts';
+import { call, createCollection, createCurrency, createUser, mint, type Session } from '../lib/api.ts';
+import { connectLean, type LeanWebSocket } from '../lib/lean-ws.ts';
+import { type Service, startService } from '../lib/service.ts';
 import {
   type BystanderResult,
+  bystanderFigures,
   bystanderLoads,
   bystanderReport,
   type Flood,
   measureBystander,
 } from './lib/bystander.ts';
 import { startHello } from './lib/hello.ts';
-import { connectLean, type LeanWebSocket } from './lib/lean-ws.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record } from './lib/record.ts';
 import { fixed, heading } from './lib/report.ts';
-import { type Service, startService } from './lib/service.ts';
 
 const RETAINED = 100_000;
 const CONNECTIONS = 50;
@@ -104,6 +106,13 @@ export async function replayFlood(options: BenchOptions): Promise<void> {
       console.log(
         `Koa hello baseline: ${fixed(helloRun.healthz.okPerSecond + helloRun.wallet.okPerSecond, 0)} req/s (two loads together)`,
       );
+      for (const flooded of results.slice(1))
+        record({
+          benchmark: 'replay-flood',
+          scenario: `bystander during 1,000 subscribes ${flooded.name}, ${RETAINED.toLocaleString('en-US')} retained events, ${kind}`,
+          ...bystanderFigures(helloRun, results[0], flooded),
+          targets: [{ figure: 'bystander p99', below: TARGET_P99_MS, source: 'finding 13.2' }],
+        });
     } finally {
       await service.stop();
       await hello.stop();

@@ -1,18 +1,22 @@
-// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|all
+// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
-//   [--rounds 3] [--stages 1000,100000]
+//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
-// Docs and the figures of the last run: docs/benchmarks.md.
+// With --record, each benchmark that ends without error replaces its scenarios' records in
+// docs/benchmarks/results.json (then `npm run gen` renders them into docs/benchmarks.md).
 import { parseArgs } from 'node:util';
+import type { BenchmarkName } from '../lib/bench-results.ts';
+import { cleanupAll, installCleanupHandlers } from '../lib/cleanup.ts';
+import type { DbKind } from '../lib/database.ts';
 import { auth } from './auth.ts';
 import { economy } from './economy.ts';
 import { edge } from './edge.ts';
+import { expiry } from './expiry.ts';
 import { fanout } from './fanout.ts';
-import { cleanupAll, installCleanupHandlers } from './lib/cleanup.ts';
-import type { DbKind } from './lib/database.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { discardRecorded, saveRecorded } from './lib/record.ts';
 import { memory } from './memory.ts';
 import { reads } from './reads.ts';
 import { replayFlood } from './replay-flood.ts';
@@ -21,7 +25,7 @@ import { transfers } from './transfers.ts';
 import { verifyFlood } from './verify-flood.ts';
 import { webhooks } from './webhooks.ts';
 
-const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
+const BENCHMARKS: Record<Exclude<BenchmarkName, 'chain'>, (options: BenchOptions) => Promise<void>> = {
   reads,
   edge,
   transfers,
@@ -33,13 +37,15 @@ const BENCHMARKS: Record<string, (options: BenchOptions) => Promise<void>> = {
   'verify-flood': verifyFlood,
   webhooks,
   scale,
+  expiry,
 };
 
 function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n] [--stages wallets,wallets,...]\n',
+      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n] [--stages wallets,wallets,...] ' +
+      '[--bulk-events n] [--record]\n',
   );
   process.exit(64);
 }
@@ -51,7 +57,7 @@ function positiveInteger(raw: string, name: string, max: number): number {
   return value;
 }
 
-function parseOptions(): { names: string[]; options: BenchOptions } {
+function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOptions; record: boolean } {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
     options: {
@@ -63,12 +69,15 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       'ws-client': { type: 'string', default: 'lean' },
       reads: { type: 'string', default: 'both' },
       rounds: { type: 'string', default: '3' },
-      stages: { type: 'string', default: '1000,100000' },
+      stages: { type: 'string', default: '1000,20000,200000' },
+      'bulk-events': { type: 'string', default: '0' },
+      record: { type: 'boolean', default: false },
     },
   });
   if (positionals.length !== 1) usage('name one benchmark');
   const [name] = positionals;
-  if (name !== 'all' && !(name in BENCHMARKS)) usage(`unknown benchmark "${name}"`);
+  const known = (candidate: string): candidate is keyof typeof BENCHMARKS => candidate in BENCHMARKS;
+  if (name !== 'all' && !known(name)) usage(`unknown benchmark "${name}"`);
   const dbs: Record<string, DbKind[]> = {
     sqlite: ['sqlite'],
     postgres: ['postgres'],
@@ -92,7 +101,8 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
   if (stages.some((stage, index) => index > 0 && stage <= stages[index - 1]))
     usage('--stages are wallet totals, each larger than the one before');
   return {
-    names: name === 'all' ? Object.keys(BENCHMARKS) : [name],
+    names: known(name) ? [name] : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]),
+    record: values.record,
     options: {
       dbs: dbs[values.db],
       durationSeconds: positiveInteger(values.duration, 'duration', 600),
@@ -103,14 +113,27 @@ function parseOptions(): { names: string[]; options: BenchOptions } {
       reads: readsMode,
       rounds: positiveInteger(values.rounds, 'rounds', 20),
       stages,
+      bulkEvents:
+        values['bulk-events'] === '0'
+          ? 0
+          : positiveInteger(values['bulk-events'], 'bulk-events', 100_000_000),
     },
   };
 }
 
 installCleanupHandlers();
-const { names, options } = parseOptions();
+const { names, options, record } = parseOptions();
 try {
-  for (const name of names) await BENCHMARKS[name](options);
+  for (const name of names) {
+    try {
+      await BENCHMARKS[name](options);
+    } catch (error) {
+      discardRecorded();
+      throw error;
+    }
+    if (record)
+      console.log(`\n${name}: ${await saveRecorded()} records written to docs/benchmarks/results.json`);
+  }
 } catch (error) {
   process.stderr.write(
     `benchmark failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

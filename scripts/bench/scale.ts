@@ -1,54 +1,103 @@
-// Scale (issue 34): the same loads on a ledger grown in stages through the service's own write path
-// (the studio's airdrop: each new wallet gets 2 currencies and 3 NFTs from batch mints, 100 items a
-// batch), measured at each stage beside Koa hello, each as a share of its figure at the first
-// (smallest) stage of the same run:
-// - wallet reads, `Cache-Control: no-cache`, of a random airdropped wallet;
+// Scale (issue 34): the same loads on a ledger grown in stages through the service's own write paths,
+// measured at each stage beside Koa hello, each as a share of its figure at the first (smallest)
+// stage of the same run.
+//
+// Growth, per 20 new wallets (one airdrop batch): a batch mint of 100 items (each wallet gets 2
+// currencies and 3 NFTs), a 10-leg batch transfer of a currency from the studio to 10 of them, 2
+// metadata updates of the NFTs just minted, and a craft by the studio (burns currency, mints an NFT):
+// about 5 holdings and 5.7 events per wallet. 4 such units in flight.
+// With `--bulk-events N`, a last stage grows the event log alone to N events: the service is
+// stopped, copies of the log's own rows (the service's format, new ids from the table's own
+// sequence) are inserted in bulk, and the service starts again on it (the issue's long-lived log).
+//
+// Measured at each stage, each load on a settled service after a 1 s warm-up:
+// - wallet reads, cached (a hot set of 100 wallets) and `Cache-Control: no-cache` (a random wallet);
+// - `GET /assets/{id}` of a random NFT, no-cache;
 // - event pages from a random point (`/api/v1/events?after=<random>&limit=100`);
-// - wallet-filtered events (`/api/v1/events?walletId=<random>&limit=20`, from the start of the log);
-// - transfers of a currency from the studio to random airdropped wallets;
-// and the database's bytes per holding and per event. Statistics as the service leaves them: no
-// ANALYZE (this machine's PostgreSQL runs without autovacuum).
+// - wallet-filtered events (`?walletId=<random>&limit=20`), asset-filtered events of a random NFT
+//   (`?assetId=`) and of a currency from a random point (`?assetId=&after=<random>`);
+// - WebSocket subscribes replaying a random wallet's events from a random point in the replay window
+//   (lib/ws-replays.ts);
+// - transfers of a currency from the studio to random wallets; batch mints of 20 items to 4 new wallets;
+// - start-up time (the service restarted on the database: spawn to the first 200 on /healthz),
+//   `npm run db:check` and the backup (SQLite: `npm run db:backup`; PostgreSQL: `pg_dump -Fc`);
+// - bytes per holding (every table and index) and per event (outbox_event and its indexes), and the
+//   largest tables and indexes. Statistics as the service leaves them: no ANALYZE (this machine's
+//   PostgreSQL runs without autovacuum).
 //
-//   npm run bench -- scale --db both --stages 1000,100000 --duration 5 --connections 20
+//   npm run bench -- scale --db both --stages 1000,20000,200000 [--bulk-events 10000000] --duration 5 --connections 20
 //
-// `--stages` are wallet totals, smallest first; each stage airdrops the wallets it adds.
-import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
-import {
-  call,
-  createCollection,
-  createCurrency,
-  createUser,
-  mint,
-  NFT_METADATA,
-  type Session,
-} from './lib/api.ts';
-import { forEachLimit } from './lib/concurrency.ts';
-import type { DbKind } from './lib/database.ts';
+// `--stages` are wallet totals, smallest first (5 holdings each: 200,000 wallets is 1,000,000 holdings).
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { call, createCurrency, createUser, mint, NFT_METADATA, type Session } from '../lib/api.ts';
+import { forEachLimit } from '../lib/concurrency.ts';
+import type { DbKind } from '../lib/database.ts';
+import { cpuSeconds } from '../lib/proc.ts';
+import { type Service, startService } from '../lib/service.ts';
+import { NODE, ROOT } from '../lib/service-process.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record, round1, round4 } from './lib/record.ts';
 import { fixed, heading, loadTable, table } from './lib/report.ts';
-import { type Service, startService } from './lib/service.ts';
-import { BetterSqlite3, pg } from './lib/untyped.ts';
+import { byTable, ioCounters, ioPerAnswer, type Sizes, sizes } from './lib/scale-storage.ts';
+import { runReplays } from './lib/ws-replays.ts';
+
+const run = promisify(execFile);
 
 const COLLECTION = 'bench-scale';
 const CURRENCIES = ['scale-gold', 'scale-gems'];
 const NFTS_PER_WALLET = 3;
-/** Items per batch mint (the contract's maximum): 20 wallets of 5 items. */
-const BATCH_ITEMS = 100;
-/** Batch mints in flight while the ledger grows. */
-const AIRDROP_CONCURRENCY = 4;
+/** Wallets per airdrop batch: 20 wallets of 5 items, the batch mint's maximum of 100 items. */
+const WALLETS_PER_UNIT = 20;
+/** Legs of the batch transfer of each unit, and metadata updates per unit. */
+const TRANSFER_LEGS = 10;
+const METADATA_UPDATES = 2;
+/** Growth units in flight. */
+const GROWTH_CONCURRENCY = 4;
+/** NFT ids kept for the asset reads (a uniform sample of every NFT minted). */
+const NFT_SAMPLE = 20_000;
+/** Wallets of the cached reads. */
+const HOT_WALLETS = 100;
+/** Wallets per batch mint of the measured load (5 items each). */
+const LOAD_MINT_WALLETS = 4;
+/** Replays start at most this many events back (inside WS_MAX_REPLAY_EVENTS, 10,000 by default). */
+const REPLAY_WINDOW = 5_000;
+/** Rows copied per statement when the log grows in bulk. */
+const BULK_CHUNK = 500_000;
+
+interface OpTimes {
+  startupMs: number;
+  /** CPU the new process used until its first 200 (moves much less with the machine's load). */
+  startupCpuMs: number;
+  checkMs: number;
+  checkOk: boolean;
+  backupMs: number;
+  backupBytes: number;
+}
 
 interface StageFigures {
+  label: string;
   wallets: number;
-  holdings: number;
-  events: number;
-  airdropSeconds: number;
+  size: Sizes;
+  growSeconds: number;
   hello: LoadResult;
   loads: LoadResult[];
-  databaseBytes: number;
-  eventBytes: number | null;
+  ops: OpTimes;
+}
+
+/** What the benchmark knows of the ledger it grew. */
+interface World {
+  studio: Session;
+  recipe: string;
+  wallets: string[];
+  nfts: string[];
+  nftsSeen: number;
 }
 
 export async function scale(options: BenchOptions): Promise<void> {
@@ -62,57 +111,37 @@ async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
   try {
     heading(`scale on ${kind}`, {
       stages: options.stages.join(', '),
-      'items per wallet': CURRENCIES.length + NFTS_PER_WALLET,
+      ...(options.bulkEvents > 0 && { 'bulk events': options.bulkEvents }),
+      'holdings per wallet': CURRENCIES.length + NFTS_PER_WALLET,
       connections: options.connections,
       'seconds per run': options.durationSeconds,
     });
-    const studio = await createUser(service, 'studio');
-    await createCollection(service, studio, COLLECTION);
-    for (const currency of CURRENCIES) await createCurrency(service, studio, currency, COLLECTION);
-    // The transfers' source: plenty of the first currency in the studio's own wallet.
-    await mint(service, studio, CURRENCIES[0], studio.wallet, '1000000000');
-    const wallets: string[] = [];
+    const world = await setUp(service);
     for (const total of options.stages) {
       const started = performance.now();
-      const added = Array.from({ length: Math.max(0, total - wallets.length) }, () => randomAddress());
-      await airdrop(service, studio, added);
-      wallets.push(...added);
-      const airdropSeconds = (performance.now() - started) / 1000;
-      const size = await sizes(service);
-      console.log(
-        `\n--- ${wallets.length} wallets: ${size.holdings} holdings, ${size.events} events ` +
-          `(airdrop of ${added.length} wallets: ${fixed(airdropSeconds)} s) ---`,
+      const added = Array.from({ length: Math.max(0, total - world.wallets.length) }, () => randomAddress());
+      await grow(service, world, added);
+      const growSeconds = (performance.now() - started) / 1000;
+      const label = `${world.wallets.length.toLocaleString('en-US')} wallets`;
+      stages.push(await measureStage(service, hello, world, options, label, growSeconds));
+    }
+    if (options.bulkEvents > 0) {
+      const started = performance.now();
+      await service.stopProcess();
+      const inserted = await growLog(service, options.bulkEvents);
+      const growSeconds = (performance.now() - started) / 1000;
+      console.log(`bulk: ${inserted} events copied in ${fixed(growSeconds)} s`);
+      stages.push(
+        await measureStage(
+          service,
+          hello,
+          world,
+          options,
+          `${world.wallets.length.toLocaleString('en-US')} wallets + bulk log`,
+          growSeconds,
+          true,
+        ),
       );
-      const loads = loadsOf(service, studio, wallets, size.newestEvent, options);
-      const helloLoad: LoadOptions = {
-        label: 'Koa hello GET /',
-        url: `${hello.baseUrl}/`,
-        connections: options.connections,
-        durationSeconds: options.durationSeconds,
-        serverPid: hello.pid,
-      };
-      await warmUp(helloLoad, 1);
-      const helloResult = await runLoad(helloLoad);
-      const results: LoadResult[] = [];
-      for (const load of loads) {
-        // Each load on a service that finished the previous one: a slow read's requests still in
-        // the service when its run ends would otherwise count against the next load.
-        await settle(service);
-        await warmUp(load, 1);
-        await settle(service);
-        results.push(await runLoad(load));
-      }
-      loadTable([helloResult, ...results]);
-      stages.push({
-        wallets: wallets.length,
-        holdings: size.holdings,
-        events: size.events,
-        airdropSeconds,
-        hello: helloResult,
-        loads: results,
-        databaseBytes: size.databaseBytes,
-        eventBytes: size.eventBytes,
-      });
     }
     summary(kind, stages);
   } finally {
@@ -121,66 +150,264 @@ async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
   }
 }
 
-/** Waits (up to 2 minutes) until `/healthz` answers within 50 ms twice in a row. */
-async function settle(service: Service): Promise<void> {
-  const started = performance.now();
-  let quick = 0;
-  while (quick < 2 && performance.now() - started < 120_000) {
-    const sent = performance.now();
-    await (await fetch(`${service.baseUrl}/healthz`)).arrayBuffer();
-    quick = performance.now() - sent < 50 ? quick + 1 : 0;
-    if (quick < 2) await new Promise((resolve) => setTimeout(resolve, 100));
+async function setUp(service: Service): Promise<World> {
+  const studio = await createUser(service, 'studio');
+  await call(service.baseUrl, 'POST', '/api/v1/collections', {
+    session: studio,
+    body: { id: COLLECTION, name: `Collection ${COLLECTION}`, mutableAttributes: ['level'] },
+  });
+  for (const currency of CURRENCIES) await createCurrency(service, studio, currency, COLLECTION);
+  // The transfers' and crafts' source: plenty of the first currency in the studio's own wallet.
+  await mint(service, studio, CURRENCIES[0], studio.wallet, '1000000000');
+  const recipe = await call<{ id: string }>(
+    service.baseUrl,
+    'POST',
+    `/api/v1/collections/${COLLECTION}/recipes`,
+    {
+      session: studio,
+      body: {
+        name: 'Forge',
+        inputs: [{ assetId: CURRENCIES[0], amount: '1' }],
+        outputs: [{ nft: { name: 'Forged blade', metadata: NFT_METADATA } }],
+      },
+    },
+  );
+  return { studio, recipe: recipe.id, wallets: [], nfts: [], nftsSeen: 0 };
+}
+
+/** Keeps a uniform sample of every NFT id seen (reservoir sampling). */
+function sampleNft(world: World, id: string): void {
+  world.nftsSeen++;
+  if (world.nfts.length < NFT_SAMPLE) world.nfts.push(id);
+  else {
+    const slot = Math.floor(Math.random() * world.nftsSeen);
+    if (slot < NFT_SAMPLE) world.nfts[slot] = id;
   }
-  const waited = (performance.now() - started) / 1000;
-  if (waited > 1) console.log(`(waited ${fixed(waited)} s for the service to finish the previous load)`);
 }
 
 function randomAddress(): string {
   return `0x${randomBytes(20).toString('hex')}`;
 }
 
-/** Every wallet gets each currency and NFTS_PER_WALLET NFTs, by batch mints of BATCH_ITEMS items. */
-async function airdrop(service: Service, studio: Session, wallets: string[]): Promise<void> {
-  const items = wallets.flatMap((to) => [
+function airdropItems(wallets: string[]) {
+  return wallets.flatMap((to) => [
     ...CURRENCIES.map((currency) => ({ to, currency, amount: '100' })),
     ...Array.from({ length: NFTS_PER_WALLET }, (_, index) => ({
       to,
       nft: { name: `Starter item ${index + 1}`, metadata: NFT_METADATA },
     })),
   ]);
-  const batches: (typeof items)[] = [];
-  for (let start = 0; start < items.length; start += BATCH_ITEMS)
-    batches.push(items.slice(start, start + BATCH_ITEMS));
+}
+
+/** The growth units for `added` wallets (see the top of the file), GROWTH_CONCURRENCY at a time. */
+async function grow(service: Service, world: World, added: string[]): Promise<void> {
+  const units: string[][] = [];
+  for (let start = 0; start < added.length; start += WALLETS_PER_UNIT)
+    units.push(added.slice(start, start + WALLETS_PER_UNIT));
+  const { studio } = world;
   let done = 0;
   let reported = performance.now();
-  await forEachLimit(batches, AIRDROP_CONCURRENCY, async (batch) => {
-    await call(service.baseUrl, 'POST', `/api/v1/collections/${COLLECTION}/mint/batch`, {
+  await forEachLimit(units, GROWTH_CONCURRENCY, async (wallets) => {
+    const minted = await call<{ nfts: { id: string }[] }>(
+      service.baseUrl,
+      'POST',
+      `/api/v1/collections/${COLLECTION}/mint/batch`,
+      { session: studio, body: { items: airdropItems(wallets) } },
+    );
+    world.wallets.push(...wallets);
+    for (const nft of minted.nfts) sampleNft(world, nft.id);
+    await call(service.baseUrl, 'POST', '/api/v1/transfer/batch', {
       session: studio,
-      body: { items: batch },
+      body: {
+        legs: wallets.slice(0, TRANSFER_LEGS).map((to) => ({
+          assetId: CURRENCIES[0],
+          from: studio.wallet,
+          to,
+          amount: '1',
+        })),
+      },
     });
+    for (const nft of minted.nfts.slice(0, METADATA_UPDATES))
+      await call(service.baseUrl, 'PATCH', `/api/v1/assets/${nft.id}/metadata`, {
+        session: studio,
+        body: { attributes: [{ trait_type: 'level', value: 2 }] },
+      });
+    const crafted = await call<{ nfts: { id: string }[] }>(
+      service.baseUrl,
+      'POST',
+      `/api/v1/recipes/${world.recipe}/craft`,
+      { session: studio, body: { wallet: studio.wallet } },
+    );
+    for (const nft of crafted.nfts) sampleNft(world, nft.id);
     done++;
     if (performance.now() - reported > 30_000) {
       reported = performance.now();
-      console.log(`airdrop: ${done} of ${batches.length} batches`);
+      console.log(`growth: ${done} of ${units.length} units (${WALLETS_PER_UNIT} wallets each)`);
     }
   });
 }
 
-/** The measured loads of a stage, over the wallets airdropped so far. */
-function loadsOf(
+/**
+ * Grows the stopped service's event log to `target` events with copies of its own rows, oldest
+ * first, BULK_CHUNK a statement; returns how many were inserted.
+ */
+async function growLog(service: Service, target: number): Promise<number> {
+  let { events } = await sizes(service);
+  const start = events;
+  const columns =
+    'type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet, operation_id';
+  while (events < target) {
+    const count = Math.min(BULK_CHUNK, target - events, events);
+    const started = performance.now();
+    await service.execute(
+      `insert into outbox_event (${columns}) select ${columns} from outbox_event order by id limit ${count}`,
+    );
+    events += count;
+    console.log(`bulk: ${events} events (${fixed((performance.now() - started) / 1000)} s for ${count})`);
+  }
+  return events - start;
+}
+
+async function measureStage(
   service: Service,
-  studio: Session,
-  wallets: string[],
+  hello: { baseUrl: string; pid: number },
+  world: World,
+  options: BenchOptions,
+  label: string,
+  growSeconds: number,
+  restarted = false,
+): Promise<StageFigures> {
+  // After a bulk insert the service is down: its start is this stage's start-up time.
+  const bulkStartupMs = restarted ? await restart(service) : 0;
+  const bulkStartupCpuMs = restarted ? cpuSeconds(service.pid) * 1000 : 0;
+  const size = await sizes(service);
+  console.log(
+    `\n--- ${label}: ${size.holdings} holdings, ${size.events} events ` +
+      `(grown in ${fixed(growSeconds)} s) ---`,
+  );
+  const helloLoad: LoadOptions = {
+    label: 'Koa hello GET /',
+    url: `${hello.baseUrl}/`,
+    connections: options.connections,
+    durationSeconds: options.durationSeconds,
+    serverPid: hello.pid,
+  };
+  await settle(service);
+  await warmUp(helloLoad, 1);
+  const helloResult = await runLoad(helloLoad);
+  const results: LoadResult[] = [];
+  for (const load of httpLoads(service, world, size.newestEvent, options)) {
+    // Each load on a service that finished the previous one: a slow read's requests still in the
+    // service when its run ends would otherwise count against the next load.
+    await settle(service);
+    await warmUp(load, 1);
+    await settle(service);
+    // A PostgreSQL session reports its statistics at most once a second, and 10 s after it went idle.
+    const before = await ioCounters(service);
+    const result = await runLoad(load);
+    if (before) await new Promise((resolve) => setTimeout(resolve, 11_000));
+    const io = ioPerAnswer(before, await ioCounters(service), result.ok);
+    if (io) console.log(`${result.label}, per answer: ${io}`);
+    results.push(result);
+  }
+  await settle(service);
+  const newest = (await sizes(service)).newestEvent;
+  const pick = () => world.wallets[Math.floor(Math.random() * world.wallets.length)];
+  results.push(
+    await runReplays({
+      label: 'WS subscribe, replay from a random point',
+      wsUrl: `${service.baseUrl.replace(/^http/, 'ws')}/ws`,
+      headers: world.studio.headers,
+      connections: Math.min(options.connections, 20),
+      durationSeconds: options.durationSeconds,
+      next: () => ({
+        walletId: pick(),
+        lastEventId: Math.max(0, newest - Math.floor(Math.random() * Math.min(REPLAY_WINDOW, newest))),
+      }),
+    }),
+  );
+  loadTable([helloResult, ...results]);
+  const startupMs = restarted ? bulkStartupMs : await restart(service);
+  const startupCpuMs = restarted ? bulkStartupCpuMs : cpuSeconds(service.pid) * 1000;
+  const ops = await operations(service, startupMs, startupCpuMs);
+  console.log(
+    `start-up ${fixed(ops.startupMs, 0)} ms (CPU ${fixed(ops.startupCpuMs, 0)} ms); db:check ${fixed(ops.checkMs, 0)} ms (${ops.checkOk ? 'held' : 'FAILED'}); ` +
+      `backup ${fixed(ops.backupMs, 0)} ms, ${fixed(ops.backupBytes / 1e6)} MB`,
+  );
+  storageTable(size);
+  return { label, wallets: world.wallets.length, size, growSeconds, hello: helloResult, loads: results, ops };
+}
+
+async function restart(service: Service): Promise<number> {
+  if (!service.restart) throw new Error('the service cannot be restarted');
+  return service.restart();
+}
+
+/** db:check and a backup of the service's database, timed, while the service runs idle. */
+async function operations(service: Service, startupMs: number, startupCpuMs: number): Promise<OpTimes> {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...service.env };
+  let started = performance.now();
+  let checkOk = true;
+  try {
+    await run(NODE, ['src/cli/db-check.ts'], { cwd: ROOT, env, maxBuffer: 64 << 20 });
+  } catch (error) {
+    checkOk = false;
+    console.log(`db:check: ${(error as { stdout?: string }).stdout ?? error}`);
+  }
+  const checkMs = performance.now() - started;
+  const dir = mkdtempSync(path.join(tmpdir(), 'gats-scale-backup-'));
+  try {
+    const file = path.join(dir, `backup-${randomUUID()}`);
+    started = performance.now();
+    if (service.kind === 'postgres')
+      await run('pg_dump', ['-Fc', '-f', file, service.env.DATABASE_URL], { env });
+    else await run(NODE, ['src/cli/db-backup.ts', file], { cwd: ROOT, env });
+    return {
+      startupMs,
+      startupCpuMs,
+      checkMs,
+      checkOk,
+      backupMs: performance.now() - started,
+      backupBytes: statSync(file).size,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Waits (up to 2 minutes) until the service used under 15% of a core for a whole second: the previous
+ * load's requests are done and the relay has read what the growth wrote (its CPU is the service's
+ * own, whatever else the shared machine runs; a latency bound on /healthz moved with that load).
+ */
+async function settle(service: Service): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const before = cpuSeconds(service.pid);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    if (cpuSeconds(service.pid) - before < 0.15 || performance.now() - started > 120_000) break;
+  }
+  const waited = (performance.now() - started) / 1000;
+  if (waited > 1.5) console.log(`(waited ${fixed(waited)} s for the service to go idle)`);
+}
+
+/** The measured HTTP loads of a stage, over the wallets and NFTs grown so far. */
+function httpLoads(
+  service: Service,
+  world: World,
   newestEvent: number,
   options: BenchOptions,
 ): LoadOptions[] {
-  const pick = () => wallets[Math.floor(Math.random() * wallets.length)];
+  const { studio, wallets, nfts } = world;
+  const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
+  const hot = wallets.slice(0, HOT_WALLETS);
   const base = {
     url: service.baseUrl,
     connections: options.connections,
     durationSeconds: options.durationSeconds,
     serverPid: service.pid,
   };
+  const noCache = { ...studio.headers, 'cache-control': 'no-cache' };
   const randomGet = (label: string, path: () => string, headers: Record<string, string>): LoadOptions => ({
     ...base,
     label,
@@ -190,159 +417,192 @@ function loadsOf(
         { method: 'GET', headers, setupRequest: (request) => ({ ...request, path: path() }) },
       ]),
   });
-  const postHeaders = { ...studio.headers, 'content-type': 'application/json' };
-  return [
-    randomGet('wallet reads, no-cache', () => `/wallets/${pick()}/assets?limit=10`, {
-      ...studio.headers,
-      'cache-control': 'no-cache',
-    }),
-    randomGet(
-      'event pages from a random point',
-      () => `/api/v1/events?after=${Math.floor(Math.random() * newestEvent)}&limit=100`,
-      studio.headers,
-    ),
-    randomGet('wallet-filtered events', () => `/api/v1/events?walletId=${pick()}&limit=20`, studio.headers),
-    {
+  const randomPost = (label: string, path: string, body: () => unknown): LoadOptions => {
+    const headers = { ...studio.headers, 'content-type': 'application/json' };
+    return {
       ...base,
-      label: 'transfers to random wallets',
+      label,
       method: 'POST',
-      headers: postHeaders,
+      headers,
       setupClient: (client) =>
         client.setRequests([
           {
             method: 'POST',
-            headers: postHeaders,
-            setupRequest: (request) => ({
-              ...request,
-              path: '/api/v1/transfer',
-              body: JSON.stringify({
-                assetId: CURRENCIES[0],
-                from: studio.wallet,
-                to: pick(),
-                amount: '0.01',
-              }),
-            }),
+            headers,
+            setupRequest: (request) => ({ ...request, path, body: JSON.stringify(body()) }),
           },
         ]),
-    },
+    };
+  };
+  const randomPoint = () => Math.floor(Math.random() * newestEvent);
+  return [
+    randomGet(
+      'wallet reads, cached (100 wallets)',
+      () => `/wallets/${pick(hot)}/assets?limit=10`,
+      studio.headers,
+    ),
+    randomGet('wallet reads, no-cache', () => `/wallets/${pick(wallets)}/assets?limit=10`, noCache),
+    randomGet('GET /assets/{id} (an NFT), no-cache', () => `/assets/${pick(nfts)}`, noCache),
+    randomGet(
+      'event pages from a random point',
+      () => `/api/v1/events?after=${randomPoint()}&limit=100`,
+      studio.headers,
+    ),
+    randomGet(
+      'wallet-filtered events',
+      () => `/api/v1/events?walletId=${pick(wallets)}&limit=20`,
+      studio.headers,
+    ),
+    randomGet(
+      'asset-filtered events (an NFT)',
+      () => `/api/v1/events?assetId=${pick(nfts)}&limit=20`,
+      studio.headers,
+    ),
+    randomGet(
+      'asset-filtered events (a currency) from a random point',
+      () => `/api/v1/events?assetId=${CURRENCIES[1]}&after=${randomPoint()}&limit=20`,
+      studio.headers,
+    ),
+    randomPost('transfers to random wallets', '/api/v1/transfer', () => ({
+      assetId: CURRENCIES[0],
+      from: studio.wallet,
+      to: pick(wallets),
+      amount: '0.01',
+    })),
+    randomPost(
+      `batch mints (${LOAD_MINT_WALLETS * 5} items)`,
+      `/api/v1/collections/${COLLECTION}/mint/batch`,
+      () => ({
+        items: airdropItems(Array.from({ length: LOAD_MINT_WALLETS }, () => randomAddress())),
+      }),
+    ),
   ];
 }
 
-interface Sizes {
-  holdings: number;
-  events: number;
-  newestEvent: number;
-  /** The whole database (PostgreSQL) or file with its WAL (SQLite). */
-  databaseBytes: number;
-  /** outbox_event with its indexes (PostgreSQL; SQLite when its dbstat table is compiled in). */
-  eventBytes: number | null;
-}
-
-async function sizes(service: Service): Promise<Sizes> {
-  const counts =
-    'select (select count(*) from holding) as holdings, (select count(*) from outbox_event) as events, ' +
-    '(select max(id) from outbox_event) as newest';
-  if (service.kind === 'postgres') {
-    const client = new pg.Client({ connectionString: service.env.DATABASE_URL });
-    await client.connect();
-    try {
-      const query = async (sql: string) =>
-        ((await client.query(sql)) as unknown as { rows: Record<string, string | number>[] }).rows[0];
-      const count = await query(counts);
-      const size = await query(
-        "select pg_database_size(current_database()) as db, pg_total_relation_size('outbox_event') as events",
-      );
-      return {
-        holdings: Number(count.holdings),
-        events: Number(count.events),
-        newestEvent: Number(count.newest),
-        databaseBytes: Number(size.db),
-        eventBytes: Number(size.events),
-      };
-    } finally {
-      await client.end();
-    }
-  }
-  const path = service.env.SQLITE_PATH;
-  const db = new BetterSqlite3(path, { timeout: 5000 }) as unknown as {
-    prepare(sql: string): { get(): Record<string, number> };
-    close(): void;
-  };
-  try {
-    const count = db.prepare(counts).get();
-    let eventBytes: number | null = null;
-    try {
-      eventBytes = db
-        .prepare(
-          "select sum(pgsize) as bytes from dbstat where name = 'outbox_event' or name in " +
-            "(select name from sqlite_master where type = 'index' and tbl_name = 'outbox_event')",
-        )
-        .get().bytes;
-    } catch {
-      // dbstat is not compiled in: the whole file only.
-    }
-    const fileBytes = (file: string) => {
-      try {
-        return statSync(file).size;
-      } catch {
-        return 0;
-      }
-    };
-    return {
-      holdings: count.holdings,
-      events: count.events,
-      newestEvent: count.newest,
-      databaseBytes: fileBytes(path) + fileBytes(`${path}-wal`),
-      eventBytes,
-    };
-  } finally {
-    db.close();
-  }
+function storageTable(size: Sizes): void {
+  const perHolding = (bytes: number) => fixed(bytes / Math.max(1, size.holdings), 0);
+  const perEvent = (bytes: number) => fixed(bytes / Math.max(1, size.events), 0);
+  console.log(
+    `storage: ${fixed(size.databaseBytes / 1e6)} MB, ${perHolding(size.databaseBytes)} B per holding; ` +
+      `outbox ${fixed(size.eventBytes / 1e6)} MB, ${perEvent(size.eventBytes)} B per event`,
+  );
+  table(
+    ['table', 'rows MB', 'indexes MB', 'B per holding', 'B per event'],
+    byTable(size.relations)
+      .slice(0, 10)
+      .map((entry) => [
+        entry.table,
+        fixed(entry.rows / 1e6),
+        fixed(entry.indexes / 1e6),
+        perHolding(entry.rows + entry.indexes),
+        perEvent(entry.rows + entry.indexes),
+      ]),
+  );
+  table(
+    ['largest relations', 'of table', 'MB'],
+    size.relations
+      .slice(0, 12)
+      .map((relation) => [relation.name, relation.table, fixed(relation.bytes / 1e6)]),
+  );
 }
 
 /** Each load's rate, latency and share of Koa hello at every stage, and what it kept of stage 1. */
 function summary(kind: DbKind, stages: StageFigures[]): void {
   const [first] = stages;
-  console.log(
-    `\n=== scale on ${kind}: summary (kept = req/s at the stage / req/s at ${first.wallets} wallets) ===`,
-  );
+  const last = stages[stages.length - 1];
+  console.log(`\n=== scale on ${kind}: summary (kept = req/s at the stage / req/s at ${first.label}) ===`);
   const rows: (string | number)[][] = [];
   for (const [index, load] of first.loads.entries()) {
     for (const stage of stages) {
       const result = stage.loads[index];
       rows.push([
-        `${load.label} @ ${stage.wallets} wallets`,
+        `${load.label} @ ${stage.label}`,
         fixed(result.okPerSecond, 0),
         result.p50,
         result.p99,
         `${fixed((result.okPerSecond / stage.hello.okPerSecond) * 100)}%`,
         fixed(result.okPerSecond / first.loads[index].okPerSecond, 2),
+        fixed(result.p99 / Math.max(1, first.loads[index].p99), 1),
         Object.keys(result.failures).length === 0 ? '0' : JSON.stringify(result.failures),
       ]);
     }
   }
-  table(['load', 'ok req/s', 'p50 ms', 'p99 ms', 'of Koa hello', 'kept', 'failures'], rows);
+  table(['load', 'ok req/s', 'p50 ms', 'p99 ms', 'of Koa hello', 'kept', 'p99 x', 'failures'], rows);
   console.log('');
   table(
     [
-      'wallets',
+      'stage',
       'holdings',
       'events',
-      'airdrop s',
+      'grown s',
+      'start-up ms',
+      'start-up CPU ms',
+      'db:check ms',
+      'backup ms',
+      'backup MB',
       'database MB',
-      'bytes/holding',
+      'B/holding',
       'outbox MB',
-      'bytes/event',
+      'B/event',
     ],
     stages.map((stage) => [
-      stage.wallets,
-      stage.holdings,
-      stage.events,
-      fixed(stage.airdropSeconds),
-      fixed(stage.databaseBytes / 1e6),
-      fixed(stage.databaseBytes / stage.holdings, 0),
-      stage.eventBytes === null ? '-' : fixed(stage.eventBytes / 1e6),
-      stage.eventBytes === null ? '-' : fixed(stage.eventBytes / stage.events, 0),
+      stage.label,
+      stage.size.holdings,
+      stage.size.events,
+      fixed(stage.growSeconds),
+      fixed(stage.ops.startupMs, 0),
+      fixed(stage.ops.startupCpuMs, 0),
+      `${fixed(stage.ops.checkMs, 0)}${stage.ops.checkOk ? '' : ' FAILED'}`,
+      fixed(stage.ops.backupMs, 0),
+      fixed(stage.ops.backupBytes / 1e6),
+      fixed(stage.size.databaseBytes / 1e6),
+      fixed(stage.size.databaseBytes / stage.size.holdings, 0),
+      fixed(stage.size.eventBytes / 1e6),
+      fixed(stage.size.eventBytes / stage.size.events, 0),
     ]),
   );
+  const grown = `${first.size.holdings.toLocaleString('en-US')} → ${last.size.holdings.toLocaleString('en-US')} holdings, ${last.size.events.toLocaleString('en-US')} events`;
+  for (const [index, load] of first.loads.entries()) {
+    const result = last.loads[index];
+    record({
+      benchmark: 'scale',
+      scenario: `${load.label}, ${grown}, ${kind}`,
+      koaRatio: round4(result.okPerSecond / last.hello.okPerSecond),
+      figures: [
+        { name: 'req/s', value: Math.round(result.okPerSecond), unit: '' },
+        { name: 'p50', value: result.p50, unit: 'ms' },
+        { name: 'p99', value: result.p99, unit: 'ms' },
+        { name: 'kept', value: round4(result.okPerSecond / load.okPerSecond), unit: '%' },
+        { name: 'p99 growth', value: round1(result.p99 / Math.max(1, load.p99)), unit: 'x' },
+      ],
+      targets: [
+        { figure: 'kept', atLeast: 0.8, source: 'issue 34' },
+        { figure: 'p99 growth', atMost: 2, source: 'issue 34' },
+      ],
+    });
+  }
+  record({
+    benchmark: 'scale',
+    scenario: `operations, ${grown}, ${kind}`,
+    figures: [
+      { name: 'start-up', value: Math.round(last.ops.startupMs), unit: 'ms' },
+      { name: 'start-up growth', value: round1(last.ops.startupMs / first.ops.startupMs), unit: 'x' },
+      { name: 'start-up CPU', value: Math.round(last.ops.startupCpuMs), unit: 'ms' },
+      { name: 'db:check', value: Math.round(last.ops.checkMs), unit: 'ms' },
+      { name: 'backup', value: Math.round(last.ops.backupMs), unit: 'ms' },
+    ],
+  });
+  record({
+    benchmark: 'scale',
+    scenario: `storage at ${last.size.holdings.toLocaleString('en-US')} holdings, ${kind}`,
+    figures: [
+      {
+        name: 'database per holding',
+        value: Math.round(last.size.databaseBytes / last.size.holdings),
+        unit: 'B',
+      },
+      { name: 'outbox per event', value: Math.round(last.size.eventBytes / last.size.events), unit: 'B' },
+    ],
+    targets: [{ figure: 'database per holding', atMost: 1024, source: 'issue 34' }],
+  });
 }

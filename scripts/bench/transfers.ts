@@ -5,14 +5,15 @@
 // non-negative, and the balances of all wallets add up to the currency's totalSupply (= what was
 // minted). Target (issue 4): 1,000 committed transfers/s on SQLite and on PostgreSQL.
 import { randomInt, randomUUID } from 'node:crypto';
-import { call, createCollection, createCurrency, createUser, mint, type Session } from './lib/api.ts';
-import { forEachLimit } from './lib/concurrency.ts';
+import { call, createCollection, createCurrency, createUser, mint, type Session } from '../lib/api.ts';
+import { forEachLimit } from '../lib/concurrency.ts';
+import { type Service, startService } from '../lib/service.ts';
+import type { AutocannonClient } from '../lib/untyped.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import { record, round4 } from './lib/record.ts';
 import { baselineOf, heading, loadTable, ratio } from './lib/report.ts';
-import { type Service, startService } from './lib/service.ts';
-import type { AutocannonClient } from './lib/untyped.ts';
 
 const WALLETS = 100;
 const CLIENTS = 50;
@@ -52,8 +53,19 @@ export async function transfers(options: BenchOptions): Promise<void> {
         `committed transfers: ${results[1].ok} in ${options.durationSeconds} s = ${committed.toFixed(0)}/s ` +
           `(target ${TARGET_PER_SECOND}/s: ${committed >= TARGET_PER_SECOND ? 'met' : 'NOT met'}), p99 ${results[1].p99} ms`,
       );
-      ratio('POST /api/v1/transfer', committed, baselineOf([results[0], results[2]]));
+      const baseline = baselineOf([results[0], results[2]]);
+      ratio('POST /api/v1/transfer', committed, baseline);
       await checkInvariants(service, users);
+      record({
+        benchmark: 'transfers',
+        scenario: `POST /api/v1/transfer, ${CLIENTS} clients, ${kind}, invariants held`,
+        koaRatio: round4(committed / baseline),
+        figures: [
+          { name: 'committed', value: Math.round(committed), unit: '/s' },
+          { name: 'p99', value: results[1].p99, unit: 'ms' },
+        ],
+        targets: [{ figure: 'committed', atLeast: TARGET_PER_SECOND, source: 'issue 4' }],
+      });
     } finally {
       await service.stop();
       await hello.stop();

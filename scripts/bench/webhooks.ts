@@ -9,15 +9,16 @@
 // The receivers are one HTTP server in a worker thread (lib/webhook-receiver-worker.ts), off the
 // event loop that receives the WebSocket frames.
 import { Worker } from 'node:worker_threads';
+import { call } from '../lib/api.ts';
+import { Histogram } from '../lib/histogram.ts';
+import { threadCpuSeconds } from '../lib/proc.ts';
+import { startService } from '../lib/service.ts';
 import { helloTarget, runCase, serviceTarget } from './fanout.ts';
-import { call } from './lib/api.ts';
 import { startHello } from './lib/hello.ts';
-import { Histogram } from './lib/histogram.ts';
 import { runLoad } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
-import { threadCpuSeconds } from './lib/proc.ts';
+import { record, round1, round4 } from './lib/record.ts';
 import { fixed, heading, table } from './lib/report.ts';
-import { startService } from './lib/service.ts';
 import { CEILING_BODY, senderCeiling } from './lib/webhook-ceiling.ts';
 import type { ReceiverCommand, ReceiverMessage } from './lib/webhook-receiver-worker.ts';
 import { runQueueSeconds } from './lib/webhook-sched.ts';
@@ -264,6 +265,22 @@ export async function webhooks(options: BenchOptions): Promise<void> {
           `WebSocket p99 moved ${fixed(100 * shift)}% (target < ${100 * TARGET_WS_SHIFT}%: ${shift < TARGET_WS_SHIFT ? 'met' : 'NOT met'}); ` +
           `service WebSocket deliveries/s with webhooks: ${fixed((100 * withHooks.deliveredPerSecond) / Math.max(1, baseline.deliveredPerSecond))}% of Koa hello's`,
       );
+      record({
+        benchmark: 'webhooks',
+        scenario: `${SUBSCRIPTIONS} subscriptions × ${RATE} events/s beside ${WS_CLIENTS} WebSocket clients, ${kind}`,
+        koaRatio: round4(withHooks.deliveredPerSecond / Math.max(1, baseline.deliveredPerSecond)),
+        figures: [
+          { name: 'webhook deliveries', value: Math.round(sustained), unit: '/s' },
+          { name: 'delivered', value: round4(received / Math.max(1, expected())), unit: '%' },
+          { name: 'commit→delivery p99', value: round1(p99), unit: 'ms' },
+          { name: 'WebSocket p99 shift', value: round4(shift), unit: '%' },
+        ],
+        targets: [
+          { figure: 'commit→delivery p99', below: TARGET_P99_MS, source: 'issue 18' },
+          { figure: 'delivered', atLeast: 1, source: 'issue 18' },
+          { figure: 'WebSocket p99 shift', below: TARGET_WS_SHIFT, source: 'issue 18' },
+        ],
+      });
     } finally {
       await receiver.terminate();
       await service.stop();

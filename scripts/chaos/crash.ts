@@ -8,8 +8,8 @@
 // restarts it on the same database, retries every unanswered request with the same key and body,
 // then checks that nothing was lost, doubled or broken. Exits 1 on any failure. Docs: docs/testing.md.
 import { parseArgs } from 'node:util';
-import { cleanupAll, installCleanupHandlers } from '../bench/lib/cleanup.ts';
-import type { DbKind } from '../bench/lib/database.ts';
+import { cleanupAll, installCleanupHandlers } from '../lib/cleanup.ts';
+import type { DbKind } from '../lib/database.ts';
 import { printCrashReport } from './lib/crash-report.ts';
 import { runCrashTest } from './lib/crash-run.ts';
 import { type OutageKind, printOutageReport, runOutageTest } from './lib/outage-run.ts';

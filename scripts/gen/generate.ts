@@ -30,7 +30,9 @@ contracts produce, so change the contracts and run \`npm run gen\`.
   language's models are published (none is tested).
 - \`problems.ts\`: the problem-type registry (\`contracts/problems.yaml\`) as a constant and the
   \`ProblemType\` union the server's errors are typed with.
-- \`docs/openapi.html\`, \`docs/asyncapi/index.html\`: the HTML references, self-contained.
+- \`docs/openapi.html\`, \`docs/asyncapi/index.html\`: the HTML references, self-contained. Each
+  records a hash of what it was rendered from and of itself, so that \`npm run gen\` and
+  \`gen:check\` render it again only when either changed.
 - \`authorization.md\`: the table of who may do what (every operation's \`x-roles\` and \`x-relation\`).
 `;
 
@@ -47,17 +49,20 @@ async function allSettled<T extends readonly unknown[]>(
   return results.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
-/** Writes the whole generated tree into `outDir` (expected empty). */
-export async function generate(outDir: string): Promise<void> {
+/**
+ * Writes the whole generated tree into `outDir` (expected empty). `previous`, the generated tree
+ * being replaced or checked, lends its HTML pages where they are still current (docs.ts).
+ */
+export async function generate(outDir: string, previous?: string): Promise<void> {
   await allSettled([
     writeText(join(outDir, 'README.md'), readme),
     writeText(join(outDir, 'problems.ts'), problemTypesModule()),
-    generateOpenApi(outDir),
-    generateAsyncApi(outDir),
+    generateOpenApi(outDir, previous),
+    generateAsyncApi(outDir, previous),
   ]);
 }
 
-async function generateOpenApi(outDir: string): Promise<void> {
+async function generateOpenApi(outDir: string, previous?: string): Promise<void> {
   const bundled = await bundleOpenApi();
   applyProblemTypesToOpenApi(bundled);
   const bundledPath = join(outDir, 'openapi', 'openapi.json');
@@ -65,7 +70,7 @@ async function generateOpenApi(outDir: string): Promise<void> {
   await writeText(join(outDir, 'authorization.md'), authorizationTable(bundled));
   const [types, html] = await allSettled([
     openApiTypes(bundled),
-    openApiHtml(bundledPath, join(outDir, 'docs')),
+    openApiHtml(bundledPath, join(outDir, 'docs'), previous && join(previous, 'docs', 'openapi.html')),
   ]);
   await allSettled([
     writeText(join(outDir, 'openapi', 'types.ts'), types),
@@ -73,7 +78,7 @@ async function generateOpenApi(outDir: string): Promise<void> {
   ]);
 }
 
-async function generateAsyncApi(outDir: string): Promise<void> {
+async function generateAsyncApi(outDir: string, previous?: string): Promise<void> {
   const bundled = bundleAsyncApi(asyncApiRoot);
   applyProblemTypesToAsyncApi(bundled);
   assertInternalRefs(bundled, 'the bundled AsyncAPI document');
@@ -81,7 +86,10 @@ async function generateAsyncApi(outDir: string): Promise<void> {
   const bundledPath = join(outDir, 'asyncapi', 'asyncapi.json');
   await writeText(bundledPath, toJson(bundled));
   const htmlDir = join(outDir, 'docs', 'asyncapi');
-  const [models, html] = await allSettled([asyncApiModels(bundled), asyncApiHtml(bundledPath, htmlDir)]);
+  const [models, html] = await allSettled([
+    asyncApiModels(bundled),
+    asyncApiHtml(bundledPath, htmlDir, previous && join(previous, 'docs', 'asyncapi', 'index.html')),
+  ]);
   await allSettled([
     ...[...models].map(([file, content]) => writeText(join(outDir, 'asyncapi', 'models', file), content)),
     writeText(join(htmlDir, 'index.html'), html),

@@ -5,8 +5,8 @@
 // the last. Exits 1 on a 5xx, an error other than an intended 4xx/429, or a throughput drop of more
 // than half. Docs: docs/testing.md.
 import { parseArgs } from 'node:util';
-import { cleanupAll, installCleanupHandlers } from '../bench/lib/cleanup.ts';
-import type { DbKind } from '../bench/lib/database.ts';
+import { cleanupAll, installCleanupHandlers } from '../lib/cleanup.ts';
+import type { DbKind } from '../lib/database.ts';
 import { printSoakReport } from './lib/soak-report.ts';
 import { runSoak } from './lib/soak-run.ts';
 
@@ -40,7 +40,7 @@ let failed = true;
 try {
   const report = await runSoak({
     db: values.db as DbKind,
-    // Access tokens live an hour (scripts/bench/lib/service.ts): longer runs would see 401s.
+    // Access tokens live an hour (scripts/lib/service.ts): longer runs would see 401s.
     durationSeconds: Math.round(number(values.minutes, 'minutes', 0.25, 55) * 60),
     intervalSeconds: number(values.interval, 'interval', 1, 600),
     clients: Math.round(number(values.clients, 'clients', 0, 50_000)),

@@ -11,9 +11,9 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createUser } from '../bench/lib/api.ts';
-import { NODE } from '../bench/lib/children.ts';
-import { startService } from '../bench/lib/service.ts';
+import { createUser } from '../lib/api.ts';
+import { startService } from '../lib/service.ts';
+import { NODE } from '../lib/service-process.ts';
 import { startAdapter } from './adapter.ts';
 
 interface Outcome {

@@ -1,13 +1,15 @@
 // Users: registration, password checks, roles, and the User resource the API returns.
+
 import type { EntityManager } from '@mikro-orm/sql';
 import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
 import type { Orm } from '../db/orm.ts';
+import { forUpdate, inTransaction } from '../db/transactions.ts';
+import { auditDraft, recordAudit } from '../domain/audit.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { revokeRoleCredentials } from '../domain/identity/credentials.ts';
 import { newId } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
-import { forUpdate, inTransaction } from '../domain/ledger/transactions.ts';
 import { revokeAccountGrants } from './adapter.ts';
 import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
 import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
@@ -50,6 +52,8 @@ export async function registerUser(
   orm: Orm,
   input: { username: string; password: string },
   onUserRegistered: UserRegisteredHook | undefined,
+  /** `password` hashed ahead (the demo accounts' published passwords), else it is hashed here. */
+  hashed?: { passwordHash: string },
 ): Promise<UserView> {
   if (normalizeUsername(input.username).startsWith(SERVICE_ACCOUNT_PREFIX)) {
     throw new ValidationError(
@@ -67,7 +71,7 @@ export async function registerUser(
   const taken = () =>
     new ConflictError(`The username ${input.username} is already registered.`, '/problems/username-taken');
   if (await orm.em.fork().count(User, { usernameNormalized })) throw taken();
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = hashed?.passwordHash ?? (await hashPassword(input.password));
   try {
     return await inTransaction(orm, async (em) => {
       const user = em.create(User, {
@@ -100,7 +104,7 @@ export async function checkCredentials(
   password: string,
 ): Promise<User | null> {
   const user = await em.findOne(User, { usernameNormalized: normalizeUsername(username) });
-  const matches = await verifyPassword(password, user?.passwordHash ?? (await dummyPasswordHash()));
+  const matches = await verifyPassword(password, user?.passwordHash ?? dummyPasswordHash());
   return user && matches ? user : null;
 }
 
@@ -130,10 +134,20 @@ export async function setUserRole(orm: Orm, userId: string, role: UserRole): Pro
           );
         }
       }
+      const before = user.role;
       user.role = role;
       await em.flush();
       await revokeAccountGrants(em, user.id);
       await revokeRoleCredentials(em, user.id); // 13.3: role credentials do not outlive the role
+      // Last: the audit tip's lock is the last one a transaction takes (src/domain/audit.ts).
+      await recordAudit(
+        em,
+        auditDraft(
+          'user.roleChanged',
+          { type: 'user', id: user.id, ownerId: user.id },
+          { before: { role: before }, after: { role } },
+        ),
+      );
     }
     return userView(em, user);
   });

@@ -3,16 +3,18 @@
 // request looks its key up, so lookups are cached in memory for a few seconds; revoking a key, or
 // changing its owner's role, on this instance evicts it at once (other instances notice within the
 // cache lifetime, KEY_CACHE_TTL_MS: the documented bound of 13.7).
+
 import type { EntityManager } from '@mikro-orm/sql';
 import { ApiKey } from '../db/entities/ApiKey.ts';
 import { Application } from '../db/entities/Application.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { User } from '../db/entities/User.ts';
 import type { Orm } from '../db/orm.ts';
+import { inTransaction } from '../db/transactions.ts';
+import { auditDraft, recordAudit } from '../domain/audit.ts';
 import { effectiveServiceRole, ownedBy } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { inTransaction } from '../domain/ledger/transactions.ts';
 import { digestSecret, generateSecret } from './client-secrets.ts';
 import { lockUser, QuotaExceededError, type Quotas } from './quotas.ts';
 import { isServiceAccountId } from './service-account-ids.ts';
@@ -149,6 +151,16 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
           revokedAt: null,
         });
         await em.flush();
+        await recordAudit(
+          em,
+          auditDraft(
+            'apiKey.created',
+            { type: 'apiKey', id: key.id, ownerId: userId },
+            {
+              after: { name, clientId, prefix: key.prefix },
+            },
+          ),
+        );
         return { ...view(key), key: secret };
       });
     },
@@ -161,13 +173,23 @@ export function createApiKeyService(orm: Orm, quotas: Pick<Quotas, 'apiKeysPerUs
     },
 
     async revoke(userId, keyId) {
-      const em = orm.em.fork();
-      const key = await em.findOne(ApiKey, { id: keyId, ...ownedBy(userId, 'user') });
-      if (!key) throw new NotFoundError(`No API key with id ${keyId}.`);
-      if (!key.revokedAt) {
+      await inTransaction(orm, async (em) => {
+        const key = await em.findOne(ApiKey, { id: keyId, ...ownedBy(userId, 'user') });
+        if (!key) throw new NotFoundError(`No API key with id ${keyId}.`);
+        if (key.revokedAt) return;
         key.revokedAt = new Date();
         await em.flush();
-      }
+        await recordAudit(
+          em,
+          auditDraft(
+            'apiKey.revoked',
+            { type: 'apiKey', id: key.id, ownerId: userId },
+            {
+              after: { revokedAt: key.revokedAt },
+            },
+          ),
+        );
+      });
       evict(new Set([keyId]));
     },
 

@@ -22,7 +22,6 @@ import { issueFirstPartyTokens, type TokenResponse } from './first-party-login.t
 import { interactionRoutes } from './interactions.ts';
 import { createLimitOwners, type LimitOwners } from './limit-owners.ts';
 import { createLoginThrottle, type LoginThrottle } from './login-throttle.ts';
-import { dummyPasswordHash } from './passwords.ts';
 import { createProvider, PROVIDER_ROUTES } from './provider.ts';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from './rate-limit.ts';
 import {
@@ -125,8 +124,6 @@ export async function createAuthModule(options: AuthModuleOptions): Promise<Auth
   await ensureFirstPartyClient(em);
   await ensureExplorerClient(em, config.publicUrl);
   await ensureSigningKeys(em, secretBox);
-  // Computed now, so the first login of an unknown user is not slower than the rest (timing oracle).
-  await dummyPasswordHash();
 
   let keys: SigningKeySet = await loadSigningKeys(em, secretBox, retainSeconds);
   const buildProvider = (set: SigningKeySet) =>

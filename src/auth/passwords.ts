@@ -31,14 +31,22 @@ function derive(
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+/** The scrypt cost of a hash; a stored hash carries its own, which verifyPassword reads. */
+interface ScryptParams {
+  N: number;
+  r: number;
+  p: number;
+}
+
+/** Hashes with the current parameters (a different `params` only for hashes made outside the service, e.g. test fixtures). */
+export async function hashPassword(password: string, params: ScryptParams = PARAMS): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const hash = await derive(password, salt, PARAMS.N, PARAMS.r, PARAMS.p, HASH_BYTES);
+  const hash = await derive(password, salt, params.N, params.r, params.p, HASH_BYTES);
   return [
     'scrypt',
-    PARAMS.N,
-    PARAMS.r,
-    PARAMS.p,
+    params.N,
+    params.r,
+    params.p,
     salt.toString('base64url'),
     hash.toString('base64url'),
   ].join('$');
@@ -57,10 +65,22 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(actual, expected);
 }
 
-/** Hashed once per process: unknown users are checked against it so they cost the same time as known ones. */
-let dummyHash: Promise<string> | undefined;
-export function dummyPasswordHash(): Promise<string> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('base64url'));
+/**
+ * Made once per process: unknown users are checked against it so they cost the same time as known
+ * ones (a verification derives a key with the stored parameters and salt whatever the stored hash
+ * is). Random bytes stand for the hash: no password matches them, and making it costs no key
+ * derivation (an scrypt at every start of the service and of every in-process test app).
+ */
+let dummyHash: string | undefined;
+export function dummyPasswordHash(): string {
+  dummyHash ??= [
+    'scrypt',
+    PARAMS.N,
+    PARAMS.r,
+    PARAMS.p,
+    randomBytes(SALT_BYTES).toString('base64url'),
+    randomBytes(HASH_BYTES).toString('base64url'),
+  ].join('$');
   return dummyHash;
 }
 

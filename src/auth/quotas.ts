@@ -4,8 +4,8 @@
 // writers), so concurrent creations cannot overshoot the cap.
 import type { EntityManager } from '@mikro-orm/sql';
 import { User } from '../db/entities/User.ts';
+import { forUpdate } from '../db/transactions.ts';
 import { ConflictError } from '../domain/errors.ts';
-import { forUpdate } from '../domain/ledger/transactions.ts';
 
 export { accountMembers } from '../db/account-members.ts';
 

@@ -3,6 +3,7 @@
 // already keys on a user), its confidential OAuth client, and the ServiceAccount row (owner, how the
 // client authenticates, the scopes it may be granted). A client credentials access token's `sub` is
 // its client id (RFC 9068 §2.2), which is therefore the user id the rest of the service sees.
+
 import type { EntityManager } from '@mikro-orm/sql';
 import { importJWK, type JWK } from 'jose';
 import { ApiKey } from '../db/entities/ApiKey.ts';
@@ -11,6 +12,7 @@ import { ClientSecret } from '../db/entities/ClientSecret.ts';
 import { ServiceAccount, type ServiceAuthMethod } from '../db/entities/ServiceAccount.ts';
 import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
+import { auditDraft, recordAudit } from '../domain/audit.ts';
 import { effectiveServiceRole, ownedBy, serviceRolesAllowedFor } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
@@ -195,9 +197,30 @@ export async function createServiceAccount(
     deletedAt: null,
   });
   await em.flush();
-  const clientSecret =
-    method === 'private_key_jwt' ? null : (await addSecret(em, id, options.demo?.clientSecret)).secret;
-  return { account: await view(em, account), clientSecret };
+  const added = method === 'private_key_jwt' ? null : await addSecret(em, id, options.demo?.clientSecret);
+  const created = await view(em, account);
+  const object = { type: 'serviceAccount', id, ownerId: owner.userId };
+  await recordAudit(
+    em,
+    auditDraft('serviceAccount.created', object, {
+      after: {
+        name: created.name,
+        role: created.role,
+        scopes: created.scopes,
+        tokenEndpointAuthMethod: method,
+      },
+    }),
+    ...(added
+      ? [
+          auditDraft(
+            'clientSecret.created',
+            { type: 'clientSecret', id: added.row.id, ownerId: owner.userId },
+            { after: { serviceAccount: id } },
+          ),
+        ]
+      : []),
+  );
+  return { account: created, clientSecret: added?.secret ?? null };
 }
 
 async function addSecret(em: EntityManager, clientId: string, secret = generateSecret()) {
@@ -249,6 +272,17 @@ export async function deleteServiceAccount(
   const keys = await em.find(ApiKey, { user: id, revokedAt: null }, { fields: ['id'] });
   await em.nativeUpdate(ApiKey, { user: id, revokedAt: null }, { revokedAt: now });
   await em.flush();
+  await recordAudit(
+    em,
+    auditDraft(
+      'serviceAccount.deleted',
+      { type: 'serviceAccount', id, ownerId },
+      {
+        before: { scopes: account.scopes },
+        after: { deletedAt: now, revokedApiKeys: keys.map((key) => key.id) },
+      },
+    ),
+  );
   return keys.map((key) => key.id);
 }
 
@@ -271,6 +305,14 @@ export async function addClientSecret(
     );
   }
   const { row, secret } = await addSecret(em, id);
+  await recordAudit(
+    em,
+    auditDraft(
+      'clientSecret.created',
+      { type: 'clientSecret', id: row.id, ownerId },
+      { after: { serviceAccount: id } },
+    ),
+  );
   return { ...secretView(row), secret };
 }
 
@@ -284,8 +326,19 @@ export async function revokeClientSecret(
   await ownedAccount(em, ownerId, id);
   const secret = await em.findOne(ClientSecret, { id: secretId, application: id });
   if (!secret) throw new NotFoundError(`No client secret with id ${secretId}.`);
-  secret.revokedAt ??= new Date();
+  if (secret.revokedAt) return;
+  secret.revokedAt = new Date();
   await em.flush();
+  await recordAudit(
+    em,
+    auditDraft(
+      'clientSecret.revoked',
+      { type: 'clientSecret', id: secretId, ownerId },
+      {
+        after: { serviceAccount: id, revokedAt: secret.revokedAt },
+      },
+    ),
+  );
 }
 
 /**

@@ -3,6 +3,7 @@
 // (the contract's `x-roles` says so too); a contract unregistered is not found.
 import { ChainContract } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { type AuditAction, auditDraft } from '../domain/audit.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
@@ -22,9 +23,32 @@ async function adminContract(orm: Orm, actor: Actor, ref: ContractRef): Promise<
   const address = parseAddress(ref.address, '/params/address');
   const contract = await orm.em
     .fork()
-    .findOne(ChainContract, { chainId: ref.chainId, address, status: { $ne: 'unregistered' } });
+    .findOne(
+      ChainContract,
+      { chainId: ref.chainId, address, status: { $ne: 'unregistered' } },
+      { populate: ['collection'] },
+    );
   if (!contract) throw new NotFoundError(`No contract ${ref.address} is registered on chain ${ref.chainId}.`);
   return contract;
+}
+
+/** An audit entry of `action` on the contract, its studio's (its collection's owner). */
+export function contractAudit(
+  action: AuditAction,
+  contract: ChainContract,
+  change: { before?: unknown; after?: unknown },
+) {
+  const collection = contract.collection.getEntity();
+  return auditDraft(
+    action,
+    {
+      type: 'chainContract',
+      id: `${contract.chainId}:${contract.address}`,
+      ownerId: collection.owner.id,
+      collectionId: collection.id,
+    },
+    change,
+  );
 }
 
 async function reread(orm: Orm, contract: ChainContract): Promise<RegisteredContract> {
@@ -39,19 +63,41 @@ export async function adminSuspend(
   reason: string,
 ): Promise<RegisteredContract> {
   const contract = await adminContract(orm, actor, ref);
-  await suspendContract(orm, contract.id, `suspended by an admin (${actor.userId}): ${reason}`);
+  await suspendContract(
+    orm,
+    contract.id,
+    `suspended by an admin (${actor.userId}): ${reason}`,
+    contractAudit('chainContract.suspended', contract, {
+      before: { status: 'active' },
+      after: { status: 'suspended', reason },
+    }),
+  );
   return reread(orm, contract);
 }
 
 /** Resumes the contract from its checkpoint (idempotent: an active one is answered as it is). */
 export async function adminResume(orm: Orm, actor: Actor, ref: ContractRef): Promise<RegisteredContract> {
   const contract = await adminContract(orm, actor, ref);
-  await resumeContract(orm, contract.id);
+  await resumeContract(
+    orm,
+    contract.id,
+    contractAudit('chainContract.resumed', contract, {
+      before: { status: 'suspended' },
+      after: { status: 'active' },
+    }),
+  );
   return reread(orm, contract);
 }
 
 /** Unregisters the contract (src/chain/suspension.ts says what is kept). */
 export async function adminUnregister(orm: Orm, actor: Actor, ref: ContractRef): Promise<void> {
   const contract = await adminContract(orm, actor, ref);
-  await unregisterContract(orm, contract.id);
+  await unregisterContract(
+    orm,
+    contract.id,
+    contractAudit('chainContract.unregistered', contract, {
+      before: { status: contract.status },
+      after: { status: 'unregistered' },
+    }),
+  );
 }

@@ -16,7 +16,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import { ChainContract, ChainTransfer, ChainTransferRemoval } from '../db/entities/index.ts';
-import { isPostgres, type Orm } from '../db/orm.ts';
+import type { Orm } from '../db/orm.ts';
+import { inTransaction } from '../db/transactions.ts';
 import { pendingEventsPlan, removedEventsPlan } from '../domain/ledger/chain-projection.ts';
 import { ledgerStoreOf } from '../domain/ledger/store/index.ts';
 import type { IdempotencyKey, Plan } from '../domain/ledger/store/plan.ts';
@@ -91,8 +92,8 @@ async function announceGroups<T extends MovementRow & { id: number; contract: { 
     if (outcome.outcome === 'rejected')
       throw new Error(`chain events rejected by guard ${outcome.guard.kind}`);
     const groupIds = group.map((row) => row.id);
-    await orm.em.fork().transactional(async (em) => {
-      await holdLease(em, options.chainId, options.holder, isPostgres(orm));
+    await inTransaction(orm, async (em) => {
+      await holdLease(em, options.chainId, options.holder);
       if ((await announcement.mark(em, groupIds)) !== groupIds.length) {
         throw new LeaseLost(`chain ${options.chainId}: announced rows changed under us`);
       }

@@ -1,7 +1,7 @@
 // Every write of the chain indexer, in one module, so that it can move to the ledger store's write
 // API when that lands (issue 20 asks chain holdings to go through the same store and commit hook).
 // Each function is one transaction that first checks the caller still holds the chain's lease.
-import { FlushMode, LockMode } from '@mikro-orm/core';
+import { FlushMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import {
   ChainBlock,
@@ -12,10 +12,16 @@ import {
   ChainTransfer,
   ChainTransferRemoval,
 } from '../db/entities/index.ts';
-import { isPostgres, type Orm } from '../db/orm.ts';
+import type { Orm } from '../db/orm.ts';
+import { forUpdate, inTransaction } from '../db/transactions.ts';
 import { UINT256_MAX } from '../db/types/uint256-range.ts';
 import { boundedSum } from '../domain/ledger/chain-projection.ts';
 import { type Movement, ZERO_ADDRESS } from './logs.ts';
+
+/** The indexer's transactions: no flush before a query (its writes are flushed once, at the end). */
+function indexerTransaction<T>(orm: Orm, work: (em: EntityManager) => Promise<T>): Promise<T> {
+  return inTransaction(orm, work, { flushMode: FlushMode.COMMIT });
+}
 
 export class LeaseLost extends Error {
   override name = 'LeaseLost';
@@ -26,17 +32,8 @@ export class CheckpointMoved extends Error {
   override name = 'CheckpointMoved';
 }
 
-export async function holdLease(
-  em: EntityManager,
-  chainId: number,
-  holder: string,
-  postgres: boolean,
-): Promise<void> {
-  const lease = await em.findOne(
-    ChainLease,
-    { chainId },
-    postgres ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
-  );
+export async function holdLease(em: EntityManager, chainId: number, holder: string): Promise<void> {
+  const lease = await em.findOne(ChainLease, { chainId }, forUpdate(em));
   if (!lease || lease.holder !== holder || lease.expiresAt.getTime() <= Date.now()) {
     throw new LeaseLost(`chain ${chainId}: the indexer lease is not held by ${holder}`);
   }
@@ -154,15 +151,10 @@ export async function applyRange(
   holder: string,
   range: RangeResult,
 ): Promise<{ inserted: number; clamped: number }> {
-  const postgres = isPostgres(orm);
-  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
-    await holdLease(em, chainId, holder, postgres);
+  return indexerTransaction(orm, async (em) => {
+    await holdLease(em, chainId, holder);
     // Locked on PostgreSQL: an admin's suspension or unregistration waits for this range, or wins.
-    const contract = await em.findOneOrFail(
-      ChainContract,
-      { id: range.contractId },
-      postgres ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {},
-    );
+    const contract = await em.findOneOrFail(ChainContract, { id: range.contractId }, forUpdate(em));
     if (BigInt(contract.nextBlock) !== range.from || contract.status !== 'active')
       throw new CheckpointMoved(`contract ${contract.id}`);
     const now = new Date();
@@ -208,9 +200,8 @@ export async function confirmUpTo(
   holder: string,
   upTo: bigint,
 ): Promise<ChainTransfer[]> {
-  const postgres = isPostgres(orm);
-  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
-    await holdLease(em, chainId, holder, postgres);
+  return indexerTransaction(orm, async (em) => {
+    await holdLease(em, chainId, holder);
     const confirmed = await em.find(
       ChainTransfer,
       { contract: { chainId }, status: 'pending', blockNumber: { $lte: Number(upTo) } },
@@ -244,9 +235,8 @@ export async function rollbackAbove(
   holder: string,
   forkBlock: bigint,
 ): Promise<ChainTransfer[]> {
-  const postgres = isPostgres(orm);
-  return orm.em.fork({ flushMode: FlushMode.COMMIT }).transactional(async (em) => {
-    await holdLease(em, chainId, holder, postgres);
+  return indexerTransaction(orm, async (em) => {
+    await holdLease(em, chainId, holder);
     const removed = await em.find(
       ChainTransfer,
       { contract: { chainId }, blockNumber: { $gt: Number(forkBlock) } },

@@ -5,11 +5,13 @@
 // decimals/symbol/name are read, and `fromBlock` must not be after the deployment (the holdings are
 // sums of every transfer since); one before it is raised to the deployment block
 // (src/chain/from-block.ts).
+
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { type Address, getAddress, parseAbi } from 'viem';
 import type { ChainStandard } from '../db/entities/ChainContract.ts';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { auditDraft, flushAudited } from '../domain/audit.ts';
 import { assertCollectionPowers } from '../domain/authorization.ts';
 import {
   AppError,
@@ -206,7 +208,18 @@ async function registerOnChain(
     createdAt: new Date(),
   });
   try {
-    await em.flush();
+    await flushAudited(em, () =>
+      auditDraft(
+        'chainContract.registered',
+        {
+          type: 'chainContract',
+          id: `${contract.chainId}:${contract.address}`,
+          ownerId: collection.owner.id,
+          collectionId: collection.id,
+        },
+        { after: contractView(contract) },
+      ),
+    );
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) {
       throw new ConflictError(

@@ -14,8 +14,9 @@
 // their assets, so an asset is never visible without its `source`.
 import { createHash } from 'node:crypto';
 import { ChainAsset, ChainContract, ChainTransfer } from '../db/entities/index.ts';
-import { isPostgres, type Orm } from '../db/orm.ts';
+import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
+import { inTransaction } from '../db/transactions.ts';
 import { amountOf } from '../domain/ledger/asset-rows.ts';
 import { chainAssetId } from '../domain/ledger/chain-assets.ts';
 import {
@@ -216,8 +217,8 @@ async function moveCursor(
   to: number,
   recordId: string,
 ): Promise<void> {
-  await orm.em.fork().transactional(async (em) => {
-    await holdLease(em, options.chainId, options.holder, isPostgres(orm));
+  await inTransaction(orm, async (em) => {
+    await holdLease(em, options.chainId, options.holder);
     const moved = await em.nativeUpdate(
       ChainContract,
       {

@@ -8,9 +8,11 @@ import { ref } from '@mikro-orm/core';
 import { getAddress } from 'viem';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { flushAudited } from '../domain/audit.ts';
 import { ForbiddenError, NotFoundError } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
+import { contractAudit } from './admin.ts';
 import { contractView, type RegisteredContract } from './contracts.ts';
 
 export interface ReassignContractInput {
@@ -32,7 +34,11 @@ export async function reassignContract(
     throw new NotFoundError(`No contract ${getAddress(stored)} is registered on chain ${input.chainId}.`);
   const collection = await em.findOne(Collection, { id: input.collectionId });
   if (!collection) throw new NotFoundError(`No collection with id ${input.collectionId}.`);
+  await em.populate(contract, ['collection']);
+  const before = { collection: contract.collection.id };
   contract.collection = ref(collection);
-  await em.flush();
+  await flushAudited(em, () =>
+    contractAudit('chainContract.reassigned', contract, { before, after: { collection: collection.id } }),
+  );
   return contractView(contract);
 }

@@ -6,6 +6,8 @@
 import { ConstraintViolationException, DriverException, ValidationError } from '@mikro-orm/core';
 import { ChainContract, ChainHolding, ChainTransfer, ChainTransferRemoval } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { inTransaction } from '../db/transactions.ts';
+import { type AuditDraft, recordAudit } from '../domain/audit.ts';
 import { ChainAmountOverflow } from '../domain/ledger/chain-projection.ts';
 
 /** The longest reason kept (the column's width). */
@@ -34,29 +36,37 @@ export function reasonOf(error: unknown): string {
 
 /**
  * Suspends an active contract: the indexer reads and projects it no more until it is resumed.
- * Answers whether it was active (a suspended or unregistered one is left as it is).
+ * Answers whether it was active (a suspended or unregistered one is left as it is). An admin's
+ * suspension is `audited` (with it, in its transaction); the indexer's own is not.
  */
-export async function suspendContract(orm: Orm, contractId: number, reason: string): Promise<boolean> {
-  const changed = await orm.em
-    .fork()
-    .nativeUpdate(
+export async function suspendContract(
+  orm: Orm,
+  contractId: number,
+  reason: string,
+  audited?: AuditDraft,
+): Promise<boolean> {
+  return inTransaction(orm, async (em) => {
+    const changed = await em.nativeUpdate(
       ChainContract,
       { id: contractId, status: 'active' },
       { status: 'suspended', suspendedReason: reason.slice(0, REASON_LENGTH), suspendedAt: new Date() },
     );
-  return changed > 0;
+    if (changed > 0 && audited) await recordAudit(em, audited);
+    return changed > 0;
+  });
 }
 
 /** Resumes a suspended contract from where it stopped (its checkpoint and projection cursor are kept). */
-export async function resumeContract(orm: Orm, contractId: number): Promise<boolean> {
-  const changed = await orm.em
-    .fork()
-    .nativeUpdate(
+export async function resumeContract(orm: Orm, contractId: number, audited?: AuditDraft): Promise<boolean> {
+  return inTransaction(orm, async (em) => {
+    const changed = await em.nativeUpdate(
       ChainContract,
       { id: contractId, status: 'suspended' },
       { status: 'active', suspendedReason: null, suspendedAt: null },
     );
-  return changed > 0;
+    if (changed > 0 && audited) await recordAudit(em, audited);
+    return changed > 0;
+  });
 }
 
 /**
@@ -65,8 +75,8 @@ export async function resumeContract(orm: Orm, contractId: number): Promise<bool
  * the ledger assets and transfers already projected are history and stay, so registering the
  * address again (which would count them twice) answers 409.
  */
-export async function unregisterContract(orm: Orm, contractId: number): Promise<void> {
-  await orm.em.fork().transactional(async (em) => {
+export async function unregisterContract(orm: Orm, contractId: number, audited?: AuditDraft): Promise<void> {
+  await inTransaction(orm, async (em) => {
     await em.nativeUpdate(
       ChainContract,
       { id: contractId },
@@ -75,5 +85,7 @@ export async function unregisterContract(orm: Orm, contractId: number): Promise<
     await em.nativeDelete(ChainTransferRemoval, { contract: contractId });
     await em.nativeDelete(ChainTransfer, { contract: contractId });
     await em.nativeDelete(ChainHolding, { contract: contractId });
+    // Last, as every append: the audit tip's lock is the last one a transaction takes.
+    if (audited) await recordAudit(em, audited);
   });
 }

@@ -1,6 +1,6 @@
 // The contract's operations, read once: the bundled OpenAPI document (generated/openapi/openapi.json)
 // walked into an index that the router (src/http/api.ts), the authenticator (src/auth), the fuzzer
-// (scripts/fuzz) and the tests' contract checks (test/helpers/contract.ts) share.
+// (test/fuzz) and the tests' contract checks (test/helpers/contract.ts) share.
 import { readFileSync } from 'node:fs';
 
 export const OPENAPI_PATH = new URL('../../generated/openapi/openapi.json', import.meta.url);

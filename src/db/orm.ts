@@ -1,9 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import type { MikroORM, Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
-import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { type AbstractSqlDriver, type SqlEntityManager, MikroORM as SqlMikroORM } from '@mikro-orm/sql';
-import { SqliteDriver } from '@mikro-orm/sqlite';
 import { ConfigError } from '../config/index.ts';
 import { ensurePrivateDir, ensurePrivateFile, restrictToOwner } from '../crypto/private-files.ts';
 import { databaseFailure, NOT_CONNECTED } from './availability.ts';
@@ -273,6 +271,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
     }
     const max = options.poolMax ?? 10;
     let stats: (() => PoolStats) | undefined;
+    // Each driver is loaded when its database is opened: a service on SQLite loads no PostgreSQL
+    // client (pg and its type parsers), and the reverse.
+    const { PostgreSqlDriver } = await import('@mikro-orm/postgresql');
     const orm = await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
       ...common,
       driver: PostgreSqlDriver,
@@ -304,6 +305,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
   // SQLite gives the -wal and -shm files the database file's permissions.
   ensurePrivateFile(sqlitePath);
   for (const companion of ['-wal', '-shm']) restrictToOwner(sqlitePath + companion);
+  const { SqliteDriver } = await import('@mikro-orm/sqlite');
   return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
     ...common,
     driver: SqliteDriver,
@@ -366,7 +368,10 @@ export async function migrate(orm: Orm): Promise<string[]> {
   // SQLite alters most things by rebuilding the table (copy, drop, rename), and dropping a table
   // that other rows reference fails while foreign keys are enforced. SQLite's documented procedure:
   // turn enforcement off outside the transaction, then check every reference before committing.
-  await orm.migrator.getPending(); // creates the migrations table outside the transaction below
+  // getPending also creates the migrations table outside the transaction below. Nothing pending:
+  // nothing to check either (`foreign_key_check` reads every reference of every table, the start-up's
+  // one cost that grew with the ledger: 37 s at 100,000 holdings, issue 34).
+  if ((await orm.migrator.getPending()).length === 0) return [];
   await connection.execute('pragma foreign_keys = off');
   try {
     return await connection.transactional(async (transaction) => {
@@ -402,14 +407,10 @@ export async function closeDatabase(orm: Orm): Promise<void> {
   await orm.close(true);
 }
 
-export function databaseKind(orm: Orm): DatabaseKind {
-  return databaseKindOf(orm.em.getPlatform());
-}
-
 /**
- * PostgreSQL needs explicit row locks for read-modify-write (`em.findOne(E, id, { lockMode:
- * LockMode.PESSIMISTIC_WRITE })` inside `em.transactional`); SQLite has one writer at a time.
+ * The database kind, for src/db/ and the operator's commands (scripts/db-migrate.ts names its
+ * target). The service asks ./dialect.ts and ./transactions.ts what differs, never the kind.
  */
-export function isPostgres(orm: Orm): boolean {
-  return databaseKind(orm) === 'postgresql';
+function databaseKind(orm: Orm): DatabaseKind {
+  return databaseKindOf(orm.em.getPlatform());
 }

@@ -29,6 +29,8 @@ export async function createScratchDatabase(
     postgresTemplate?: string;
     /** SQLite: writes the new file's first contents (a copy of a template file). */
     copyFrom?: (sqlitePath: string) => void;
+    /** PostgreSQL: settings of the new database for every session on it (`ALTER DATABASE ... SET`). */
+    settings?: Record<string, string>;
   },
 ): Promise<ScratchDatabase> {
   const name = `${options.prefix}_${randomBytes(6).toString('hex')}`;
@@ -49,6 +51,8 @@ export async function createScratchDatabase(
   try {
     const template = options.postgresTemplate ? ` template "${options.postgresTemplate}"` : '';
     await admin.em.getConnection().execute(`create database "${name}"${template}`);
+    for (const [setting, value] of Object.entries(options.settings ?? {}))
+      await admin.em.getConnection().execute(`alter database "${name}" set ${setting} = '${value}'`);
   } catch (error) {
     await admin.close(true);
     throw error;

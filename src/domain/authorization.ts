@@ -3,8 +3,8 @@
 // before any handler runs) and the relation the caller must have to the object (`x-relation`); the
 // domain checks each relation through one function here, so every service decides it the same way.
 //
-// Relations decided here: `collection-studio` (powers over a collection and its assets: mint, freeze,
-// unfreeze, metadata, a studio's burn, a recipe's mints), `wallet-controller` (moves out of a wallet,
+// Relations decided here: the audit trail's readers (`auditOwnersVisibleTo`), `collection-studio` (powers over a collection and its assets: mint, freeze,
+// unfreeze, metadata, a studio's burn, a recipe's mints, its store's offers and their sales), `wallet-controller` (moves out of a wallet,
 // as a guard the ledger store checks in its transaction), `trade-party` and `trade-counterparty`
 // (`tradeRelation`, `tradePartyFilter`), `resource-owner` (`ownedBy` for lookups by id,
 // `ownsResource` for an object already read). Services call these and answer a missing relation to
@@ -104,6 +104,19 @@ export function assertRecipeMayMint(creator: Actor, collection: CollectionRef): 
 }
 
 /**
+ * A store offer or a loot box (issue 36) mints with the powers of its creator as they are at the
+ * purchase or the opening, not as they were when it was made: `creator` with its current role must
+ * still have `collection-studio` powers over its collection (it mints there). Else the purchase or
+ * opening is refused and nothing moves. `what` names it ("offer", "loot box").
+ */
+export function assertCreatorMayGrant(creator: Actor, collection: CollectionRef, what: string): void {
+  if (hasCollectionPowers(creator, collection)) return;
+  throw new ForbiddenError(
+    `The ${what}'s creator may no longer add assets to ${collection.id} (its role changed): nothing can be granted from it.`,
+  );
+}
+
+/**
  * Unfreezing: `collection-studio`, and no lower than the role level of who froze it. A freeze by
  * the collection's studio is undone by that studio or an admin; a freeze by an admin (anyone else
  * than the collection's owner) only by an admin.
@@ -179,4 +192,20 @@ export function ownedBy<Column extends string = 'owner'>(
  */
 export function ownsResource(actor: Actor, ownerId: string, options: { admins?: boolean } = {}): boolean {
   return actor.userId === ownerId || (options.admins === true && actor.role === 'admin');
+}
+
+/**
+ * Reading the audit trail (`GET /api/v1/audit-log`, issue 37): an admin reads every entry
+ * (undefined: no filter); a studio the entries about objects its account owns (an entry's
+ * `ownerId`: a collection's studio, a key's or webhook's or service account's owner), `members`
+ * being its account's user ids (itself and its service accounts: src/db/account-members.ts). A
+ * service account reads as its owner's account does, with its own role. Anyone else: 403.
+ */
+export function auditOwnersVisibleTo(
+  actor: Actor,
+  members: readonly string[],
+): readonly string[] | undefined {
+  if (actor.role === 'admin') return undefined;
+  if (actor.role === 'studio') return members;
+  throw new ForbiddenError('Only a studio or an admin may read the audit trail.');
 }

@@ -17,7 +17,23 @@ export function ulid(now = Date.now()): string {
   return time + tail;
 }
 
-export type IdPrefix = 'usr' | 'key' | 'nft' | 'tr' | 'sub' | 'op' | 'trd' | 'rcp' | 'trf';
+export type IdPrefix =
+  | 'usr'
+  | 'key'
+  | 'nft'
+  | 'tr'
+  | 'sub'
+  | 'op'
+  | 'trd'
+  | 'rcp'
+  | 'trf'
+  | 'lst'
+  | 'ofr'
+  | 'sof'
+  | 'dtb'
+  | 'lbx'
+  | 'dsd'
+  | 'auc';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

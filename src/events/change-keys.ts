@@ -70,7 +70,25 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
       return;
     case 'chainTransferPending':
     case 'chainTransferRemoved':
-      return; // advisory: no ledger row changed (the ledger moves with the `newTransfer`)
+    case 'listingCreated':
+    case 'listingEnded':
+    case 'sale':
+    case 'offerCreated':
+    case 'offerEnded':
+    // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market rows no
+    // cached read shows (a sale's moves are its own newTransfer events).
+    case 'storePurchase':
+    case 'lootBoxOpened':
+    // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market and store rows
+    // no cached read shows (a sale's or a purchase's moves are its own newTransfer and newNFT events).
+    case 'auctionCreated':
+    case 'auctionBid':
+    case 'auctionEnded':
+    // Issue 36: the item's move is its own newTransfer event (which changes its reads).
+    case 'itemExpired':
+      // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market rows no
+      // cached read shows (a sale's moves are its own newTransfer events).
+      return;
   }
 }
 

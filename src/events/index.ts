@@ -1,8 +1,11 @@
 // The events module: outbox reads, the relay that follows the outbox, the commit bus between
 // instances, WebSocket tickets, and retention. Who hears of a commit, and in which order, is wired in
 // src/after-commit.ts.
+
 import type { Config } from '../config/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { pruneAudit } from '../domain/audit.ts';
+import { deleteExpiredIdempotencyRecords } from '../domain/ledger/idempotency.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { Metrics } from '../observability/metrics.ts';
 import type { RedisLink } from '../redis/link.ts';
@@ -56,6 +59,21 @@ export async function createEvents(deps: {
       return 0;
     });
     if (removed > 0) logger.info({ removed }, 'old events removed by retention');
+    // The same hourly pass removes expired Idempotency-Key records (their answers; issue 34).
+    const expired = await deleteExpiredIdempotencyRecords(orm).catch((error: unknown) => {
+      logger.warn({ err: error }, 'removing expired idempotency records failed');
+      return 0;
+    });
+    if (expired > 0) logger.info({ removed: expired }, 'expired idempotency records removed');
+    // And audit entries past their retention (issue 37; 0 keeps them all).
+    if (config.auditRetentionDays > 0) {
+      const before = new Date(Date.now() - config.auditRetentionDays * 86_400_000);
+      const pruned = await pruneAudit(orm, before).catch((error: unknown) => {
+        logger.warn({ err: error }, 'audit retention failed');
+        return 0;
+      });
+      if (pruned > 0) logger.info({ removed: pruned }, 'old audit entries removed by retention');
+    }
   };
   const pruner = setInterval(() => void prune(), PRUNE_EVERY_MS);
   pruner.unref();

@@ -9,8 +9,8 @@
 // waits exactly for the writers in flight at that moment; any id below the largest id already seen
 // was drawn by one of them, so afterwards every such id is final: committed, or gone for good.
 // SQLite has a single writer: its ids are always visible in commit order and none of this applies.
+import { dialectOf } from '../db/dialect.ts';
 import type { Orm } from '../db/orm.ts';
-import { databaseKindOf } from '../db/platform.ts';
 import type { RelayConnection } from './relay-connection.ts';
 
 /** The advisory lock's key; writers inside database functions (gats_apply_plan) get it as an argument. */
@@ -35,5 +35,5 @@ export async function waitForOutboxWritersOn(relay: RelayConnection, wait: boole
 
 /** Whether ids can appear out of order (then a gap must be settled before it is skipped). */
 export function idsMayCommitOutOfOrder(orm: Orm): boolean {
-  return databaseKindOf(orm.em.getPlatform()) === 'postgresql';
+  return dialectOf(orm).idsMayCommitOutOfOrder;
 }

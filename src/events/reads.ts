@@ -16,13 +16,13 @@
 // either way, and the rows past the relay's position are the few being committed.
 //
 // On PostgreSQL the branches' ordered index scans are also made the only plan
-// (POSTGRES_READ_SETTINGS): with stale statistics an equality (`asset_id = 'gold'`) is estimated at
+// (POSTGRES_READ_SETTINGS, src/db/dialect.ts): with stale statistics an equality (`asset_id = 'gold'`) is estimated at
 // a handful of rows, and the planner read all of its matches with a bitmap scan and sorted them
 // (test/integration/events/event-read-plans.test.ts shows both).
 import type { EntityManager } from '@mikro-orm/sql';
+import { dialectOf } from '../db/dialect.ts';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { EVENT_TYPES, type OutboxEvent } from '../db/entities/OutboxEvent.ts';
-import { databaseKindOf } from '../db/platform.ts';
 import type { EventFilter } from './filter.ts';
 
 /** The columns of an event row, in the order of the relay's read (./store.ts). */
@@ -156,43 +156,11 @@ const DECODE: RowDecoder = {
 };
 
 /**
- * Planner settings for the read, local to its statement's implicit transaction: the only plan left
- * is each branch's ordered index scan under its LIMIT (and a merge). Without them PostgreSQL chose by
- * its estimates, and with statistics older than the rows (no ANALYZE since an airdrop: the default
- * selectivities say an equality matches a handful of rows) it read every match with a bitmap scan
- * and sorted them (a currency's every transfer, to return 100). Nothing here can be planned without
- * an index (every branch has `id > ?` on an index ending with the id), so nothing gets slower.
- */
-export const POSTGRES_READ_SETTINGS =
-  'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off;';
-
-/** The pg Pool's `query` with no values: one simple-protocol round trip, several statements. */
-interface PgPool {
-  query(text: string): Promise<{ rows: unknown[] }[]>;
-}
-
-/**
- * The text PostgreSQL is sent for `query`: the settings and the read, one simple-protocol message
- * (several statements in one implicit transaction, so `set local` holds for the read and ends with
- * it, and an error rolls all of it back), the values written in by MikroORM's formatter as
- * `em.execute` does. `prefix` goes before the read (tests: `explain`).
- */
-export function postgresReadText(em: EntityManager, query: EventReadQuery, prefix = ''): string {
-  return `${POSTGRES_READ_SETTINGS} ${prefix}${em.getPlatform().formatQuery(query.sql, query.params)}`;
-}
-
-/** Runs text from `postgresReadText` on the ORM's pool; the rows of its last statement. */
-export async function runPostgresRead<T>(em: EntityManager, text: string): Promise<T[]> {
-  const pool = (await em.getConnection().getNativeClient()) as PgPool;
-  const results = await pool.query(text);
-  return results[results.length - 1].rows as T[];
-}
-
-/**
  * The first `limit` events with id > `after` (and <= `upTo` when given) matching `filter`, in id
- * order. SQLite: through `em`. PostgreSQL: on a connection of the ORM's pool, outside any transaction
- * of `em` (the readers hold none), with POSTGRES_READ_SETTINGS; the values written into the
- * statement, so every read is planned for its own values (no generic plan).
+ * order, read with the planner pinned (the dialect's `pinnedRead`, src/db/dialect.ts). SQLite: through
+ * `em`. PostgreSQL: on a connection of the ORM's pool, outside any transaction of `em` (the readers
+ * hold none), with POSTGRES_READ_SETTINGS; the values written into the statement, so every read is
+ * planned for its own values (no generic plan).
  */
 export async function readEvents(
   em: EntityManager,
@@ -203,9 +171,6 @@ export async function readEvents(
 ): Promise<OutboxEvent[]> {
   const query = eventReadQuery(after, limit, filter);
   if (!query) return [];
-  const rows =
-    databaseKindOf(em.getPlatform()) === 'postgresql'
-      ? await runPostgresRead<EventRow>(em, postgresReadText(em, query))
-      : await em.execute<EventRow[]>(query.sql, query.params);
+  const rows = await dialectOf(em).pinnedRead<EventRow>(em, query);
   return eventsUpTo(rows, DECODE, upTo);
 }

@@ -14,8 +14,8 @@
 // t × 1,000,000 as long as the service published fewer than a million events a second on average
 // since the previous restore: it publishes thousands at most. Restoring the same backup twice,
 // each restore gets a later time, so their ids never meet.
+import { dialectOf } from '../db/dialect.ts';
 import type { Orm } from '../db/orm.ts';
-import { databaseKind } from '../db/orm.ts';
 
 /** sequence_counter rows `outbox-restored-after:<last id kept>` = the first id given after it. */
 export const RESTORE_MARK_PREFIX = 'outbox-restored-after:';
@@ -55,14 +55,7 @@ async function lastIdGiven(orm: Orm): Promise<number> {
   const [stored] = await connection.execute<{ newest: number | string | null }[]>(
     'select max(id) as newest from outbox_event',
   );
-  const sequence =
-    databaseKind(orm) === 'postgresql'
-      ? await connection.execute<{ value: string | number }[]>(
-          `select case when is_called then last_value else 0 end as value from outbox_event_id_seq`,
-        )
-      : await connection.execute<{ value: string | number }[]>(
-          `select seq as value from sqlite_sequence where name = 'outbox_event'`,
-        );
+  const sequence = await connection.execute<{ value: string | number }[]>(dialectOf(orm).outboxSequenceSql);
   return Math.max(Number(stored?.newest ?? 0), Number(sequence[0]?.value ?? 0));
 }
 
@@ -76,12 +69,7 @@ export async function markRestored(orm: Orm, now = new Date()): Promise<RestoreG
   const connection = orm.em.getConnection();
   await connection.transactional(async (transaction) => {
     const run = (sql: string, values: unknown[] = []) => connection.execute(sql, values, 'run', transaction);
-    if (databaseKind(orm) === 'postgresql') {
-      await run(`select setval('outbox_event_id_seq', ?, true)`, [next - 1]);
-    } else {
-      await run(`delete from sqlite_sequence where name = 'outbox_event'`);
-      await run(`insert into sqlite_sequence (name, seq) values ('outbox_event', ?)`, [next - 1]);
-    }
+    await dialectOf(orm).setOutboxSequence(run, next - 1);
     await run('insert into sequence_counter (name, value) values (?, ?)', [
       `${RESTORE_MARK_PREFIX}${after}`,
       next,

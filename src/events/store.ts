@@ -1,6 +1,7 @@
 // Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
+import { dialectOf } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
@@ -10,6 +11,14 @@ import type { EventFilter, PublishedEvent } from './filter.ts';
 import { type EventRow, readEvents } from './reads.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
+
+/** Events removed per transaction by retention (`prune`). */
+const PRUNE_BATCH = 10_000;
+
+/** The newest old event among the oldest `?` events, and how many of them are old (`prune`). */
+export const PRUNE_BOUNDARY =
+  'select max(id) as last, count(*) as old from ' +
+  '(select id, occurred_at from outbox_event order by id limit ?) as oldest where occurred_at < ?';
 
 /** Row of sequence_counter that remembers how far retention has deleted. */
 const PRUNED_THROUGH = 'outbox-pruned-through';
@@ -179,23 +188,40 @@ export class EventStore {
     return this.restores;
   }
 
-  /** Deletes events older than the retention window and records how far it went; returns how many. */
-  async prune(olderThan: Date): Promise<number> {
-    return this.em().transactional(async (em) => {
-      const rows = await em.execute<{ last: number | string | null }[]>(
-        'select max(id) as last from outbox_event where occurred_at < ?',
-        [olderThan],
-      );
-      const last = rows[0]?.last;
-      if (last === null || last === undefined) return 0;
-      await em.execute(
-        `insert into sequence_counter (name, value) values (?, ?)
-         on conflict (name) do update set value = excluded.value`,
-        [PRUNED_THROUGH, Number(last)],
-      );
-      // Internal changes only matter to relays that are running now: keep them as long as events.
-      await em.nativeDelete(LedgerChange, { occurredAt: { $lt: olderThan } });
-      return em.nativeDelete(OutboxEvent, { id: { $lte: Number(last) } });
-    });
+  /**
+   * Deletes events older than the retention window and records how far it went; returns how many.
+   * Oldest first, `batch` rows of the primary key at a time, each batch its own transaction: the cost
+   * is the rows removed, not the log (the boundary was `max(id) where occurred_at < ?`, a scan of the
+   * whole log every hour, on SQLite on the writers' connection; issue 34). Ids follow commit order and
+   * an event is stamped as it commits, so the old events are a prefix of the log: a batch with any
+   * event inside the window is the last.
+   */
+  async prune(olderThan: Date, batch = PRUNE_BATCH): Promise<number> {
+    let removed = 0;
+    for (;;) {
+      const step = await this.em().transactional(async (em) => {
+        // The primary key's walk is the only plan left, whatever the statistics (src/db/dialect.ts).
+        await dialectOf(em).pinInTransaction((sql, values) => em.execute(sql, values ?? []));
+        const [row] = await em.execute<{ last: number | string | null; old: number | string }[]>(
+          PRUNE_BOUNDARY,
+          [batch, olderThan],
+        );
+        const last = row?.last;
+        if (last === null || last === undefined) return { removed: 0, more: false };
+        await em.execute(
+          `insert into sequence_counter (name, value) values (?, ?)
+           on conflict (name) do update set value = excluded.value`,
+          [PRUNED_THROUGH, Number(last)],
+        );
+        const deleted = await em.nativeDelete(OutboxEvent, { id: { $lte: Number(last) } });
+        return { removed: deleted, more: Number(row.old) >= batch };
+      });
+      removed += step.removed;
+      if (!step.more) break;
+    }
+    // Internal changes only matter to relays that are running now: keep them as long as events (a
+    // few rows: wallet links publish no event).
+    await this.em().nativeDelete(LedgerChange, { occurredAt: { $lt: olderThan } });
+    return removed;
   }
 }

@@ -7,9 +7,12 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse as parseCookies } from 'cookie';
 import type { Context } from 'koa';
-import { OpenAPIBackend, OpenAPIValidator, type Operation, type Request } from 'openapi-backend';
-import type { Authenticator } from '../auth/caller.ts';
+import { OpenAPIRouter, OpenAPIValidator, type Operation, type Request } from 'openapi-backend';
+import type { AuthContext, Authenticator } from '../auth/caller.ts';
+import { isServiceAccountId } from '../auth/service-account-ids.ts';
+import { dereferenceLocal } from '../contract/dereference.ts';
 import type { ContractOperation, OperationGuard, OperationIndex } from '../contract/operations.ts';
+import { type AuditOrigin, SERVICE_ORIGIN, withAuditOrigin } from '../domain/audit.ts';
 import { AppError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import type { HandlerMap, OperationHandler, OperationRequest } from './handler.ts';
 import { OperationMatcher } from './operation-matcher.ts';
@@ -23,11 +26,10 @@ import {
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-/** openapi-backend checks documents against the 3.0 meta-schema; ours is 3.1 and linted by Redocly. */
-class OpenApi31Backend extends OpenAPIBackend {
-  override validateDefinition() {
-    return this.definition;
-  }
+/** openapi-backend's router and request validators of the dereferenced contract. */
+interface CompiledContract {
+  router: OpenAPIRouter;
+  validator: OpenAPIValidator;
 }
 
 export interface ContractRouter {
@@ -44,8 +46,12 @@ interface PreparedOperation {
   handler: OperationHandler | undefined;
   /** Alternatives of schemes, each all required (the contract's `security`). */
   security: string[][];
-  /** openapi-backend's compiled Ajv validators: request body, then parameters (coercing). */
-  validators: ValidateFunction[];
+  /**
+   * openapi-backend's Ajv validators: request body, then parameters (coercing). Compiled at the
+   * operation's first request, then kept (in openapi-backend's validator, shared by every app of the
+   * process): compiling all of them was ~1.5 s, most of the service's start-up.
+   */
+  validators: () => ValidateFunction[];
   /** Query parameters declared as arrays: a single value becomes a one-item array. */
   arrayQuery: Set<string>;
   /** Query parameters that need openapi-backend's style handling (JSON content, explode: false). */
@@ -144,7 +150,12 @@ export async function createContractRouter(
       headers: ctx.headers as Record<string, string | string[] | undefined>,
       auth: ctx.state.auth ?? null,
     };
-    await operation.handler(request, ctx);
+    // Every audit entry the operation records names this caller, credential, address and request.
+    const origin = requestOrigin(request.auth, {
+      address: ctx.ip || null,
+      requestId: ctx.state.requestId ?? null,
+    });
+    await withAuditOrigin(origin, () => operation.handler?.(request, ctx));
   }
 
   return {
@@ -168,12 +179,12 @@ export async function createContractRouter(
 }
 
 /**
- * openapi-backend dereferences the document and compiles every request validator once (Ajv 2020
+ * openapi-backend's router and validator on the dereferenced document, compiling each request validator once (Ajv 2020
  * with formats, all errors, coercion of path and query parameters only: they arrive as strings;
  * bodies are validated as sent). Requests are then routed, parsed and checked here, with the same
  * outcomes as its handleRequest, minus the work it repeats per request.
  */
-function compileValidators(document: Record<string, unknown>): Promise<OpenApi31Backend> {
+function compileValidators(document: Record<string, unknown>): Promise<CompiledContract> {
   // Once per document and process: the validators are pure functions of the contract, and a process
   // that builds several apps (the test suite, a benchmark's two instances) would otherwise compile
   // them again for each (~1 s of start-up).
@@ -185,27 +196,24 @@ function compileValidators(document: Record<string, unknown>): Promise<OpenApi31
   }
   return compiled;
 }
-const compiledValidators = new WeakMap<Record<string, unknown>, Promise<OpenApi31Backend>>();
+const compiledValidators = new WeakMap<Record<string, unknown>, Promise<CompiledContract>>();
 
-async function compile(document: Record<string, unknown>): Promise<OpenApi31Backend> {
-  // The document is dereferenced by openapi-backend's init (json-schema-ref-parser, which keeps the
-  // keywords beside a `$ref`, as OpenAPI 3.1 allows: e.g. CreateCollectionRequest's `not`); the
-  // validator is then made here with lazy compilation: prepareOperations asks for each operation's
-  // request validators (so each is still compiled before the first request), while the response
-  // validators, which openapi-backend compiles at init for every operation and which the service
-  // never uses (the tests check answers against the contract themselves), are never built. That
-  // was half of the service's start-up time. (openapi-backend's `quick` option also compiles lazily,
-  // but dereferences with a library that drops the keywords beside a `$ref`.)
-  const api = new OpenApi31Backend({
-    definition: structuredClone(document) as never,
-    strict: true,
-    validate: false,
-  });
-  await api.init();
-  if (api.router.apiRoot !== '/') throw new Error('the contract router supports only the API root /');
-  api.validator = new OpenAPIValidator({
-    definition: api.definition,
-    router: api.router,
+async function compile(document: Record<string, unknown>): Promise<CompiledContract> {
+  // openapi-backend's OpenAPIBackend is not used: its init checks the document against the 3.0
+  // meta-schema (ours is 3.1, linted by Redocly) and dereferences it with json-schema-ref-parser
+  // (~0.5 CPU-s; the bundle's references are all local: ../contract/dereference.ts does the same in
+  // one pass, keeping the keywords beside a `$ref`, as OpenAPI 3.1 allows: e.g.
+  // CreateCollectionRequest's `not`). Its router and validator are made here, the validator with
+  // lazy compilation: an operation's request validators are compiled at its first request, while
+  // the response validators, which openapi-backend compiles at init for every operation and which
+  // the service never uses (the tests check answers against the contract themselves), are never
+  // built. That was half of the service's start-up time. (openapi-backend's `quick` option also
+  // compiles lazily, but dereferences with a library that drops the keywords beside a `$ref`.)
+  const definition = dereferenceLocal(structuredClone(document)) as never;
+  const router = new OpenAPIRouter({ definition, apiRoot: '/' });
+  const validator = new OpenAPIValidator({
+    definition,
+    router,
     lazyCompileValidators: true,
     coerceTypes: true,
     customizeAjv: (_ajv, options) =>
@@ -213,12 +221,12 @@ async function compile(document: Record<string, unknown>): Promise<OpenApi31Back
         addFormats(new Ajv2020({ ...options, allErrors: true, strict: false, validateSchema: false })),
       ) as never,
   });
-  return api;
+  return { router, validator };
 }
 
 /** Per operation of openapi-backend's router: its guard and handler, validators and parsing needs. */
 function prepareOperations(
-  api: OpenApi31Backend,
+  api: CompiledContract,
   operations: Operation[],
   index: OperationIndex,
   handlers: HandlerMap,
@@ -234,7 +242,7 @@ function prepareOperations(
       guard: indexed.guard,
       handler: handlers[operationId],
       security: indexed.security.map((requirement) => Object.keys(requirement)),
-      validators: api.validator.getRequestValidatorsForOperation(operationId) ?? [],
+      validators: () => api.validator.getRequestValidatorsForOperation(operationId) ?? [],
       arrayQuery: new Set(
         query
           .filter(
@@ -296,7 +304,7 @@ function validate(ctx: Context, operation: PreparedOperation, parsed: ParsedRequ
   const contentType = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
   if (typeof parsed.body === 'object' || contentType === 'application/json')
     parameters.requestBody = parsed.body;
-  for (const validator of operation.validators) {
+  for (const validator of operation.validators()) {
     validator(parameters);
     if (validator.errors) errors.push(...(validator.errors as AjvErrorLike[]));
   }
@@ -322,4 +330,23 @@ function satisfied(ctx: Context, scheme: string): boolean {
 
 function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+}
+
+/** Who an audit entry of this request names: the caller, its credential, its address, the request id. */
+function requestOrigin(
+  auth: AuthContext | null,
+  request: { address: string | null; requestId: string | null },
+): AuditOrigin {
+  if (!auth) return { ...SERVICE_ORIGIN, actor: { kind: 'user', id: null, role: null }, ...request };
+  return {
+    actor: {
+      kind: isServiceAccountId(auth.userId) ? 'serviceAccount' : 'user',
+      id: auth.userId,
+      role: auth.role,
+    },
+    credential: auth.apiKeyId
+      ? { kind: 'apiKey', clientId: auth.clientId, apiKeyId: auth.apiKeyId }
+      : { kind: 'token', clientId: auth.clientId },
+    ...request,
+  };
 }

@@ -5,7 +5,8 @@ import type { components } from '../../generated/openapi/types.ts';
 import { databaseFailure } from '../db/availability.ts';
 import { AppError, DatabaseUnavailableError, OutcomeUnknownError } from '../domain/errors.ts';
 
-const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Methods that change nothing: an answer that failed may be asked for again. */
+export const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**
  * A database that is away is a 503 with its own type, never a 500 with driver text. A connection

@@ -33,9 +33,10 @@
 // and one user's slow endpoints only that user's. The requests are signed and sent by a thread of their own (send-worker.ts), the
 // HTTP client's CPU off the event loop that serves the API and the WebSockets; the dispatcher only
 // listens to the relay (a nudge and a copy of the events), so WebSocket fan-out never waits for it.
-// The parts: this file schedules (tick, serve) and follows the sender thread's streams; ./leases.ts
-// takes, renews and lets go of leases and says whose turn is over; ./fast-path.ts sends a series at a
-// time and writes the successes in batches; ./slow-path.ts materializes pending rows and records each
+// The parts: this file schedules (tick, serve) and wires the others; ./leases.ts takes, renews and
+// lets go of leases and says whose turn is over; ./fast-path.ts sends a series at a time and writes
+// the successes in batches; ./streams.ts runs an up-to-date subscription's fast path in the sender
+// thread and stops it when it must end; ./slow-path.ts materializes pending rows and records each
 // attempt; ./recent-events.ts keeps the relay's recent events for the fast path; ./held.ts is what
 // they share;
 // every read and write of delivery state goes through ./store/ (the DeliveryStore port).
@@ -46,20 +47,13 @@ import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import { createFastPath } from './fast-path.ts';
-import {
-  clock,
-  type DispatcherOptions,
-  deliveryMeters,
-  type Held,
-  type LiveEvent,
-  type StopReason,
-  type Streaming,
-} from './held.ts';
+import { type DispatcherOptions, deliveryMeters, type Held, IDLE_RELEASE_MS } from './held.ts';
 import { Leases } from './leases.ts';
 import { RecentEvents } from './recent-events.ts';
-import { createSendThread, DELIVERY_FIELDS, type StreamReport } from './send-thread.ts';
+import { createSendThread } from './send-thread.ts';
 import { createSlowPath } from './slow-path.ts';
 import type { DeliveryStore } from './store/index.ts';
+import { createStreams } from './streams.ts';
 import { subscriptionFilter, type WebhookService } from './subscriptions.ts';
 
 /** How often the dispatcher looks for work without being nudged (retries coming due, other instances' leases). */
@@ -70,8 +64,6 @@ const CLAIM_EVERY_MS = 25;
 const FLUSH_MS = 200;
 /** Events of one subscription handed to the sender thread at once (sent in order, one at a time). */
 const SEND_SERIES = 64;
-/** A subscription with nothing to send this long is let go. */
-const IDLE_RELEASE_MS = 2000;
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
@@ -123,8 +115,6 @@ export function createDispatcher(deps: {
   let claimedAt = 0;
   let claimTimer: NodeJS.Timeout | null = null;
   let contendedAt = 0;
-  /** Streams started (each has its own generation). */
-  let nextGen = 1;
   /**
    * Whether any enabled subscription exists (counted at most every POLL_MS, and at once after a local
    * change): with none, the relay's nudges (one per commit) cost nothing here. Another instance's new
@@ -134,16 +124,6 @@ export function createDispatcher(deps: {
   let countedAt = 0;
   /** Database work that must not interleave (writes of successes, refreshes of the held state). */
   let serial: Promise<unknown> = Promise.resolve();
-
-  const poll = setInterval(() => {
-    checkStreams();
-    wake();
-  }, POLL_MS);
-  poll.unref();
-  const flusher = setInterval(() => {
-    if (fast.unwritten()) void fast.flush();
-  }, FLUSH_MS);
-  flusher.unref();
 
   function inSeries<T>(work: () => Promise<T>): Promise<T> {
     const next = serial.then(work, work);
@@ -209,8 +189,29 @@ export function createDispatcher(deps: {
     recent,
     slow,
     inSeries,
-    writeFailed: () => checkStreams(),
+    writeFailed: () => streams.check(),
   });
+  const streams = createStreams({
+    sender,
+    sendOptions,
+    held,
+    recent,
+    fast,
+    leases,
+    meters,
+    metrics,
+    stopped: () => stopped,
+  });
+
+  const poll = setInterval(() => {
+    streams.check();
+    wake();
+  }, POLL_MS);
+  poll.unref();
+  const flusher = setInterval(() => {
+    if (fast.unwritten()) void fast.flush();
+  }, FLUSH_MS);
+  flusher.unref();
 
   function track(sub: WebhookSubscription, h?: Held, account = sub.owner.id): Held {
     const target = h ?? {
@@ -325,7 +326,7 @@ export function createDispatcher(deps: {
       // A replay moved the cursor back (writes of this instance's cursors are in series with this read).
       if (h.mode === 'fast' && Number(sub.cursor) !== h.flushed) h.wantSlow = true;
     }
-    checkStreams();
+    streams.check();
   }
 
   /** Delivers what the subscription has, in order, until it runs dry, fails, or must let go. */
@@ -341,9 +342,9 @@ export function createDispatcher(deps: {
         continue;
       }
       if (leases.turnOver(h)) return;
-      if (canStream(h)) {
+      if (streams.canStream(h)) {
         // Up to date: the sender thread runs the fast path until it fails or is asked to stop.
-        if ((await stream(h)) === 'idle') return;
+        if ((await streams.stream(h)) === 'idle') return;
         continue;
       }
       const batch = await fast.next(h);
@@ -367,147 +368,6 @@ export function createDispatcher(deps: {
         }
       }
       if (all) h.confirmed = Math.max(h.confirmed, batch.upTo);
-    }
-  }
-
-  /** Whether the fast path may run in the sender thread: the events after `confirmed` are all in memory. */
-  function canStream(h: Held): boolean {
-    return !stopped && !h.lost && !h.wantSlow && h.mode === 'fast' && recent.covers(h.confirmed);
-  }
-
-  /**
-   * Runs the subscription's fast path in the sender thread: it is handed the events after
-   * `confirmed` the dispatcher has, then every later batch of the relay's, and sends them in order
-   * (send-worker.ts); its reports come to `streamed`. Until it ends: its first failure (recorded here,
-   * and the slow path takes over), or a stop asked by checkStreams. Why it ended.
-   */
-  async function stream(h: Held): Promise<StopReason | 'failed' | 'ended'> {
-    let end = () => {};
-    const ended = new Promise<void>((resolve) => {
-      end = resolve;
-    });
-    const gen = nextGen++;
-    const streaming: Streaming = { gen, stopping: null, discard: false, failed: undefined, ended, end };
-    h.stream = streaming;
-    // The events it wants after its position that are here already; later ones follow in order.
-    const backlog = recent.matching(h.confirmed, h.filter).events;
-    const upTo = Math.max(h.confirmed, recent.lastId ?? h.confirmed);
-    sender.startStream(
-      {
-        id: h.id,
-        gen,
-        url: h.url,
-        secrets: h.secrets,
-        filter: {
-          types: [...h.filter.types],
-          wallet: h.filter.wallet,
-          assetId: h.filter.assetId,
-          collection: h.filter.collection,
-        },
-        options: sendOptions,
-        events: backlog,
-        upTo,
-      },
-      (report) => streamed(h, streaming, report),
-    );
-    h.lastWork = Date.now();
-    checkStreams();
-    await ended;
-    const failed = streaming.failed;
-    // Ended by the thread itself (it died, or the subscription fell too far behind): from the cursor.
-    if (!failed) return streaming.stopping ?? 'ended';
-    // The writes failed meanwhile: the slow path goes on from the cursor as written (wantSlow is set).
-    if (streaming.discard) return 'slow';
-    const startedAt = new Date(failed.sent.startedAt);
-    const event = { id: failed.eventId, type: failed.type } as LiveEvent;
-    await fast.failed(
-      h,
-      event,
-      fast.pendingRow(h, failed.deliveryId, event, startedAt),
-      failed.sent.outcome,
-      startedAt,
-    );
-    return 'failed';
-  }
-
-  /** A stream's report: its deliveries (written with the next flush), how far it is done, its end. */
-  function streamed(h: Held, streaming: Streaming, report: StreamReport): void {
-    const { numbers, ids, types } = report;
-    const received = clock();
-    if (!streaming.discard) {
-      const count = ids.length;
-      for (let i = 0; i < count; i++) {
-        const at = i * DELIVERY_FIELDS;
-        const eventId = numbers[at];
-        const occurredAt = numbers[at + 1];
-        const heldAt = numbers[at + 2];
-        const threadAt = numbers[at + 3];
-        const started = numbers[at + 4];
-        const done = numbers[at + 5];
-        // To the thread; waiting behind the subscription's earlier requests; the request; the report back.
-        meters.stages.relay.observe(Math.max(0, heldAt - occurredAt) / 1000);
-        meters.stages.queue.observe(Math.max(0, threadAt - heldAt) / 1000);
-        meters.stages.handoff.observe(Math.max(0, started - threadAt) / 1000);
-        meters.stages.request.observe(Math.max(0, done - started) / 1000);
-        meters.stages.return.observe(Math.max(0, received - done) / 1000);
-        meters.outcomes.succeeded.attempts.inc();
-        meters.outcomes.succeeded.seconds.observe((done - started) / 1000);
-        metrics.lagSeconds.observe(Math.max(0, done - occurredAt) / 1000);
-        const startedAt = new Date(started);
-        const doneAt = new Date(done);
-        fast.succeeded({
-          id: ids[i],
-          subscription: h.id,
-          eventId,
-          eventType: types[i],
-          status: 'succeeded',
-          attempts: 1,
-          firstAttemptAt: startedAt,
-          nextAttemptAt: startedAt,
-          lastAttemptAt: doneAt,
-          lastStatusCode: numbers[at + 6],
-          lastError: null,
-          deliveredAt: doneAt,
-          createdAt: startedAt,
-        });
-      }
-      if (count > 0) {
-        h.sent += count;
-        h.lastWork = Date.now();
-      }
-      if (report.confirmed > h.confirmed) h.confirmed = report.confirmed;
-    }
-    if (report.failed) {
-      streaming.failed = report.failed;
-      meters.stages.request.observe(
-        Math.max(0, report.failed.sent.doneAt - report.failed.sent.startedAt) / 1000,
-      );
-    }
-    if (report.stopped) {
-      if (h.stream === streaming) h.stream = null;
-      streaming.end();
-    } else if (leases.turnOver(h)) checkStreams();
-  }
-
-  /** Asks the streams that must end to stop (their lease lost, the slow path wanted, their turn over, idle). */
-  function checkStreams(): void {
-    const now = Date.now();
-    for (const h of held.values()) {
-      const streaming = h.stream;
-      if (!streaming || streaming.stopping) continue;
-      const reason: StopReason | null =
-        stopped || h.lost
-          ? 'lost'
-          : h.wantSlow
-            ? 'slow'
-            : leases.turnOver(h)
-              ? 'turn'
-              : now - h.lastWork >= IDLE_RELEASE_MS
-                ? 'idle'
-                : null;
-      if (!reason) continue;
-      streaming.stopping = reason;
-      sender.stopStream(h.id, streaming.gen);
     }
   }
 
@@ -546,7 +406,7 @@ export function createDispatcher(deps: {
       stopped = true;
       clearInterval(poll);
       clearInterval(flusher);
-      checkStreams();
+      streams.check();
       wake();
       // In-flight requests end within their timeout; what succeeded is written, the rest stays for
       // the next holder (leases are let go, or lapse).

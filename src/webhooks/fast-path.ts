@@ -4,7 +4,7 @@
 // successes are written together, every 200 ms (the dispatcher's FLUSH_MS), for all subscriptions
 // at once (one write of the delivery rows and the cursors: the store's recordSuccesses) instead of
 // several statements per delivery. The first failure writes its pending row at once and hands the subscription to the slow
-// path (./slow-path.ts). The streams (./dispatcher.ts) report their successes here too.
+// path (./slow-path.ts). The streams (./streams.ts) report their successes here too.
 import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';

@@ -1,4 +1,4 @@
-// What the dispatcher (./dispatcher.ts) and its parts (./leases.ts, ./fast-path.ts, ./slow-path.ts)
+// What the dispatcher (./dispatcher.ts) and its parts (./leases.ts, ./fast-path.ts, ./streams.ts, ./slow-path.ts)
 // share: its options, the delivery metrics, a subscription it holds the lease of (`Held`), and the events it sends (`LiveEvent`: the
 // relay's, or caught up from the outbox through the relay's own row mapping).
 import type { Counter, Histogram } from 'prom-client';
@@ -8,6 +8,9 @@ import { toPublished } from '../events/store.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
 import type { StreamEvent, StreamReport } from './send-thread.ts';
 import type { TargetPolicy } from './targets.ts';
+
+/** A subscription with nothing to send this long is let go (its stream stopped, its lease released). */
+export const IDLE_RELEASE_MS = 2000;
 
 /** Events read from the outbox (or turned into deliveries) per step. */
 export const MATERIALIZE_BATCH = 200;

@@ -1,6 +1,7 @@
 // Webhook subscriptions and their deliveries: create (the signing secret shown once, kept sealed by
 // the secret box since signing needs it), list, delete, enable/disable, rotate the secret, and the
 // repair operations (list deliveries, redeliver one, replay from an event id).
+
 import { randomBytes } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import type { components } from '../../generated/openapi/types.ts';
@@ -11,11 +12,12 @@ import { User } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
+import { inTransaction } from '../db/transactions.ts';
+import { auditDraft, recordAudit } from '../domain/audit.ts';
 import { ownedBy } from '../domain/authorization.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
-import { inTransaction } from '../domain/ledger/transactions.ts';
 import type { EventFilter } from '../events/filter.ts';
 import { type TargetPolicy, webhookUrlProblem } from './targets.ts';
 
@@ -178,6 +180,10 @@ export function createWebhookService(deps: {
           deletedAt: null,
         });
         await em.flush();
+        await recordAudit(
+          em,
+          auditDraft('webhook.created', { type: 'webhook', id, ownerId: userId }, { after: view(created) }),
+        );
         return created;
       });
       deps.changed();
@@ -200,34 +206,62 @@ export function createWebhookService(deps: {
     },
 
     async remove(userId, id) {
-      const em = orm.em.fork();
-      const sub = await owned(em, userId, id);
-      sub.deletedAt = new Date();
-      sub.enabled = false;
-      await em.flush();
+      await inTransaction(orm, async (em) => {
+        const sub = await owned(em, userId, id);
+        const before = view(sub);
+        sub.deletedAt = new Date();
+        sub.enabled = false;
+        await em.flush();
+        await recordAudit(
+          em,
+          auditDraft('webhook.deleted', { type: 'webhook', id, ownerId: userId }, { before }),
+        );
+      });
       deps.changed();
     },
 
     async setEnabled(userId, id, enabled) {
-      const em = orm.em.fork();
-      const sub = await owned(em, userId, id);
-      sub.enabled = enabled;
-      // Enabling again starts afresh: a subscription disabled for failing gets a new chance.
-      sub.status = enabled ? 'active' : 'disabled';
-      if (enabled) sub.failingSince = null;
-      await em.flush();
+      const sub = await inTransaction(orm, async (em) => {
+        const sub = await owned(em, userId, id);
+        const before = view(sub);
+        sub.enabled = enabled;
+        // Enabling again starts afresh: a subscription disabled for failing gets a new chance.
+        sub.status = enabled ? 'active' : 'disabled';
+        if (enabled) sub.failingSince = null;
+        await em.flush();
+        await recordAudit(
+          em,
+          auditDraft(
+            'webhook.updated',
+            { type: 'webhook', id, ownerId: userId },
+            { before, after: view(sub) },
+          ),
+        );
+        return sub;
+      });
       deps.changed();
       return view(sub);
     },
 
     async rotateSecret(userId, id) {
-      const em = orm.em.fork();
-      const sub = await owned(em, userId, id);
       const secret = generateSigningSecret();
       const expiresAt = new Date(Date.now() + SECRET_OVERLAP_MS);
-      sub.secretsSealed = secretBox.seal(JSON.stringify([secret, secretsOf(sub)[0]]), sealContext(sub.id));
-      sub.previousSecretExpiresAt = expiresAt;
-      await em.flush();
+      await inTransaction(orm, async (em) => {
+        const sub = await owned(em, userId, id);
+        sub.secretsSealed = secretBox.seal(JSON.stringify([secret, secretsOf(sub)[0]]), sealContext(sub.id));
+        sub.previousSecretExpiresAt = expiresAt;
+        await em.flush();
+        await recordAudit(
+          em,
+          auditDraft(
+            'webhook.secretRotated',
+            { type: 'webhook', id, ownerId: userId },
+            {
+              after: { previousSecretExpiresAt: expiresAt },
+            },
+          ),
+        );
+      });
       deps.changed();
       return { secret, previousSecretExpiresAt: expiresAt.toISOString() };
     },

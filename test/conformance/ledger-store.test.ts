@@ -9,8 +9,13 @@ import { Collection } from '../../src/db/entities/Collection.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { IdempotencyRecord } from '../../src/db/entities/IdempotencyRecord.ts';
 import { LedgerChange } from '../../src/db/entities/LedgerChange.ts';
+import { Listing } from '../../src/db/entities/Listing.ts';
+import { DrawRecord, DrawSeed, LootBoxPity } from '../../src/db/entities/LootBox.ts';
+import { Offer } from '../../src/db/entities/Offer.ts';
 import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
 import { PriceObservation } from '../../src/db/entities/PriceObservation.ts';
+import { Sale } from '../../src/db/entities/Sale.ts';
+import { StoreOffer, StoreOfferWallet, StorePurchase } from '../../src/db/entities/StoreOffer.ts';
 import { Trade } from '../../src/db/entities/Trade.ts';
 import { Transfer } from '../../src/db/entities/Transfer.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
@@ -27,7 +32,9 @@ import {
   type NewTrade,
   type Plan,
 } from '../../src/domain/ledger/store/index.ts';
+import { planJson } from '../../src/domain/ledger/store/postgres.ts';
 import { commitHookOf } from '../../src/events/commit-hook.ts';
+import { OUTBOX_LOCK_KEY } from '../../src/events/outbox-lock.ts';
 import { DB_KINDS } from '../helpers/db.ts';
 import {
   checkInvariants,
@@ -599,7 +606,539 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await checkInvariants(fx.orm)).toEqual([]);
   });
 
+  // ---- Stores (issue 36) ----
+  it('checks a store offer available (status, version, window, limits), counts its units once, and writes its purchase (issue 36)', async () => {
+    const offer = async (fields: Partial<StoreOffer> = {}) => {
+      const em = fx.orm.em.fork();
+      const at = new Date();
+      const row = em.create(StoreOffer, {
+        id: newId('sof'),
+        collectionId: 'conf',
+        name: 'Offer',
+        version: 1,
+        status: 'active',
+        price: [],
+        grants: [],
+        payTo: A,
+        limitPerWallet: null,
+        limitTotal: null,
+        sold: 0,
+        startsAt: null,
+        endsAt: null,
+        createdBy: studio.userId,
+        createdAt: at,
+        updatedAt: at,
+        ...fields,
+      });
+      await em.flush();
+      return row.id;
+    };
+    const buy = (offerId: string, wallet: StoredAddress, quantity = 1, version = 1): Plan => {
+      const at = new Date();
+      const id = newId('op');
+      return {
+        at,
+        guards: [{ kind: 'offerAvailable', offerId, version, wallet, quantity, at }],
+        offerSales: [{ offerId, wallet, quantity }],
+        storePurchases: [
+          {
+            id,
+            offerId,
+            version,
+            collectionId: 'conf',
+            wallet,
+            userId: player.userId,
+            quantity,
+            paid: [{ assetId: 'gold', amount: '1.5' }],
+            payTo: A,
+            granted: [{ assetId: 'gems', amount: String(quantity) }],
+            createdAt: at,
+          },
+        ],
+      };
+    };
+    const limited = await offer({ limitTotal: 3, limitPerWallet: 2 });
+    expect(await store.apply(buy(limited, from, 2))).toEqual({ outcome: 'applied' });
+    expect(await store.apply(buy(limited, from))).toMatchObject({
+      outcome: 'rejected',
+      reason: 'walletLimit',
+    });
+    // Two buyers for the last unit at once: exactly one applies.
+    const outcomes = await Promise.all([store.apply(buy(limited, A)), store.apply(buy(limited, B))]);
+    expect(outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+    expect(outcomes.find((o) => o.outcome === 'rejected')).toMatchObject({ reason: 'soldOut' });
+    const em = fx.orm.em.fork();
+    expect((await em.findOneOrFail(StoreOffer, { id: limited })).sold).toBe(3);
+    expect((await em.findOneOrFail(StoreOfferWallet, { offerId: limited, wallet: from })).bought).toBe(2);
+    const purchases = await em.find(StorePurchase, { offerId: limited }, { orderBy: { id: 'asc' } });
+    expect(purchases.map((p) => [p.wallet, p.quantity])).toContainEqual([from, 2]);
+    expect(purchases[0]).toMatchObject({ paid: [{ assetId: 'gold', amount: '1.5' }], version: 1, payTo: A });
+
+    const reason = async (offerId: string, plan = buy(offerId, from)) => {
+      const outcome = await store.apply(plan);
+      return outcome.outcome === 'rejected' ? outcome.reason : outcome.outcome;
+    };
+    expect(await reason(newId('sof'))).toBe('missing');
+    expect(await reason(await offer({ status: 'closed' }))).toBe('closed');
+    expect(await reason(await offer({ version: 2 }))).toBe('version');
+    expect(await reason(await offer({ startsAt: new Date(Date.now() + 60_000) }))).toBe('notStarted');
+    expect(await reason(await offer({ endsAt: new Date(Date.now() - 1) }))).toBe('expired');
+    expect(await reason(await offer({ limitTotal: 1 }), buy(limited, from, 2))).toBe('soldOut');
+    expect(await reason(await offer({ endsAt: new Date(Date.now() + 60_000), limitTotal: 5 }))).toBe(
+      'applied',
+    );
+  });
+
+  it('takes a draw seed’s nonces one at a time, checks pity counters, and writes draws (issue 36)', async () => {
+    const em = fx.orm.em.fork();
+    const seedId = newId('dsd');
+    em.create(DrawSeed, {
+      id: seedId,
+      wallet: from,
+      activeKey: null,
+      status: 'active',
+      commitment: 'c'.repeat(64),
+      sealedSeed: 'sealed',
+      serverSeed: null,
+      nextNonce: 0,
+      createdAt: new Date(),
+      revealedAt: null,
+    });
+    await em.flush();
+    const boxId = newId('lbx');
+    const open = (nonce: number, pity: number): Plan => {
+      const at = new Date();
+      const id = newId('op');
+      return {
+        at,
+        guards: [
+          { kind: 'seedAt', seedId, wallet: from, nonce },
+          { kind: 'pityAt', boxId, wallet: from, count: pity },
+        ],
+        seedNonces: [{ seedId, next: nonce + 1 }],
+        pityCounts: [{ boxId, wallet: from, count: pity + 1 }],
+        draws: [
+          {
+            id,
+            boxId,
+            assetId: 'box',
+            wallet: from,
+            seedId,
+            nonce,
+            data: { id, nonce } as never,
+            createdAt: at,
+          },
+        ],
+      };
+    };
+    // Two openings planned on the same nonce at once: exactly one takes it.
+    const outcomes = await Promise.all([store.apply(open(0, 0)), store.apply(open(0, 0))]);
+    expect(outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+    expect(outcomes.find((o) => o.outcome === 'rejected')).toMatchObject({ reason: 'nonce' });
+    expect(await store.apply(open(1, 0))).toMatchObject({ outcome: 'rejected', reason: 'pity' });
+    expect(await store.apply(open(1, 1))).toEqual({ outcome: 'applied' });
+    const read = fx.orm.em.fork();
+    expect((await read.findOneOrFail(DrawSeed, { id: seedId })).nextNonce).toBe(2);
+    expect((await read.findOneOrFail(LootBoxPity, { boxId, wallet: from })).count).toBe(2);
+    const draws = await read.find(DrawRecord, { seedId }, { orderBy: { nonce: 'asc' } });
+    expect(draws.map((d) => [d.nonce, d.data.nonce])).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
+    await read.nativeUpdate(DrawSeed, { id: seedId }, { status: 'revealed' });
+    expect(await store.apply(open(2, 2))).toMatchObject({ outcome: 'rejected', reason: 'revealed' });
+    const other = { ...open(2, 2), guards: [{ kind: 'seedAt' as const, seedId, wallet: A, nonce: 2 }] };
+    expect(await store.apply(other)).toMatchObject({ outcome: 'rejected', reason: 'missing' });
+  });
+
   // Issue 21's store primitives: movable / burnable guards (frozen, soulbound), trades, versions.
+  it('writes listings, checks them active, sells one once, and writes its sale (issue 35)', async () => {
+    const assetId = await funded(10n);
+    const listing = (expiresAt: Date | null = null) => ({
+      id: newId('lst'),
+      sellerUserId: player.userId,
+      sellerWallet: from,
+      assetId,
+      collectionId: 'conf',
+      amount: 4n,
+      currencyId: assetId,
+      price: 12345678901234567890n,
+      expiresAt,
+      createdAt: new Date(),
+    });
+    const open = listing();
+    expect(await store.apply({ at: new Date(), guards: [], listings: [open] })).toEqual({
+      outcome: 'applied',
+    });
+    expect(await fx.orm.em.fork().findOneOrFail(Listing, { id: open.id })).toMatchObject({
+      status: 'active',
+      endReason: null,
+      sellerWallet: from,
+      amount: 4n,
+      price: 12345678901234567890n,
+      expiresAt: null,
+      operationId: null,
+      closedBy: null,
+    });
+    const sell = (): Plan => {
+      const at = new Date();
+      return {
+        at,
+        guards: [{ kind: 'listingActive', listingId: open.id, at }],
+        listingStatuses: [
+          { listingId: open.id, status: 'sold', reason: null, by: studio.userId, operationId: 'op_1', at },
+        ],
+        sales: [
+          {
+            id: newId('op'),
+            listingId: open.id,
+            assetId,
+            collectionId: 'conf',
+            amount: 4n,
+            currencyId: assetId,
+            price: 100n,
+            royalty: 5n,
+            fee: 2n,
+            sellerProceeds: 93n,
+            sellerWallet: from,
+            buyerWallet: A,
+            createdAt: at,
+          },
+        ],
+      };
+    };
+    // Two purchases at once: exactly one sells it (one sale row), the other finds it sold.
+    const outcomes = await Promise.all([store.apply(sell()), store.apply(sell())]);
+    expect(outcomes.filter((o) => o.outcome === 'applied')).toHaveLength(1);
+    expect(outcomes.find((o) => o.outcome === 'rejected')).toMatchObject({ reason: 'sold' });
+    expect(await fx.orm.em.fork().findOneOrFail(Listing, { id: open.id })).toMatchObject({
+      status: 'sold',
+      closedBy: studio.userId,
+      operationId: 'op_1',
+    });
+    const sales = await fx.orm.em.fork().find(Sale, { listingId: open.id });
+    expect(sales.map((sale) => [sale.price, sale.royalty, sale.fee, sale.sellerProceeds])).toEqual([
+      [100n, 5n, 2n, 93n],
+    ]);
+
+    const check = (listingId: string, when = new Date()): Plan => ({
+      at: when,
+      guards: [{ kind: 'listingActive', listingId, at: when }],
+    });
+    const ended = listing();
+    await store.apply({ at: new Date(), guards: [], listings: [ended] });
+    const at = new Date();
+    await store.apply({
+      at,
+      guards: [],
+      listingStatuses: [
+        { listingId: ended.id, status: 'ended', reason: 'moved', by: null, operationId: null, at },
+      ],
+    });
+    expect(await fx.orm.em.fork().findOneOrFail(Listing, { id: ended.id })).toMatchObject({
+      status: 'ended',
+      endReason: 'moved',
+    });
+    expect(await store.apply(check(ended.id))).toMatchObject({ outcome: 'rejected', reason: 'ended' });
+    expect(await store.apply(check(newId('lst')))).toMatchObject({ outcome: 'rejected', reason: 'missing' });
+    const expiring = listing(new Date(Date.now() + 5_000));
+    await store.apply({ at: new Date(), guards: [], listings: [expiring] });
+    expect(await store.apply(check(expiring.id))).toEqual({ outcome: 'applied' });
+    expect(await store.apply(check(expiring.id, expiring.expiresAt as Date))).toMatchObject({
+      outcome: 'rejected',
+      reason: 'expired',
+    });
+  });
+
+  describe('a listing closed meanwhile stays closed (issue 35)', () => {
+    /** An active listing of 1 of a fresh currency, held by the player. */
+    async function activeListing() {
+      const assetId = await funded(10n);
+      const listing = {
+        id: newId('lst'),
+        sellerUserId: player.userId,
+        sellerWallet: from,
+        assetId,
+        collectionId: 'conf',
+        amount: 1n,
+        currencyId: assetId,
+        price: 7n,
+        expiresAt: null,
+        createdAt: new Date(),
+      };
+      expect(await store.apply({ at: new Date(), guards: [], listings: [listing] })).toEqual({
+        outcome: 'applied',
+      });
+      return listing;
+    }
+
+    /** A purchase of the listing: guarded on it, sold, its sale row and `sale` event. */
+    function salePlan(listing: Awaited<ReturnType<typeof activeListing>>): Plan {
+      const at = new Date();
+      const operationId = newId('op');
+      return {
+        at,
+        guards: [{ kind: 'listingActive', listingId: listing.id, at }],
+        listingStatuses: [
+          { listingId: listing.id, status: 'sold', reason: null, by: studio.userId, operationId, at },
+        ],
+        sales: [
+          {
+            id: operationId,
+            listingId: listing.id,
+            assetId: listing.assetId,
+            collectionId: 'conf',
+            amount: 1n,
+            currencyId: listing.assetId,
+            price: 7n,
+            royalty: 0n,
+            fee: 0n,
+            sellerProceeds: 7n,
+            sellerWallet: from,
+            buyerWallet: A,
+            createdAt: at,
+          },
+        ],
+        events: [
+          {
+            type: 'sale',
+            occurredAt: at,
+            data: payload('sale', { listingId: listing.id }),
+            assetId: listing.assetId,
+            wallets: [from, A],
+          },
+        ],
+        operationId,
+      };
+    }
+
+    /**
+     * What a move, burn or freeze of a listed item writes for a listing it read active (no guard on
+     * the listing: ./listings.ts endListingsOf): the end, its `listingEnded` event, and its own event.
+     */
+    function endingPlan(listing: Awaited<ReturnType<typeof activeListing>>): Plan {
+      const at = new Date();
+      return {
+        at,
+        guards: [{ kind: 'controls', userId: player.userId, wallet: from }],
+        listingStatuses: [
+          { listingId: listing.id, status: 'ended', reason: 'moved', by: null, operationId: null, at },
+        ],
+        events: [
+          transferEvent(listing.assetId, from, B, at),
+          {
+            type: 'listingEnded',
+            occurredAt: at,
+            data: payload('listingEnded', { id: listing.id, status: 'ended' }),
+            assetId: listing.assetId,
+            wallets: [from],
+            onlyIfListingClosed: listing.id,
+          },
+        ],
+      };
+    }
+
+    const typesOf = async (assetId: string) =>
+      (await fx.orm.em.fork().find(OutboxEvent, { assetId }, { orderBy: { id: 'asc' } })).map((e) => e.type);
+
+    async function expectSoldOnce(listing: Awaited<ReturnType<typeof activeListing>>, sale: Plan) {
+      expect(await fx.orm.em.fork().findOneOrFail(Listing, { id: listing.id })).toMatchObject({
+        status: 'sold',
+        endReason: null,
+        operationId: sale.operationId,
+      });
+      expect(await fx.orm.em.fork().count(Sale, { listingId: listing.id })).toBe(1);
+    }
+
+    it('an end planned for a listing sold before it applies: the listing stays sold, no listingEnded', async () => {
+      const listing = await activeListing();
+      const sale = salePlan(listing);
+      expect(await store.apply(sale)).toEqual({ outcome: 'applied' });
+      expect(await store.apply(endingPlan(listing))).toEqual({ outcome: 'applied' });
+      await expectSoldOnce(listing, sale);
+      // The plan's own event is written; the end it did not make is not announced.
+      expect((await typesOf(listing.assetId)).filter((t) => t !== 'newTransfer')).toEqual(['sale']);
+      expect(await typesOf(listing.assetId)).toContain('newTransfer');
+    });
+
+    it('an end of an active listing is written with its event', async () => {
+      const listing = await activeListing();
+      expect(await store.apply(endingPlan(listing))).toEqual({ outcome: 'applied' });
+      expect(await fx.orm.em.fork().findOneOrFail(Listing, { id: listing.id })).toMatchObject({
+        status: 'ended',
+        endReason: 'moved',
+      });
+      expect(await typesOf(listing.assetId)).toContain('listingEnded');
+    });
+
+    if (kind === 'postgres') {
+      it('a plan held between its guards and its write while a sale commits leaves the sale sold', async () => {
+        const listing = await activeListing();
+        const sale = salePlan(listing);
+        let ending: Promise<unknown> | undefined;
+        await fx.orm.em.fork().transactional(async (em) => {
+          const run = (sql: string, params: unknown[]) =>
+            em.getConnection().execute(sql, params, 'all', em.getTransactionContext());
+          // The sale, applied by the function itself in a transaction held open: it holds the
+          // listing's row (listingActive locks it, the status update writes it) until it commits.
+          expect(
+            await run('select gats_apply_plan(?::jsonb, ?) as existing', [planJson(sale), OUTBOX_LOCK_KEY]),
+          ).toEqual([{ existing: null }]);
+          // The ending plan read the listing active; its guards pass, its update of the row waits.
+          ending = store.apply(endingPlan(listing));
+          const waiting = async () =>
+            (
+              await fx.orm.em
+                .fork()
+                .getConnection()
+                .execute(
+                  "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%gats_apply_plan%'",
+                )
+            )[0].n as number;
+          const deadline = Date.now() + 10_000;
+          while ((await waiting()) === 0) {
+            if (Date.now() > deadline) throw new Error('the ending plan never waited for the sale');
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          }
+        });
+        // The sale committed first; the ending plan then found the listing sold and left it so.
+        expect(await ending).toEqual({ outcome: 'applied' });
+        await expectSoldOnce(listing, sale);
+        expect((await typesOf(listing.assetId)).filter((t) => t !== 'newTransfer')).toEqual(['sale']);
+      });
+    }
+  });
+
+  describe('offers and reserved balances (issue 35)', () => {
+    const reserved = async (assetId: string, wallet: StoredAddress) =>
+      ((await fx.orm.em.fork().findOne(Holding, { asset: assetId, wallet } as never))?.reserved as
+        | bigint
+        | undefined) ?? 0n;
+
+    function offer(assetId: string, price: bigint, expiresAt: Date | null = null) {
+      return {
+        id: newId('ofr'),
+        bidderUserId: player.userId,
+        bidderWallet: from,
+        assetId: null,
+        collectionId: 'conf',
+        currencyId: assetId,
+        price,
+        expiresAt,
+        createdAt: new Date(),
+      };
+    }
+
+    /** The offer's plan: its row, its price reserved, guarded by the free balance. */
+    const open = (o: ReturnType<typeof offer>): Plan => ({
+      at: new Date(),
+      guards: [{ kind: 'holds', assetId: o.currencyId, wallet: from, atLeast: o.price }],
+      offers: [o],
+      reserves: [{ assetId: o.currencyId, wallet: from, delta: o.price }],
+    });
+
+    /** Pays the offer's price from its reservation to A, closing it. */
+    const accept = (o: ReturnType<typeof offer>, at = new Date()): Plan => ({
+      at,
+      guards: [
+        { kind: 'offerOpen', offerId: o.id, at },
+        { kind: 'reservedAtLeast', assetId: o.currencyId, wallet: from, atLeast: o.price },
+      ],
+      offerStatuses: [
+        { offerId: o.id, status: 'accepted', by: studio.userId, operationId: 'op_x', soldAssetId: null, at },
+      ],
+      reserves: [{ assetId: o.currencyId, wallet: from, delta: -o.price }],
+      balances: [
+        { assetId: o.currencyId, wallet: from, delta: -o.price },
+        { assetId: o.currencyId, wallet: A, delta: o.price },
+      ],
+    });
+
+    const release = (o: ReturnType<typeof offer>): Plan => ({
+      at: new Date(),
+      guards: [{ kind: 'offerOpen', offerId: o.id }],
+      offerStatuses: [
+        {
+          offerId: o.id,
+          status: 'cancelled',
+          by: player.userId,
+          operationId: null,
+          soldAssetId: null,
+          at: new Date(),
+        },
+      ],
+      reserves: [{ assetId: o.currencyId, wallet: from, delta: -o.price }],
+    });
+
+    it('reserves an offer: the holds guard sees the free part only, the balance stays whole', async () => {
+      const id = await funded(10n);
+      const first = offer(id, 7n);
+      expect(await store.apply(open(first))).toEqual({ outcome: 'applied' });
+      expect(await balances(id)).toEqual({ [from]: 10n });
+      expect(await reserved(id, from)).toBe(7n);
+      // 3 free: a second offer of 4, or a transfer of 4, finds 3.
+      expect(await store.apply(open(offer(id, 4n)))).toMatchObject({ outcome: 'rejected', found: 3n });
+      expect(await store.apply(transferPlan(id, B, 4n))).toMatchObject({ outcome: 'rejected', found: 3n });
+      expect(await store.apply(transferPlan(id, B, 3n))).toEqual({ outcome: 'applied' });
+      // An unguarded debit of reserved units fails as a negative balance would: nothing is written.
+      await expect(
+        store.apply({ at: new Date(), guards: [], balances: [{ assetId: id, wallet: from, delta: -1n }] }),
+      ).rejects.toBeInstanceOf(NegativeBalanceError);
+      await expect(
+        store.apply({ at: new Date(), guards: [], reserves: [{ assetId: id, wallet: from, delta: 1n }] }),
+      ).rejects.toBeInstanceOf(NegativeBalanceError);
+      expect(await balances(id)).toEqual({ [from]: 7n, [B]: 3n });
+      expect(await fx.orm.em.fork().findOneOrFail(Offer, { id: first.id })).toMatchObject({
+        status: 'open',
+        price: 7n,
+        assetId: null,
+      });
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('pays an offer once from its reservation: of two acceptances and a release exactly one applies', async () => {
+      const id = await funded(10n);
+      const o = offer(id, 6n);
+      await store.apply(open(o));
+      const outcomes = await Promise.all([
+        store.apply(accept(o)),
+        store.apply(accept(o)),
+        store.apply(release(o)),
+      ]);
+      expect(outcomes.filter((x) => x.outcome === 'applied')).toHaveLength(1);
+      const row = await fx.orm.em.fork().findOneOrFail(Offer, { id: o.id });
+      expect(outcomes.filter((x) => x.outcome === 'rejected').map((x) => 'reason' in x && x.reason)).toEqual([
+        row.status,
+        row.status,
+      ]);
+      expect(await reserved(id, from)).toBe(0n);
+      expect(await balances(id)).toEqual(
+        row.status === 'accepted' ? { [from]: 4n, [A]: 6n } : { [from]: 10n },
+      );
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('refuses an acceptance past the expiry and a missing offer; a release ignores the expiry', async () => {
+      const id = await funded(10n);
+      const o = offer(id, 5n, new Date(Date.now() + 60_000));
+      await store.apply(open(o));
+      expect(await store.apply(accept(o, o.expiresAt as Date))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'expired',
+      });
+      expect(await store.apply(accept(offer(id, 1n)))).toMatchObject({
+        outcome: 'rejected',
+        reason: 'missing',
+      });
+      expect(await store.apply({ ...release(o), at: new Date(Date.now() + 120_000) })).toEqual({
+        outcome: 'applied',
+      });
+      expect(await reserved(id, from)).toBe(0n);
+      expect(await store.apply(release(o))).toMatchObject({ outcome: 'rejected', reason: 'cancelled' });
+      expect(await store.apply(accept(o))).toMatchObject({ outcome: 'rejected', reason: 'cancelled' });
+    });
+  });
+
   describe('frozen, soulbound, trades and metadata versions', () => {
     const freeze = (assetId: string, frozen = true): Plan => ({
       at: new Date(),
@@ -676,6 +1215,57 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
       });
       expect(await count(Transfer, bound)).toBe(0);
       expect(await count(Transfer, badge)).toBe(0);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('items that expire (issue 36): movable and burnable compare the end time with the plan’s time, refuse a lent item; assetExpiry applies a return once', async () => {
+      const hour = 3_600_000;
+      const later = new Date(Date.now() + hour);
+      const lend = (assetId: string, expiresAt: Date, lender: StoredAddress): Plan => ({
+        at: new Date(),
+        guards: [{ kind: 'assetExpiry', assetId, expiresAt: null }],
+        assetUpdates: [{ assetId, expiresAt, lender }],
+      });
+      // A timed item moves before its end; a plan whose time is at or past it is refused, unswept.
+      const timed = await mintedNft();
+      expect(await store.apply(lend(timed, later, A))).toEqual({ outcome: 'applied' });
+      // Its end time is set now: a second loan is refused on its guard.
+      const twice = lend(timed, later, A);
+      expect(await store.apply(twice)).toEqual({
+        outcome: 'rejected',
+        guard: twice.guards[0],
+        reason: 'changed',
+      });
+      const lent = moveNft(timed, A);
+      expect(await store.apply(lent)).toEqual({ outcome: 'rejected', guard: lent.guards[1], reason: 'lent' });
+      const pastEnd = { ...moveNft(timed, A), at: new Date(later.getTime() + 1) };
+      expect(await store.apply(pastEnd)).toMatchObject({ outcome: 'rejected', reason: 'expired' });
+      const burnLate: Plan = {
+        at: later,
+        guards: [{ kind: 'burnable', assetId: timed }],
+        owners: [{ assetId: timed, owner: ZERO }],
+      };
+      expect(await store.apply(burnLate)).toMatchObject({ outcome: 'rejected', reason: 'expired' });
+      // The sweep's plan: due only at or after the end; applied once, then refused (changed).
+      const sweep = (at: Date): Plan => ({
+        at,
+        guards: [
+          { kind: 'assetExpiry', assetId: timed, expiresAt: later, owner: from, due: true },
+          { kind: 'holds', assetId: timed, wallet: from, atLeast: 1n },
+        ],
+        balances: [
+          { assetId: timed, wallet: from, delta: -1n },
+          { assetId: timed, wallet: A, delta: 1n },
+        ],
+        owners: [{ assetId: timed, owner: A }],
+        assetUpdates: [{ assetId: timed, expiresAt: null, lender: null }],
+      });
+      expect(await store.apply(sweep(new Date()))).toMatchObject({ outcome: 'rejected', reason: 'open' });
+      const results = await Promise.all([store.apply(sweep(later)), store.apply(sweep(later))]);
+      expect(results.filter((r) => r.outcome === 'applied')).toHaveLength(1);
+      expect(results.find((r) => r.outcome === 'rejected')).toMatchObject({ reason: 'changed' });
+      const back = await fx.orm.em.fork().findOneOrFail(Asset, { id: timed });
+      expect([back.owner, back.expiresAt, back.lender]).toEqual([A, null, null]);
       expect(await checkInvariants(fx.orm)).toEqual([]);
     });
 

@@ -7,9 +7,6 @@
 // Run with `npm run test:container`; skips, saying why, only where no container daemon can run.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type Session, signIn } from '../../scripts/bench/lib/api.ts';
-import type { Role } from '../../scripts/bench/lib/database.ts';
-import type { Service } from '../../scripts/bench/lib/service.ts';
 import { failuresOf, requestFigures } from '../../scripts/chaos/lib/crash-run.ts';
 import type { CrashableService } from '../../scripts/chaos/lib/crashable-service.ts';
 import { setUpLedger } from '../../scripts/chaos/lib/ledger-setup.ts';
@@ -17,6 +14,9 @@ import { newestEventId } from '../../scripts/chaos/lib/rest.ts';
 import { ResumingSubscriber, type SubscriptionSpec } from '../../scripts/chaos/lib/subscriber.ts';
 import { verify } from '../../scripts/chaos/lib/verify.ts';
 import { Writers } from '../../scripts/chaos/lib/writes.ts';
+import { createUser, type Session, signIn } from '../../scripts/lib/api.ts';
+import type { Role } from '../../scripts/lib/database.ts';
+import type { Service } from '../../scripts/lib/service.ts';
 import {
   BASE_IMAGE,
   buildImage,
@@ -124,7 +124,7 @@ describe.skipIf(!daemon)('the compose deployment', () => {
         '-T',
         'gats-1',
         'node',
-        'scripts/admin.ts',
+        'src/cli/admin.ts',
         'create-user',
         'ops',
         '--role',
@@ -275,6 +275,7 @@ function balancedService(baseUrl: string, adminSession: Session): Service & Cras
     },
     whenUp: () => Promise.resolve(),
     execute: unsupported,
+    count: unsupported,
     stopProcess: unsupported,
     stop: unsupported,
     kill9: unsupported,

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { serviceEnv } from '../../scripts/bench/lib/service.ts';
+import { serviceEnv } from '../../scripts/lib/service.ts';
 
 /** Debian's client: the newer one some machines have on PATH wants a buildx plugin for BuildKit. */
 export const DOCKER = '/usr/bin/docker';

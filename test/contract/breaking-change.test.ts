@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  changedOperationsOnly,
   checkCompatibility,
   checkDocument,
   keepReleases,
@@ -104,6 +105,57 @@ describe('breaking-change gate', () => {
       'x POST /b:',
       other,
     ]);
+  });
+
+  it('gives Optic only the operations that can hold a breaking change, with what they reference', () => {
+    const base: Json = {
+      openapi: '3.1.0',
+      paths: {
+        '/same': {
+          get: {
+            description: 'old words',
+            'x-roles': ['a'],
+            responses: { 200: { $ref: '#/components/responses/Same' } },
+          },
+        },
+        '/deep': { get: { responses: { 200: { $ref: '#/components/responses/Deep' } } } },
+        '/named': { get: { responses: { 200: { $ref: '#/components/responses/Named' } } } },
+        '/gone': { delete: { responses: { 204: { description: 'gone' } } } },
+      },
+      components: {
+        responses: {
+          Same: { description: 'a', content: { 'application/json': { schema: { type: 'string' } } } },
+          Deep: {
+            description: 'b',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Thing' } } },
+          },
+          Named: {
+            description: 'c',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Named' } } },
+          },
+        },
+        schemas: {
+          Thing: { type: 'object', properties: { id: { type: 'string' }, size: { type: 'integer' } } },
+          Named: { type: 'object', properties: { description: { type: 'string' } } },
+          Unused: { type: 'string' },
+        },
+      },
+    };
+    const head = structuredClone(base);
+    // Prose, examples and extensions only: nothing for Optic to judge.
+    head.paths['/same'].get.description = 'new words';
+    head.paths['/same'].get['x-roles'] = ['a', 'b'];
+    head.components.responses.Same.content['application/json'].example = 'x';
+    // A change two references away, a removed property called `description`, a removed operation.
+    delete head.components.schemas.Thing.properties.size;
+    delete head.components.schemas.Named.properties.description;
+    delete head.paths['/gone'];
+    head.paths['/added'] = { get: { responses: { 204: { description: 'new' } } } };
+    const [keptBase, keptHead] = changedOperationsOnly(base, head) as [Json, Json];
+    expect(Object.keys(keptBase.paths)).toEqual(['/deep', '/named', '/gone']);
+    expect(Object.keys(keptHead.paths)).toEqual(['/deep', '/named']);
+    expect(Object.keys(keptHead.components.schemas)).toEqual(['Thing', 'Named']);
+    expect(keptHead.components.schemas.Thing).toEqual(head.components.schemas.Thing);
   });
 
   it(

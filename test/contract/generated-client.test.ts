@@ -10,7 +10,7 @@ import { createClient as generateClient } from '@hey-api/openapi-ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Orm } from '../../src/db/orm.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { assertMatchesContract } from '../helpers/contract.ts';
+import { contractCheckedFetch } from '../helpers/contract.ts';
 import { setRole } from '../helpers/ledger-fixtures.ts';
 
 const run = promisify(execFile);
@@ -60,24 +60,7 @@ describe('16.6: a client generated with @hey-api/openapi-ts from the bundled doc
     // Every answer the generated client receives is checked against the contract as well.
     client.setConfig({
       baseUrl: t.baseUrl,
-      fetch: async (input: string | URL | Request, init?: RequestInit) => {
-        const request = new Request(input, init);
-        const response = await fetch(request);
-        const text = await response.clone().text();
-        const contentType = response.headers.get('content-type') ?? '';
-        assertMatchesContract(
-          request.method,
-          new URL(request.url).pathname,
-          {
-            status: response.status,
-            contentType,
-            body: /json/.test(contentType) && text ? JSON.parse(text) : text || undefined,
-            headers: response.headers,
-          },
-          t.app.router.implemented,
-        );
-        return response;
-      },
+      fetch: contractCheckedFetch(t.app.router.implemented),
     });
   }, 120_000);
   afterAll(async () => {

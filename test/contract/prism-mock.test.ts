@@ -4,13 +4,20 @@
 // answers every operation validly; and an invalid request gets the same status and problem type as
 // from the real service. One static and one dynamic mock, and one app, serve the whole file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type PrismProcess, startPrismMock } from '../../scripts/proxy/lib/prism.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
 import { assertMatchesContract, openapiDocument as doc } from '../helpers/contract.ts';
 import { type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
+import { type PrismProcess, startPrismMock } from '../proxy/lib/prism.ts';
 
-/** Generated answers checked per operation in dynamic mode. */
+/**
+ * Generated answers checked per response shape in dynamic mode: Prism generates an answer from the
+ * status, schema and headers an operation documents for its default answer, nothing else, so
+ * operations documenting the same ones (a 204 with the same headers, `Asset` returned by a read
+ * and by freeze) share the samples: each gets its share of DYNAMIC_SAMPLES, and at least
+ * SAMPLES_PER_OPERATION (its routing and status).
+ */
 const DYNAMIC_SAMPLES = 100;
+const SAMPLES_PER_OPERATION = 20;
 /** Requests in flight at once against a mock. */
 const CONCURRENCY = 16;
 
@@ -208,6 +215,28 @@ function defaultStatus(op: Operation): number {
   return Number(codes.find((code) => code.startsWith('2')) ?? codes[0]);
 }
 
+/** What Prism generates an operation's default answer from: its status, content (schemas as referenced) and headers. */
+function answerShape(op: Operation): string {
+  const status = defaultStatus(op);
+  const response = resolveRef((op.operation.responses as Json)[String(status)]) as Json;
+  const content = isObject(response.content) ? response.content : {};
+  const schemas = Object.entries(content).map(([mediaType, media]) => [mediaType, (media as Json).schema]);
+  return JSON.stringify([status, schemas, response.headers ?? null]);
+}
+
+const operationsPerShape = new Map<string, number>();
+for (const op of operations) {
+  const shape = answerShape(op);
+  operationsPerShape.set(shape, (operationsPerShape.get(shape) ?? 0) + 1);
+}
+
+/** The generated answers checked for an operation. */
+const dynamicSamples = (op: Operation): number =>
+  Math.max(
+    SAMPLES_PER_OPERATION,
+    Math.ceil(DYNAMIC_SAMPLES / (operationsPerShape.get(answerShape(op)) ?? 1)),
+  );
+
 const mocks: { static?: PrismProcess; dynamic?: PrismProcess } = {};
 
 beforeAll(async () => {
@@ -272,7 +301,17 @@ describe('Prism mock (npm run mock), static: the documented answers', () => {
   });
 });
 
-describe(`Prism mock (npm run mock -- --dynamic): ${DYNAMIC_SAMPLES} generated answers per operation`, () => {
+describe(`Prism mock (npm run mock -- --dynamic): ${DYNAMIC_SAMPLES} generated answers per answer shape`, () => {
+  it('checks at least DYNAMIC_SAMPLES answers of each shape', () => {
+    const perShape = new Map<string, number>();
+    for (const op of operations) {
+      const shape = answerShape(op);
+      perShape.set(shape, (perShape.get(shape) ?? 0) + dynamicSamples(op));
+    }
+    expect(perShape.size).toBeGreaterThan(50);
+    for (const [shape, samples] of perShape) expect(samples, shape).toBeGreaterThanOrEqual(DYNAMIC_SAMPLES);
+  });
+
   it.each(operations)(
     '$method $template ($id): every generated answer satisfies the contract',
     async (op) => {
@@ -281,7 +320,7 @@ describe(`Prism mock (npm run mock -- --dynamic): ${DYNAMIC_SAMPLES} generated a
       const status = defaultStatus(op);
       const invalid: string[] = [];
       await pool(
-        Array.from({ length: DYNAMIC_SAMPLES }, () => async () => {
+        Array.from({ length: dynamicSamples(op) }, () => async () => {
           const answer = await send(base, request);
           try {
             expect(answer.status, answer.text).toBe(status);

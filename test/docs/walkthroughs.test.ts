@@ -26,11 +26,14 @@ const PAGES = [
   'docs/guides/economy.md',
   'docs/guides/living-metadata.md',
   'docs/guides/crafting-and-trades.md',
+  'docs/guides/marketplace.md',
+  'docs/guides/stores-and-rewards.md',
   'docs/guides/identity.md',
   'docs/guides/oauth.md',
   'docs/guides/service-accounts.md',
   'docs/guides/webhooks.md',
   'docs/guides/real-time-events.md',
+  'docs/guides/game-server.md',
   'docs/guides/on-chain-assets.md',
 ];
 
@@ -189,7 +192,11 @@ describe("the README's two commands", () => {
       scripts: Record<string, string>;
     };
     expect(scripts.start).toBe('node src/server.ts');
-    expect(scripts.test).toMatch(/vitest run$/);
+    // scripts/test.ts: the static checks beside `vitest run`.
+    expect(scripts.test).toBe('node scripts/test.ts');
+    const runner = readFileSync(path.join(REPO_ROOT, 'scripts', 'test.ts'), 'utf8');
+    for (const part of ["'gen:check', 'lint', 'typecheck'", "'node_modules/vitest/vitest.mjs', 'run'"])
+      expect(runner).toContain(part);
     expect(readme.split('\n').length).toBeLessThan(200);
   });
 });

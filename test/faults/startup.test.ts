@@ -3,7 +3,7 @@
 // started together on an empty database all start. The start-up log line says what runs.
 import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/bench/lib/children.ts';
+import { freePort } from '../../scripts/lib/children.ts';
 import { buildApp } from '../../src/app.ts';
 import { closeDatabase, openDatabase } from '../../src/db/orm.ts';
 import { testConfig } from '../helpers/app.ts';
@@ -208,12 +208,12 @@ describe('start-up', () => {
       const name = `gats_created_${Date.now()}`;
       const env = { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${name}` };
       try {
-        const created = await runScript('scripts/db-migrate.ts', ['--create-database'], env);
+        const created = await runScript('src/cli/db-migrate.ts', ['--create-database'], env);
         expect(created.stderr).toBe('');
         expect(created.code).toBe(0);
         expect(created.stdout).toMatch(/^postgresql: applied \d+ migration\(s\)/);
         expect(await databaseExists(name)).toBe(true);
-        const again = await runScript('scripts/db-migrate.ts', ['--create-database'], env);
+        const again = await runScript('src/cli/db-migrate.ts', ['--create-database'], env);
         expect(again.stdout).toBe('postgresql: up to date\n');
         expect(again.code).toBe(0);
       } finally {

@@ -6,13 +6,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCampaign } from '../../scripts/fuzz/lib/campaign.ts';
-import { document, type Json, operations } from '../../scripts/fuzz/lib/contract.ts';
-import { formatReport, passed } from '../../scripts/fuzz/lib/report.ts';
-import { arbitraryFor } from '../../scripts/fuzz/lib/schema-arbitrary.ts';
-import { buildWorld, type World } from '../../scripts/fuzz/lib/world.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { httpUser } from '../helpers/ledger-fixtures.ts';
+import { runCampaign } from './lib/campaign.ts';
+import { document, type Json, operations } from './lib/contract.ts';
+import { formatReport, passed } from './lib/report.ts';
+import { arbitraryFor } from './lib/schema-arbitrary.ts';
+import { buildWorld, type World } from './lib/world.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 const ajv = addFormats(new Ajv2020({ strict: false, validateSchema: false, allErrors: true }));

@@ -3,10 +3,10 @@
 // harness notices a departing response at all, from an upstream that breaks the contract on purpose.
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProxyClient } from '../../scripts/proxy/lib/client.ts';
-import { runFlow } from '../../scripts/proxy/lib/flow.ts';
-import { type PrismProcess, startPrismProxy } from '../../scripts/proxy/lib/prism.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { ProxyClient } from '../proxy/lib/client.ts';
+import { runFlow } from '../proxy/lib/flow.ts';
+import { type PrismProcess, startPrismProxy } from '../proxy/lib/prism.ts';
 
 describe('prism proxy --errors', () => {
   let liar: Server;

@@ -18,7 +18,7 @@ export function runScript(
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -209,3 +209,31 @@ function checkBody(where: string, ref: string, body: unknown, mediaType: string,
     );
   }
 }
+
+/**
+ * A fetch for generated and official clients under test: each answer is checked with
+ * assertMatchesContract before the client sees it.
+ */
+export function contractCheckedFetch(
+  implemented: Set<string>,
+  send: (request: Request) => Promise<Response> = (request) => fetch(request),
+): (input: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  return async (input, init) => {
+    const request = new Request(input, init);
+    const response = await send(request);
+    const text = await response.clone().text();
+    const contentType = response.headers.get('content-type') ?? '';
+    assertMatchesContract(
+      request.method,
+      new URL(request.url).pathname,
+      {
+        status: response.status,
+        contentType,
+        body: /json/.test(contentType) && text ? JSON.parse(text) : text || undefined,
+        headers: response.headers,
+      },
+      implemented,
+    );
+    return response;
+  };
+}

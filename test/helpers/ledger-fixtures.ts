@@ -11,6 +11,7 @@ import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { migratedDatabase, type TestDatabaseKind } from './db.ts';
+import { FIXTURE_PASSWORD, useCheapPassword } from './fixture-passwords.ts';
 
 export interface LedgerFixture {
   orm: Orm;
@@ -77,7 +78,8 @@ export async function setRole(orm: Orm, userId: string, role: UserRole): Promise
 /**
  * The ledger's invariants, read straight from the tables: no negative balance (the column type
  * cannot hold one, checked anyway), per currency the balances add up to the total supply, and every
- * NFT has exactly one holder with balance 1, the one `Asset.owner` names.
+ * NFT has exactly one holder with balance 1, the one `Asset.owner` names; a holding's reserved part
+ * (issue 35) lies between 0 and its balance.
  */
 export async function checkInvariants(orm: Orm): Promise<string[]> {
   const em = orm.em.fork();
@@ -87,6 +89,11 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
   for (const holding of holdings) {
     if ((holding.balance as bigint) < 0n)
       problems.push(`negative balance ${holding.wallet} ${holding.asset.id}`);
+    // Issue 35: the reserved part of a holding is part of its balance.
+    if ((holding.reserved as bigint) < 0n || (holding.reserved as bigint) > (holding.balance as bigint))
+      problems.push(
+        `reserved ${holding.reserved} of ${holding.balance} ${holding.wallet} ${holding.asset.id}`,
+      );
   }
   for (const asset of assets) {
     const mine = holdings.filter(
@@ -121,7 +128,7 @@ export interface HttpUser {
   wallet: string;
 }
 
-export const PASSWORD = 'correct horse battery staple';
+export const PASSWORD = FIXTURE_PASSWORD;
 
 interface HttpClient {
   app: { orm: unknown };
@@ -149,6 +156,7 @@ export async function httpUser(t: HttpClient, role: UserRole = 'player'): Promis
     201,
   );
   if (role !== 'player') await setRole(t.app.orm as Orm, user.id, role);
+  await useCheapPassword(t.app.orm as Orm, user.id);
   const tokens = await expectStatus<{ access_token: string }>(
     t.http('POST', '/api/v1/auth/login', { body: { username, password: PASSWORD } }),
     200,

@@ -1,26 +1,10 @@
 // A real WebSocket client for tests: every message the server sends is checked against the AsyncAPI
 // contract before the test sees it.
 import WebSocket from 'ws';
-import { asyncApiValidators } from '../../src/ws/protocol.ts';
+import { type ServerMessage, validateServerMessage } from '../../scripts/lib/server-messages.ts';
 import { assertProblemDocumented, channelProblemTypes } from './contract.ts';
 
-const SERVER_MESSAGES: Record<string, string> = {
-  subscribed: 'SubscribedMessage',
-  unsubscribed: 'UnsubscribedMessage',
-  newNFT: 'NewNftEventMessage',
-  newTransfer: 'NewTransferEventMessage',
-  priceUpdate: 'PriceUpdateEventMessage',
-  assetUpdated: 'AssetUpdatedEventMessage',
-  chainTransferPending: 'ChainTransferPendingEventMessage',
-  chainTransferRemoved: 'ChainTransferRemovedEventMessage',
-  replayed: 'ReplayedMessage',
-  resync_required: 'ResyncRequiredMessage',
-  error: 'ErrorMessage',
-  pong: 'PongMessage',
-};
-const validators = asyncApiValidators(Object.values(SERVER_MESSAGES));
-
-export type ServerMessage = Record<string, any> & { type: string };
+export type { ServerMessage };
 
 export interface TestSocket {
   ws: WebSocket;
@@ -36,18 +20,6 @@ export interface TestSocket {
   ): Promise<ServerMessage[]>;
   closed: Promise<{ code: number; reason: string }>;
   close(): void;
-}
-
-export function validateServerMessage(message: ServerMessage): void {
-  const title = SERVER_MESSAGES[message.type];
-  if (!title)
-    throw new Error(`server sent a message type the contract does not declare: ${JSON.stringify(message)}`);
-  const validate = validators.get(title);
-  if (!validate?.(message)) {
-    throw new Error(
-      `server message breaks the contract (${title}): ${JSON.stringify(validate?.errors)}; ${JSON.stringify(message)}`,
-    );
-  }
 }
 
 export async function connect(url: string, headers: Record<string, string> = {}): Promise<TestSocket> {

@@ -1,4 +1,4 @@
-// 15.2: the first admin of a real deployment. `npm run admin` (scripts/admin.ts) run as an operator
+// 15.2: the first admin of a real deployment. `npm run admin` (src/cli/admin.ts) run as an operator
 // runs it, against a scratch database of each kind: the admin it creates signs in and acts as one.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,7 @@ describe.each(DB_KINDS)('npm run admin on %s', (kind) => {
   let dataDir: string;
   let env: Record<string, string>;
   let app: TestApp | undefined;
-  const admin = (args: string[], stdin?: string) => runScript('scripts/admin.ts', args, env, stdin);
+  const admin = (args: string[], stdin?: string) => runScript('src/cli/admin.ts', args, env, stdin);
 
   beforeAll(async () => {
     database = await migratedDatabase(kind);
@@ -84,6 +84,27 @@ describe.each(DB_KINDS)('npm run admin on %s', (kind) => {
     const changed = await admin(['set-role', 'OPS.TWO', 'admin']);
     expect(changed.code).toBe(0);
     expect(changed.stdout).toMatch(/^Ops\.Two \(usr_\w+\) now has role admin\n$/);
+    // Issue 37: each command is in the audit trail, the command and the machine's user as who acted.
+    const entries = (await app?.app.orm.em
+      .getConnection()
+      .execute<{ body: string }[]>(
+        'select body from audit_entry where body like \'%"kind":"command"%\' order by seq',
+      )) as { body: string }[];
+    const bodies = entries.map((entry) => JSON.parse(entry.body));
+    expect(bodies.map((body) => body.action)).toEqual([
+      'user.created',
+      'user.roleChanged',
+      'user.created',
+      'user.roleChanged',
+      'user.roleChanged',
+    ]);
+    expect(bodies[4]).toMatchObject({
+      actor: { kind: 'command', id: expect.stringMatching(/^admin set-role \(.+\)$/) },
+      credential: { kind: 'command' },
+      before: { role: 'oracle' },
+      after: { role: 'admin' },
+    });
+    expect(JSON.stringify(bodies)).not.toContain('a-password-from-a-vault');
   });
 
   it('refuses what the API refuses, changing nothing, with exit code 1 (64 for usage)', async () => {

@@ -30,7 +30,7 @@ import { REPO_ROOT, startService } from '../helpers/service.ts';
 describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
   let t: TestApp;
   let env: Record<string, string>;
-  const check = () => runScript('scripts/db-check.ts', [], env);
+  const check = () => runScript('src/cli/db-check.ts', [], env);
 
   beforeAll(async () => {
     t = await startTestApp(kind, { SEED_DEMO: 'always' });
@@ -58,7 +58,9 @@ describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
       const result = await check();
       expect(result.stderr).toBe('');
       expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(/; outbox ids never committed \(rolled-back writes\): 2$/m);
+      expect(result.stdout).toMatch(
+        /; outbox ids never committed \(rolled-back writes\): 2; audit trail: \d+ entries chained, tip \d+ [0-9a-f]{64}$/m,
+      );
     },
   );
 
@@ -95,7 +97,7 @@ describe.each(DB_KINDS)('32.1: npm run db:check on a ledger with a history, on %
   let t: TestApp;
   let env: Record<string, string>;
   let ledger: BusyLedger;
-  const check = () => runScript('scripts/db-check.ts', [], env);
+  const check = () => runScript('src/cli/db-check.ts', [], env);
 
   beforeAll(async () => {
     t = await startTestApp(kind, { RATE_LIMIT_REQUESTS: '100000', RATE_LIMIT_USER_REQUESTS: '100000' });
@@ -197,7 +199,7 @@ describe.each(DB_KINDS)('32.1: npm run db:check with on-chain tokens, on %s', (k
     }
     const { config } = t.app;
     const result = await runScript(
-      'scripts/db-check.ts',
+      'src/cli/db-check.ts',
       [],
       config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : { SQLITE_PATH: config.sqlitePath },
     );
@@ -247,7 +249,7 @@ describe('npm run db:backup of the embedded database', () => {
       };
       const writers = [writer(), writer()];
       while (transfers < 10) await new Promise((resolve) => setTimeout(resolve, 50));
-      const copied = await runScript('scripts/db-backup.ts', [backup], { DATA_DIR: live, ...keep });
+      const copied = await runScript('src/cli/db-backup.ts', [backup], { DATA_DIR: live, ...keep });
       const during = transfers;
       while (transfers < during + 10) await new Promise((resolve) => setTimeout(resolve, 50));
       writing = false;
@@ -268,14 +270,14 @@ describe('npm run db:backup of the embedded database', () => {
     copyFileSync(backup, path.join(restored, 'gats.sqlite'));
     expect(existsSync(path.join(restored, 'gats.sqlite-wal'))).toBe(false);
 
-    const checked = await runScript('scripts/db-check.ts', [], restoredEnv);
+    const checked = await runScript('src/cli/db-check.ts', [], restoredEnv);
     expect(checked.stderr).toBe('');
     expect(checked.code).toBe(0);
     expect(checked.stdout).toMatch(
       / NFTs: one owner each \(2 burned: owner the zero address, held by nobody\)/,
     );
     const events = Number(/outbox: (\d+) events/.exec(checked.stdout)?.[1]);
-    const liveCheck = await runScript('scripts/db-check.ts', [], { DATA_DIR: live, ...keep });
+    const liveCheck = await runScript('src/cli/db-check.ts', [], { DATA_DIR: live, ...keep });
     expect(liveCheck.code).toBe(0);
     const liveEvents = Number(/outbox: (\d+) events/.exec(liveCheck.stdout)?.[1]);
     // The copy holds some of the transfers made under load, and fewer events than the end state.
@@ -308,7 +310,7 @@ describe('32.3: the backup and restore commands of docs/operations/backups-and-r
         cwd: scratch,
       });
       expect(ignored.status).toBe(0);
-      const kept = spawnSync('git', ['check-ignore', '-q', 'scripts/db-backup.ts'], { cwd: scratch });
+      const kept = spawnSync('git', ['check-ignore', '-q', 'src/cli/db-backup.ts'], { cwd: scratch });
       expect(kept.status).toBe(1);
     } finally {
       rmSync(scratch, { recursive: true, force: true });

@@ -131,7 +131,7 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
     } finally {
       await closeDatabase(orm);
     }
-    const checked = await runScript('scripts/db-check.ts', [], env);
+    const checked = await runScript('src/cli/db-check.ts', [], env);
     expect(checked.stderr).toBe('');
     expect(checked.stdout).toContain(
       'ok; 1 currencies: supply = sum of balances; 1 NFTs: one owner each; outbox: 2 events, ids 1..2 without gaps',
@@ -174,7 +174,7 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
     } finally {
       await t.close();
     }
-    const checked = await runScript('scripts/db-check.ts', [], env);
+    const checked = await runScript('src/cli/db-check.ts', [], env);
     expect(checked.stdout).toContain('outbox: 3 events, ids 1..3 without gaps');
   });
 });

@@ -85,7 +85,8 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
       }
     }
     expect(wrong).toEqual([]);
-  });
+    // One request per operation and kind of caller: ~190 operations x 5 callers.
+  }, 180_000);
 
   describe('relations: the owner of the object, and a caller of the same role who is not', () => {
     /** One call of an object-owning operation and the status it must get. */
@@ -146,8 +147,37 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
       });
       for (const user of [holder, counter])
         await ok(studio(), 'POST', `/api/v1/currencies/${coin}/mint`, { to: user.wallet, amount: '100' });
-      for (const name of ['frozen', 'renamed', 'burned', 'studioBurned', 'proved'])
+      for (const name of [
+        'frozen',
+        'renamed',
+        'burned',
+        'studioBurned',
+        'proved',
+        'listed',
+        'forSale',
+        'toList',
+        'offered',
+        'forOffer',
+        'auctioned',
+        'toAuction',
+        'toLend',
+      ])
         ids[name] = await mint(name);
+      const listing = (assetId: string) => ({ wallet: holder.wallet, assetId, currency: coin, price: '1' });
+      ids.listing = (await ok(holder, 'POST', '/api/v1/listings', listing(ids.listed))).id;
+      ids.forSaleListing = (await ok(holder, 'POST', '/api/v1/listings', listing(ids.forSale))).id;
+      const offer = (assetId: string) => ({ wallet: counter.wallet, assetId, currency: coin, price: '1' });
+      ids.offer = (await ok(counter, 'POST', '/api/v1/offers', offer(ids.offered))).id;
+      ids.acceptedOffer = (await ok(counter, 'POST', '/api/v1/offers', offer(ids.forOffer))).id;
+      const auction = (assetId: string) => ({
+        wallet: holder.wallet,
+        assetId,
+        currency: coin,
+        reservePrice: '1',
+        minIncrement: '1',
+        duration: 3600,
+      });
+      ids.auction = (await ok(holder, 'POST', '/api/v1/auctions', auction(ids.auctioned))).id;
       ids.recipe = (
         await ok(studio(), 'POST', `/api/v1/collections/${realm}/recipes`, {
           name: 'Coin to item',
@@ -155,6 +185,50 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
           outputs: [{ nft: { name: 'Crafted', metadata: METADATA } }],
         })
       ).id;
+      // Stores (issue 36): one offer to change, one to buy (at version 1).
+      const storeOffer = () => ({
+        name: 'Bundle',
+        price: [{ assetId: coin, amount: '1' }],
+        grants: [{ nft: { name: 'Bought', metadata: METADATA } }],
+        payTo: studio().wallet,
+      });
+      ids.storeOffer = (
+        await ok(studio(), 'POST', `/api/v1/collections/${realm}/store-offers`, storeOffer())
+      ).id;
+      ids.storeOfferForSale = (
+        await ok(studio(), 'POST', `/api/v1/collections/${realm}/store-offers`, storeOffer())
+      ).id;
+      // Loot boxes (issue 36): a box of the realm held by the counterparty, whose seed is committed;
+      // the holder's seed, to reveal.
+      ids.table = (
+        await ok(studio(), 'POST', `/api/v1/collections/${realm}/drop-tables`, {
+          name: 'Matrix table',
+          entries: [{ weight: 1, outcome: null }],
+        })
+      ).id;
+      ids.box = (
+        await ok(studio(), 'POST', `/api/v1/collections/${realm}/loot-boxes`, {
+          name: 'Matrix box',
+          table: ids.table,
+          paid: false,
+        })
+      ).id;
+      ids.boxItem = (
+        await ok(studio(), 'POST', `/api/v1/collections/${realm}/mint/batch`, {
+          items: [{ to: counter.wallet, nft: { name: 'Matrix box', metadata: METADATA } }],
+        })
+      ).nfts[0].id;
+      ids.counterSeed = (
+        await ok(counter, 'POST', '/api/v1/draw-seeds', { wallet: counter.wallet })
+      ).commitment;
+      ids.holderSeed = (await ok(holder, 'POST', '/api/v1/draw-seeds', { wallet: holder.wallet })).id;
+      // Claim codes (issue 36): one code many may redeem.
+      const codes = await ok(studio(), 'POST', `/api/v1/collections/${realm}/claim-codes`, {
+        grants: [{ nft: { name: 'Claimed', metadata: METADATA } }],
+        maxRedemptions: 100,
+      });
+      ids.claimCode = codes.codes[0].claimCode.id;
+      ids.code = codes.codes[0].code;
       const trade = () => ({
         fromWallet: holder.wallet,
         toWallet: counter.wallet,
@@ -257,6 +331,57 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
             201,
           ],
           ['createRecipe', 'POST', () => `/api/v1/collections/${realm}/recipes`, recipe, 201],
+          [
+            'setMarketSettings',
+            'PUT',
+            () => `/api/v1/collections/${realm}/market/settings`,
+            () => ({ royaltyBps: 100 }),
+            200,
+          ],
+          // Stores (issue 36)
+          [
+            'createStoreOffer',
+            'POST',
+            () => `/api/v1/collections/${realm}/store-offers`,
+            () => ({
+              name: 'Another bundle',
+              price: [{ assetId: coin, amount: '2' }],
+              grants: [{ nft: { name: 'Other', metadata: METADATA } }],
+              payTo: users.studio.wallet,
+            }),
+            201,
+          ],
+          [
+            'updateStoreOffer',
+            'PATCH',
+            () => `/api/v1/store-offers/${ids.storeOffer}`,
+            () => ({ name: 'Renamed bundle' }),
+            200,
+          ],
+          // Loot boxes (issue 36)
+          [
+            'createDropTable',
+            'POST',
+            () => `/api/v1/collections/${realm}/drop-tables`,
+            () => ({ name: 'Another table', entries: [{ weight: 2, outcome: null }] }),
+            201,
+          ],
+          [
+            'createLootBox',
+            'POST',
+            () => `/api/v1/collections/${realm}/loot-boxes`,
+            () => ({ name: 'Another box', table: ids.table, paid: true }),
+            201,
+          ],
+          // Claim codes (issue 36)
+          [
+            'createClaimCodes',
+            'POST',
+            () => `/api/v1/collections/${realm}/claim-codes`,
+            () => ({ grants: [{ nft: { name: 'Claimed', metadata: METADATA } }] }),
+            201,
+          ],
+          ['getClaimCode', 'GET', () => `/api/v1/claim-codes/${ids.claimCode}`, undefined, 200],
           ['createCurrency', 'POST', () => '/api/v1/currencies', () => currency(`gem${kind.charAt(0)}`), 201],
           [
             'mintCurrency',
@@ -335,6 +460,238 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
           body,
           status,
         },
+      ]),
+      // wallet-controller of a loan (issue 36): lending from the holder's wallet.
+      {
+        operationId: 'lendAsset',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/assets/${ids.toLend}/lend`,
+        body: () => ({
+          from: holder.wallet,
+          to: counter.wallet,
+          expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+        }),
+        status: 403,
+      },
+      {
+        operationId: 'lendAsset',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => `/api/v1/assets/${ids.toLend}/lend`,
+        body: () => ({
+          from: holder.wallet,
+          to: counter.wallet,
+          expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+        }),
+        status: 200,
+      },
+      // wallet-controller of the marketplace (issue 35): listing from, cancelling for and paying from a wallet.
+      {
+        operationId: 'createListing',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => '/api/v1/listings',
+        body: () => ({ wallet: holder.wallet, assetId: ids.toList, currency: coin, price: '1' }),
+        status: 403,
+      },
+      {
+        operationId: 'createListing',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => '/api/v1/listings',
+        body: () => ({ wallet: holder.wallet, assetId: ids.toList, currency: coin, price: '1' }),
+        status: 201,
+      },
+      {
+        operationId: 'cancelListing',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/listings/${ids.listing}/cancel`,
+        status: 403,
+      },
+      {
+        operationId: 'cancelListing',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => `/api/v1/listings/${ids.listing}/cancel`,
+        status: 200,
+      },
+      {
+        operationId: 'buyListing',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/listings/${ids.forSaleListing}/buy`,
+        body: () => ({ wallet: counter.wallet }),
+        status: 403,
+      },
+      {
+        operationId: 'buyListing',
+        as: 'owner',
+        user: () => counter,
+        method: 'POST',
+        path: () => `/api/v1/listings/${ids.forSaleListing}/buy`,
+        body: () => ({ wallet: counter.wallet }),
+        status: 201,
+      },
+      // wallet-controller of offers (issue 35): offering from, cancelling for, and selling from a wallet.
+      {
+        operationId: 'createOffer',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => '/api/v1/offers',
+        body: () => ({ wallet: holder.wallet, collection: realm, currency: coin, price: '1' }),
+        status: 403,
+      },
+      {
+        operationId: 'createOffer',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => '/api/v1/offers',
+        body: () => ({ wallet: holder.wallet, collection: realm, currency: coin, price: '1' }),
+        status: 201,
+      },
+      {
+        operationId: 'cancelOffer',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/offers/${ids.offer}/cancel`,
+        status: 403,
+      },
+      {
+        operationId: 'cancelOffer',
+        as: 'owner',
+        user: () => counter,
+        method: 'POST',
+        path: () => `/api/v1/offers/${ids.offer}/cancel`,
+        status: 200,
+      },
+      {
+        operationId: 'acceptOffer',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/offers/${ids.acceptedOffer}/accept`,
+        body: () => ({ wallet: holder.wallet }),
+        status: 403,
+      },
+      {
+        operationId: 'acceptOffer',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => `/api/v1/offers/${ids.acceptedOffer}/accept`,
+        body: () => ({ wallet: holder.wallet }),
+        status: 201,
+      },
+      // wallet-controller of the stores (issue 36): paying from a wallet.
+      {
+        operationId: 'purchaseStoreOffer',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/store-offers/${ids.storeOfferForSale}/purchase`,
+        body: () => ({ wallet: counter.wallet, version: 1 }),
+        status: 403,
+      },
+      {
+        operationId: 'purchaseStoreOffer',
+        as: 'owner',
+        user: () => counter,
+        method: 'POST',
+        path: () => `/api/v1/store-offers/${ids.storeOfferForSale}/purchase`,
+        body: () => ({ wallet: counter.wallet, version: 1 }),
+        status: 201,
+      },
+      // wallet-controller of auctions (issue 35): auctioning from, and bidding from, a wallet.
+      {
+        operationId: 'createAuction',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => '/api/v1/auctions',
+        body: () => ({
+          wallet: holder.wallet,
+          assetId: ids.toAuction,
+          currency: coin,
+          reservePrice: '1',
+          minIncrement: '1',
+          duration: 3600,
+        }),
+        status: 403,
+      },
+      {
+        operationId: 'createAuction',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => '/api/v1/auctions',
+        body: () => ({
+          wallet: holder.wallet,
+          assetId: ids.toAuction,
+          currency: coin,
+          reservePrice: '1',
+          minIncrement: '1',
+          duration: 3600,
+        }),
+        status: 201,
+      },
+      {
+        operationId: 'bidAuction',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/auctions/${ids.auction}/bids`,
+        body: () => ({ wallet: counter.wallet, amount: '2' }),
+        status: 403,
+      },
+      {
+        operationId: 'bidAuction',
+        as: 'owner',
+        user: () => counter,
+        method: 'POST',
+        path: () => `/api/v1/auctions/${ids.auction}/bids`,
+        body: () => ({ wallet: counter.wallet, amount: '2' }),
+        status: 201,
+      },
+      // wallet-controller of the loot boxes (issue 36): opening from, committing and revealing a wallet's seed.
+      ...(
+        [
+          [
+            'openLootBox',
+            () => `/api/v1/loot-boxes/${ids.box}/open`,
+            () => ({
+              wallet: counter.wallet,
+              assetId: ids.boxItem,
+              clientSeed: 'matrix',
+              seedCommitment: ids.counterSeed,
+            }),
+            () => counter,
+            201,
+          ],
+          ['commitDrawSeed', () => '/api/v1/draw-seeds', () => ({ wallet: holder.wallet }), H, 200],
+          [
+            'redeemClaimCode',
+            () => '/api/v1/claim-codes/redeem',
+            () => ({ wallet: counter.wallet, code: ids.code }),
+            () => counter,
+            201,
+          ],
+          ['revealDrawSeed', () => `/api/v1/draw-seeds/${ids.holderSeed}/reveal`, undefined, H, 200],
+        ] as const
+      ).flatMap(([operationId, path, body, owner, status]): RelationCase[] => [
+        { operationId, as: 'other', user: O, method: 'POST', path, body, status: 403 },
+        { operationId, as: 'owner', user: owner, method: 'POST', path, body, status },
       ]),
       // trade-party / trade-counterparty: anyone else is told the trade does not exist.
       {

@@ -1,9 +1,10 @@
-// The typed API client: openapi-fetch over the contract's generated `paths`, so every request and
-// response shape comes from the published OpenAPI document, never from hand-written types.
-import createClient from 'openapi-fetch';
-import type { components, operations, paths } from '../../../generated/openapi/types.ts';
+// The typed API client: the official TypeScript client (`@gats/client`, clients/typescript), so every
+// request and response shape comes from the published OpenAPI document, every write carries an
+// Idempotency-Key its retries reuse, and a 429 is waited out as its Retry-After says.
+import { createGatsClient, type GatsClient } from '../../../clients/typescript/src/index.ts';
+import type { components, operations } from '../../../generated/openapi/types.ts';
 
-export type ApiClient = ReturnType<typeof createClient<paths>>;
+export type ApiClient = GatsClient;
 export type Schemas = components['schemas'];
 export type Operations = operations;
 
@@ -19,20 +20,11 @@ export interface CredentialSource {
 }
 
 export function createApiClient(credentials?: CredentialSource): ApiClient {
-  const client = createClient<paths>({ baseUrl: location.origin });
-  if (credentials) {
-    client.use({
-      async onRequest({ request }) {
-        const current = await credentials.current();
-        if (current) {
-          request.headers.set('Authorization', `Bearer ${current.accessToken}`);
-          if (current.apiKey) request.headers.set('X-API-Key', current.apiKey);
-        }
-        return request;
-      },
-    });
-  }
-  return client;
+  return createGatsClient({
+    baseUrl: location.origin,
+    token: async () => (await credentials?.current())?.accessToken,
+    apiKey: async () => (await credentials?.current())?.apiKey ?? undefined,
+  });
 }
 
 /** Request options for the OAuth endpoints, which take `application/x-www-form-urlencoded` bodies. */

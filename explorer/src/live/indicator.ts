@@ -3,7 +3,9 @@ import { h } from '../ui/dom.ts';
 import type { LiveConnection, LiveStatus } from './connection.ts';
 
 const TEXT: Record<LiveStatus, string> = {
-  offline: 'Offline',
+  // Not "Offline": before sign-in (or on a page with nothing live) the service is up, only no live
+  // updates are flowing to this page.
+  offline: 'Live updates off',
   connecting: 'Connecting…',
   live: 'Live',
   reconnecting: 'Reconnecting…',

@@ -278,8 +278,8 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
       replace(
         historyList,
         h(
-          'ol',
-          { class: 'history-list', reversed: true },
+          'ul',
+          { class: 'history-list' },
           page.data.map((version) =>
             h(
               'li',

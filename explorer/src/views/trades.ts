@@ -11,22 +11,55 @@ import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { SubmissionGuard } from '../ui/submission.ts';
 import { toast } from '../ui/toast.ts';
+import { assetImage } from './asset-card.ts';
 import type { Cleanup, ViewContext } from './context.ts';
 
 type Trade = Schemas['Trade'];
 type TradeItem = Schemas['TradeItem'];
+type Asset = Schemas['Asset'];
 
-function items(list: TradeItem[]): HTMLElement {
-  return h(
-    'ul',
-    { class: 'trade-items' },
-    list.map((item) =>
-      h('li', {}, `${item.amount} × `, h('a', { href: paths.asset(item.assetId) }, item.assetId)),
-    ),
-  );
+/** What a trade's line says after its status: when an open trade expires, or when it closed. */
+function tradeTime(trade: Trade): string {
+  if (trade.status === 'open') return ` · expires ${formatTime(trade.expiresAt)}`;
+  if (trade.status === 'expired') return ` · expired ${formatTime(trade.expiresAt)}`;
+  return ` · ${trade.status} ${formatTime(trade.updatedAt)}`;
 }
 
 export function tradesView(ctx: ViewContext): Cleanup {
+  // Each item named by its asset (name and picture), read once per view; its id until then, or if
+  // the read fails.
+  const assets = new Map<string, Promise<Asset | null>>();
+  const assetOf = (assetId: string) => {
+    let asset = assets.get(assetId);
+    if (!asset) {
+      asset = ctx.session.api
+        .GET('/assets/{asset_id}', { params: { path: { asset_id: assetId } }, signal: ctx.signal })
+        .then(
+          (result) => result.data ?? null,
+          () => null,
+        );
+      assets.set(assetId, asset);
+    }
+    return asset;
+  };
+
+  function items(list: TradeItem[]): HTMLElement {
+    return h(
+      'ul',
+      { class: 'trade-items' },
+      list.map((item) => {
+        const link = h('a', { href: paths.asset(item.assetId), 'data-asset-id': item.assetId }, item.assetId);
+        const entry = h('li', {}, `${item.amount} × `, link);
+        void assetOf(item.assetId).then((asset) => {
+          if (!asset) return;
+          link.textContent = asset.name;
+          entry.prepend(assetImage(asset, 'trade-item-image'));
+        });
+        return entry;
+      }),
+    );
+  }
+
   const body = h('div', { class: 'trade-list', 'aria-busy': 'true', 'data-testid': 'trades' });
   const status = h('div', { role: 'status' });
   const pager = new CursorPager('trades', () => void load());
@@ -96,7 +129,7 @@ export function tradesView(ctx: ViewContext): Cleanup {
         shortAddress(trade.fromWallet),
         ' offers ',
         toMe ? 'you' : shortAddress(trade.toWallet),
-        ` · expires ${formatTime(trade.expiresAt)}`,
+        tradeTime(trade),
       ),
       h(
         'div',

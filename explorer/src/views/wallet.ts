@@ -93,6 +93,8 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
       currencyBody,
       currencyPager.element,
     ),
+    // Live activity before the NFTs: in view when something happens, not below a long grid.
+    activitySection,
     h(
       'section',
       { class: 'panel', 'aria-labelledby': 'nfts-heading' },
@@ -100,7 +102,6 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
       nftGrid,
       nftPager.element,
     ),
-    activitySection,
   );
   currencyBody.append(...skeleton('row', 2));
   nftGrid.append(...skeleton('card', 4));
@@ -244,6 +245,8 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
     if (event.type === 'newNFT') return `${event.data.name} was minted into this wallet.`;
     if (event.type === 'priceUpdate') return `New price for ${await assetName(event.data.assetId)}.`;
     if (event.type === 'assetUpdated') return `${event.data.name} was updated.`;
+    // The wallet's subscription asks for newNFT and newTransfer only.
+    if (event.type !== 'newTransfer') return `${event.type}.`;
     const transfer = event.data;
     const what = `${transfer.amount} × ${await assetName(transfer.assetId)}`;
     if (transfer.from === ZERO_ADDRESS) return `${what} minted into this wallet.`;

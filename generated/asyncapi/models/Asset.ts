@@ -23,4 +23,6 @@ export interface Asset {
   'frozenBy'?: string | null;
   'soulbound'?: boolean;
   'metadataVersion'?: number;
+  'expiresAt'?: string;
+  'lender'?: string | null;
 }

@@ -6,5 +6,6 @@ export interface PriceUpdateEventMessage {
   'type': 'priceUpdate';
   'occurredAt': string;
   'data': Price;
+  'operationId'?: string;
   'subscriptionIds': string[];
 }

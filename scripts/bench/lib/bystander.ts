@@ -2,10 +2,11 @@
 // a client reads GET /healthz and its own wallet (two autocannon loads at once) while another user
 // floods the service, beside the same loads without a flood and against the Koa hello baseline
 // (GET / twice at once). What is measured is the bystander's latency and throughput.
-import type { Child } from './children.ts';
+import type { Child } from '../../lib/children.ts';
+import { cpuSeconds } from '../../lib/proc.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './load.ts';
 import type { BenchOptions } from './options.ts';
-import { cpuSeconds } from './proc.ts';
+import { type Measured, round4 } from './record.ts';
 import { fixed, loadTable, table } from './report.ts';
 
 /** A running flood: its counts (read when the loads end) and how to stop it. */
@@ -90,6 +91,26 @@ export async function measureBystander<C>(
   } finally {
     await running?.stop();
   }
+}
+
+/**
+ * A flood's record: the bystander's worst p99 with and without the flood, the flooded wallet reads'
+ * rate, and that rate as a share of Koa hello's (which ran the same two loads).
+ */
+export function bystanderFigures<C>(
+  hello: BystanderResult<C>,
+  quiet: BystanderResult<C>,
+  flooded: BystanderResult<C>,
+): Pick<Measured, 'figures' | 'koaRatio'> {
+  const worst = (result: BystanderResult<C>) => Math.max(result.healthz.p99, result.wallet.p99);
+  return {
+    koaRatio: round4(flooded.wallet.okPerSecond / hello.wallet.okPerSecond),
+    figures: [
+      { name: 'bystander p99', value: worst(flooded), unit: 'ms' },
+      { name: 'without the flood', value: worst(quiet), unit: 'ms' },
+      { name: 'bystander wallet reads', value: Math.round(flooded.wallet.okPerSecond), unit: 'req/s' },
+    ],
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 // Starts the Koa hello baseline (scripts/bench/hello-server.ts) in its own process.
-import { type Child, freePort, startNodeChild } from './children.ts';
+import { type Child, freePort, startNodeChild } from '../../lib/children.ts';
 
 export async function startHello(): Promise<Child> {
   const port = await freePort();

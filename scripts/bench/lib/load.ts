@@ -1,7 +1,7 @@
 // HTTP load with autocannon, in this process: the same load against the service and the Koa hello
 // baseline, summarized the same way.
-import { cpuSeconds, threadCpuSeconds } from './proc.ts';
-import { type AutocannonClient, autocannon } from './untyped.ts';
+import { cpuSeconds, threadCpuSeconds } from '../../lib/proc.ts';
+import { type AutocannonClient, autocannon } from '../../lib/untyped.ts';
 
 export interface LoadOptions {
   label: string;

@@ -1,5 +1,6 @@
 // What the dispatcher (run.ts) passes to every benchmark.
-import type { DbKind } from './database.ts';
+import type { DbKind } from '../../lib/database.ts';
+import type { WsClientKind } from '../../lib/ws-clients.ts';
 
 export interface BenchOptions {
   /** The databases to run on, one after the other. */
@@ -26,8 +27,11 @@ export interface BenchOptions {
   rounds: number;
   /** The scale benchmark's stages: wallet totals, smallest first (`--stages 1000,100000`). */
   stages: number[];
+  /**
+   * The scale benchmark's last stage: the event log grown in bulk to this many events (0: none;
+   * `--bulk-events 10000000`).
+   */
+  bulkEvents: number;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both';
-
-export type WsClientKind = 'lean' | 'ws';

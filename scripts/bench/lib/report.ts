@@ -1,8 +1,10 @@
 // Plain-text output of the benchmarks: what ran where, tables of figures, ratios against targets.
 import os from 'node:os';
 import type { LoadResult } from './load.ts';
+import { markScenarioStart } from './record.ts';
 
 export function heading(title: string, details: Record<string, string | number>): void {
+  markScenarioStart();
   const cpus = os.cpus();
   const load = os
     .loadavg()

@@ -3,6 +3,7 @@
 // virtual machines take the cores: `vmstat` shows 5-25% steal); a target and the hello runs either
 // side of it see the same minute, and the median of several rounds ignores the odd disturbed one.
 import type { LoadResult } from './load.ts';
+import { type Measured, round4 } from './record.ts';
 import { fixed, loadTable, threadTable } from './report.ts';
 
 export interface RoundTarget {
@@ -11,6 +12,19 @@ export interface RoundTarget {
   run(): Promise<LoadResult>;
   /** The ratio it must reach (a share of Koa hello), if it has a target. */
   target?: number;
+}
+
+/** A target's figures over the rounds: medians, and the range of its share of Koa hello. */
+export interface RoundFigures {
+  label: string;
+  /** Median share of Koa hello's rate, and the lowest and highest round's. */
+  share: number;
+  low: number;
+  high: number;
+  /** Median req/s, p99 ms and CPU µs per answer of the target's runs. */
+  okPerSecond: number;
+  p99: number;
+  cpuMicros?: number;
 }
 
 /**
@@ -23,7 +37,7 @@ export async function ratiosInRounds(
   rounds: number,
   hello: () => Promise<LoadResult>,
   targets: RoundTarget[],
-): Promise<void> {
+): Promise<RoundFigures[]> {
   const hellos: LoadResult[] = [await hello()];
   const byTarget = targets.map(() => [] as LoadResult[]);
   const runs: LoadResult[] = [hellos[0]];
@@ -44,6 +58,7 @@ export async function ratiosInRounds(
     `Koa hello: ${helloRates.map((rate) => fixed(rate, 0)).join(', ')} req/s ` +
       `(spread ${fixed(((Math.max(...helloRates) - Math.min(...helloRates)) / median(helloRates)) * 100)}%)`,
   );
+  const figures: RoundFigures[] = [];
   for (const [index, target] of targets.entries()) {
     const rates: number[] = [];
     const cpus: number[] = [];
@@ -64,7 +79,19 @@ export async function ratiosInRounds(
       console.log(
         `${target.label}: ${fixed(median(cpus) * 100)}% of Koa hello by CPU per answer${range(cpus)}`,
       );
+    const runs = byTarget[index];
+    const cpuMicros = runs.map((run) => run.serverCpuMicros).filter((micros) => micros !== undefined);
+    figures.push({
+      label: target.label,
+      share,
+      low: Math.min(...rates),
+      high: Math.max(...rates),
+      okPerSecond: median(runs.map((run) => run.okPerSecond)),
+      p99: median(runs.map((run) => run.p99)),
+      cpuMicros: cpuMicros.length === runs.length ? median(cpuMicros) : undefined,
+    });
   }
+  return figures;
 }
 
 /** " (median of 3 rounds: 28.0-33.5%)", nothing for one round. */
@@ -82,4 +109,20 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** The figures of a target measured in rounds (reads), as a record's figures. */
+export function roundFigures(figures: RoundFigures): Pick<Measured, 'figures' | 'koaRatio'> {
+  return {
+    koaRatio: figures.share,
+    figures: [
+      { name: 'req/s (median)', value: Math.round(figures.okPerSecond), unit: '' },
+      { name: 'p99', value: figures.p99, unit: 'ms' },
+      ...(figures.cpuMicros === undefined
+        ? []
+        : [{ name: 'CPU per answer', value: Math.round(figures.cpuMicros), unit: 'µs' }]),
+      { name: 'lowest round', value: round4(figures.low), unit: '%' },
+      { name: 'highest round', value: round4(figures.high), unit: '%' },
+    ],
+  };
 }

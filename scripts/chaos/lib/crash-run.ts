@@ -2,8 +2,8 @@
 // writers, `kill -9` at random moments with a restart on the same database each time, then the
 // verification. Returns the figures and the list of failures (empty when nothing was lost,
 // duplicated or broken).
-import { createUser } from '../../bench/lib/api.ts';
-import type { DbKind } from '../../bench/lib/database.ts';
+import { createUser } from '../../lib/api.ts';
+import type { DbKind } from '../../lib/database.ts';
 import { type CrashableService, startCrashableService } from './crashable-service.ts';
 import { setUpLedger } from './ledger-setup.ts';
 import { newestEventId } from './rest.ts';

@@ -1,10 +1,10 @@
 // The service as a child process that can be killed with SIGKILL and started again on the same
 // database, port, SECRET_KEY and DATA_DIR: what a crash and a supervisor's restart look like to
 // clients. Built from the benchmark helpers (fresh database, child process start).
-import type { Child } from '../../bench/lib/children.ts';
-import { freePort, startNodeChild } from '../../bench/lib/children.ts';
-import { createDatabase, type DbKind } from '../../bench/lib/database.ts';
-import { type Service, serviceEnv } from '../../bench/lib/service.ts';
+import type { Child } from '../../lib/children.ts';
+import { freePort, startNodeChild } from '../../lib/children.ts';
+import { createDatabase, type DbKind } from '../../lib/database.ts';
+import { type Service, serviceEnv } from '../../lib/service.ts';
 
 export interface CrashableService extends Service {
   /** Resolves when the service answers (at once while it runs, after the restart while it is down). */
@@ -49,6 +49,7 @@ export async function startCrashableService(
     },
     setRole: (userId, role) => database.setRole(userId, role),
     execute: (sql) => database.execute(sql),
+    count: (sql) => database.count(sql),
     whenUp: () => up,
     async kill9() {
       up = new Promise<void>((resolve) => {

@@ -8,9 +8,9 @@
 // moved, the trade accepted under the answer's op id) and no other, supply == sum of balances ==
 // minted - burned for herb and gold, and no trade left open.
 import { randomUUID } from 'node:crypto';
-import { call, createCollection, createCurrency, createUser, type Session } from '../../bench/lib/api.ts';
-import { forEachLimit } from '../../bench/lib/concurrency.ts';
-import type { DbKind } from '../../bench/lib/database.ts';
+import { call, createCollection, createCurrency, createUser, type Session } from '../../lib/api.ts';
+import { forEachLimit } from '../../lib/concurrency.ts';
+import type { DbKind } from '../../lib/database.ts';
 import { startCrashableService } from './crashable-service.ts';
 import { formatUnits, parseUnits } from './ledger-setup.ts';
 import { allPages } from './rest.ts';

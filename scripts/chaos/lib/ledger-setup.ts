@@ -1,8 +1,8 @@
 // The ledger the crash test and the soak run on, set up through the public API: a studio with a
 // collection and currencies, supply minted to every player's custodial wallet, an oracle.
-import { call, createCollection, createCurrency, createUser, type Session } from '../../bench/lib/api.ts';
-import { forEachLimit } from '../../bench/lib/concurrency.ts';
-import type { Service } from '../../bench/lib/service.ts';
+import { call, createCollection, createCurrency, createUser, type Session } from '../../lib/api.ts';
+import { forEachLimit } from '../../lib/concurrency.ts';
+import type { Service } from '../../lib/service.ts';
 
 export interface Ledger {
   studio: Session;

@@ -6,11 +6,11 @@
 // 5xx other than the outage's own 503 problem types (none at all for Redis), or a recovery slower
 // than 5 s.
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Session } from '../../bench/lib/api.ts';
-import { freePort, startNodeChild } from '../../bench/lib/children.ts';
-import { createDatabase } from '../../bench/lib/database.ts';
-import type { Service } from '../../bench/lib/service.ts';
-import { serviceEnv } from '../../bench/lib/service.ts';
+import type { Session } from '../../lib/api.ts';
+import { freePort, startNodeChild } from '../../lib/children.ts';
+import { createDatabase } from '../../lib/database.ts';
+import type { Service } from '../../lib/service.ts';
+import { serviceEnv } from '../../lib/service.ts';
 import { startFaultProxy } from './fault-proxy.ts';
 import { formatUnits, setUpLedger } from './ledger-setup.ts';
 
@@ -70,6 +70,7 @@ export async function runOutageTest(options: OutageOptions): Promise<OutageRepor
     env,
     setRole: (userId, role) => database.setRole(userId, role),
     execute: (sql) => database.execute(sql),
+    count: (sql) => database.count(sql),
     stopProcess: () => child.stop(),
   };
   try {

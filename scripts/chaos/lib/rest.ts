@@ -1,5 +1,5 @@
 // Paginated reads of the public API that the verification needs: events, transfers, owners.
-import { call, type Session } from '../../bench/lib/api.ts';
+import { call, type Session } from '../../lib/api.ts';
 
 export interface EventEnvelope {
   id: string;

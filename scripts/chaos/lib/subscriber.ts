@@ -3,7 +3,7 @@
 // contract tells clients to. It records every event id in arrival order, and every message is
 // checked against the contract (the validator of the tests' WebSocket client).
 import WebSocket from 'ws';
-import { type ServerMessage, validateServerMessage } from '../../../test/helpers/ws.ts';
+import { type ServerMessage, validateServerMessage } from '../../lib/server-messages.ts';
 
 export type EventType =
   | 'newNFT'

@@ -1,7 +1,7 @@
 // After the run, with the service up and quiet: compares what clients were told with what the service
 // stored and what subscribers received. Every check reads through the public API.
-import { call, type Session } from '../../bench/lib/api.ts';
-import { forEachLimit } from '../../bench/lib/concurrency.ts';
+import { call, type Session } from '../../lib/api.ts';
+import { forEachLimit } from '../../lib/concurrency.ts';
 import { type Ledger, parseUnits } from './ledger-setup.ts';
 import { allPages, type EventEnvelope, eventsAfter } from './rest.ts';
 import type { ResumingSubscriber } from './subscriber.ts';

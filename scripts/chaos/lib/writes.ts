@@ -3,7 +3,7 @@
 // while the service is down, timed out) or a 5xx is sent again with the SAME key and body until it
 // gets a 2xx or a 4xx, as a careful client would; every outcome is recorded for the verification.
 import { randomUUID } from 'node:crypto';
-import type { Session } from '../../bench/lib/api.ts';
+import type { Session } from '../../lib/api.ts';
 import type { CrashableService } from './crashable-service.ts';
 import { formatUnits, type Ledger } from './ledger-setup.ts';
 

@@ -132,7 +132,146 @@ export function payloadsAsOpenApi(asyncapi: Json): Json {
   };
 }
 
-async function breakingOpenApi(base: Json, head: Json): Promise<string[]> {
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+
+/** Keys whose object's keys are names (of properties, responses, ...), not keywords. */
+const NAME_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+  'responses',
+  'schemas',
+  'headers',
+  'parameters',
+  'securitySchemes',
+  'content',
+  'paths',
+  'webhooks',
+  'callbacks',
+  'links',
+  'mapping',
+]);
+
+/**
+ * A node without what no breaking-change rule reads: prose (`description`, `summary`), examples and
+ * vendor extensions other than Optic's own (`x-optic-*`). Keys that are names (a property called
+ * `description`) are kept.
+ */
+function withoutProse(node: unknown, keysAreNames = false): unknown {
+  if (Array.isArray(node)) return node.map((item) => withoutProse(item));
+  if (typeof node !== 'object' || node === null) return node;
+  const kept: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    const prose =
+      ['description', 'summary', 'example', 'examples'].includes(key) ||
+      (key.startsWith('x-') && !key.startsWith('x-optic'));
+    if (!keysAreNames && prose) continue;
+    kept[key] = withoutProse(value, !keysAreNames && NAME_MAPS.has(key));
+  }
+  return kept;
+}
+
+const pointed = (doc: Json, ref: string): unknown =>
+  ref
+    .slice(2)
+    .split('/')
+    .reduce<unknown>(
+      (node, token) => (node as Json | undefined)?.[token.replaceAll('~1', '/').replaceAll('~0', '~')],
+      doc,
+    );
+
+/** `node` with prose removed, and every component it reaches (transitively), as one comparable text. */
+function operationKey(doc: Json, node: unknown): string {
+  const reached = new Map<string, unknown>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(visit);
+    else if (typeof value === 'object' && value !== null) {
+      const ref = (value as Json).$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/') && !reached.has(ref)) {
+        const target = pointed(doc, ref);
+        reached.set(ref, withoutProse(target));
+        visit(target);
+      }
+      for (const child of Object.values(value)) visit(child);
+    }
+  };
+  visit(node);
+  return JSON.stringify([withoutProse(node), [...reached].sort(([a], [b]) => a.localeCompare(b))]);
+}
+
+/**
+ * Both documents with only the operations that can hold a breaking change: those in `base` that
+ * `head` lacks or holds differently. An operation that only `head` has (added) breaks nothing;
+ * one equal in both, with everything it references, apart from prose, examples and vendor
+ * extensions, gives Optic no change to judge. The components the remaining document no longer
+ * references go too. Optic's time grows with what it reads (~30 s of CPU for the whole REST
+ * contract).
+ */
+export function changedOperationsOnly(base: Json, head: Json): [Json, Json] {
+  const basePaths = (base.paths ?? {}) as Record<string, Json>;
+  const headPaths = (head.paths ?? {}) as Record<string, Json>;
+  const keptBase: Record<string, Json> = {};
+  const keptHead: Record<string, Json> = {};
+  for (const [path, baseItem] of Object.entries(basePaths)) {
+    const headItem = headPaths[path];
+    for (const method of HTTP_METHODS) {
+      if (baseItem[method] === undefined) continue;
+      const headOperation = headItem?.[method];
+      const same =
+        headOperation !== undefined &&
+        operationKey(base, [baseItem[method], baseItem.parameters ?? []]) ===
+          operationKey(head, [headOperation, headItem.parameters ?? []]);
+      if (same) continue;
+      keptBase[path] ??= Object.fromEntries(
+        Object.entries(baseItem).filter(([k]) => !HTTP_METHODS.includes(k)),
+      );
+      keptBase[path][method] = baseItem[method];
+      if (headOperation !== undefined) {
+        keptHead[path] ??= Object.fromEntries(
+          Object.entries(headItem).filter(([k]) => !HTTP_METHODS.includes(k)),
+        );
+        keptHead[path][method] = headOperation;
+      }
+    }
+  }
+  return [
+    reachableComponentsOnly({ ...base, paths: keptBase }),
+    reachableComponentsOnly({ ...head, paths: keptHead }),
+  ];
+}
+
+/** The document with only the components that the rest of it references (directly or not). */
+function reachableComponentsOnly(doc: Json): Json {
+  const components = (doc.components ?? {}) as Record<string, Json>;
+  const kept: Record<string, Json> = {};
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (typeof node === 'object' && node !== null) {
+      const ref = (node as Json).$ref;
+      if (typeof ref === 'string' && ref.startsWith('#/components/')) {
+        const [section, name] = ref
+          .slice('#/components/'.length)
+          .split('/')
+          .map((token) => token.replaceAll('~1', '/').replaceAll('~0', '~'));
+        kept[section] ??= {};
+        if (!(name in kept[section]) && components[section]?.[name] !== undefined) {
+          kept[section][name] = components[section][name];
+          visit(components[section][name]);
+        }
+      }
+      for (const value of Object.values(node)) visit(value);
+    }
+  };
+  for (const [key, value] of Object.entries(doc)) if (key !== 'components') visit(value);
+  // Security schemes are named by security requirements, not referenced.
+  if (components.securitySchemes) kept.securitySchemes = components.securitySchemes;
+  return { ...doc, components: kept };
+}
+
+async function breakingOpenApi(fullBase: Json, fullHead: Json): Promise<string[]> {
+  const [base, head] = changedOperationsOnly(fullBase, fullHead);
   const workDir = await mkdtemp(join(tmpdir(), 'contract-gate-'));
   try {
     const [basePath, headPath] = [join(workDir, 'base.json'), join(workDir, 'head.json')];

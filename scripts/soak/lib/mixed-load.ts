@@ -3,8 +3,8 @@
 // shows as lower throughput and higher latency rather than as a slower client. Statistics are kept per
 // reporting window and per third of the run.
 import { randomUUID } from 'node:crypto';
-import type { Session } from '../../bench/lib/api.ts';
-import { Histogram } from '../../bench/lib/histogram.ts';
+import type { Session } from '../../lib/api.ts';
+import { Histogram } from '../../lib/histogram.ts';
 
 export interface LoadTarget {
   baseUrl: string;

@@ -1,6 +1,7 @@
 // The soak's summary as plain text.
-import { megabytes as mb } from '../../bench/lib/proc.ts';
+
 import { table } from '../../bench/lib/report.ts';
+import { megabytes as mb } from '../../lib/proc.ts';
 import type { SoakReport } from './soak-run.ts';
 
 export function printSoakReport(report: SoakReport): void {

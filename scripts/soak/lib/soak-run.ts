@@ -1,11 +1,12 @@
 // One soak run: one service instance on a fresh database, a ledger with players, NFTs and prices, N
 // WebSocket clients subscribed to every event, and the mixed HTTP load for the duration. Every window
 // it records throughput, p99 and the service's RSS; at the end it compares the first and last thirds.
-import { call, createNft, createUser } from '../../bench/lib/api.ts';
-import type { DbKind } from '../../bench/lib/database.ts';
-import { megabytes as mb, rssBytes } from '../../bench/lib/proc.ts';
-import { startService } from '../../bench/lib/service.ts';
+
 import { setUpLedger } from '../../chaos/lib/ledger-setup.ts';
+import { call, createNft, createUser } from '../../lib/api.ts';
+import type { DbKind } from '../../lib/database.ts';
+import { megabytes as mb, rssBytes } from '../../lib/proc.ts';
+import { startService } from '../../lib/service.ts';
 import { startMixedLoad, WindowStats } from './mixed-load.ts';
 import { startWsFleet, type WsFleet } from './ws-fleet.ts';
 

@@ -3,7 +3,7 @@
 // measures). Protocol: workerData { url, count, headers }; posts { ready } once all are subscribed,
 // { deliveries } every second; on a 'stop' message it closes every client and posts { closes }.
 import { parentPort, workerData } from 'node:worker_threads';
-import { openClients } from '../../bench/lib/ws-clients.ts';
+import { openClients } from '../../lib/ws-clients.ts';
 
 const { url, count, headers } = workerData as { url: string; count: number; headers: Record<string, string> };
 const port = parentPort;

@@ -20,7 +20,8 @@ export const Asset = defineEntity({
     description: p.text().nullable(),
     metadata: p.json<Record<string, unknown>>(),
     collection: () => p.manyToOne(Collection).ref().index(),
-    creator: () => p.manyToOne(User).ref().index(),
+    /** Not indexed: no read selects assets by creator, and users are never deleted (issue 34: bytes). */
+    creator: () => p.manyToOne(User).ref(),
     symbol: p.string().nullable(),
     decimals: p.integer().nullable(),
     totalSupply: p.type(Uint256Type).nullable(),
@@ -35,6 +36,15 @@ export const Asset = defineEntity({
     soulbound: p.boolean().default(false),
     /** The newest version in asset_metadata_version (0: the metadata it was created with). */
     metadataVersion: p.integer().default(0),
+    /**
+     * Issue 36, items that expire: the NFT's end time (null: none). At it the market keeper returns a
+     * lent NFT to its `lender` or burns any other (src/domain/ledger/expiries.ts); from it on the item
+     * never moves (the store's `movable` and `burnable` guards compare it with the plan's time).
+     * Indexed: the sweep reads the due items in end-time order.
+     */
+    expiresAt: p.datetime().nullable().index(),
+    /** The wallet that lent the NFT until `expiresAt` (a rental; null otherwise): it comes back to it. */
+    lender: p.string().length(42).nullable(),
     createdAt: p.datetime(),
   },
 });

@@ -10,6 +10,27 @@ export const EVENT_TYPES = [
   // Advisory, before an on-chain transfer's confirmation (src/chain/announce.ts): `from`/`to` wallets.
   'chainTransferPending',
   'chainTransferRemoved',
+  // The marketplace (issue 35, src/domain/ledger/market.ts): a listing created, ended (cancelled,
+  // its item moved, burned or froze), a listing bought (its moves are the operation's newTransfers).
+  'listingCreated',
+  'listingEnded',
+  'sale',
+  // Offers (issue 35): made (price reserved), closed (accepted, cancelled, expired).
+  'offerCreated',
+  'offerEnded',
+  // Stores (issue 36, src/domain/ledger/stores.ts): an offer bought (its moves and mints are the
+  // operation's newTransfers and newNFTs).
+  'storePurchase',
+  // Loot boxes (issue 36, src/domain/ledger/loot-boxes.ts): a box opened (the draw; its burn and mints
+  // are the operation's newTransfers and newNFTs).
+  'lootBoxOpened',
+  // Auctions (issue 35): opened (item escrowed), a new best bid, settled (sold or unsold).
+  'auctionCreated',
+  'auctionBid',
+  'auctionEnded',
+  // Items that expire (issue 36, src/domain/ledger/expiries.ts): an NFT at its end time returned to
+  // its lender or burned (its move is the operation's newTransfer).
+  'itemExpired',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

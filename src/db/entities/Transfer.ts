@@ -19,7 +19,8 @@ export const Transfer = defineEntity({
     status: p.enum(TRANSFER_STATUSES),
     /** A problem type URI when failed. */
     failureReason: p.string().nullable(),
-    requestedBy: () => p.manyToOne(User).ref().nullable().index(),
+    /** Not indexed: no read selects transfers by requester, and users are never deleted (issue 34: bytes). */
+    requestedBy: () => p.manyToOne(User).ref().nullable(),
     createdAt: p.datetime(),
     completedAt: p.datetime().nullable(),
   },

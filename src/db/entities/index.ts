@@ -2,6 +2,8 @@ import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
 import { AssetMetadataVersion } from './AssetMetadataVersion.ts';
+import { Auction } from './Auction.ts';
+import { AuditEntry, AuditTip } from './AuditEntry.ts';
 import { ChainAsset } from './ChainAsset.ts';
 import { ChainBlock } from './ChainBlock.ts';
 import { ChainContract } from './ChainContract.ts';
@@ -11,20 +13,26 @@ import { ChainTransfer } from './ChainTransfer.ts';
 import { ChainTransferRemoval } from './ChainTransferRemoval.ts';
 import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
+import { CollectionMarket } from './CollectionMarket.ts';
 import { Holding } from './Holding.ts';
 import { IdempotencyRecord } from './IdempotencyRecord.ts';
 import { Identity } from './Identity.ts';
 import { IssuedCredential } from './IssuedCredential.ts';
 import { LedgerChange } from './LedgerChange.ts';
+import { Listing } from './Listing.ts';
+import { DrawRecord, DrawSeed, DropTable, LootBox, LootBoxPity } from './LootBox.ts';
+import { Offer } from './Offer.ts';
 import { OidcPayload } from './OidcPayload.ts';
 import { OutboxEvent } from './OutboxEvent.ts';
 import { PriceObservation } from './PriceObservation.ts';
 import { Recipe } from './Recipe.ts';
+import { Sale } from './Sale.ts';
 import { SequenceCounter } from './SequenceCounter.ts';
 import { ServiceAccount } from './ServiceAccount.ts';
 import { SigningKey } from './SigningKey.ts';
 import { SiweChallenge } from './SiweChallenge.ts';
 import { StatusList } from './StatusList.ts';
+import { StoreOffer, StoreOfferWallet, StorePurchase } from './StoreOffer.ts';
 import { Trade } from './Trade.ts';
 import { TradeRefusal } from './TradeRefusal.ts';
 import { Transfer } from './Transfer.ts';
@@ -38,6 +46,9 @@ export {
   Application,
   Asset,
   AssetMetadataVersion,
+  Auction,
+  AuditEntry,
+  AuditTip,
   ChainAsset,
   ChainBlock,
   ChainContract,
@@ -47,20 +58,32 @@ export {
   ChainTransferRemoval,
   ClientSecret,
   Collection,
+  CollectionMarket,
+  DrawRecord,
+  DrawSeed,
+  DropTable,
   Holding,
   IdempotencyRecord,
   Identity,
   IssuedCredential,
   LedgerChange,
+  Listing,
+  LootBox,
+  LootBoxPity,
+  Offer,
   OidcPayload,
   OutboxEvent,
   PriceObservation,
   Recipe,
+  Sale,
   SequenceCounter,
   ServiceAccount,
   SigningKey,
   SiweChallenge,
   StatusList,
+  StoreOffer,
+  StoreOfferWallet,
+  StorePurchase,
   Trade,
   TradeRefusal,
   Transfer,
@@ -110,4 +133,21 @@ export const entities = [
   Trade,
   TradeRefusal,
   Recipe,
+  Listing,
+  Sale,
+  CollectionMarket,
+  Offer,
+  // Stores (issue 36)
+  StoreOffer,
+  StoreOfferWallet,
+  StorePurchase,
+  // Loot boxes and draws (issue 36)
+  DropTable,
+  LootBox,
+  LootBoxPity,
+  DrawSeed,
+  DrawRecord,
+  Auction,
+  AuditEntry,
+  AuditTip,
 ];

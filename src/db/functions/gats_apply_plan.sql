@@ -15,7 +15,7 @@
 -- Returns null when the plan is applied, or the idempotency record that already holds the key
 -- (nothing changed then). Raises SQLSTATE GTG01 when a guard fails (DETAIL: the guard's index in the
 -- plan; HINT: the amount or version found, or the reason word: missing, soulbound, frozen, or a
--- trade's closed status, expired) and GTN01 when a change would take a balance below zero (DETAIL:
+-- trade's or a listing's closed status, expired, lent) and GTN01 when a change would take a balance below zero (DETAIL:
 -- asset and wallet), each rolling back everything.
 --
 -- Locks, always in this order so that no two plans wait on each other in a cycle: the idempotency
@@ -40,9 +40,16 @@ declare
   e jsonb;
   j int;
   held jsonb := '{}';
+  -- Each locked holding's reserved part (issue 35), for the reserved guards.
+  held_reserved jsonb := '{}';
   v_found numeric;
   v_seq bigint;
+  -- The audit trail (issue 37): the hash chained so far, and the next.
+  v_hash text;
+  v_next text;
   v_row record;
+  -- Listings whose status change found them closed already: their `lc` events are not written.
+  v_unchanged text[] := '{}';
 begin
   -- The idempotency record first, with the answer: a concurrent request with the same key waits
   -- here for this transaction, then finds the record (or, if this one rolled back, takes the key).
@@ -82,13 +89,15 @@ begin
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     perform 1 from "asset" where "id" = part->>j for no key update;
   end loop;
-  -- Each holding's balance as locked, for the holds guards ('asset wallet' -> balance).
+  -- Each holding's free balance as locked, for the holds guards ('asset wallet' -> balance less its
+  -- reserved part), and its reserved part.
   part := p->'locks';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
-    select "balance" into v_found from "holding" where "asset_id" = e->>'a' and "wallet" = e->>'w' for update;
+    select "balance", "reserved" into v_row from "holding" where "asset_id" = e->>'a' and "wallet" = e->>'w' for update;
     if found then
-      held := held || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_found);
+      held := held || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."balance" - v_row."reserved");
+      held_reserved := held_reserved || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."reserved");
     end if;
   end loop;
 
@@ -128,7 +137,7 @@ begin
       when 'movable', 'burnable' then
         -- FOR KEY SHARE (as the foreign-key check of the transfer row takes anyway): waits for a
         -- freeze in flight, then reads the asset as it committed.
-        select a."frozen", a."soulbound" or c."soulbound" as "soulbound" into v_row
+        select a."frozen", a."soulbound" or c."soulbound" as "soulbound", a."expires_at", a."lender" into v_row
           from "asset" a join "collection" c on c."id" = a."collection_id"
           where a."id" = e->>'a' for key share of a;
         if not found then
@@ -137,6 +146,11 @@ begin
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'soulbound';
         elsif v_row."frozen" then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'frozen';
+        -- Issue 36: past its end time (swept or not) nothing moves it; lent, only the sweep does.
+        elsif v_row."expires_at" is not null and v_row."expires_at" <= v_at then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
+        elsif v_row."lender" is not null then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'lent';
         end if;
       when 'trade_open' then
         select "status", "expires_at" into v_row from "trade" where "id" = e->>'t' for update;
@@ -146,6 +160,46 @@ begin
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_row."status";
         elsif v_row."expires_at" <= (e->>'at')::timestamptz then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
+        end if;
+      when 'listing_active' then
+        select "status", "expires_at" into v_row from "listing" where "id" = e->>'l' for update;
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."status" <> 'active' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_row."status";
+        elsif e ? 'at' and v_row."expires_at" is not null and v_row."expires_at" <= (e->>'at')::timestamptz then
+          -- Without `at`: the expiry sweep, ending a listing past its expiry.
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
+        end if;
+      when 'offer_open' then
+        -- Issue 35. Without `at`, a release of the offer's funds: its expiry does not matter.
+        select "status", "expires_at" into v_row from "offer" where "id" = e->>'o' for update;
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."status" <> 'open' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_row."status";
+        elsif e ? 'at' and v_row."expires_at" is not null and v_row."expires_at" <= (e->>'at')::timestamptz then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
+        end if;
+      when 'auction_open' then
+        -- Issue 35: a bid (before `ends_at`, against the best bid it read) or, with `ended`, a
+        -- settlement (at or after `ends_at`).
+        select "status", "ends_at", "best_bid" into v_row from "auction" where "id" = e->>'au' for update;
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."status" <> 'open' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_row."status";
+        elsif e ? 'best' and v_row."best_bid" is distinct from (e->>'best')::numeric then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'changed';
+        elsif (v_row."ends_at" <= (e->>'at')::timestamptz) <> coalesce((e->>'ended')::boolean, false) then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text,
+            hint = case when v_row."ends_at" <= (e->>'at')::timestamptz then 'expired' else 'open' end;
+        end if;
+      when 'reserved' then
+        -- Issue 35: the caller locks the holding, as for holds.
+        v_found := coalesce((held_reserved->>((e->>'a') || ' ' || (e->>'w')))::numeric, 0);
+        if v_found < (e->>'n')::numeric then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_found::text;
         end if;
       when 'asset_version' then
         -- Locked by the asset_locks step. With `f` and `o`, the frozen state and the owner must be
@@ -159,6 +213,56 @@ begin
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text,
             hint = v_row."metadata_version"::text;
         end if;
+      -- ---- Stores (issue 36) ----
+      when 'offer_available' then
+        -- FOR UPDATE: of two purchases of the offer's last unit, the second reads the first's count.
+        select "status", "version", "starts_at", "ends_at", "limit_total", "limit_per_wallet", "sold"
+          into v_row from "store_offer" where "id" = e->>'o' for update;
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."status" <> 'active' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'closed';
+        elsif v_row."version" <> (e->>'v')::int then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'version';
+        elsif v_row."starts_at" is not null and v_row."starts_at" > (e->>'at')::timestamptz then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'notStarted';
+        elsif v_row."ends_at" is not null and v_row."ends_at" <= (e->>'at')::timestamptz then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'expired';
+        elsif v_row."limit_total" is not null and v_row."sold" + (e->>'q')::int > v_row."limit_total" then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'soldOut';
+        elsif v_row."limit_per_wallet" is not null and coalesce((select w."bought" from "store_offer_wallet" w
+            where w."offer_id" = e->>'o' and w."wallet" = e->>'w'), 0) + (e->>'q')::int > v_row."limit_per_wallet" then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'walletLimit';
+        end if;
+      -- ---- Loot boxes and draws (issue 36) ----
+      when 'seed_at' then
+        -- FOR UPDATE: a wallet's openings (and a reveal) take the seed's nonces one at a time.
+        select "wallet", "status", "next_nonce" into v_row from "draw_seed" where "id" = e->>'s' for update;
+        if not found or v_row."wallet" <> e->>'w' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."status" <> 'active' then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'revealed';
+        elsif v_row."next_nonce" <> (e->>'n')::int then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'nonce';
+        end if;
+      when 'pity_at' then
+        if coalesce((select x."count" from "loot_box_pity" x where x."box_id" = e->>'b' and x."wallet" = e->>'w'), 0)
+            <> (e->>'n')::int then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'pity';
+        end if;
+      -- ---- Items that expire (issue 36) ----
+      when 'asset_expiry' then
+        -- Locked by the asset_locks step. The end time (`x`, null: none) and, with `o`, the owner as
+        -- read; with `due`, the end time is at or before the plan's time.
+        select "expires_at", "owner" into v_row from "asset" where "id" = e->>'a';
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."expires_at" is distinct from (e->>'x')::timestamptz
+            or (e ? 'o' and v_row."owner" is distinct from e->>'o') then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'changed';
+        elsif e ? 'due' and (v_row."expires_at" is null or v_row."expires_at" > v_at) then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'open';
+        end if;
       else
         raise exception 'unknown guard %', e->>'k';
     end case;
@@ -171,11 +275,12 @@ begin
     insert into "sequence_counter" ("name", "value") values ('asset', 1)
       on conflict ("name") do update set "value" = "sequence_counter"."value" + 1 returning "value" into v_seq;
     insert into "asset" ("id", "seq", "kind", "name", "description", "metadata", "collection_id",
-        "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "soulbound", "created_at")
+        "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "soulbound", "created_at",
+        "expires_at", "lender")
       values (e->>'id', v_seq, e->>'kind', e->>'name', e->>'description', e->'metadata', e->>'collection',
         e->>'creator', e->>'symbol', (e->>'decimals')::int, (e->>'total_supply')::numeric,
         (e->>'max_supply')::numeric, e->>'owner', coalesce((e->>'soulbound')::boolean, false),
-        (e->>'created_at')::timestamptz);
+        (e->>'created_at')::timestamptz, (e->>'expires_at')::timestamptz, e->>'lender');
   end loop;
   part := p->'wallets';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -183,13 +288,26 @@ begin
     insert into "wallet" ("address", "user_id", "kind", "encrypted_private_key", "created_at")
       values (e->>'address', e->>'user_id', e->>'kind', e->>'key', (e->>'created_at')::timestamptz);
   end loop;
+  -- Issue 35: reserved parts before balances (a payment from a reservation releases it, then
+  -- debits); 0 <= reserved <= balance always.
+  part := p->'reserves';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "holding" set "reserved" = "reserved" + (e->>'d')::numeric, "updated_at" = v_at
+      where "asset_id" = e->>'a' and "wallet" = e->>'w'
+      returning "balance", "reserved" into v_row;
+    if not found or v_row."reserved" < 0 or v_row."reserved" > v_row."balance" then
+      raise exception 'negative balance' using errcode = 'GTN01', detail = (e->>'a') || ' ' || (e->>'w');
+    end if;
+  end loop;
   part := p->'balances';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
     insert into "holding" ("wallet", "asset_id", "balance", "updated_at") values (e->>'w', e->>'a', (e->>'d')::numeric, v_at)
       on conflict ("wallet", "asset_id") do update
       set "balance" = "holding"."balance" + excluded."balance", "updated_at" = excluded."updated_at"
-      returning "balance" into v_found;
+      returning "balance" - "reserved" into v_found;
+    -- Below its reserved part (0 for most holdings) is below what the holding may spend.
     if v_found < 0 then
       raise exception 'negative balance' using errcode = 'GTN01', detail = (e->>'a') || ' ' || (e->>'w');
     end if;
@@ -215,7 +333,10 @@ begin
         "frozen" = coalesce((e->>'frozen')::boolean, "frozen"),
         "frozen_by" = case when e ? 'frozen' then e->>'frozen_by' else "frozen_by" end,
         "soulbound" = coalesce((e->>'soulbound')::boolean, "soulbound"),
-        "metadata_version" = coalesce((e->>'version')::int, "metadata_version")
+        "metadata_version" = coalesce((e->>'version')::int, "metadata_version"),
+        -- Issue 36: a loan sets the end time and the lender, a return clears both.
+        "expires_at" = case when e ? 'expires_at' then (e->>'expires_at')::timestamptz else "expires_at" end,
+        "lender" = case when e ? 'expires_at' then e->>'lender' else "lender" end
       where "id" = e->>'a';
   end loop;
   part := p->'metadata_versions';
@@ -239,6 +360,111 @@ begin
     update "trade" set "status" = e->>'status', "closed_by" = e->>'by', "operation_id" = e->>'op',
         "updated_at" = (e->>'at')::timestamptz
       where "id" = e->>'t';
+  end loop;
+  part := p->'listings';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "listing" ("id", "status", "end_reason", "seller_user_id", "seller_wallet", "asset_id",
+        "collection_id", "amount", "currency_id", "price", "expires_at", "created_at", "updated_at",
+        "operation_id", "closed_by")
+      values (e->>'id', 'active', null, e->>'u', e->>'w', e->>'a', e->>'c', (e->>'n')::numeric, e->>'cur',
+        (e->>'price')::numeric, (e->>'expires_at')::timestamptz, (e->>'at')::timestamptz,
+        (e->>'at')::timestamptz, null, null);
+  end loop;
+  part := p->'listing_statuses';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    -- Only an active listing closes: a plan that read it active before a sale committed (under READ
+    -- COMMITTED its guards saw the old row) must not turn the sale into an end.
+    update "listing" set "status" = e->>'status', "end_reason" = e->>'reason', "closed_by" = e->>'by',
+        "operation_id" = e->>'op', "updated_at" = (e->>'at')::timestamptz
+      where "id" = e->>'l' and "status" = 'active';
+    if not found then
+      v_unchanged := v_unchanged || (e->>'l');
+    end if;
+  end loop;
+  -- Issue 35: offers.
+  part := p->'offers';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "offer" ("id", "status", "bidder_user_id", "bidder_wallet", "asset_id", "collection_id",
+        "currency_id", "price", "expires_at", "created_at", "updated_at", "operation_id", "sold_asset_id", "closed_by")
+      values (e->>'id', 'open', e->>'u', e->>'w', e->>'a', e->>'c', e->>'cur', (e->>'price')::numeric,
+        (e->>'expires_at')::timestamptz, (e->>'at')::timestamptz, (e->>'at')::timestamptz, null, null, null);
+  end loop;
+  part := p->'offer_statuses';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "offer" set "status" = e->>'status', "closed_by" = e->>'by', "operation_id" = e->>'op',
+        "sold_asset_id" = e->>'sold', "updated_at" = (e->>'at')::timestamptz
+      where "id" = e->>'o' and "status" = 'open';
+  end loop;
+  -- Issue 35: auctions.
+  part := p->'auctions';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "auction" ("id", "status", "seller_user_id", "seller_wallet", "asset_id", "collection_id",
+        "currency_id", "reserve_price", "min_increment", "ends_at", "extension_seconds", "best_bid",
+        "best_bidder", "best_bidder_user_id", "bids", "created_at", "updated_at", "operation_id")
+      values (e->>'id', 'open', e->>'u', e->>'w', e->>'a', e->>'c', e->>'cur', (e->>'reserve')::numeric,
+        (e->>'step')::numeric, (e->>'ends_at')::timestamptz, (e->>'ext')::int, null, null, null, 0,
+        (e->>'at')::timestamptz, (e->>'at')::timestamptz, null);
+  end loop;
+  part := p->'auction_bids';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "auction" set "best_bid" = (e->>'n')::numeric, "best_bidder" = e->>'w', "best_bidder_user_id" = e->>'u',
+        "ends_at" = (e->>'ends_at')::timestamptz, "bids" = "bids" + 1, "updated_at" = (e->>'at')::timestamptz
+      where "id" = e->>'au' and "status" = 'open';
+  end loop;
+  part := p->'auction_statuses';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "auction" set "status" = e->>'status', "operation_id" = e->>'op', "updated_at" = (e->>'at')::timestamptz
+      where "id" = e->>'au' and "status" = 'open';
+  end loop;
+  part := p->'sales';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "sale" ("id", "listing_id", "asset_id", "collection_id", "amount", "currency_id", "price",
+        "royalty", "fee", "seller_proceeds", "seller_wallet", "buyer_wallet", "created_at")
+      values (e->>'id', e->>'l', e->>'a', e->>'c', (e->>'n')::numeric, e->>'cur', (e->>'price')::numeric,
+        (e->>'royalty')::numeric, (e->>'fee')::numeric, (e->>'proceeds')::numeric, e->>'sw', e->>'bw',
+        (e->>'at')::timestamptz);
+  end loop;
+  -- ---- Stores (issue 36) ----
+  part := p->'offer_sales';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "store_offer" set "sold" = "sold" + (e->>'q')::int where "id" = e->>'o';
+    insert into "store_offer_wallet" ("offer_id", "wallet", "bought") values (e->>'o', e->>'w', (e->>'q')::int)
+      on conflict ("offer_id", "wallet") do update set "bought" = "store_offer_wallet"."bought" + excluded."bought";
+  end loop;
+  part := p->'store_purchases';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "store_purchase" ("id", "offer_id", "version", "collection_id", "wallet", "user_id", "quantity",
+        "paid", "pay_to", "granted", "created_at")
+      values (e->>'id', e->>'o', (e->>'v')::int, e->>'c', e->>'w', e->>'u', (e->>'q')::int, e->'paid',
+        e->>'pay_to', e->'granted', (e->>'at')::timestamptz);
+  end loop;
+  -- ---- Loot boxes and draws (issue 36) ----
+  part := p->'seed_nonces';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "draw_seed" set "next_nonce" = (e->>'n')::int where "id" = e->>'s';
+  end loop;
+  part := p->'pity_counts';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "loot_box_pity" ("box_id", "wallet", "count") values (e->>'b', e->>'w', (e->>'n')::int)
+      on conflict ("box_id", "wallet") do update set "count" = excluded."count";
+  end loop;
+  part := p->'draws';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    insert into "draw" ("id", "box_id", "asset_id", "wallet", "seed_id", "nonce", "data", "created_at")
+      values (e->>'id', e->>'b', e->>'a', e->>'w', e->>'s', (e->>'n')::int, e->'data', (e->>'at')::timestamptz);
   end loop;
   part := p->'transfers';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -264,6 +490,8 @@ begin
   part := p->'events';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
+    -- An end announced only if it happened (`lc`: the listing this plan closes).
+    continue when e ? 'lc' and (e->>'lc') = any(v_unchanged);
     insert into "outbox_event" ("type", "occurred_at", "data", "asset_id", "collection_id", "wallets",
         "from_wallet", "to_wallet", "operation_id")
       values (e->>'type', (e->>'occurred_at')::timestamptz, e->'data', e->>'a', e->>'c', e->'wallets',
@@ -275,6 +503,26 @@ begin
     insert into "ledger_change" ("kind", "occurred_at", "user_id", "wallet")
       values (e->>'kind', (e->>'occurred_at')::timestamptz, e->>'u', e->>'w');
   end loop;
+  -- Issue 37: the plan's audit entries, last (src/domain/audit.ts, `recordAudit`, does the same).
+  -- Updating the tip first takes its row lock: appends queue there, and the chain never forks.
+  part := p->'audit';
+  if part is not null then
+    update "audit_tip" set "seq" = "seq" + jsonb_array_length(part) where "id" = 1
+      returning "seq", "hash" into v_row;
+    v_seq := v_row."seq" - jsonb_array_length(part);
+    v_hash := v_row."hash";
+    for j in 0 .. jsonb_array_length(part) - 1 loop
+      e := part->j;
+      v_seq := v_seq + 1;
+      v_next := encode(sha256(convert_to(v_hash || E'\n' || v_seq::text || E'\n' || (e->>'body'), 'UTF8')), 'hex');
+      insert into "audit_entry" ("seq", "at", "action", "actor_id", "object_type", "object_id", "owner_id",
+          "collection_id", "body", "prev_hash", "hash")
+        values (v_seq, (e->>'at')::timestamptz, e->>'action', e->>'actor', e->>'ot', e->>'oi', e->>'owner',
+          e->>'c', e->>'body', v_hash, v_next);
+      v_hash := v_next;
+    end loop;
+    update "audit_tip" set "hash" = v_hash where "id" = 1;
+  end if;
   return null;
 end
 $body$;

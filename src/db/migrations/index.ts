@@ -21,6 +21,16 @@ import { Migration20261128162000_chain_asset_metadata_retry } from './Migration2
 import { Migration20261128164000_asset_frozen_by } from './Migration20261128164000_asset_frozen_by.ts';
 import { Migration20261128183828_trade_refusal } from './Migration20261128183828_trade_refusal.ts';
 import { Migration20261128192522_outbox_read_indexes } from './Migration20261128192522_outbox_read_indexes.ts';
+import { Migration20261128212339_marketplace } from './Migration20261128212339_marketplace.ts';
+import { Migration20261129003104_market_offers } from './Migration20261129003104_market_offers.ts';
+import { Migration20261129003113_stores } from './Migration20261129003113_stores.ts';
+import { Migration20261129010506_drop_unread_indexes } from './Migration20261129010506_drop_unread_indexes.ts';
+import { Migration20261129011102_market_sweep } from './Migration20261129011102_market_sweep.ts';
+import { Migration20261129011153_loot_boxes } from './Migration20261129011153_loot_boxes.ts';
+import { Migration20261129012135_market_auctions } from './Migration20261129012135_market_auctions.ts';
+import { Migration20261129014409_claim_codes } from './Migration20261129014409_claim_codes.ts';
+import { Migration20261129033246_audit_log } from './Migration20261129033246_audit_log.ts';
+import { Migration20261129033257_item_expiry } from './Migration20261129033257_item_expiry.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -45,4 +55,14 @@ export const migrationsList = [
   Migration20261128164000_asset_frozen_by,
   Migration20261128183828_trade_refusal,
   Migration20261128192522_outbox_read_indexes,
+  Migration20261128212339_marketplace,
+  Migration20261129003104_market_offers,
+  Migration20261129003113_stores,
+  Migration20261129010506_drop_unread_indexes,
+  Migration20261129011102_market_sweep,
+  Migration20261129011153_loot_boxes,
+  Migration20261129012135_market_auctions,
+  Migration20261129014409_claim_codes,
+  Migration20261129033246_audit_log,
+  Migration20261129033257_item_expiry,
 ];

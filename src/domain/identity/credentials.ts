@@ -12,6 +12,7 @@ import type { components } from '../../../generated/openapi/types.ts';
 import { Asset, Holding, Identity, IssuedCredential, User, Wallet } from '../../db/entities/index.ts';
 import type { UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
+import { inTransaction } from '../../db/transactions.ts';
 import { ownsResource } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, UnprocessableError } from '../errors.ts';
 import { decodeCursor, isStringPair, type Page, page } from '../ledger/cursor.ts';
@@ -135,7 +136,7 @@ export async function issueCredential(
   const formats = new Set<CredentialFormat>(request.formats ?? ['vc+jwt', 'data-integrity']);
   const id = `urn:uuid:${randomUUID()}`;
 
-  const { subject, listId, index } = await context.orm.em.fork().transactional(async (em) => {
+  const { subject, listId, index } = await inTransaction(context.orm, async (em) => {
     const owner = await authorizeSubject(em, caller, request);
     let claims: CredentialSubject;
     if (request.type === 'AssetOwnershipCredential') {
@@ -204,7 +205,7 @@ export async function revokeCredential(
   caller: Caller,
   credentialId: string,
 ): Promise<RevokedView> {
-  return context.orm.em.fork().transactional(async (em) => {
+  return inTransaction(context.orm, async (em) => {
     const issued = await em.findOne(IssuedCredential, { id: credentialId });
     if (!issued || !ownsResource(caller, issued.requestedBy.id, { admins: true })) {
       throw new NotFoundError(`No credential with id ${credentialId}.`);

@@ -4,27 +4,45 @@
 // Canonicalization Scheme). Verification here checks the signature and the proof purpose term only;
 // whether the key may speak for the issuer or holder is the verifier's own check (verify.ts), so
 // each failure is reported under the right name.
-import { DataIntegrityProof } from '@digitalbazaar/data-integrity';
-import { cryptosuite as ecdsaRdfc2019 } from '@digitalbazaar/ecdsa-rdfc-2019-cryptosuite';
+//
+// The libraries (with jsonld, rdf-canonize and an HTTP client: ~200 modules, ~0.3 CPU-s to load) are
+// loaded at the first proof made or verified, not at every start of the service.
 import type { Ed25519KeyPair } from '@digitalbazaar/ed25519-multikey';
-import { createVerifyCryptosuite as eddsaJcs2022 } from '@digitalbazaar/eddsa-jcs-2022-cryptosuite';
-import { cryptosuite as eddsaRdfc2022 } from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
-import jsigs, { type DocumentLoader } from 'jsonld-signatures';
+import type { DocumentLoader } from 'jsonld-signatures';
 import type { components } from '../../../generated/openapi/types.ts';
 
 /** The cryptosuites this service verifies (the contract lists the same). */
-export const VERIFIED_CRYPTOSUITES = {
-  'eddsa-rdfc-2022': eddsaRdfc2022,
-  'ecdsa-rdfc-2019': ecdsaRdfc2019,
-  'eddsa-jcs-2022': eddsaJcs2022(),
-} as const;
-export type VerifiedCryptosuite = keyof typeof VERIFIED_CRYPTOSUITES;
+export const VERIFIED_CRYPTOSUITES = ['eddsa-rdfc-2022', 'ecdsa-rdfc-2019', 'eddsa-jcs-2022'] as const;
+export type VerifiedCryptosuite = (typeof VERIFIED_CRYPTOSUITES)[number];
+
+let libraries: ReturnType<typeof loadLibraries> | undefined;
+async function loadLibraries() {
+  const [{ DataIntegrityProof }, ecdsaRdfc2019, eddsaJcs2022, eddsaRdfc2022, { default: jsigs }] =
+    await Promise.all([
+      import('@digitalbazaar/data-integrity'),
+      import('@digitalbazaar/ecdsa-rdfc-2019-cryptosuite'),
+      import('@digitalbazaar/eddsa-jcs-2022-cryptosuite'),
+      import('@digitalbazaar/eddsa-rdfc-2022-cryptosuite'),
+      import('jsonld-signatures'),
+    ]);
+  const cryptosuites: Record<VerifiedCryptosuite, unknown> = {
+    'eddsa-rdfc-2022': eddsaRdfc2022.cryptosuite,
+    'ecdsa-rdfc-2019': ecdsaRdfc2019.cryptosuite,
+    'eddsa-jcs-2022': eddsaJcs2022.createVerifyCryptosuite(),
+  };
+  return { DataIntegrityProof, jsigs, cryptosuites };
+}
+/** Digital Bazaar's proof classes, jsonld-signatures and the verified cryptosuites, loaded once. */
+const proofLibraries = () => {
+  libraries ??= loadLibraries();
+  return libraries;
+};
 
 /** JCS suites sign the JSON itself, not its RDF. */
 export const isJcsSuite = (name: unknown): boolean => name === 'eddsa-jcs-2022';
 
 const isVerifiedCryptosuite = (name: unknown): name is VerifiedCryptosuite =>
-  typeof name === 'string' && Object.hasOwn(VERIFIED_CRYPTOSUITES, name);
+  (VERIFIED_CRYPTOSUITES as readonly unknown[]).includes(name);
 
 type Json = Record<string, unknown>;
 
@@ -42,10 +60,11 @@ export async function addDataIntegrityProof<T extends Json>(
   documentLoader: DocumentLoader,
   date = new Date(),
 ): Promise<T & { proof: AddedProof }> {
+  const { DataIntegrityProof, jsigs, cryptosuites } = await proofLibraries();
   // Proof `created` has second precision, like the published vectors.
   const suite = new DataIntegrityProof({
     signer: keyPair.signer(),
-    cryptosuite: eddsaRdfc2022,
+    cryptosuite: cryptosuites['eddsa-rdfc-2022'],
     date: new Date(Math.floor(date.getTime() / 1000) * 1000),
   });
   const signed = await jsigs.sign(structuredClone(document), {
@@ -129,7 +148,7 @@ export async function verifyDataIntegrityProofs(
     if (proof.type !== 'DataIntegrityProof' || !isVerifiedCryptosuite(proof.cryptosuite)) {
       return fail(
         'unsupported-proof',
-        `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${Object.keys(VERIFIED_CRYPTOSUITES).join(', ')} is verified.`,
+        `Unsupported proof ${String(proof.type)}${proof.cryptosuite ? `/${String(proof.cryptosuite)}` : ''}: only DataIntegrityProof with ${VERIFIED_CRYPTOSUITES.join(', ')} is verified.`,
       );
     }
     // Digital Bazaar's libraries do not implement proof chains: a chained proof signs the proofs
@@ -168,9 +187,10 @@ export async function verifyDataIntegrityProofs(
   }
   const loader: DocumentLoader = (url) => documentLoader(verificationMethodId(url));
   const { proof: _all, ...unsecured } = document;
+  const { DataIntegrityProof, jsigs, cryptosuites } = await proofLibraries();
   for (const proof of proofs) {
     const suite = new DataIntegrityProof({
-      cryptosuite: VERIFIED_CRYPTOSUITES[proof.cryptosuite as VerifiedCryptosuite],
+      cryptosuite: cryptosuites[proof.cryptosuite as VerifiedCryptosuite],
     });
     let result: Awaited<ReturnType<typeof jsigs.verify>>;
     try {

@@ -3,7 +3,6 @@
 // expansion in safe mode with the offline loader, which catches what only JSON-LD can see (a
 // protected term redefined, a type left unmapped, a malformed value object, an unknown context).
 // The answer is every problem found, in words, so a developer can fix them all at once.
-import jsonld from 'jsonld';
 import type { DocumentLoader } from 'jsonld-signatures';
 import { UnknownContextError } from './document-loader.ts';
 
@@ -236,6 +235,8 @@ export function presentationStructureProblems(document: unknown, base = VC_V2_CO
  */
 export async function jsonLdProblems(document: unknown, documentLoader: DocumentLoader): Promise<string[]> {
   const { proof: _proof, ...unsecured } = document as Json;
+  // jsonld is loaded at its first use (./data-integrity.ts), not at every start.
+  const { default: jsonld } = await import('jsonld');
   try {
     await jsonld.expand(unsecured, { documentLoader, safe: true });
     return [];

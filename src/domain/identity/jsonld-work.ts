@@ -2,7 +2,6 @@
 // and RDF canonicalization with the proof check. Pure (no database), so it can run on a worker
 // thread (jsonld-worker.ts) as well as inline; everything it needs travels in the task.
 
-import jsonld from 'jsonld';
 import type { DocumentLoader } from 'jsonld-signatures';
 import { contextProblems } from './contexts.ts';
 import { type ProofVerification, verifyDataIntegrityProofs } from './data-integrity.ts';
@@ -42,6 +41,8 @@ export interface JsonLdOutcome {
  */
 async function coveredForm(document: Json, documentLoader: DocumentLoader): Promise<Json | null> {
   const { proof: _proof, ...unsecured } = document;
+  // jsonld is loaded at its first use (./data-integrity.ts), not at every start.
+  const { default: jsonld } = await import('jsonld');
   try {
     return await jsonld.compact(
       unsecured,

@@ -35,13 +35,8 @@ import { processJsonLd } from './jsonld-work.ts';
 import { didWebFromPublicUrl, loadServiceIssuer, type ServiceIssuer } from './service-issuer.ts';
 import { isRevoked, ownStatusListId, statusListCredential } from './status-list.ts';
 import { signJose } from './vc-jose.ts';
-import {
-  type StatusAnswer,
-  type VerifierContext,
-  type VerifyRequest,
-  type VerifyResult,
-  verify,
-} from './verify.ts';
+import { verify } from './verify.ts';
+import type { StatusAnswer, VerifierContext, VerifyRequest, VerifyResult } from './verify-checks.ts';
 
 export interface IdentityServiceOptions {
   orm: Orm;

@@ -3,10 +3,9 @@
 // sets the bit. The list is published as a credential whose `encodedList` is the GZIP-compressed
 // bitstring, multibase base64url; bit 0 is the most significant bit of the first byte.
 import { gzipSync } from 'node:zlib';
-import { LockMode } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { StatusList } from '../../db/entities/index.ts';
-import { databaseKindOf } from '../../db/platform.ts';
+import { forUpdate } from '../../db/transactions.ts';
 import { ulid } from '../ids.ts';
 import { VC_V2_CONTEXT } from './data-model.ts';
 import { multibaseBase64url } from './multibase.ts';
@@ -44,11 +43,6 @@ export function encodeStatusList(list: StatusList): string {
   return multibaseBase64url(gzipSync(decodeBits(list)));
 }
 
-/** Row locks where the database has them; SQLite serializes writers by itself. */
-function lockFor(em: EntityManager): { lockMode?: LockMode } {
-  return databaseKindOf(em.getPlatform()) === 'postgresql' ? { lockMode: LockMode.PESSIMISTIC_WRITE } : {};
-}
-
 /** Takes the next free bit of an open list (opening a new list when all are full). Run inside a transaction. */
 export async function allocateStatusIndex(
   em: EntityManager,
@@ -57,7 +51,7 @@ export async function allocateStatusIndex(
   let list = await em.findOne(
     StatusList,
     { purpose: STATUS_PURPOSE, nextIndex: { $lt: STATUS_LIST_BITS } },
-    { orderBy: { id: 'asc' }, ...lockFor(em) },
+    { orderBy: { id: 'asc' }, ...forUpdate(em) },
   );
   if (!list) {
     list = em.create(StatusList, {
@@ -80,7 +74,7 @@ export async function setStatusBit(
   index: number,
   now: Date,
 ): Promise<void> {
-  const list = await em.findOneOrFail(StatusList, { id: listId }, lockFor(em));
+  const list = await em.findOneOrFail(StatusList, { id: listId }, forUpdate(em));
   const bits = decodeBits(list);
   bits[index >> 3] |= 0x80 >> (index & 7);
   list.bits = Buffer.from(bits).toString('base64');

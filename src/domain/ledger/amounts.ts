@@ -84,3 +84,13 @@ function formatDigits(units: string, decimals: number): string {
   const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
   return fraction ? `${whole}.${fraction}` : whole;
 }
+
+/** A positive amount of one item of a request's list, its problem prefixed by the item's label ("Output 2: ..."). */
+export function labelledAmount(text: string, decimals: number, label: string, pointer: string): bigint {
+  try {
+    return parseAmount(text, decimals, { pointer, positive: true });
+  } catch (error) {
+    if (!(error instanceof InvalidAmountError)) throw error;
+    throw new InvalidAmountError(`${label}: ${error.detail}`, pointer, error.errors?.[0]?.detail ?? '');
+  }
+}

@@ -16,7 +16,7 @@ export const FIXED_ASSET_COLUMNS =
   '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
-export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen, a.frozen_by`;
+export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen, a.frozen_by, a.expires_at, a.lender`;
 
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
@@ -35,6 +35,9 @@ export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields
     // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
     frozen: Boolean(row.frozen),
     frozenBy: (row.frozen_by as string | null) ?? null,
+    // Issue 36: items that expire.
+    expiresAt: row.expires_at == null ? null : statements.date(row.expires_at),
+    lender: (row.lender as string | null) ?? null,
   };
 }
 

@@ -3,10 +3,12 @@
 // one plan through the ledger store: the asset's columns set (`assetUpdates`), and for metadata a new
 // version (`metadataVersions`, guarded by `assetVersion` so two updates of one version never both
 // apply), with one `assetUpdated` event carrying the asset as it is after the change.
+
 import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts';
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
 import type { Orm } from '../../db/orm.ts';
 import { type ReadStatements, readStatements } from '../../db/read-statements.ts';
+import { auditDraft } from '../audit.ts';
 import { assertCollectionPowers, assertMayUnfreeze } from '../authorization.ts';
 import { AppError, ConflictError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
@@ -15,6 +17,7 @@ import { assetNotFound } from './assets.ts';
 import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
+import { endListingsOf, listingDecimalsFrom } from './listings.ts';
 import { assetUpdatedEvent } from './outbox.ts';
 import { ledgerStoreOf } from './store/index.ts';
 import type { AssetUpdate, LedgerStore, NewMetadataVersion, Plan } from './store/plan.ts';
@@ -109,6 +112,16 @@ async function readCurrent(statements: ReadStatements, assetId: string): Promise
     frozenBy: (row.frozen_by as string | null) ?? null,
     mutableAttributes: new Set((statements.json(row.mutable_attributes) as string[] | null) ?? []),
     policy: (statements.json(row.metadata_policy) as MetadataPolicy | null) ?? {},
+  };
+}
+
+/** The audit trail's object of a change of the asset: in its collection, its studio's. */
+function auditedAsset(current: Current) {
+  return {
+    type: 'asset',
+    id: current.fields.id,
+    ownerId: current.collectionOwner,
+    collectionId: current.fields.collection.id,
   };
 }
 
@@ -283,6 +296,15 @@ export function createAssetUpdateService(
         const at = new Date();
         const frozenBy = frozen ? actor.userId : null;
         const { view, event } = changed(current, { frozen, frozenBy }, at);
+        // Issue 35: a freeze ends the NFT's active listings in the same plan.
+        const ended = frozen
+          ? await endListingsOf(
+              statements,
+              listingDecimalsFrom(statements),
+              [{ assetId, reason: 'frozen' }],
+              at,
+            )
+          : { listingStatuses: [], events: [] };
         // The version guard keeps the event's asset exact: a metadata update in between re-reads.
         const outcome = await store.apply({
           at,
@@ -298,7 +320,16 @@ export function createAssetUpdateService(
             },
           ],
           assetUpdates: [{ assetId, frozen, frozenBy }],
-          events: [event],
+          listingStatuses: ended.listingStatuses,
+          events: [event, ...ended.events],
+          audit: [
+            auditDraft(
+              frozen ? 'asset.frozen' : 'asset.unfrozen',
+              auditedAsset(current),
+              { before: { frozen: !frozen, frozenBy: current.frozenBy }, after: { frozen, frozenBy } },
+              at,
+            ),
+          ],
         });
         if (outcome.outcome === 'applied') return view;
         if (attempt >= ATTEMPTS) throw new ConflictError(`${assetId} kept changing; try again.`);
@@ -337,7 +368,20 @@ export function createAssetUpdateService(
         const next = { name, description, metadata: metadata as unknown as Record<string, unknown> };
         const { plan: changes, view } = versionPlan(current, next, actor.userId, at);
         const response = { status: 200, body: view, headers: {} };
-        const plan: Plan = { ...changes, idempotency: key && { key, response } };
+        const change = {
+          before: {
+            version: before.metadataVersion,
+            name: before.name,
+            description: before.description,
+            metadata: before.metadata,
+          },
+          after: { version: before.metadataVersion + 1, name, description, metadata: next.metadata },
+        };
+        const plan: Plan = {
+          ...changes,
+          idempotency: key && { key, response },
+          audit: [auditDraft('asset.metadataChanged', auditedAsset(current), change, at)],
+        };
         const outcome = await store.apply(plan);
         if (outcome.outcome === 'applied') return { ...response, replayed: false };
         if (outcome.outcome === 'replay')

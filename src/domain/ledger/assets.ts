@@ -1,10 +1,12 @@
 // Creating assets: NFTs (minted straight into a wallet the caller controls) and game currencies
 // (created empty, then minted into any wallet as transfers from the zero address).
+
 import { Asset } from '../../db/entities/Asset.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
-import { mayMintCurrency } from '../authorization.ts';
+import { type AuditDraft, auditDraft } from '../audit.ts';
+import { isPersonalCollection, mayMintCurrency } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -36,6 +38,8 @@ export interface CreateNftInput {
   to?: StoredAddress;
   /** Non-transferable (default false). */
   soulbound?: boolean;
+  /** Issue 36: the NFT's end time (RFC 3339, in the future): burned at it. */
+  expiresAt?: string;
 }
 
 export interface CreateCurrencyInput {
@@ -58,7 +62,14 @@ export interface MintInput {
 export type MintBatchItemInput =
   | {
       to: StoredAddress;
-      nft: { name: string; description?: string; metadata: AssetMetadataView; soulbound?: boolean };
+      nft: {
+        name: string;
+        description?: string;
+        metadata: AssetMetadataView;
+        soulbound?: boolean;
+        /** Issue 36: the NFT's end time (RFC 3339, in the future). */
+        expiresAt?: string;
+      };
     }
   | { to: StoredAddress; currency: string; amount: string };
 
@@ -129,6 +140,8 @@ export interface NftTemplate {
   metadata: AssetMetadataView;
   /** This NFT is soulbound (its collection may also make every NFT of it soulbound). */
   soulbound?: boolean;
+  /** Issue 36: its end time (checked by the caller: `endTimeOf`): burned at it. */
+  expiresAt?: string | Date;
 }
 
 /**
@@ -158,6 +171,7 @@ export function nftMintParts(
     owner: to,
     soulbound: template.soulbound === true,
     createdAt: at,
+    ...(template.expiresAt !== undefined && { expiresAt: new Date(template.expiresAt) }),
   };
   const view = assetView({
     ...asset,
@@ -183,6 +197,18 @@ export function currencyMintParts(
     balance: { assetId: currency.id, wallet: to, delta: amount },
     event: newTransferEvent(view, currency.collectionId, at),
   };
+}
+
+/** Issue 36: an end time given in a request: a valid instant after `at` (and, for a loan, within a year). */
+export function endTimeOf(text: string, at: Date, pointer: string, maxSeconds?: number): Date {
+  const end = new Date(text);
+  const ms = end.getTime() - at.getTime();
+  if (Number.isNaN(ms) || ms <= 0 || (maxSeconds !== undefined && ms > maxSeconds * 1000)) {
+    const detail =
+      maxSeconds === undefined ? 'must be in the future' : 'must be in the future, at most a year ahead';
+    throw new ValidationError(`The end time ${detail}.`, [{ pointer, detail }]);
+  }
+  return end;
 }
 
 export function assetNotFound(id: string): NotFoundError {
@@ -214,16 +240,21 @@ export function createAssetService(
       let owner: StoredAddress | undefined;
       let collection: string;
       let collectionSoulbound = false;
+      let studio: string | null = null;
       try {
         const em = orm.em.fork();
         owner = input.to ?? (await wallets.controlledAddresses(em, actor.userId))[0];
         if (!owner) throw noMintWallet();
         // Control answers before the collection (403 wallet-not-controlled first); the plan checks it again.
         await wallets.assertControls(em, actor.userId, owner);
+        if (input.expiresAt !== undefined) endTimeOf(input.expiresAt, new Date(), '/body/expiresAt');
         if (input.collection === undefined) collection = await ensurePersonalCollection(em, actor);
         else {
           collection = input.collection;
-          collectionSoulbound = (await requireMintableCollection(em, actor, collection)).soulbound;
+          const found = await requireMintableCollection(em, actor, collection);
+          collectionSoulbound = found.soulbound;
+          // Issue 37: a mint into a studio's collection (not a personal one) is audited.
+          if (!isPersonalCollection(collection)) studio = found.owner.id;
         }
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
@@ -247,6 +278,17 @@ export function createAssetService(
           assets: [asset],
           balances: [balance],
           events: [event],
+          audit:
+            studio === null
+              ? undefined
+              : [
+                  auditDraft(
+                    'asset.minted',
+                    mintedObject(asset.id, studio, collection),
+                    { after: { kind: 'nft', to: owner, name: asset.name } },
+                    at,
+                  ),
+                ],
         },
         { status: 201, body: view, headers: { Location: `/assets/${asset.id}` } },
         () => new WalletNotControlledError(owner),
@@ -282,12 +324,23 @@ export function createAssetService(
       };
       const nfts: AssetView[] = [];
       const mints: TransferView[] = [];
+      const audit: AuditDraft[] = [];
       try {
         const em = orm.em.fork();
-        const { soulbound: collectionSoulbound } = await requireMintableCollection(em, actor, collectionId);
+        const { soulbound: collectionSoulbound, owner: studio } = await requireMintableCollection(
+          em,
+          actor,
+          collectionId,
+        );
+        const minted = (assetId: string, after: Record<string, unknown>) =>
+          audit.push(
+            auditDraft('asset.minted', mintedObject(assetId, studio.id, collectionId), { after }, at),
+          );
         const currencies = new Map<string, Asset>();
         for (const [i, item] of items.entries()) {
           if ('nft' in item) {
+            if (item.nft.expiresAt !== undefined)
+              endTimeOf(item.nft.expiresAt, at, `/body/items/${i}/nft/expiresAt`);
             const { asset, view, balance, event } = nftMintParts(
               item.nft,
               collectionId,
@@ -300,6 +353,7 @@ export function createAssetService(
             plan.balances.push(balance);
             plan.events.push(event);
             nfts.push(view);
+            minted(asset.id, { kind: 'nft', to: item.to, name: asset.name });
             continue;
           }
           let currency = currencies.get(item.currency);
@@ -355,6 +409,7 @@ export function createAssetService(
           plan.transfers.push(transfer);
           plan.events.push(event);
           mints.push(view);
+          minted(currency.id, { kind: 'fungible', to: item.to, amount, transfer: transfer.id });
         }
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
@@ -379,6 +434,7 @@ export function createAssetService(
           transfers: plan.transfers,
           events: plan.events,
           operationId,
+          audit,
         },
         { status: 201, body: { id: operationId, nfts, mints }, headers: {} },
         ({ guard, found = 0n }) => {
@@ -411,8 +467,9 @@ export function createAssetService(
         key: idempotencyKey,
         request: input,
       });
+      let studio: string;
       try {
-        await requireMintableCollection(orm.em.fork(), actor, input.collection);
+        studio = (await requireMintableCollection(orm.em.fork(), actor, input.collection)).owner.id;
       } catch (error) {
         return earlierAnswerOr(idempotency, key, error);
       }
@@ -436,7 +493,19 @@ export function createAssetService(
         store,
         idempotency,
         key,
-        { at, guards: [{ kind: 'assetAbsent', assetId: asset.id }], assets: [asset] },
+        {
+          at,
+          guards: [{ kind: 'assetAbsent', assetId: asset.id }],
+          assets: [asset],
+          audit: [
+            auditDraft(
+              'currency.created',
+              mintedObject(asset.id, studio, asset.collectionId),
+              { after: { name: asset.name, symbol: asset.symbol, decimals: asset.decimals, maxSupply } },
+              at,
+            ),
+          ],
+        },
         {
           status: 201,
           body: assetView({ ...asset, collection: { id: asset.collectionId } }),
@@ -453,7 +522,9 @@ export function createAssetService(
         ]);
       }
       // The currency's creator, decimals, cap and collection never change once it exists.
-      const currency = await orm.em.fork().findOne(Asset, { id: currencyId, kind: 'fungible' });
+      const currency = await orm.em
+        .fork()
+        .findOne(Asset, { id: currencyId, kind: 'fungible' }, { populate: ['collection'] });
       if (!currency) throw new NotFoundError(`No currency with id ${currencyId}.`);
       if (isChainAssetId(currencyId)) throw new AssetOnChainError(currencyId);
       if (!mayMintCurrency(actor, currency.creator.id)) {
@@ -490,6 +561,14 @@ export function createAssetService(
           balances: [balance],
           transfers: [transfer],
           events: [event],
+          audit: [
+            auditDraft(
+              'asset.minted',
+              mintedObject(currencyId, currency.collection.getEntity().owner.id, currency.collection.id),
+              { after: { kind: 'fungible', to: input.to, amount, transfer: transfer.id } },
+              at,
+            ),
+          ],
         },
         { status: 201, body: view, headers: { Location: `/api/v1/transfers/${transfer.id}` } },
         ({ found = 0n }) => {
@@ -508,6 +587,11 @@ export function createAssetService(
       );
     },
   };
+}
+
+/** The audit trail's object of a mint: the asset, in its collection, its studio's. */
+function mintedObject(assetId: string, studio: string | null, collectionId: string) {
+  return { type: 'asset', id: assetId, ownerId: studio, collectionId };
 }
 
 function noMintWallet(): ForbiddenError {

@@ -1,15 +1,20 @@
 // Collections (games): the groups NFTs and currencies are minted into. Created by studios and admins,
 // owned by their creator: only the owner while a studio (or an admin) mints into one. Every user also has a personal
 // collection, `user-<their id>`, created the first time they mint without naming one.
+
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
+import { Asset } from '../../db/entities/Asset.ts';
 import { type BurnPolicy, Collection, type MetadataPolicy } from '../../db/entities/Collection.ts';
 import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
-import { assertMayMintInto, PERSONAL_COLLECTION_PREFIX } from '../authorization.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { auditDraft, flushAudited } from '../audit.ts';
+import { assertMayMintInto, mayMintCurrency, PERSONAL_COLLECTION_PREFIX } from '../authorization.ts';
+import { ConflictError, ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Actor } from './actor.ts';
-import { decodeCursor, isString, type Page, page } from './cursor.ts';
+import { formatAmount, labelledAmount } from './amounts.ts';
+import { isChainAssetId } from './chain-assets.ts';
+import { mapPage, type Page, pageById } from './cursor.ts';
 import { type CollectionView, collectionView } from './views.ts';
 
 export interface CreateCollectionInput {
@@ -104,7 +109,13 @@ export function createCollectionService(orm: Orm): CollectionService {
             : null,
       });
       try {
-        await em.flush();
+        await flushAudited(em, () =>
+          auditDraft(
+            'collection.created',
+            { type: 'collection', id: collection.id, ownerId: actor.userId, collectionId: collection.id },
+            { after: collectionView(collection) },
+          ),
+        );
       } catch (error) {
         if (error instanceof UniqueConstraintViolationException) throw new CollectionExistsError(input.id);
         throw error;
@@ -113,13 +124,37 @@ export function createCollectionService(orm: Orm): CollectionService {
     },
 
     async list({ limit, cursor }) {
-      const after = decodeCursor(cursor, 'collections', isString);
-      const rows = await orm.em.fork().find(Collection, after === undefined ? {} : { id: { $gt: after } }, {
-        orderBy: { id: 'asc' },
-        limit: limit + 1,
+      const rows = await pageById(orm.em.fork(), Collection, [], {
+        list: 'collections',
+        order: 'oldest',
+        limit,
+        cursor,
       });
-      const result = page(rows, limit, 'collections', (row) => row.id);
-      return { data: result.data.map(collectionView), next_cursor: result.next_cursor };
+      return mapPage(rows, collectionView);
     },
   };
+}
+
+/**
+ * An amount of a currency of `collectionId` that `actor` may mint (its creator or an admin), as a
+ * recipe's output or a store offer's or claim code's grant gives it: the amount in the currency's
+ * canonical form. 404 when the collection has no such currency, 403 when the actor may not mint it.
+ */
+export async function mintedCurrencyAmount(
+  em: EntityManager,
+  actor: Actor,
+  collectionId: string,
+  item: { assetId: string; amount: string },
+  label: string,
+  pointer: string,
+): Promise<string> {
+  const currency = isChainAssetId(item.assetId)
+    ? null
+    : await em.findOne(Asset, { id: item.assetId, kind: 'fungible', collection: collectionId });
+  if (!currency)
+    throw new NotFoundError(`${label}: no currency ${item.assetId} in the collection ${collectionId}.`);
+  if (!mayMintCurrency(actor, currency.creator.id))
+    throw new ForbiddenError(`${label}: only the creator of ${item.assetId} or an admin may mint it.`);
+  const decimals = currency.decimals ?? 0;
+  return formatAmount(labelledAmount(item.amount, decimals, label, `${pointer}/amount`), decimals);
 }

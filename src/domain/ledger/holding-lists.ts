@@ -2,10 +2,10 @@
 // The holdings listings themselves are holding-reads.ts; here they are wired to the database: on the
 // event loop for the domain's callers, and as JSON answers for the API (`listing`), on SQLite from the
 // listings' thread (holding-thread.ts). Who holds an asset (assetOwners) reads through the ORM.
+import { databaseFile } from '../../db/dialect.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Holding } from '../../db/entities/Holding.ts';
 import { type Orm, onDatabaseClose } from '../../db/orm.ts';
-import { databaseKindOf } from '../../db/platform.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { Uint256Type } from '../../db/types/uint256.ts';
 import { externalCommitCounter } from '../../db/write-statements.ts';
@@ -42,8 +42,8 @@ export function createHoldingLists(orm: Orm): HoldingLists {
   const statements = readStatements(orm);
   // A zero balance as the column stores it (zero-padded text on SQLite).
   const zero = new Uint256Type().convertToDatabaseValue(0n, orm.em.getPlatform());
-  const sqlitePath =
-    databaseKindOf(orm.em.getPlatform()) === 'sqlite' ? (orm.config.get('dbName') as string) : undefined;
+  // SQLite: a file the listings' thread opens too.
+  const sqlitePath = databaseFile(orm);
   // The database's one counter of commits by other processes (read at most once a millisecond).
   const commitCounter = () => externalCommitCounter(orm);
   let local: Promise<HoldingReads> | undefined;

@@ -49,6 +49,9 @@ interface HoldingRow {
   totalSupply: string | null;
   frozen: boolean;
   frozenBy: string | null;
+  /** Issue 36: the item's end time and lender. */
+  expiresAt: Date | null;
+  lender: string | null;
   /** The asset's metadata version: a kept fixed view of another version is read again. */
   version: number;
 }
@@ -59,9 +62,10 @@ interface HoldingRow {
  * own SQL text, hence its own prepared statement: a handful per listing. Of the asset, only what
  * changes (the rest is kept by `fixedAssets`).
  */
-function holdingsSql(conditions: string[], order: string): string {
+export function holdingsSql(conditions: string[], order: string): string {
   return (
-    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version ' +
+    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version, ' +
+    'a.expires_at, a.lender ' +
     'from holding h ' +
     `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );
@@ -164,17 +168,21 @@ export function createHoldingReads(
     }
     const rows = await statements.arrays(sql, [zero, ...parameters]);
     // In holdingsSql's select order.
-    return rows.map(([wallet, assetId, balance, owner, totalSupply, frozen, frozenBy, version]) => ({
-      wallet: wallet as StoredAddress,
-      assetId: assetId as string,
-      balance: String(balance),
-      owner: (owner as string | null) ?? null,
-      totalSupply: totalSupply == null ? null : String(totalSupply),
-      // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
-      frozen: Boolean(frozen),
-      frozenBy: (frozenBy as string | null) ?? null,
-      version: Number(version),
-    }));
+    return rows.map(
+      ([wallet, assetId, balance, owner, totalSupply, frozen, frozenBy, version, expiresAt, lender]) => ({
+        wallet: wallet as StoredAddress,
+        assetId: assetId as string,
+        balance: String(balance),
+        owner: (owner as string | null) ?? null,
+        totalSupply: totalSupply == null ? null : String(totalSupply),
+        // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
+        frozen: Boolean(frozen),
+        frozenBy: (frozenBy as string | null) ?? null,
+        version: Number(version),
+        expiresAt: expiresAt == null ? null : statements.date(expiresAt),
+        lender: (lender as string | null) ?? null,
+      }),
+    );
   }
 
   /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
@@ -187,7 +195,7 @@ export function createHoldingReads(
       const decimals = fixed[index].decimals ?? 0;
       const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
       return {
-        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen, row.frozenBy),
+        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen, row.frozenBy, row),
         balance: formatUnits(row.balance, decimals),
       };
     });

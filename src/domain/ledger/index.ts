@@ -6,11 +6,15 @@ import type { Orm } from '../../db/orm.ts';
 import { type AssetUpdateService, createAssetUpdateService } from './asset-updates.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
+import { createExpiryService, type ExpiryService } from './expiries.ts';
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createIdempotency } from './idempotency.ts';
+import { createLootBoxService, type LootBoxService } from './loot-boxes.ts';
+import { createMarketService, type MarketService } from './market.ts';
 import { createPriceService, type PriceService } from './prices.ts';
 import { createRecipeService, type RecipeService } from './recipes.ts';
 import { ledgerStoreOf } from './store/index.ts';
+import { createStoreService, type StoreService } from './stores.ts';
 import { createTradeService, type TradeService } from './trades.ts';
 import { createLegWriter, createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
@@ -18,7 +22,7 @@ import { createWalletService, type WalletService } from './wallets.ts';
 
 export interface LedgerDependencies {
   orm: Orm;
-  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades'>>;
+  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades' | 'market'>>;
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
   walletLinkTtlSeconds?: number;
@@ -36,6 +40,14 @@ export interface Ledger {
   recipes: RecipeService;
   trades: TradeService;
   prices: PriceService;
+  /** Listings, purchases, sales and market figures (issue 35). */
+  market: MarketService;
+  /** Store offers and purchases (issue 36). */
+  stores: StoreService;
+  /** Drop tables, loot boxes, draw seeds and draws (issue 36). */
+  lootBoxes: LootBoxService;
+  /** Items that expire: loans, and the expiry sweep the market keeper runs (issue 36). */
+  expiries: ExpiryService;
 }
 
 export function createLedger({
@@ -48,6 +60,7 @@ export function createLedger({
   const wallets = createWalletService(orm, secretBox);
   const store = ledgerStoreOf(orm);
   const legs = createLegWriter(orm, idempotency, store);
+  const assets = createAssetService(orm, wallets, idempotency, store);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, store, {
@@ -55,13 +68,17 @@ export function createLedger({
       challengeTtlSeconds: walletLinkTtlSeconds,
     }),
     collections: createCollectionService(orm),
-    assets: createAssetService(orm, wallets, idempotency, store),
+    assets,
     assetUpdates: createAssetUpdateService(orm, idempotency, store),
     holdings: createHoldingLists(orm),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),
     trades: createTradeService(orm, idempotency, store, legs, config.trades),
     prices: createPriceService(orm, idempotency, store),
+    market: createMarketService(orm, idempotency, store, legs, config.market),
+    stores: createStoreService(orm, idempotency, legs),
+    lootBoxes: createLootBoxService(orm, idempotency, legs, secretBox),
+    expiries: createExpiryService(orm, idempotency, store, legs, assets),
   };
 }
 

@@ -15,6 +15,9 @@ import { applyWrite, earlierAnswerOr } from './writes.ts';
 
 const ASSET_COLLECTION = 'select collection_id from asset where id = ?';
 
+/** The `source` of the prices the marketplace records at each NFT sale (./market.ts). */
+export const MARKET_SOURCE = 'market';
+
 /** Prices are kept exactly, to 18 fractional digits (`priceScaled` = price × 10^18). */
 const PRICE_DECIMALS = 18;
 const MAX_FUTURE_MS = 5 * 60_000;
@@ -204,14 +207,22 @@ export function createPriceService(orm: Orm, idempotency: Idempotency, store: Le
 
     async current(assetId, currency) {
       const em = orm.em.fork();
-      // Back-filled observations feed the history; the current price is the latest observed one.
-      const [latest] = await em.find(
-        PriceObservation,
-        { asset: assetId, currency },
-        { orderBy: [{ observedAt: 'desc' }, { id: 'desc' }], limit: 1 },
-      );
+      const asset = await em.findOne(Asset, { id: assetId }, { fields: ['kind'] });
+      if (!asset) throw assetNotFound(assetId);
+      // Back-filled observations feed the history; the current price is the latest observed one. An
+      // NFT's is its last marketplace sale in the currency when it has one (issue 35, source
+      // `market`), the oracles' otherwise; a currency's stays the oracles'.
+      const order = { orderBy: [{ observedAt: 'desc' as const }, { id: 'desc' as const }], limit: 1 };
+      if (asset.kind === 'nft') {
+        const [sale] = await em.find(
+          PriceObservation,
+          { asset: assetId, currency, source: MARKET_SOURCE },
+          order,
+        );
+        if (sale) return priceView(sale);
+      }
+      const [latest] = await em.find(PriceObservation, { asset: assetId, currency }, order);
       if (latest) return priceView(latest);
-      if (!(await em.count(Asset, { id: assetId }))) throw assetNotFound(assetId);
       throw new NotFoundError(
         `Asset ${assetId} has no price in ${currency} yet.`,
         '/problems/price-not-found',

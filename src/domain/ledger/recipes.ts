@@ -4,6 +4,7 @@
 // holds, a transfer to the zero address), its outputs minted to the same wallet exactly as mints are
 // (./assets.ts: new NFTs, currency supply within maxSupply), one `op_` id over all of it, all or
 // nothing.
+
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { Recipe } from '../../db/entities/Recipe.ts';
@@ -12,16 +13,17 @@ import { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
-import { assertRecipeMayMint, effectiveServiceRole, mayMintCurrency } from '../authorization.ts';
-import { AppError, type FieldError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
+import { auditDraft, flushAudited } from '../audit.ts';
+import { assertRecipeMayMint, effectiveServiceRole } from '../authorization.ts';
+import { AppError, type FieldError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
-import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
+import { formatAmount, labelledAmount, parseAmount } from './amounts.ts';
 import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
-import { requireMintableCollection } from './collections.ts';
-import { decodeCursor, isString, type Page, page } from './cursor.ts';
+import { mintedCurrencyAmount, requireMintableCollection } from './collections.ts';
+import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { BalanceChange, Guard, NewAsset, NewEvent, NewTransfer } from './store/plan.ts';
 import type { Leg, LegWriter } from './transfers.ts';
@@ -85,15 +87,6 @@ function recipeNotFound(id: string): NotFoundError {
 }
 
 /** Parses a recipe amount of a currency, its problem naming the item (`Input 0: ...`). */
-function itemAmount(text: string, decimals: number, label: string, pointer: string): bigint {
-  try {
-    return parseAmount(text, decimals, { pointer, positive: true });
-  } catch (error) {
-    if (!(error instanceof InvalidAmountError)) throw error;
-    throw new InvalidAmountError(`${label}: ${error.detail}`, pointer, error.errors?.[0]?.detail ?? '');
-  }
-}
-
 const NFT_ROWS = 'select id, kind, name, collection_id, owner from asset where id = ?';
 
 /** What a craft needs of a recipe; a recipe never changes once created. */
@@ -108,6 +101,18 @@ interface CraftRecipe {
 
 /** More recipes than any deployment has; past it the cache starts over (it only saves a read). */
 const RECIPE_CACHE_LIMIT = 10_000;
+
+/**
+ * A user as it acts now: its current role, a service account's capped by its owner's current role.
+ * What a recipe's craft or a store offer's purchase (./stores.ts) mints with.
+ */
+export async function actingNow(orm: Orm, userId: string): Promise<Actor> {
+  const em = orm.em.fork();
+  const user = await em.findOneOrFail(User, { id: userId }, { fields: ['role'] });
+  const account = await em.findOne(ServiceAccount, { id: userId }, { populate: ['owner'] });
+  const role = account ? effectiveServiceRole(user.role, account.owner.getEntity().role) : user.role;
+  return { userId, role };
+}
 
 export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: LegWriter): RecipeService {
   const reads = readStatements(orm);
@@ -132,17 +137,8 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
     return found;
   }
 
-  /**
-   * The recipe's creator as it acts now: its current role, a service account's capped by its
-   * owner's current role. Never cached: a demotion counts at the next craft.
-   */
-  async function creatorNow(creatorId: string): Promise<Actor> {
-    const em = orm.em.fork();
-    const user = await em.findOneOrFail(User, { id: creatorId }, { fields: ['role'] });
-    const account = await em.findOne(ServiceAccount, { id: creatorId }, { populate: ['owner'] });
-    const role = account ? effectiveServiceRole(user.role, account.owner.getEntity().role) : user.role;
-    return { userId: creatorId, role };
-  }
+  /** The recipe's creator as it acts now (never cached: a demotion counts at the next craft). */
+  const creatorNow = (creatorId: string) => actingNow(orm, creatorId);
 
   async function maxSupplyOf(currencyId: string): Promise<bigint | null> {
     if (caps.has(currencyId)) return caps.get(currencyId) ?? null;
@@ -177,7 +173,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
   return {
     async create(actor, collectionId, input) {
       const em = orm.em.fork();
-      await requireMintableCollection(em, actor, collectionId);
+      const { owner } = await requireMintableCollection(em, actor, collectionId);
       const inputs: RecipeInputView[] = [];
       for (const [i, item] of input.inputs.entries()) {
         const label = `Input ${i}`;
@@ -188,7 +184,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
           continue;
         }
         const currency = await currencyOf(item.assetId, label, `/body/inputs/${i}/assetId`);
-        const amount = itemAmount(item.amount, currency.decimals, label, `/body/inputs/${i}/amount`);
+        const amount = labelledAmount(item.amount, currency.decimals, label, `/body/inputs/${i}/amount`);
         inputs.push({ assetId: item.assetId, amount: formatAmount(amount, currency.decimals) });
       }
       const outputs: RecipeOutputView[] = [];
@@ -198,16 +194,8 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
           outputs.push({ nft: item.nft });
           continue;
         }
-        const currency = isChainAssetId(item.assetId)
-          ? null
-          : await em.findOne(Asset, { id: item.assetId, kind: 'fungible', collection: collectionId });
-        if (!currency)
-          throw new NotFoundError(`${label}: no currency ${item.assetId} in the collection ${collectionId}.`);
-        if (!mayMintCurrency(actor, currency.creator.id))
-          throw new ForbiddenError(`${label}: only the creator of ${item.assetId} or an admin may mint it.`);
-        const decimals = currency.decimals ?? 0;
-        const amount = itemAmount(item.amount, decimals, label, `/body/outputs/${i}/amount`);
-        outputs.push({ assetId: item.assetId, amount: formatAmount(amount, decimals) });
+        const amount = await mintedCurrencyAmount(em, actor, collectionId, item, label, `/body/outputs/${i}`);
+        outputs.push({ assetId: item.assetId, amount });
       }
       const recipe = em.create(Recipe, {
         id: newId('rcp'),
@@ -218,22 +206,29 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
         creator: actor.userId,
         createdAt: new Date(),
       });
-      await em.flush();
+      await flushAudited(em, () =>
+        auditDraft(
+          'recipe.created',
+          { type: 'recipe', id: recipe.id, ownerId: owner.id, collectionId },
+          {
+            after: recipeView(recipe),
+          },
+        ),
+      );
       return recipeView(recipe);
     },
 
     async list(collectionId, { limit, cursor }) {
-      const after = decodeCursor(cursor, 'recipes', isString);
       const em = orm.em.fork();
       if (!(await em.count(Collection, { id: collectionId })))
         throw new NotFoundError(`No collection with id ${collectionId}.`);
-      const rows = await em.find(
-        Recipe,
-        after === undefined ? { collection: collectionId } : { collection: collectionId, id: { $gt: after } },
-        { orderBy: { id: 'asc' }, limit: limit + 1 },
-      );
-      const result = page(rows, limit, 'recipes', (row) => row.id);
-      return { data: result.data.map(recipeView), next_cursor: result.next_cursor };
+      const rows = await pageById(em, Recipe, [{ collection: collectionId }], {
+        list: 'recipes',
+        order: 'oldest',
+        limit,
+        cursor,
+      });
+      return mapPage(rows, recipeView);
     },
 
     async get(id) {

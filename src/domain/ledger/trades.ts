@@ -21,7 +21,7 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
-import { decodeCursor, isString, type Page, page } from './cursor.ts';
+import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
 import { type Leg, type LegPlace, type LegWriter, legGuards, legRefusal } from './transfers.ts';
@@ -356,22 +356,19 @@ export function createTradeService(
     },
 
     async list(actor, { status, limit, cursor }) {
-      const before = decodeCursor(cursor, 'trades', isString);
       const wallets = await controlledWallets(actor.userId);
       const now = new Date();
       const where: FilterQuery<Trade>[] = [tradePartyFilter(actor, wallets)];
       if (status === 'expired') where.push({ status: 'open', expiresAt: { $lte: now } });
       else if (status === 'open') where.push({ status: 'open', expiresAt: { $gt: now } });
       else if (status) where.push({ status });
-      if (before !== undefined) where.push({ id: { $lt: before } });
-      const rows = await orm.em
-        .fork()
-        .find(Trade, { $and: where }, { orderBy: { id: 'desc' }, limit: limit + 1 });
-      const result = page(rows, limit, 'trades', (row) => row.id);
-      return {
-        data: await Promise.all(result.data.map((row) => view(row, now))),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await pageById(orm.em.fork(), Trade, where, {
+        list: 'trades',
+        order: 'newest',
+        limit,
+        cursor,
+      });
+      return mapPage(rows, (row) => view(row, now));
     },
 
     async get(actor, id) {
@@ -482,22 +479,13 @@ export function createTradeService(
     },
 
     async listRefusals(account, { limit, cursor }) {
-      const before = decodeCursor(cursor, 'trade-refusals', isString);
-      const rows = await orm.em
-        .fork()
-        .find(
-          TradeRefusal,
-          before === undefined ? { refuserUserId: account } : { refuserUserId: account, id: { $lt: before } },
-          { orderBy: { id: 'desc' }, limit: limit + 1 },
-        );
-      const result = page(rows, limit, 'trade-refusals', (row) => row.id);
-      return {
-        data: result.data.map((row) => ({
-          userId: row.refusedUserId,
-          createdAt: row.createdAt.toISOString(),
-        })),
-        next_cursor: result.next_cursor,
-      };
+      const rows = await pageById(orm.em.fork(), TradeRefusal, [{ refuserUserId: account }], {
+        list: 'trade-refusals',
+        order: 'newest',
+        limit,
+        cursor,
+      });
+      return mapPage(rows, (row) => ({ userId: row.refusedUserId, createdAt: row.createdAt.toISOString() }));
     },
   };
 }

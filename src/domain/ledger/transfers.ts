@@ -4,11 +4,13 @@
 // A batch (issue 21) is one plan of several such legs, all or nothing; a burn is a leg to the zero
 // address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
 // address and so held by no one: it never moves again).
+
 import type { FilterQuery } from '@mikro-orm/core';
 import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
+import { auditDraft } from '../audit.ts';
 import { burnsAsStudio, controlsWallet } from '../authorization.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -19,16 +21,25 @@ import { assetNotFound } from './assets.ts';
 import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, StoredResponse, WriteResult } from './idempotency.ts';
+import { endListingsOf, type ListingRow } from './listings.ts';
 import { newTransferEvent } from './outbox.ts';
 import type {
+  AssetUpdate,
+  AuctionStatusChange,
   BalanceChange,
   Guard,
   GuardFailure,
   LedgerStore,
+  ListingStatusChange,
   NewAsset,
   NewEvent,
+  NewPrice,
+  NewSale,
   NewTrade,
   NewTransfer,
+  OfferStatusChange,
+  ReservedChange,
+  StoreParts,
   TradeStatusChange,
 } from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
@@ -88,6 +99,21 @@ export class AssetFrozenError extends ConflictError {
 export class AssetSoulboundError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/asset-soulbound');
+  }
+}
+
+// ---- Items that expire (issue 36) ----
+/** 409 item-expired: the NFT's end time passed (swept or not), or an end time forbids the operation. */
+export class ItemExpiredError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/item-expired');
+  }
+}
+
+/** 409 item-lent: the NFT is lent; it moves only back to its lender, at its end time. */
+export class ItemLentError extends ConflictError {
+  constructor(detail: string) {
+    super(detail, '/problems/item-lent');
   }
 }
 
@@ -189,6 +215,12 @@ export interface Leg {
   by?: string;
   /** A burn by the collection's studio (or an admin) under `holder_or_studio`: `from` need not be theirs. */
   byStudio?: boolean;
+  /**
+   * Issue 35: paid from `from`'s reserved part (an accepted offer's price, reserved when it was
+   * made): no `controls` guard, a `reservedAtLeast` guard instead of `holds`, and the reservation
+   * released by the amount as it is debited.
+   */
+  fromReserved?: boolean;
 }
 
 /**
@@ -208,7 +240,22 @@ export interface ExtraParts {
   events?: NewEvent[];
   /** The operation every event of the plan belongs to (a batch, a craft, a trade's settlement). */
   operationId?: string;
+  /** A marketplace purchase (./market.ts): the listing sold (kept out of the ending below), its sale. */
+  listingStatuses?: ListingStatusChange[];
+  sales?: NewSale[];
+  prices?: NewPrice[];
+  /** Issue 35: offers closed (an accepted offer), reserved parts changed besides the legs'. */
+  offerStatuses?: OfferStatusChange[];
+  reserves?: ReservedChange[];
+  /** Issue 35: an auction settled. */
+  auctionStatuses?: AuctionStatusChange[];
+  /** Answers a failed guard before the legs' own answers do (a purchase's seller side). */
+  refuse?: (failure: GuardFailure) => Error | undefined;
   rejected?: (failure: GuardFailure) => Error;
+  /** A store purchase (issue 36, ./stores.ts): the offer's units sold and the purchase row. */
+  stores?: StoreParts;
+  /** Issue 36, items that expire (./expiries.ts): a loan's end time and lender, set or cleared. */
+  assetUpdates?: AssetUpdate[];
 }
 
 /** 409 insufficient-balance for `leg`: its `from` held `held`, less than `amount`, naming the leg. */
@@ -240,7 +287,15 @@ export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
   const guards: Guard[] = [];
   const controlled = new Set<StoredAddress>();
   const debits = new Map<string, { leg: Leg; total: bigint }>();
+  const reserved = new Map<string, { leg: Leg; total: bigint }>();
   for (const leg of legs) {
+    if (leg.fromReserved) {
+      const key = `${leg.asset.id}\u0000${leg.from}`;
+      const debit = reserved.get(key);
+      if (debit) debit.total += leg.amount;
+      else reserved.set(key, { leg, total: leg.amount });
+      continue;
+    }
     if (!leg.byStudio && !controlled.has(leg.from)) {
       controlled.add(leg.from);
       guards.push(controlsWallet(leg.by ?? actor.userId, leg.from));
@@ -259,6 +314,8 @@ export function legGuards(actor: Actor, legs: Leg[]): Guard[] {
   }
   for (const { leg, total } of debits.values())
     guards.push({ kind: 'holds', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
+  for (const { leg, total } of reserved.values())
+    guards.push({ kind: 'reservedAtLeast', assetId: leg.asset.id, wallet: leg.from, atLeast: total });
   return guards;
 }
 
@@ -280,6 +337,18 @@ export function legRefusal(legs: Leg[], failure: GuardFailure): Error | undefine
     if (failure.reason === 'soulbound')
       return new AssetSoulboundError(
         named(place, `${guard.assetId} is soulbound (non-transferable): it never moves.`),
+      );
+    // Issue 36: items that expire.
+    if (failure.reason === 'expired')
+      return new ItemExpiredError(
+        named(place, `${guard.assetId} reached its end time: it never moves, trades or burns again.`),
+      );
+    if (failure.reason === 'lent')
+      return new ItemLentError(
+        named(
+          place,
+          `${guard.assetId} is lent: it returns to its lender at its end time and moves no other way until then.`,
+        ),
       );
     if (failure.reason === 'frozen')
       return new AssetFrozenError(
@@ -306,6 +375,8 @@ export function legRefusal(legs: Leg[], failure: GuardFailure): Error | undefine
 export interface LegWriter {
   /** The asset's immutable facts (404 when absent, 409 asset-on-chain for an on-chain token). */
   factsOf(assetId: string): Promise<AssetFacts>;
+  /** The decimals of a listing's asset and currency (from `factsOf`). */
+  listingDecimals(listing: ListingRow): Promise<{ asset: number; currency: number }>;
   /**
    * Applies the legs (and `extra`) as one plan: the caller controls every `from`, and every (asset,
    * `from`) holds the sum its legs take, both as the holdings are before the plan. A burn leg credits
@@ -364,6 +435,12 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
     return facts;
+  }
+
+  /** The decimals a listing's amounts are published with (its asset's, its currency's). */
+  async function listingDecimals(listing: ListingRow) {
+    const [asset, currency] = [await factsOf(listing.assetId), await factsOf(listing.currencyId)];
+    return { asset: asset.decimals, currency: currency.decimals };
   }
 
   /** The leg's transfer as stored and answered; everything in it is known before anything is written. */
@@ -441,7 +518,9 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     const balances: BalanceChange[] = [];
     const supplies: { assetId: string; delta: bigint }[] = [];
     const owners: { assetId: string; owner: StoredAddress }[] = [];
+    const reserves: ReservedChange[] = [...(extra.reserves ?? [])];
     for (const leg of legs) {
+      if (leg.fromReserved) reserves.push({ assetId: leg.asset.id, wallet: leg.from, delta: -leg.amount });
       balances.push({ assetId: leg.asset.id, wallet: leg.from, delta: -leg.amount });
       if (leg.to !== ZERO_ADDRESS)
         balances.push({ assetId: leg.asset.id, wallet: leg.to, delta: leg.amount });
@@ -449,6 +528,17 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       if (leg.asset.kind === 'nft') owners.push({ assetId: leg.asset.id, owner: leg.to });
     }
     if (extra.supplies) supplies.push(...extra.supplies);
+    // Issue 35: a listed NFT that moves or burns ends its active listings in this same plan.
+    const ended = await endListingsOf(
+      reads,
+      listingDecimals,
+      legs
+        .filter((leg) => leg.asset.kind === 'nft')
+        .map((leg) => ({ assetId: leg.asset.id, reason: leg.to === ZERO_ADDRESS ? 'burned' : 'moved' })),
+      at,
+      new Set(extra.listingStatuses?.map((change) => change.listingId)),
+    );
+    const listingStatuses = [...(extra.listingStatuses ?? []), ...ended.listingStatuses];
     const outcome = await store.apply({
       at,
       idempotency: key && { key, response },
@@ -456,12 +546,38 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       assets: extra.assets,
       trades: extra.trades,
       tradeStatuses: extra.tradeStatuses,
+      assetUpdates: extra.assetUpdates,
       balances: extra.balances ? [...balances, ...extra.balances] : balances,
       supplies: supplies.length ? supplies : undefined,
       owners: owners.length ? owners : undefined,
+      listingStatuses: listingStatuses.length ? listingStatuses : undefined,
+      offerStatuses: extra.offerStatuses,
+      auctionStatuses: extra.auctionStatuses,
+      reserves: reserves.length ? reserves : undefined,
+      sales: extra.sales,
       transfers: [...transfers.map((t) => t.row), ...(extra.transfers ?? [])],
-      events: [...transfers.map((t) => t.event), ...(extra.events ?? [])],
+      prices: extra.prices,
+      events: [...transfers.map((t) => t.event), ...(extra.events ?? []), ...ended.events],
       operationId: extra.operationId,
+      ...extra.stores,
+      // Issue 37: a burn by the collection's studio (or an admin) is audited with it.
+      audit: legs.flatMap((leg, i) =>
+        leg.byStudio
+          ? [
+              auditDraft(
+                'asset.burned',
+                {
+                  type: 'asset',
+                  id: leg.asset.id,
+                  ownerId: leg.asset.collectionOwner,
+                  collectionId: leg.asset.collectionId,
+                },
+                { after: { from: leg.from, amount: leg.amount, transfer: transfers[i].id } },
+                at,
+              ),
+            ]
+          : [],
+      ),
     });
     switch (outcome.outcome) {
       case 'applied':
@@ -470,6 +586,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
         return idempotency.replay<T>(outcome.record, key as IdempotencyKey);
       case 'rejected':
         throw (
+          extra.refuse?.(outcome) ??
           legRefusal(legs, outcome) ??
           extra.rejected?.(outcome) ??
           new Error(`Unexpected guard ${outcome.guard.kind}.`)
@@ -512,7 +629,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
     }));
   }
 
-  return { factsOf, apply: applyLegs, assertControls, applySingle, earlierAnswer };
+  return { factsOf, listingDecimals, apply: applyLegs, assertControls, applySingle, earlierAnswer };
 }
 
 export function createTransferService(

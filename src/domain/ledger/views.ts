@@ -27,6 +27,14 @@ export type TradeRefusalView = Schemas['TradeRefusal'];
 export type RecipeInputView = Schemas['RecipeInput'];
 export type RecipeOutputView = Schemas['RecipeOutput'];
 export type AssetSourceView = Schemas['AssetSource'];
+export type ListingView = Schemas['Listing'];
+export type SaleView = Schemas['Sale'];
+export type PurchaseView = Schemas['Purchase'];
+export type MarketSettingsView = Schemas['MarketSettings'];
+export type MarketStatsView = Schemas['MarketStats'];
+export type OfferView = Schemas['Offer'];
+export type OfferAcceptanceView = Schemas['OfferAcceptance'];
+export type AuctionView = Schemas['Auction'];
 
 /** Decimals of an asset's amounts: an NFT is indivisible. */
 export function decimalsOf(asset: Pick<Asset, 'kind' | 'decimals'>): number {
@@ -59,6 +67,9 @@ export type AssetFields = Pick<
   soulbound?: boolean;
   /** Its metadata version (absent: 0, as created). */
   metadataVersion?: number;
+  /** Issue 36, items that expire: its end time (absent or null: none) and the wallet that lent it. */
+  expiresAt?: Date | null;
+  lender?: string | null;
 };
 
 const CAIP19 = /^eip155:([0-9]+)\/(erc721|erc1155|erc20):(0x[0-9a-fA-F]{40})(?:\/([0-9]+))?$/;
@@ -91,13 +102,25 @@ export function assetSourceOf(caip19: string | null | undefined): AssetSourceVie
  * mint and burn) and `frozen` (a freeze or an unfreeze writes no version). A view kept for an asset is
  * good for as long as its `metadataVersion` is the row's.
  */
-export type FixedAssetFields = Omit<AssetFields, 'owner' | 'totalSupply' | 'frozen' | 'frozenBy'>;
+export type FixedAssetFields = Omit<
+  AssetFields,
+  'owner' | 'totalSupply' | 'frozen' | 'frozenBy' | 'expiresAt' | 'lender'
+>;
 
 /**
  * The part of an asset's view made of its fixed fields (all but `owner`, `totalSupply`, `burned`,
  * `frozen`, `frozenBy`).
  */
-export type FixedAssetView = Omit<AssetView, 'owner' | 'totalSupply' | 'burned' | 'frozen' | 'frozenBy'>;
+export type FixedAssetView = Omit<
+  AssetView,
+  'owner' | 'totalSupply' | 'burned' | 'frozen' | 'frozenBy' | 'expiresAt' | 'lender'
+>;
+
+/** Issue 36: an item's end time and lender as read (a loan sets them and a return clears them). */
+export interface AssetExpiry {
+  expiresAt: Date | null;
+  lender: string | null;
+}
 
 export function fixedAssetView(asset: FixedAssetFields): FixedAssetView {
   const decimals = decimalsOf(asset);
@@ -125,6 +148,7 @@ export function assetViewOf(
   totalSupply: string | null,
   frozen: boolean,
   frozenBy: string | null,
+  expiry?: AssetExpiry,
 ): AssetView {
   // A burned NFT keeps its row, owned by the zero address (POST /api/v1/assets/{id}/burn).
   const burned = owner === ZERO_ADDRESS;
@@ -148,6 +172,11 @@ export function assetViewOf(
     frozenBy: frozen ? frozenBy : null,
     soulbound: fixed.soulbound,
     metadataVersion: fixed.metadataVersion,
+    // Issue 36: only an item with an end time carries it (and its lender, null unless lent).
+    ...(expiry?.expiresAt && {
+      expiresAt: expiry.expiresAt.toISOString(),
+      lender: expiry.lender ? formatAddress(expiry.lender) : null,
+    }),
   };
 }
 
@@ -159,6 +188,7 @@ export function assetView(asset: AssetFields): AssetView {
     totalSupply,
     asset.frozen ?? false,
     asset.frozenBy ?? null,
+    { expiresAt: asset.expiresAt ?? null, lender: asset.lender ?? null },
   );
 }
 

@@ -12,7 +12,7 @@ import {
 import type { ClientStatus } from '../../auth/client-status.ts';
 import type { Quotas } from '../../auth/quotas.ts';
 import type { Orm } from '../../db/orm.ts';
-import { inTransaction } from '../../domain/ledger/transactions.ts';
+import { inTransaction } from '../../db/transactions.ts';
 import { caller, type HandlerMap, type OperationHandler, respond, typedHandlers } from '../handler.ts';
 
 export interface ApplicationHandlerDeps {

@@ -46,6 +46,7 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
         data: rows.map(toEnvelope),
         next_cursor: rows.length === limit ? String(rows[rows.length - 1].id) : null,
         oldestEventId,
+        newestEventId: deps.tail.lastId > 0 ? String(deps.tail.lastId) : null,
       });
     },
     async createWebSocketTicket(request, ctx) {

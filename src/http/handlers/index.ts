@@ -14,8 +14,10 @@ import type { WebhooksModule } from '../../webhooks/index.ts';
 import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { applicationHandlers } from './applications.ts';
+import { auditHandlers } from './audit.ts';
 import { authHandlers } from './auth.ts';
 import { chainHandlers } from './chain.ts';
+import { claimCodeHandlers } from './claim-codes.ts';
 import { eventsHandlers } from './events.ts';
 import { identityHandlers } from './identity.ts';
 import { ledgerHandlers } from './ledger.ts';
@@ -50,6 +52,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
       onRoleChanged: (userId) => auth.apiKeys.forgetUser(userId),
       issueTokens: auth.issueTokens,
     }),
+    ...auditHandlers(orm),
     ...applicationHandlers({ orm, apiKeys: auth.apiKeys, clients: auth.clients, quotas: config.quotas }),
     ...serviceAccountHandlers({
       orm,
@@ -60,6 +63,8 @@ export function createHandlers(services: HandlerServices): HandlerMap {
     }),
     ...webhookHandlers(services.webhooks.service),
     ...ledgerHandlers(services.ledger, services.readCache),
+    // Claim codes (issue 36): their guesses count on the deployment's rate limiter.
+    ...claimCodeHandlers(services.ledger, auth.limiter),
     ...chainHandlers(services.chain),
     ...identityHandlers(services.identity, {
       ...config.verify,

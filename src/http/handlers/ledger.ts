@@ -4,8 +4,11 @@ import type { HandlerMap } from '../handler.ts';
 import type { ReadCache } from '../read-cache.ts';
 import { assetUpdateHandlers } from './asset-updates.ts';
 import { assetHandlers } from './assets.ts';
+import { lootBoxHandlers } from './loot-boxes.ts';
+import { marketHandlers } from './market.ts';
 import { priceHandlers } from './prices.ts';
 import { recipeHandlers } from './recipes.ts';
+import { storeHandlers } from './stores.ts';
 import { tradeHandlers } from './trades.ts';
 import { transferHandlers } from './transfers.ts';
 import { walletHandlers } from './wallets.ts';
@@ -19,5 +22,8 @@ export function ledgerHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
     ...priceHandlers(ledger),
     ...recipeHandlers(ledger),
     ...tradeHandlers(ledger),
+    ...marketHandlers(ledger),
+    ...storeHandlers(ledger),
+    ...lootBoxHandlers(ledger),
   };
 }

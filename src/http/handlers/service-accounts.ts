@@ -16,7 +16,7 @@ import {
   revokeClientSecret,
 } from '../../auth/service-accounts.ts';
 import type { Orm } from '../../db/orm.ts';
-import { inTransaction } from '../../domain/ledger/transactions.ts';
+import { inTransaction } from '../../db/transactions.ts';
 import { caller, type HandlerMap, type OperationHandler, respond, typedHandlers } from '../handler.ts';
 
 export interface ServiceAccountHandlerDeps {

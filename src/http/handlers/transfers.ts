@@ -6,7 +6,7 @@ import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledg
 
 export function transferHandlers(ledger: Ledger): HandlerMap {
   return typedHandlers<
-    'createTransfer' | 'createTransferBatch' | 'burnAsset' | 'listTransfers' | 'getTransfer'
+    'createTransfer' | 'createTransferBatch' | 'burnAsset' | 'lendAsset' | 'listTransfers' | 'getTransfer'
   >({
     async createTransfer(request, ctx) {
       const { body } = request;
@@ -39,6 +39,24 @@ export function transferHandlers(ledger: Ledger): HandlerMap {
       };
       const burned = await ledger.transfers.burn(actorOf(request), input, idempotencyKeyOf(request));
       sendStored(ctx, 'burnAsset', burned);
+    },
+
+    // Issue 36: a loan (a rental between wallets), back to its lender at its end time.
+    async lendAsset(request, ctx) {
+      const { body } = request;
+      const input = {
+        from: parseAddress(body.from, '/body/from'),
+        to: parseAddress(body.to, '/body/to'),
+        expiresAt: body.expiresAt,
+      };
+      const lent = await ledger.expiries.lend(
+        actorOf(request),
+        request.params.asset_id,
+        input,
+        idempotencyKeyOf(request),
+      );
+      if (lent.replayed) ctx.set('Idempotent-Replayed', 'true');
+      respond(ctx, 'lendAsset', 200, lent.body);
     },
 
     async listTransfers(request, ctx) {

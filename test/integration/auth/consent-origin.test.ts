@@ -7,7 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
-import { Browser, bearer, csrfFrom, interactionPath, login, PASSWORD, register } from './auth-helpers.ts';
+import { Browser, bearer, csrfFrom, fixtureUser, interactionPath, login, PASSWORD } from './auth-helpers.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -46,7 +46,7 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
   let developer: { username: string; token: string };
   beforeAll(async () => {
     t = await startTestApp(kind, { LOGIN_RATE_LIMIT_REQUESTS: '1000' });
-    const user = await register(t);
+    const user = await fixtureUser(t);
     developer = { username: user.username, token: (await login(t, user.username)).access_token };
   });
   afterAll(async () => {
@@ -82,7 +82,7 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
   it('13.10: a third-party client is shown as third party, with the user who registered it; the explorer as part of the service', async () => {
     const app = await create('Asset Explorer');
     expect(app.status).toBe(201);
-    const victim = await register(t);
+    const victim = await fixtureUser(t);
 
     const third = await pagesFor(t, app.body.clientId, REDIRECT_URI, victim.username);
     for (const page of [third.signIn, third.consent]) {

@@ -8,16 +8,12 @@
 // control shows the same statistics mislead the planner left to its defaults.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
 import { EVENT_TYPES, type EventType } from '../../../src/db/entities/OutboxEvent.ts';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import type { EventFilter } from '../../../src/events/filter.ts';
-import {
-  type EventReadQuery,
-  eventReadQuery,
-  postgresReadText,
-  runPostgresRead,
-} from '../../../src/events/reads.ts';
+import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
 import { RELAY_READ_PG } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 

@@ -7,11 +7,12 @@ import { MikroORM } from '@mikro-orm/core';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { validateServerMessage } from '../../../scripts/lib/server-messages.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { closeReadStatements } from '../../../src/db/read-statements.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
-import { type ServerMessage, type TestSocket, validateServerMessage } from '../../helpers/ws.ts';
+import type { ServerMessage, TestSocket } from '../../helpers/ws.ts';
 import {
   createWorld,
   isEvent,

@@ -9,7 +9,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../../scripts/bench/lib/children.ts';
+import { freePort } from '../../../scripts/lib/children.ts';
 import { closeDatabase, openDatabase } from '../../../src/db/orm.ts';
 import { DEFAULT_POSTGRES_SERVER_URL } from '../../../src/db/scratch-database.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../../helpers/app.ts';
@@ -63,7 +63,7 @@ describe.each(DB_KINDS)('32.4: event ids after a restore to an older backup, on 
     const { config } = t.app;
     if (!config.databaseUrl) {
       const file = path.join(root, 'backups', 'gats.sqlite');
-      const copied = await runScript('scripts/db-backup.ts', [file], { SQLITE_PATH: config.sqlitePath });
+      const copied = await runScript('src/cli/db-backup.ts', [file], { SQLITE_PATH: config.sqlitePath });
       expect(copied.code, copied.stderr).toBe(0);
       return async () => {
         const restored = path.join(root, 'restored.sqlite');
@@ -105,14 +105,14 @@ describe.each(DB_KINDS)('32.4: event ids after a restore to an older backup, on 
     }
 
     const env = await restore();
-    const marked = await runScript('scripts/db-restored.ts', [], env);
+    const marked = await runScript('src/cli/db-restored.ts', [], env);
     expect(marked.stderr).toBe('');
     expect(marked.code).toBe(0);
     const next = Number(
       new RegExp(`events end at ${kept}; the next event id is (\\d+)`).exec(marked.stdout)?.[1],
     );
     expect(next).toBeGreaterThan(published);
-    const checked = await runScript('scripts/db-check.ts', [], env);
+    const checked = await runScript('src/cli/db-check.ts', [], env);
     expect(checked.stderr).toBe('');
     expect(checked.code).toBe(0);
     expect(checked.stdout).toContain(`event ids ${kept + 1}..${next - 1} skipped by a restore`);
@@ -214,7 +214,7 @@ describe('32.4: npm run watch across a restore', () => {
     const backupFile = path.join(root, 'backups', 'gats.sqlite');
     const alice = await session(base, 'alice');
     const bob = await session(base, 'bob');
-    expect((await runScript('scripts/db-backup.ts', [backupFile], { ...keep, DATA_DIR: live })).code).toBe(0);
+    expect((await runScript('src/cli/db-backup.ts', [backupFile], { ...keep, DATA_DIR: live })).code).toBe(0);
     const send = async (to: string) => {
       const sent = await fetch(`${base}/api/v1/transfer`, {
         method: 'POST',
@@ -236,8 +236,8 @@ describe('32.4: npm run watch across a restore', () => {
     mkdirSync(restored, { mode: 0o700 });
     copyFileSync(backupFile, path.join(restored, 'gats.sqlite'));
     const env = { ...keep, DATA_DIR: restored };
-    expect((await runScript('scripts/db-restored.ts', [], env)).code).toBe(0);
-    expect((await runScript('scripts/db-check.ts', [], env)).code).toBe(0);
+    expect((await runScript('src/cli/db-restored.ts', [], env)).code).toBe(0);
+    expect((await runScript('src/cli/db-check.ts', [], env)).code).toBe(0);
     const second = await startService(env);
     try {
       await until('the resync notice', () => /resync required \(pruned\)/.test(err));

@@ -14,6 +14,17 @@ export const EVENT_TYPES = new Set([
   'assetUpdated',
   'chainTransferPending',
   'chainTransferRemoved',
+  'listingCreated',
+  'listingEnded',
+  'sale',
+  'offerCreated',
+  'offerEnded',
+  'storePurchase',
+  'lootBoxOpened',
+  'auctionCreated',
+  'auctionBid',
+  'auctionEnded',
+  'itemExpired',
 ]);
 
 /** Limits high enough that the tests never meet the REST rate limits. */

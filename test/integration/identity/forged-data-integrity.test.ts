@@ -11,7 +11,7 @@ import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { offlineDocumentLoader } from '../../../src/domain/identity/document-loader.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
-import type { VerifyResult } from '../../../src/domain/identity/verify.ts';
+import type { VerifyResult } from '../../../src/domain/identity/verify-checks.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   createUser,

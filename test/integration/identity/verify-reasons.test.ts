@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { grantableScopes } from '../../../src/auth/scopes.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { createIdentityService, type IdentityService } from '../../../src/domain/identity/service.ts';
-import { FAILURE_REASONS, type VerifyResult } from '../../../src/domain/identity/verify.ts';
+import { FAILURE_REASONS, type VerifyResult } from '../../../src/domain/identity/verify-checks.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   createUser,

@@ -4,8 +4,8 @@
 // deadlock (a raw driver error) was answered as a 500 instead of being retried. Every one of these
 // requests is valid and must succeed, quickly, with the invariants intact.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inTransaction } from '../../../src/db/transactions.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
-import { inTransaction } from '../../../src/domain/ledger/transactions.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {
   checkInvariants,

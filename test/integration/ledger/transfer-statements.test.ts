@@ -8,8 +8,8 @@ import { Holding } from '../../../src/db/entities/Holding.ts';
 import { IdempotencyRecord } from '../../../src/db/entities/IdempotencyRecord.ts';
 import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
+import { inTransaction } from '../../../src/db/transactions.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
-import { inTransaction } from '../../../src/domain/ledger/transactions.ts';
 import { OUTBOX_LOCK_KEY } from '../../../src/events/outbox-lock.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import {

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type WebSocket, WebSocketServer } from 'ws';
-import { connectLean, type LeanHandlers } from '../../../scripts/bench/lib/lean-ws.ts';
+import { connectLean, type LeanHandlers } from '../../../scripts/lib/lean-ws.ts';
 
 let server: Server;
 let wss: WebSocketServer;

@@ -33,7 +33,17 @@ const guards: { [Kind in Guard['kind']]: Full<Extract<Guard, { kind: Kind }>> } 
   movable: { kind: 'movable', assetId: 'sword' },
   burnable: { kind: 'burnable', assetId: 'sword' },
   tradeOpen: { kind: 'tradeOpen', tradeId: 'trd_1', at },
+  listingActive: { kind: 'listingActive', listingId: 'lst_1', at },
+  offerOpen: { kind: 'offerOpen', offerId: 'ofr_1', at },
+  reservedAtLeast: { kind: 'reservedAtLeast', assetId: 'gold', wallet, atLeast: 5n },
+  auctionOpen: { kind: 'auctionOpen', auctionId: 'auc_1', at, ended: true, bestBid: 5n },
   assetVersion: { kind: 'assetVersion', assetId: 'sword', version: 2, frozen: false, owner: wallet },
+  // ---- Stores (issue 36) ----
+  offerAvailable: { kind: 'offerAvailable', offerId: 'sof_1', version: 1, wallet, quantity: 2, at },
+  seedAt: { kind: 'seedAt', seedId: 'dsd_1', wallet, nonce: 3 },
+  pityAt: { kind: 'pityAt', boxId: 'lbx_1', wallet, count: 4 },
+  // ---- Items that expire (issue 36) ----
+  assetExpiry: { kind: 'assetExpiry', assetId: 'sword', expiresAt: at, owner: wallet, due: true },
 };
 
 const event: Full<NewEvent> = {
@@ -45,6 +55,7 @@ const event: Full<NewEvent> = {
   wallets: [wallet],
   fromWallet: wallet,
   toWallet: other,
+  onlyIfListingClosed: 'lst_1',
 };
 
 /** A plan with every part, every item with every optional member. */
@@ -71,6 +82,8 @@ const everything: FullPlan = {
       owner: wallet,
       soulbound: true,
       createdAt: at,
+      expiresAt: at,
+      lender: other,
     },
   ],
   wallets: [
@@ -89,6 +102,8 @@ const everything: FullPlan = {
       frozenBy: 'usr_1',
       soulbound: false,
       metadataVersion: 3,
+      expiresAt: at,
+      lender: other,
     },
   ],
   metadataVersions: [
@@ -111,6 +126,105 @@ const everything: FullPlan = {
     },
   ],
   tradeStatuses: [{ tradeId: 'trd_1', status: 'accepted', by: 'usr_2', operationId: 'op_1', at }],
+  listings: [
+    {
+      id: 'lst_1',
+      sellerUserId: 'usr_1',
+      sellerWallet: wallet,
+      assetId: 'sword',
+      collectionId: 'demo',
+      amount: 1n,
+      currencyId: 'gold',
+      price: 100n,
+      expiresAt: at,
+      createdAt: at,
+    },
+  ],
+  listingStatuses: [
+    { listingId: 'lst_1', status: 'ended', reason: 'moved', by: 'usr_2', operationId: 'op_1', at },
+  ],
+  sales: [
+    {
+      id: 'op_1',
+      listingId: 'lst_1',
+      assetId: 'sword',
+      collectionId: 'demo',
+      amount: 1n,
+      currencyId: 'gold',
+      price: 100n,
+      royalty: 5n,
+      fee: 2n,
+      sellerProceeds: 93n,
+      sellerWallet: wallet,
+      buyerWallet: other,
+      createdAt: at,
+    },
+  ],
+  offers: [
+    {
+      id: 'ofr_1',
+      bidderUserId: 'usr_2',
+      bidderWallet: other,
+      assetId: 'sword',
+      collectionId: 'demo',
+      currencyId: 'gold',
+      price: 100n,
+      expiresAt: at,
+      createdAt: at,
+    },
+  ],
+  offerStatuses: [
+    { offerId: 'ofr_1', status: 'accepted', by: 'usr_1', operationId: 'op_1', soldAssetId: 'sword', at },
+  ],
+  reserves: [{ assetId: 'gold', wallet: other, delta: -100n }],
+  // ---- Stores (issue 36) ----
+  offerSales: [{ offerId: 'sof_1', wallet, quantity: 2 }],
+  storePurchases: [
+    {
+      id: 'op_1',
+      offerId: 'sof_1',
+      version: 1,
+      collectionId: 'demo',
+      wallet,
+      userId: 'usr_1',
+      quantity: 2,
+      paid: [{ assetId: 'gold', amount: '2' }],
+      payTo: other,
+      granted: [{ assetId: 'gems', amount: '20' }],
+      createdAt: at,
+    },
+  ],
+  seedNonces: [{ seedId: 'dsd_1', next: 4 }],
+  pityCounts: [{ boxId: 'lbx_1', wallet, count: 5 }],
+  draws: [
+    {
+      id: 'op_1',
+      boxId: 'lbx_1',
+      assetId: 'box_1',
+      wallet,
+      seedId: 'dsd_1',
+      nonce: 3,
+      data: {} as never,
+      createdAt: at,
+    },
+  ],
+  auctions: [
+    {
+      id: 'auc_1',
+      sellerUserId: 'usr_1',
+      sellerWallet: wallet,
+      assetId: 'sword',
+      collectionId: 'demo',
+      currencyId: 'gold',
+      reservePrice: 10n,
+      minIncrement: 1n,
+      endsAt: at,
+      extensionSeconds: 300,
+      createdAt: at,
+    },
+  ],
+  auctionBids: [{ auctionId: 'auc_1', amount: 12n, bidder: other, bidderUserId: 'usr_2', endsAt: at, at }],
+  auctionStatuses: [{ auctionId: 'auc_1', status: 'sold', operationId: 'op_1', at }],
   transfers: [
     { id: 'tx_1', assetId: 'gold', from: wallet, to: other, amount: 5n, requestedBy: 'usr_1', createdAt: at },
   ],
@@ -129,6 +243,18 @@ const everything: FullPlan = {
   events: [event],
   operationId: 'op_1',
   ledgerChanges: [{ kind: 'walletLinked', occurredAt: at, userId: 'usr_1', wallet }],
+  audit: [
+    {
+      at,
+      action: 'asset.frozen',
+      actorId: 'usr_1',
+      objectType: 'asset',
+      objectId: 'sword',
+      ownerId: 'usr_1',
+      collectionId: 'demo',
+      body: '{}',
+    },
+  ],
 };
 
 /** The keys of one side: the top level, the idempotency record, each list's items, each guard kind. */
@@ -215,11 +341,19 @@ describe("the PostgreSQL store's wire: planJson and gats_apply_plan", () => {
     const function_ = read();
     expect(Object.keys(function_.guards).sort()).toEqual([
       'asset_absent',
+      'asset_expiry',
       'asset_version',
+      'auction_open',
       'burnable',
       'controls',
       'holds',
+      'listing_active',
       'movable',
+      'offer_available', // stores (issue 36)
+      'offer_open', // offers (issue 35)
+      'pity_at', // loot boxes (issue 36)
+      'reserved', // offers (issue 35)
+      'seed_at', // draws (issue 36)
       'supply',
       'trade_open',
       'wallet_absent',

@@ -8,10 +8,10 @@
 // its guards then see the winner.
 import type { Orm } from '../../../db/orm.ts';
 import type { Row } from '../../../db/read-statements.ts';
+import { isTransient, retrying } from '../../../db/transactions.ts';
 import { pgStatements } from '../../../db/write-statements.ts';
 import { commitHookOf } from '../../../events/commit-hook.ts';
 import { OUTBOX_LOCK_KEY } from '../../../events/outbox-lock.ts';
-import { isTransient } from '../transactions.ts';
 import {
   type Guard,
   type GuardFailure,
@@ -19,10 +19,10 @@ import {
   type LedgerStore,
   NegativeBalanceError,
   type Plan,
+  type PlanOutcome,
 } from './plan.ts';
 
 const APPLY_PLAN = 'select gats_apply_plan($1::jsonb, $2) as existing';
-const ATTEMPTS = 5;
 
 const text = (value: bigint | null) => (value === null ? null : value.toString());
 
@@ -44,6 +44,20 @@ function guardJson(guard: Guard): Record<string, unknown> {
       return { k: 'burnable', a: guard.assetId };
     case 'tradeOpen':
       return { k: 'trade_open', t: guard.tradeId, at: guard.at.toISOString() };
+    case 'listingActive':
+      return { k: 'listing_active', l: guard.listingId, ...(guard.at && { at: guard.at.toISOString() }) };
+    case 'offerOpen':
+      return { k: 'offer_open', o: guard.offerId, ...(guard.at && { at: guard.at.toISOString() }) };
+    case 'auctionOpen':
+      return {
+        k: 'auction_open',
+        au: guard.auctionId,
+        at: guard.at.toISOString(),
+        ...(guard.ended && { ended: true }),
+        ...(guard.bestBid !== undefined && { best: text(guard.bestBid) }),
+      };
+    case 'reservedAtLeast':
+      return { k: 'reserved', a: guard.assetId, w: guard.wallet, n: text(guard.atLeast) };
     case 'assetVersion':
       return {
         k: 'asset_version',
@@ -52,10 +66,58 @@ function guardJson(guard: Guard): Record<string, unknown> {
         ...(guard.frozen !== undefined && { f: guard.frozen }),
         ...(guard.owner !== undefined && { o: guard.owner }),
       };
+    // ---- Stores (issue 36) ----
+    case 'offerAvailable':
+      return {
+        k: 'offer_available',
+        o: guard.offerId,
+        v: guard.version,
+        w: guard.wallet,
+        q: guard.quantity,
+        at: guard.at.toISOString(),
+      };
+    // ---- Loot boxes and draws (issue 36) ----
+    case 'seedAt':
+      return { k: 'seed_at', s: guard.seedId, w: guard.wallet, n: guard.nonce };
+    case 'pityAt':
+      return { k: 'pity_at', b: guard.boxId, w: guard.wallet, n: guard.count };
+    // ---- Items that expire (issue 36) ----
+    case 'assetExpiry':
+      return {
+        k: 'asset_expiry',
+        a: guard.assetId,
+        x: guard.expiresAt?.toISOString() ?? null,
+        ...(guard.owner !== undefined && { o: guard.owner }),
+        ...(guard.due && { due: true }),
+      };
   }
 }
 
-const REASONS = new Set<string>(['missing', 'frozen', 'soulbound', 'accepted', 'cancelled', 'expired']);
+const REASONS = new Set<string>([
+  'missing',
+  'frozen',
+  'soulbound',
+  'accepted',
+  'cancelled',
+  'expired',
+  'sold',
+  'ended',
+  // ---- Stores (issue 36) ----
+  'closed',
+  'version',
+  'notStarted',
+  'soldOut',
+  'walletLimit',
+  // ---- Loot boxes and draws (issue 36) ----
+  'revealed',
+  'nonce',
+  'pity',
+  'unsold',
+  'changed',
+  'open',
+  // ---- Items that expire (issue 36) ----
+  'lent',
+]);
 const isReason = (hint: string): hint is GuardReason => REASONS.has(hint);
 
 /** The failure the function reported: HINT is the amount found, or the reason (a word). */
@@ -85,14 +147,18 @@ export function planJson(plan: Plan): string {
   const supplies = new Set<string>();
   const updated = new Set<string>();
   for (const guard of plan.guards) {
-    if (guard.kind === 'holds')
+    if (guard.kind === 'holds' || guard.kind === 'reservedAtLeast')
       holdings.set(`${guard.assetId} ${guard.wallet}`, { a: guard.assetId, w: guard.wallet });
     if (guard.kind === 'supplyWithin') supplies.add(guard.assetId);
     if (guard.kind === 'assetVersion') updated.add(guard.assetId);
+    // Issue 36: the expiry sweep's and a loan's guard lock the asset as an update does.
+    if (guard.kind === 'assetExpiry') updated.add(guard.assetId);
   }
   for (const update of plan.assetUpdates ?? []) updated.add(update.assetId);
   if (updated.size) p.asset_locks = [...updated].sort(byText);
   for (const change of plan.balances ?? [])
+    holdings.set(`${change.assetId} ${change.wallet}`, { a: change.assetId, w: change.wallet });
+  for (const change of plan.reserves ?? [])
     holdings.set(`${change.assetId} ${change.wallet}`, { a: change.assetId, w: change.wallet });
   for (const change of plan.supplies ?? []) supplies.add(change.assetId);
   if (supplies.size) p.supply_locks = [...supplies].sort(byText);
@@ -115,6 +181,9 @@ export function planJson(plan: Plan): string {
       owner: a.owner,
       ...(a.soulbound && { soulbound: true }),
       created_at: a.createdAt.toISOString(),
+      // Issue 36: items that expire.
+      ...(a.expiresAt && { expires_at: a.expiresAt.toISOString() }),
+      ...(a.lender && { lender: a.lender }),
     }));
   if (plan.wallets?.length)
     p.wallets = plan.wallets.map((w) => ({
@@ -138,6 +207,11 @@ export function planJson(plan: Plan): string {
       ...(u.frozen !== undefined && { frozen: u.frozen, frozen_by: u.frozenBy ?? null }),
       ...(u.soulbound !== undefined && { soulbound: u.soulbound }),
       ...(u.metadataVersion !== undefined && { version: u.metadataVersion }),
+      // Issue 36: a loan sets both, a return clears both.
+      ...(u.expiresAt !== undefined && {
+        expires_at: u.expiresAt?.toISOString() ?? null,
+        lender: u.lender ?? null,
+      }),
     }));
   if (plan.metadataVersions?.length)
     p.metadata_versions = plan.metadataVersions.map((v) => ({
@@ -168,6 +242,130 @@ export function planJson(plan: Plan): string {
       t: c.tradeId,
       status: c.status,
       by: c.by,
+      op: c.operationId,
+      at: c.at.toISOString(),
+    }));
+  if (plan.listings?.length)
+    p.listings = plan.listings.map((l) => ({
+      id: l.id,
+      u: l.sellerUserId,
+      w: l.sellerWallet,
+      a: l.assetId,
+      c: l.collectionId,
+      n: text(l.amount),
+      cur: l.currencyId,
+      price: text(l.price),
+      expires_at: l.expiresAt?.toISOString() ?? null,
+      at: l.createdAt.toISOString(),
+    }));
+  if (plan.listingStatuses?.length)
+    p.listing_statuses = plan.listingStatuses.map((c) => ({
+      l: c.listingId,
+      status: c.status,
+      reason: c.reason,
+      by: c.by,
+      op: c.operationId,
+      at: c.at.toISOString(),
+    }));
+  if (plan.sales?.length)
+    p.sales = plan.sales.map((x) => ({
+      id: x.id,
+      l: x.listingId,
+      a: x.assetId,
+      c: x.collectionId,
+      n: text(x.amount),
+      cur: x.currencyId,
+      price: text(x.price),
+      royalty: text(x.royalty),
+      fee: text(x.fee),
+      proceeds: text(x.sellerProceeds),
+      sw: x.sellerWallet,
+      bw: x.buyerWallet,
+      at: x.createdAt.toISOString(),
+    }));
+  // Issue 35: offers and reserved balances.
+  if (plan.reserves?.length)
+    p.reserves = plan.reserves.map((r) => ({ a: r.assetId, w: r.wallet, d: text(r.delta) }));
+  if (plan.offers?.length)
+    p.offers = plan.offers.map((o) => ({
+      id: o.id,
+      u: o.bidderUserId,
+      w: o.bidderWallet,
+      a: o.assetId,
+      c: o.collectionId,
+      cur: o.currencyId,
+      price: text(o.price),
+      expires_at: o.expiresAt?.toISOString() ?? null,
+      at: o.createdAt.toISOString(),
+    }));
+  if (plan.offerStatuses?.length)
+    p.offer_statuses = plan.offerStatuses.map((c) => ({
+      o: c.offerId,
+      status: c.status,
+      by: c.by,
+      op: c.operationId,
+      sold: c.soldAssetId,
+      at: c.at.toISOString(),
+    }));
+  // ---- Stores (issue 36) ----
+  if (plan.offerSales?.length)
+    p.offer_sales = plan.offerSales.map((x) => ({ o: x.offerId, w: x.wallet, q: x.quantity }));
+  if (plan.storePurchases?.length)
+    p.store_purchases = plan.storePurchases.map((x) => ({
+      id: x.id,
+      o: x.offerId,
+      v: x.version,
+      c: x.collectionId,
+      w: x.wallet,
+      u: x.userId,
+      q: x.quantity,
+      paid: x.paid,
+      pay_to: x.payTo,
+      granted: x.granted,
+      at: x.createdAt.toISOString(),
+    }));
+  // ---- Loot boxes and draws (issue 36) ----
+  if (plan.seedNonces?.length) p.seed_nonces = plan.seedNonces.map((x) => ({ s: x.seedId, n: x.next }));
+  if (plan.pityCounts?.length)
+    p.pity_counts = plan.pityCounts.map((x) => ({ b: x.boxId, w: x.wallet, n: x.count }));
+  if (plan.draws?.length)
+    p.draws = plan.draws.map((d) => ({
+      id: d.id,
+      b: d.boxId,
+      a: d.assetId,
+      w: d.wallet,
+      s: d.seedId,
+      n: d.nonce,
+      data: d.data,
+      at: d.createdAt.toISOString(),
+    }));
+  if (plan.auctions?.length)
+    p.auctions = plan.auctions.map((a) => ({
+      id: a.id,
+      u: a.sellerUserId,
+      w: a.sellerWallet,
+      a: a.assetId,
+      c: a.collectionId,
+      cur: a.currencyId,
+      reserve: text(a.reservePrice),
+      step: text(a.minIncrement),
+      ends_at: a.endsAt.toISOString(),
+      ext: a.extensionSeconds,
+      at: a.createdAt.toISOString(),
+    }));
+  if (plan.auctionBids?.length)
+    p.auction_bids = plan.auctionBids.map((b) => ({
+      au: b.auctionId,
+      n: text(b.amount),
+      w: b.bidder,
+      u: b.bidderUserId,
+      ends_at: b.endsAt.toISOString(),
+      at: b.at.toISOString(),
+    }));
+  if (plan.auctionStatuses?.length)
+    p.auction_statuses = plan.auctionStatuses.map((c) => ({
+      au: c.auctionId,
+      status: c.status,
       op: c.operationId,
       at: c.at.toISOString(),
     }));
@@ -203,6 +401,7 @@ export function planJson(plan: Plan): string {
       wallets: e.wallets,
       f: e.fromWallet ?? null,
       t: e.toWallet ?? null,
+      ...(e.onlyIfListingClosed !== undefined && { lc: e.onlyIfListingClosed }),
     }));
   if (plan.ledgerChanges?.length)
     p.changes = plan.ledgerChanges.map((c) => ({
@@ -210,6 +409,18 @@ export function planJson(plan: Plan): string {
       occurred_at: c.occurredAt.toISOString(),
       u: c.userId,
       w: c.wallet,
+    }));
+  // Issue 37: hashed and chained by the function, as `recordAudit` does (src/domain/audit.ts).
+  if (plan.audit?.length)
+    p.audit = plan.audit.map((d) => ({
+      at: d.at.toISOString(),
+      action: d.action,
+      actor: d.actorId,
+      ot: d.objectType,
+      oi: d.objectId,
+      owner: d.ownerId,
+      c: d.collectionId,
+      body: d.body,
     }));
   return JSON.stringify(p);
 }
@@ -220,26 +431,28 @@ export function createPostgresLedgerStore(orm: Orm): LedgerStore {
   return {
     async apply(plan) {
       const argument = planJson(plan);
-      for (let attempt = 1; ; attempt++) {
-        try {
-          const [row] = await statements.all('apply_plan', APPLY_PLAN, [argument, OUTBOX_LOCK_KEY]);
-          if (row.existing != null) return { outcome: 'replay', record: row.existing as Row };
-          hook.committed([...(plan.events ?? []), ...(plan.ledgerChanges ?? [])]);
-          return { outcome: 'applied' };
-        } catch (error) {
-          const { code, detail, hint } = error as { code?: unknown; detail?: string; hint?: string };
-          if (code === 'GTG01') {
-            return { outcome: 'rejected', ...failure(plan.guards[Number(detail)], hint) };
+      return retrying(
+        async (): Promise<PlanOutcome> => {
+          try {
+            const [row] = await statements.all('apply_plan', APPLY_PLAN, [argument, OUTBOX_LOCK_KEY]);
+            if (row.existing != null) return { outcome: 'replay', record: row.existing as Row };
+            hook.committed([...(plan.events ?? []), ...(plan.ledgerChanges ?? [])]);
+            return { outcome: 'applied' };
+          } catch (error) {
+            const { code, detail, hint } = error as { code?: unknown; detail?: string; hint?: string };
+            if (code === 'GTG01') {
+              return { outcome: 'rejected', ...failure(plan.guards[Number(detail)], hint) };
+            }
+            if (code === 'GTN01') {
+              const [assetId, wallet] = String(detail).split(' ');
+              throw new NegativeBalanceError(assetId, wallet);
+            }
+            throw error;
           }
-          if (code === 'GTN01') {
-            const [assetId, wallet] = String(detail).split(' ');
-            throw new NegativeBalanceError(assetId, wallet);
-          }
-          // Nothing was written: a lost deadlock, or a concurrent insert of the same key or row.
-          if (attempt >= ATTEMPTS || !(isTransient(error) || code === '23505')) throw error;
-          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
-        }
-      }
+        },
+        // Nothing was written: a lost deadlock, or a concurrent insert of the same key or row.
+        (error) => isTransient(error) || (error as { code?: unknown }).code === '23505',
+      );
     },
   };
 }

@@ -13,9 +13,11 @@ import { Uint256Type } from '../../../db/types/uint256.ts';
 import { sqliteWriter } from '../../../db/write-statements.ts';
 import type { Change } from '../../../events/change-keys.ts';
 import { commitHookOf } from '../../../events/commit-hook.ts';
+import { chainDrafts, RESERVE_AUDIT_SEQS, SET_AUDIT_TIP } from '../../audit.ts';
 import { amountOf } from '../asset-rows.ts';
 import {
   type GuardFailure,
+  type GuardReason,
   type LedgerStore,
   NegativeBalanceError,
   type Plan,
@@ -46,7 +48,7 @@ const SQL = {
     'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
     'values (?, ?, ?, ?, ?, ?, ?)',
   controls: 'select 1 as yes from wallet where address = ? and user_id = ?',
-  balance: 'select balance from holding where asset_id = ? and wallet = ?',
+  balance: 'select balance, reserved from holding where asset_id = ? and wallet = ?',
   supply: 'select total_supply from asset where id = ?',
   assetExists: 'select 1 as yes from asset where id = ?',
   walletExists: 'select 1 as yes from wallet where address = ?',
@@ -57,7 +59,8 @@ const SQL = {
   setOwner: 'update asset set owner = ? where id = ?',
   insertAsset:
     'insert into asset (id, seq, kind, name, description, metadata, collection_id, creator_id, symbol, decimals, ' +
-    'total_supply, max_supply, owner, soulbound, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'total_supply, max_supply, owner, soulbound, created_at, expires_at, lender) ' +
+    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertWallet:
     'insert into wallet (address, user_id, kind, encrypted_private_key, created_at) values (?, ?, ?, ?, ?)',
   insertTransfer:
@@ -69,9 +72,15 @@ const SQL = {
   insertEvent:
     'insert into outbox_event (type, occurred_at, data, asset_id, collection_id, wallets, from_wallet, to_wallet, ' +
     'operation_id) values (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  // ---- The audit trail (issue 37, src/domain/audit.ts) ----
+  reserveAudit: RESERVE_AUDIT_SEQS,
+  setAuditTip: SET_AUDIT_TIP,
+  insertAudit:
+    'insert into audit_entry (seq, at, action, actor_id, object_type, object_id, owner_id, collection_id, body, ' +
+    'prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertLedgerChange: 'insert into ledger_change (kind, occurred_at, user_id, wallet) values (?, ?, ?, ?)',
   movable:
-    'select a.frozen, a.soulbound, c.soulbound as collection_soulbound from asset a ' +
+    'select a.frozen, a.soulbound, c.soulbound as collection_soulbound, a.expires_at, a.lender from asset a ' +
     'join collection c on c.id = a.collection_id where a.id = ?',
   assetVersion: 'select metadata_version, frozen, owner from asset where id = ?',
   tradeOpen: 'select status, expires_at from trade where id = ?',
@@ -87,6 +96,57 @@ const SQL = {
     'insert into trade (id, status, proposer_user_id, proposer_wallet, counterparty_wallet, offer, request, ' +
     'expires_at, created_at, updated_at, operation_id, closed_by) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   closeTrade: 'update trade set status = ?, closed_by = ?, operation_id = ?, updated_at = ? where id = ?',
+  listingActive: 'select status, expires_at from listing where id = ?',
+  insertListing:
+    'insert into listing (id, status, end_reason, seller_user_id, seller_wallet, asset_id, collection_id, amount, ' +
+    "currency_id, price, expires_at, created_at, updated_at, operation_id, closed_by) values (?, 'active', null, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null)",
+  closeListing:
+    // A closed listing stays as it closed (a sale is never turned into an end).
+    "update listing set status = ?, end_reason = ?, closed_by = ?, operation_id = ?, updated_at = ? where id = ? and status = 'active'",
+  // Issue 35: offers and reserved balances.
+  offerOpen: 'select status, expires_at from offer where id = ?',
+  insertOffer:
+    'insert into offer (id, status, bidder_user_id, bidder_wallet, asset_id, collection_id, currency_id, price, ' +
+    "expires_at, created_at, updated_at, operation_id, sold_asset_id, closed_by) values (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null)",
+  closeOffer:
+    "update offer set status = ?, closed_by = ?, operation_id = ?, sold_asset_id = ?, updated_at = ? where id = ? and status = 'open'",
+  auctionOpen: 'select status, ends_at, best_bid from auction where id = ?',
+  insertAuction:
+    'insert into auction (id, status, seller_user_id, seller_wallet, asset_id, collection_id, currency_id, reserve_price, ' +
+    'min_increment, ends_at, extension_seconds, best_bid, best_bidder, best_bidder_user_id, bids, created_at, updated_at, operation_id) ' +
+    "values (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null, 0, ?, ?, null)",
+  bidAuction:
+    'update auction set best_bid = ?, best_bidder = ?, best_bidder_user_id = ?, ends_at = ?, bids = bids + 1, updated_at = ? ' +
+    "where id = ? and status = 'open'",
+  settleAuction:
+    "update auction set status = ?, operation_id = ?, updated_at = ? where id = ? and status = 'open'",
+  writeReserved: 'update holding set reserved = ?, updated_at = ? where asset_id = ? and wallet = ?',
+  insertSale:
+    'insert into sale (id, listing_id, asset_id, collection_id, amount, currency_id, price, royalty, fee, seller_proceeds, ' +
+    'seller_wallet, buyer_wallet, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  // ---- Stores (issue 36) ----
+  offerAvailable:
+    'select status, version, starts_at, ends_at, limit_total, limit_per_wallet, sold from store_offer where id = ?',
+  offerWalletBought: 'select bought from store_offer_wallet where offer_id = ? and wallet = ?',
+  offerSold: 'update store_offer set sold = sold + ? where id = ?',
+  offerWalletSold:
+    'insert into store_offer_wallet (offer_id, wallet, bought) values (?, ?, ?) ' +
+    'on conflict (offer_id, wallet) do update set bought = bought + excluded.bought',
+  insertStorePurchase:
+    'insert into store_purchase (id, offer_id, version, collection_id, wallet, user_id, quantity, paid, pay_to, ' +
+    'granted, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  // ---- Loot boxes and draws (issue 36) ----
+  seedAt: 'select wallet, status, next_nonce from draw_seed where id = ?',
+  pityAt: 'select count from loot_box_pity where box_id = ? and wallet = ?',
+  setSeedNonce: 'update draw_seed set next_nonce = ? where id = ?',
+  setPity:
+    'insert into loot_box_pity (box_id, wallet, count) values (?, ?, ?) ' +
+    'on conflict (box_id, wallet) do update set count = excluded.count',
+  insertDraw:
+    'insert into draw (id, box_id, asset_id, wallet, seed_id, nonce, data, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
+  // ---- Items that expire (issue 36) ----
+  assetExpiry: 'select expires_at, owner from asset where id = ?',
+  setExpiry: 'update asset set expires_at = ?, lender = ? where id = ?',
 } as const;
 
 function epochMs(value: unknown): number {
@@ -106,16 +166,25 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
     ) as Record<keyof typeof SQL, ReturnType<typeof writer.statement>>;
     const sequence = sqliteSequence(writer);
 
-    /** Balances read or written by the running plan, so a second leg on a holding sees the first. */
-    function balanceOf(balances: Map<string, bigint>, assetId: string, wallet: string): bigint {
+    /**
+     * Holdings read or written by the running plan (balance and reserved part), so a second leg on a
+     * holding sees the first.
+     */
+    function holdingOf(
+      holdings: Map<string, { balance: bigint; reserved: bigint }>,
+      assetId: string,
+      wallet: string,
+    ) {
       const key = `${assetId}\u0000${wallet}`;
-      let balance = balances.get(key);
-      if (balance === undefined) {
+      let holding = holdings.get(key);
+      if (holding === undefined) {
         const row = s.balance.get(assetId, wallet);
-        balance = row ? amountOf(row.balance) : 0n;
-        balances.set(key, balance);
+        holding = row
+          ? { balance: amountOf(row.balance), reserved: amountOf(row.reserved) }
+          : { balance: 0n, reserved: 0n };
+        holdings.set(key, holding);
       }
-      return balance;
+      return holding;
     }
 
     function check(plan: Plan): void {
@@ -125,9 +194,38 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
             if (!s.controls.get(guard.wallet, guard.userId)) throw new Rejected({ guard });
             break;
           case 'holds': {
+            // The free part: reserved units are held but never spendable.
             const row = s.balance.get(guard.assetId, guard.wallet);
-            const found = row ? amountOf(row.balance) : 0n;
+            const found = row ? amountOf(row.balance) - amountOf(row.reserved) : 0n;
             if (found < guard.atLeast) throw new Rejected({ guard, found });
+            break;
+          }
+          case 'reservedAtLeast': {
+            const row = s.balance.get(guard.assetId, guard.wallet);
+            const found = row ? amountOf(row.reserved) : 0n;
+            if (found < guard.atLeast) throw new Rejected({ guard, found });
+            break;
+          }
+          case 'auctionOpen': {
+            const row = s.auctionOpen.get(guard.auctionId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            if (row.status !== 'open') throw new Rejected({ guard, reason: row.status as GuardReason });
+            if (guard.bestBid !== undefined) {
+              const best = row.best_bid == null ? null : amountOf(row.best_bid);
+              if (best !== guard.bestBid) throw new Rejected({ guard, reason: 'changed' });
+            }
+            const ended = epochMs(row.ends_at) <= guard.at.getTime();
+            if (ended !== Boolean(guard.ended))
+              throw new Rejected({ guard, reason: ended ? 'expired' : 'open' });
+            break;
+          }
+          case 'offerOpen': {
+            const row = s.offerOpen.get(guard.offerId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            if (row.status === 'accepted' || row.status === 'cancelled' || row.status === 'expired')
+              throw new Rejected({ guard, reason: row.status });
+            if (guard.at && row.expires_at != null && epochMs(row.expires_at) <= guard.at.getTime())
+              throw new Rejected({ guard, reason: 'expired' });
             break;
           }
           case 'supplyWithin': {
@@ -150,6 +248,10 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
             if (guard.kind === 'movable' && (row.soulbound || row.collection_soulbound))
               throw new Rejected({ guard, reason: 'soulbound' });
             if (row.frozen) throw new Rejected({ guard, reason: 'frozen' });
+            // Issue 36: past its end time (swept or not) nothing moves it; lent, only the sweep does.
+            if (row.expires_at != null && epochMs(row.expires_at) <= plan.at.getTime())
+              throw new Rejected({ guard, reason: 'expired' });
+            if (row.lender != null) throw new Rejected({ guard, reason: 'lent' });
             break;
           }
           case 'tradeOpen': {
@@ -158,6 +260,14 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
             if (row.status === 'accepted' || row.status === 'cancelled')
               throw new Rejected({ guard, reason: row.status });
             if (epochMs(row.expires_at) <= guard.at.getTime())
+              throw new Rejected({ guard, reason: 'expired' });
+            break;
+          }
+          case 'listingActive': {
+            const row = s.listingActive.get(guard.listingId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            if (row.status !== 'active') throw new Rejected({ guard, reason: row.status as GuardReason });
+            if (guard.at && row.expires_at != null && epochMs(row.expires_at) <= guard.at.getTime())
               throw new Rejected({ guard, reason: 'expired' });
             break;
           }
@@ -171,11 +281,56 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
             if (found !== BigInt(guard.version) || moved) throw new Rejected({ guard, found });
             break;
           }
+          // ---- Stores (issue 36) ----
+          case 'offerAvailable': {
+            const row = s.offerAvailable.get(guard.offerId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            const at = guard.at.getTime();
+            if (row.status !== 'active') throw new Rejected({ guard, reason: 'closed' });
+            if (Number(row.version) !== guard.version) throw new Rejected({ guard, reason: 'version' });
+            if (row.starts_at != null && epochMs(row.starts_at) > at)
+              throw new Rejected({ guard, reason: 'notStarted' });
+            if (row.ends_at != null && epochMs(row.ends_at) <= at)
+              throw new Rejected({ guard, reason: 'expired' });
+            if (row.limit_total != null && Number(row.sold) + guard.quantity > Number(row.limit_total))
+              throw new Rejected({ guard, reason: 'soldOut' });
+            if (row.limit_per_wallet != null) {
+              const bought = Number(s.offerWalletBought.get(guard.offerId, guard.wallet)?.bought ?? 0);
+              if (bought + guard.quantity > Number(row.limit_per_wallet))
+                throw new Rejected({ guard, reason: 'walletLimit' });
+            }
+            break;
+          }
+          // ---- Loot boxes and draws (issue 36) ----
+          case 'seedAt': {
+            const row = s.seedAt.get(guard.seedId);
+            if (!row || row.wallet !== guard.wallet) throw new Rejected({ guard, reason: 'missing' });
+            if (row.status !== 'active') throw new Rejected({ guard, reason: 'revealed' });
+            if (Number(row.next_nonce) !== guard.nonce) throw new Rejected({ guard, reason: 'nonce' });
+            break;
+          }
+          case 'pityAt': {
+            const count = Number(s.pityAt.get(guard.boxId, guard.wallet)?.count ?? 0);
+            if (count !== guard.count) throw new Rejected({ guard, reason: 'pity' });
+            break;
+          }
+          // ---- Items that expire (issue 36) ----
+          case 'assetExpiry': {
+            const row = s.assetExpiry.get(guard.assetId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            const found = row.expires_at == null ? null : epochMs(row.expires_at);
+            if (found !== (guard.expiresAt?.getTime() ?? null) || (guard.owner && row.owner !== guard.owner))
+              throw new Rejected({ guard, reason: 'changed' });
+            if (guard.due && (found === null || found > plan.at.getTime()))
+              throw new Rejected({ guard, reason: 'open' });
+            break;
+          }
         }
       }
     }
 
-    function applyChanges(plan: Plan): void {
+    /** Returns the listings whose status change found them closed already (changed nothing). */
+    function applyChanges(plan: Plan): Set<string> {
       for (const a of plan.assets ?? []) {
         s.insertAsset.run(
           a.id,
@@ -193,18 +348,31 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           a.owner,
           a.soulbound ? 1 : 0,
           a.createdAt.getTime(),
+          a.expiresAt?.getTime() ?? null,
+          a.lender ?? null,
         );
       }
       for (const w of plan.wallets ?? []) {
         s.insertWallet.run(w.address, w.userId, w.kind, w.encryptedPrivateKey, w.createdAt.getTime());
       }
+      const holdings = new Map<string, { balance: bigint; reserved: bigint }>();
+      // Issue 35: reserved parts first (a payment from a reservation releases it, then debits).
+      for (const change of plan.reserves ?? []) {
+        const holding = holdingOf(holdings, change.assetId, change.wallet);
+        const reserved = holding.reserved + change.delta;
+        if (reserved < 0n || reserved > holding.balance)
+          throw new NegativeBalanceError(change.assetId, change.wallet);
+        holding.reserved = reserved;
+        s.writeReserved.run(amount(reserved), plan.at.getTime(), change.assetId, change.wallet);
+      }
       if (plan.balances?.length) {
         const now = plan.at.getTime();
-        const balances = new Map<string, bigint>();
         for (const change of plan.balances) {
-          const balance = balanceOf(balances, change.assetId, change.wallet) + change.delta;
-          if (balance < 0n) throw new NegativeBalanceError(change.assetId, change.wallet);
-          balances.set(`${change.assetId}\u0000${change.wallet}`, balance);
+          const holding = holdingOf(holdings, change.assetId, change.wallet);
+          const balance = holding.balance + change.delta;
+          // Below its reserved part (0 for most holdings) is below what the holding may spend.
+          if (balance < holding.reserved) throw new NegativeBalanceError(change.assetId, change.wallet);
+          holding.balance = balance;
           s.writeBalance.run(change.wallet, change.assetId, amount(balance), now);
         }
       }
@@ -221,6 +389,9 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
         if (u.frozen !== undefined) s.setFrozen.run(u.frozen ? 1 : 0, u.frozenBy ?? null, u.assetId);
         if (u.soulbound !== undefined) s.setSoulbound.run(u.soulbound ? 1 : 0, u.assetId);
         if (u.metadataVersion !== undefined) s.setMetadataVersion.run(u.metadataVersion, u.assetId);
+        // Issue 36: a loan sets both, a return clears both.
+        if (u.expiresAt !== undefined)
+          s.setExpiry.run(u.expiresAt?.getTime() ?? null, u.lender ?? null, u.assetId);
       }
       for (const v of plan.metadataVersions ?? []) {
         s.insertMetadataVersion.run(
@@ -251,6 +422,136 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
       for (const c of plan.tradeStatuses ?? []) {
         s.closeTrade.run(c.status, c.by, c.operationId, c.at.getTime(), c.tradeId);
       }
+      for (const l of plan.listings ?? []) {
+        const at = l.createdAt.getTime();
+        s.insertListing.run(
+          l.id,
+          l.sellerUserId,
+          l.sellerWallet,
+          l.assetId,
+          l.collectionId,
+          amount(l.amount),
+          l.currencyId,
+          amount(l.price),
+          l.expiresAt?.getTime() ?? null,
+          at,
+          at,
+        );
+      }
+      const unchanged = new Set<string>();
+      for (const c of plan.listingStatuses ?? []) {
+        const { changes } = s.closeListing.run(
+          c.status,
+          c.reason,
+          c.by,
+          c.operationId,
+          c.at.getTime(),
+          c.listingId,
+        );
+        if (changes === 0) unchanged.add(c.listingId);
+      }
+      // Issue 35: offers.
+      for (const o of plan.offers ?? []) {
+        const at = o.createdAt.getTime();
+        s.insertOffer.run(
+          o.id,
+          o.bidderUserId,
+          o.bidderWallet,
+          o.assetId,
+          o.collectionId,
+          o.currencyId,
+          amount(o.price),
+          o.expiresAt?.getTime() ?? null,
+          at,
+          at,
+        );
+      }
+      for (const c of plan.offerStatuses ?? []) {
+        s.closeOffer.run(c.status, c.by, c.operationId, c.soldAssetId, c.at.getTime(), c.offerId);
+      }
+      // Issue 35: auctions.
+      for (const a of plan.auctions ?? []) {
+        const at = a.createdAt.getTime();
+        s.insertAuction.run(
+          a.id,
+          a.sellerUserId,
+          a.sellerWallet,
+          a.assetId,
+          a.collectionId,
+          a.currencyId,
+          amount(a.reservePrice),
+          amount(a.minIncrement),
+          a.endsAt.getTime(),
+          a.extensionSeconds,
+          at,
+          at,
+        );
+      }
+      for (const b of plan.auctionBids ?? []) {
+        s.bidAuction.run(
+          amount(b.amount),
+          b.bidder,
+          b.bidderUserId,
+          b.endsAt.getTime(),
+          b.at.getTime(),
+          b.auctionId,
+        );
+      }
+      for (const c of plan.auctionStatuses ?? []) {
+        s.settleAuction.run(c.status, c.operationId, c.at.getTime(), c.auctionId);
+      }
+      for (const x of plan.sales ?? []) {
+        s.insertSale.run(
+          x.id,
+          x.listingId,
+          x.assetId,
+          x.collectionId,
+          amount(x.amount),
+          x.currencyId,
+          amount(x.price),
+          amount(x.royalty),
+          amount(x.fee),
+          amount(x.sellerProceeds),
+          x.sellerWallet,
+          x.buyerWallet,
+          x.createdAt.getTime(),
+        );
+      }
+      // ---- Stores (issue 36) ----
+      for (const sale of plan.offerSales ?? []) {
+        s.offerSold.run(sale.quantity, sale.offerId);
+        s.offerWalletSold.run(sale.offerId, sale.wallet, sale.quantity);
+      }
+      for (const x of plan.storePurchases ?? []) {
+        s.insertStorePurchase.run(
+          x.id,
+          x.offerId,
+          x.version,
+          x.collectionId,
+          x.wallet,
+          x.userId,
+          x.quantity,
+          JSON.stringify(x.paid),
+          x.payTo,
+          JSON.stringify(x.granted),
+          x.createdAt.getTime(),
+        );
+      }
+      // ---- Loot boxes and draws (issue 36) ----
+      for (const x of plan.seedNonces ?? []) s.setSeedNonce.run(x.next, x.seedId);
+      for (const x of plan.pityCounts ?? []) s.setPity.run(x.boxId, x.wallet, x.count);
+      for (const d of plan.draws ?? []) {
+        s.insertDraw.run(
+          d.id,
+          d.boxId,
+          d.assetId,
+          d.wallet,
+          d.seedId,
+          d.nonce,
+          JSON.stringify(d.data),
+          d.createdAt.getTime(),
+        );
+      }
       for (const t of plan.transfers ?? []) {
         const at = t.createdAt.getTime();
         s.insertTransfer.run(
@@ -277,6 +578,7 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           p.createdAt.getTime(),
         );
       }
+      return unchanged;
     }
 
     function record(plan: Plan): void {
@@ -295,9 +597,10 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
       );
     }
 
-    function publish(plan: Plan): void {
+    function publish(plan: Plan, unchangedListings: ReadonlySet<string>): void {
       // One writer at a time: ids become visible in commit order without the PostgreSQL lock.
       for (const e of plan.events ?? []) {
+        if (e.onlyIfListingClosed !== undefined && unchangedListings.has(e.onlyIfListingClosed)) continue;
         s.insertEvent.run(
           e.type,
           e.occurredAt.getTime(),
@@ -317,6 +620,29 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
       }
     }
 
+    /** The plan's audit entries, chained after the tip (updating it first takes the write lock). */
+    function appendAudit(plan: Plan): void {
+      const drafts = plan.audit ?? [];
+      if (drafts.length === 0) return;
+      const tip = s.reserveAudit.get(drafts.length) as { seq: number | string; hash: string };
+      const rows = chainDrafts(drafts, { seq: Number(tip.seq), hash: tip.hash });
+      for (const { seq, prevHash, hash, draft: d } of rows)
+        s.insertAudit.run(
+          seq,
+          d.at.getTime(),
+          d.action,
+          d.actorId,
+          d.objectType,
+          d.objectId,
+          d.ownerId,
+          d.collectionId,
+          d.body,
+          prevHash,
+          hash,
+        );
+      s.setAuditTip.run(rows[rows.length - 1].hash);
+    }
+
     const run = (plan: Plan): PlanOutcome => {
       if (plan.idempotency) {
         const { key } = plan.idempotency;
@@ -329,8 +655,8 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
         }
       }
       check(plan);
-      applyChanges(plan);
-      publish(plan);
+      publish(plan, applyChanges(plan));
+      appendAudit(plan);
       record(plan);
       return { outcome: 'applied' };
     };

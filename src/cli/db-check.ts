@@ -1,0 +1,136 @@
+/**
+ * `npm run db:check`: verifies the ledger's invariants on the configured database (DATABASE_URL, or
+ * SQLITE_PATH / DATA_DIR), read-only; run it on a restored backup before serving from it.
+ *
+ * - every currency's total supply equals the sum of its balances, and no balance is negative;
+ * - every NFT has exactly one holder, holding 1, who is its recorded owner; a burned NFT (owner the
+ *   zero address) has none;
+ * - the outbox's event ids have no gap between the oldest retained event and the newest (retention
+ *   removes the oldest events only, so anything missing in between is lost events). On SQLite an id
+ *   is taken inside the writing transaction, so a gap is a violation. On PostgreSQL a sequence never
+ *   gives an id back: a write that took an id and then rolled back (a dropped connection, a killed
+ *   instance) leaves a gap that was never an event, so gaps are listed as such, not as violations.
+ *   Ids skipped by a restore (`npm run db:restored`) are no gap on either database.
+ * - the audit trail's hash chain holds (as `npm run audit:verify` checks it): no entry removed,
+ *   altered or reordered.
+ *
+ * Exit codes: 0 all hold; 1 a violation (each printed); 78 configuration.
+ */
+import { closeDatabase, openDatabase } from '../db/orm.ts';
+import { verifyAudit } from '../domain/audit.ts';
+import { ZERO_ADDRESS } from '../domain/ledger/addresses.ts';
+import { RESTORE_MARK_PREFIX, restoreGapsOf } from '../events/restores.ts';
+import { configOrExit } from './config-or-exit.ts';
+
+const config = configOrExit();
+
+const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const violations: string[] = [];
+const facts: string[] = [];
+try {
+  const connection = orm.em.getConnection();
+  const rows = <T>(sql: string) => connection.execute<T[]>(sql);
+
+  // Amounts are uint256 (text on SQLite, numeric on PostgreSQL): summed as BigInt, never as floats.
+  const currencies = await rows<{ id: string; total_supply: string | null }>(
+    `select id, total_supply from asset where kind = 'fungible' order by id`,
+  );
+  const balances = await rows<{ asset_id: string; wallet: string; balance: string }>(
+    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'fungible'`,
+  );
+  const sums = new Map<string, bigint>();
+  for (const row of balances) {
+    const balance = BigInt(String(row.balance));
+    if (balance < 0n)
+      violations.push(`currency ${row.asset_id}: negative balance ${balance} at ${row.wallet}`);
+    sums.set(row.asset_id, (sums.get(row.asset_id) ?? 0n) + balance);
+  }
+  for (const currency of currencies) {
+    const supply = BigInt(String(currency.total_supply ?? '0'));
+    const sum = sums.get(currency.id) ?? 0n;
+    if (supply !== sum)
+      violations.push(`currency ${currency.id}: total supply ${supply} != sum of balances ${sum}`);
+  }
+  facts.push(`${currencies.length} currencies: supply = sum of balances`);
+
+  const nfts = await rows<{ id: string; owner: string | null }>(
+    `select id, owner from asset where kind = 'nft'`,
+  );
+  const holders = await rows<{ asset_id: string; wallet: string; balance: string }>(
+    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'nft'`,
+  );
+  const byNft = new Map<string, { wallet: string; balance: bigint }[]>();
+  for (const row of holders) {
+    const balance = BigInt(String(row.balance));
+    if (balance === 0n) continue;
+    byNft.set(row.asset_id, [...(byNft.get(row.asset_id) ?? []), { wallet: row.wallet, balance }]);
+  }
+  let burned = 0;
+  for (const nft of nfts) {
+    const held = byNft.get(nft.id) ?? [];
+    // A burned NFT (by its holder, a craft, or on chain) is owned by the zero address and held by nobody.
+    if (nft.owner === ZERO_ADDRESS && held.length === 0) {
+      burned++;
+      continue;
+    }
+    if (held.length !== 1 || held[0].balance !== 1n || held[0].wallet !== nft.owner)
+      violations.push(
+        `nft ${nft.id}: owner ${nft.owner} but held by ${held.map((h) => `${h.wallet} (${h.balance})`).join(', ') || 'nobody'}`,
+      );
+  }
+  facts.push(
+    `${nfts.length} NFTs: one owner each${burned > 0 ? ` (${burned} burned: owner the zero address, held by nobody)` : ''}`,
+  );
+
+  const [range] = await rows<{ first: string | null; last: string | null; count: string }>(
+    'select min(id) as first, max(id) as last, count(*) as count from outbox_event',
+  );
+  const gaps = await rows<{ after: string; next: string }>(
+    'select prev as after, id as next from (select id, lag(id) over (order by id) as prev from outbox_event) t where id - prev > 1 order by id',
+  );
+  // Ids a restore skipped (npm run db:restored) are no events: not missing.
+  const restores = restoreGapsOf(
+    await rows<{ name: string; value: string }>(
+      `select name, value from sequence_counter where name like '${RESTORE_MARK_PREFIX}%'`,
+    ),
+  );
+  const span = (first: number, last: number) => (first === last ? `${first}` : `${first}..${last}`);
+  const missing = gaps.flatMap((gap) => {
+    const holes: [number, number][] = [[Number(gap.after) + 1, Number(gap.next) - 1]];
+    for (const restore of restores) {
+      const [first, last] = holes.pop() as [number, number];
+      if (restore.after + 1 > last || restore.next - 1 < first) holes.push([first, last]);
+      else {
+        if (first <= restore.after) holes.push([first, restore.after]);
+        if (restore.next <= last) holes.push([restore.next, last]);
+      }
+    }
+    return holes.map(([first, last]) => span(first, last));
+  });
+  if (!config.databaseUrl) for (const ids of missing) violations.push(`outbox: event ids ${ids} missing`);
+  facts.push(
+    range.first === null
+      ? 'outbox: empty'
+      : `outbox: ${range.count} events, ids ${range.first}..${range.last}${missing.length ? '' : ' without gaps'}`,
+  );
+  for (const restore of restores)
+    facts.push(`event ids ${span(restore.after + 1, restore.next - 1)} skipped by a restore`);
+  if (config.databaseUrl && missing.length > 0)
+    facts.push(`outbox ids never committed (rolled-back writes): ${missing.join(', ')}`);
+
+  const audit = await verifyAudit(orm);
+  for (const problem of audit.problems) violations.push(`audit trail: ${problem}`);
+  if (audit.problems.length === 0)
+    facts.push(`audit trail: ${audit.entries} entries chained, tip ${audit.tip.seq} ${audit.tip.hash}`);
+} finally {
+  await closeDatabase(orm);
+}
+
+const where = config.databaseUrl ? 'postgresql' : config.sqlitePath;
+if (violations.length > 0) {
+  console.error(`${where}: ${violations.length} violation(s) of the ledger's invariants:`);
+  for (const violation of violations) console.error(`  ${violation}`);
+  process.exitCode = 1;
+} else {
+  console.log(`${where}: ok; ${facts.join('; ')}`);
+}

@@ -1,0 +1,122 @@
+// What differs between the two databases, in one place: the SQL each speaks where they differ, and
+// what the service must do differently on each (row locks, the order event ids commit in, a second
+// connection to the same file, a planner to pin). The code outside src/db/ and the store adapters
+// (src/domain/ledger/store/, src/webhooks/store/) asks this module (or ./transactions.ts), never for
+// the database kind itself (./platform.ts; a rule of .dependency-cruiser.cjs).
+import { LockMode, type Platform } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/sql';
+import type { Orm } from './orm.ts';
+import { type DatabaseKind, databaseKindOf } from './platform.ts';
+
+/** A statement with `?` placeholders. */
+export interface Query {
+  sql: string;
+  params: unknown[];
+}
+
+/** Runs one statement in the caller's transaction. */
+type Run = (sql: string, values?: unknown[]) => Promise<unknown>;
+
+export interface Dialect {
+  /**
+   * Find options for a row the transaction will write back: a row lock (`FOR UPDATE`) on
+   * PostgreSQL; none on SQLite, which runs one writing transaction at a time.
+   */
+  readonly rowLock: { lockMode?: LockMode.PESSIMISTIC_WRITE };
+  /**
+   * Whether event ids can become visible out of order (PostgreSQL: concurrent writers draw ids from
+   * a sequence and commit in any order; SQLite has one writer). See src/events/outbox-lock.ts.
+   */
+  readonly idsMayCommitOutOfOrder: boolean;
+  /**
+   * Runs a read with the planner held to ordered index scans (PostgreSQL: POSTGRES_READ_SETTINGS,
+   * outside any transaction of `em`, the values written into the text so each read is planned for
+   * its own values); SQLite plans it by itself.
+   */
+  pinnedRead<T>(em: EntityManager, query: Query): Promise<T[]>;
+  /**
+   * Holds the planner to ordered index scans for the rest of the caller's transaction (PostgreSQL:
+   * POSTGRES_READ_SETTINGS; SQLite: nothing), for reads inside a writing transaction.
+   */
+  pinInTransaction(run: Run): Promise<void>;
+  /** The statement reading the last value the outbox's id sequence gave out, as `value` (0 or no row: none). */
+  readonly outboxSequenceSql: string;
+  /** Moves the outbox's id sequence so that the next id it gives is `last + 1`. */
+  setOutboxSequence(run: Run, last: number): Promise<void>;
+}
+
+/**
+ * Planner settings for a pinned read, local to its statement's implicit transaction: the only plan
+ * left is each branch's ordered index scan under its LIMIT (and a merge). Without them PostgreSQL
+ * chose by its estimates, and with statistics older than the rows (no ANALYZE since an airdrop: the
+ * default selectivities say an equality matches a handful of rows) it read every match with a bitmap
+ * scan and sorted them (a currency's every transfer, to return 100). The reads pinned
+ * (src/events/reads.ts) cannot be planned without an index (every branch has `id > ?` on an index
+ * ending with the id), so nothing gets slower.
+ */
+export const POSTGRES_READ_SETTINGS =
+  'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off;';
+
+/** The pg Pool's `query` with no values: one simple-protocol round trip, several statements. */
+interface PgPool {
+  query(text: string): Promise<{ rows: unknown[] }[]>;
+}
+
+/**
+ * The text PostgreSQL is sent for a pinned read: the settings and the read, one simple-protocol
+ * message (several statements in one implicit transaction, so `set local` holds for the read and
+ * ends with it, and an error rolls all of it back), the values written in by MikroORM's formatter as
+ * `em.execute` does. `prefix` goes before the read (tests: `explain`).
+ */
+export function postgresReadText(em: EntityManager, query: Query, prefix = ''): string {
+  return `${POSTGRES_READ_SETTINGS} ${prefix}${em.getPlatform().formatQuery(query.sql, query.params)}`;
+}
+
+/** Runs text from `postgresReadText` on the ORM's pool; the rows of its last statement. */
+export async function runPostgresRead<T>(em: EntityManager, text: string): Promise<T[]> {
+  const pool = (await em.getConnection().getNativeClient()) as PgPool;
+  const results = await pool.query(text);
+  return results[results.length - 1].rows as T[];
+}
+
+const DIALECTS: Record<DatabaseKind, Dialect> = {
+  postgresql: {
+    rowLock: { lockMode: LockMode.PESSIMISTIC_WRITE },
+    idsMayCommitOutOfOrder: true,
+    pinnedRead: (em, query) => runPostgresRead(em, postgresReadText(em, query)),
+    async pinInTransaction(run) {
+      for (const setting of POSTGRES_READ_SETTINGS.split(';')) if (setting.trim()) await run(setting);
+    },
+    outboxSequenceSql:
+      'select case when is_called then last_value else 0 end as value from outbox_event_id_seq',
+    async setOutboxSequence(run, last) {
+      await run(`select setval('outbox_event_id_seq', ?, true)`, [last]);
+    },
+  },
+  sqlite: {
+    rowLock: {},
+    idsMayCommitOutOfOrder: false,
+    pinnedRead: (em, query) => em.execute(query.sql, query.params),
+    async pinInTransaction() {},
+    outboxSequenceSql: `select seq as value from sqlite_sequence where name = 'outbox_event'`,
+    async setOutboxSequence(run, last) {
+      await run(`delete from sqlite_sequence where name = 'outbox_event'`);
+      await run(`insert into sqlite_sequence (name, seq) values ('outbox_event', ?)`, [last]);
+    },
+  },
+};
+
+/** The dialect of the database behind an ORM, an EntityManager or a platform. */
+export function dialectOf(source: Orm | EntityManager | Platform): Dialect {
+  const platform =
+    'em' in source ? source.em.getPlatform() : 'getPlatform' in source ? source.getPlatform() : source;
+  return DIALECTS[databaseKindOf(platform)];
+}
+
+/**
+ * The database's file when it is one (SQLite), for a second connection to it (a worker thread's);
+ * undefined on a server (PostgreSQL).
+ */
+export function databaseFile(orm: Orm): string | undefined {
+  return databaseKindOf(orm.em.getPlatform()) === 'sqlite' ? (orm.config.get('dbName') as string) : undefined;
+}

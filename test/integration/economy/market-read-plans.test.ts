@@ -1,0 +1,132 @@
+// Issue 35: the market figures' reads do not grow with the number of listings or sales. Each read the
+// service issues (src/domain/ledger/market.ts: the floor of a collection and of an item, the last
+// sale) is built here the same way and EXPLAINed over 3,000 listings and sales of one collection,
+// analyzed: each walks its index in the order asked (no sort of the matches) and stops at its limit.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Listing } from '../../../src/db/entities/Listing.ts';
+import { Sale } from '../../../src/db/entities/Sale.ts';
+import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
+import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
+
+const ROWS = 3000;
+const WALLET = '0x00000000000000000000000000000000000000a1';
+
+describe.each(DB_KINDS)('market read plans on %s', (kind) => {
+  let db: ScratchDatabase;
+  let orm: Orm;
+
+  beforeAll(async () => {
+    db = await migratedDatabase(kind);
+    orm = await openDatabase(db);
+    const em = orm.em.fork();
+    const at = Date.now() - 3_600_000;
+    const id = (prefix: string, i: number) => `${prefix}_${String(i).padStart(26, '0')}`;
+    await em.insertMany(
+      Listing,
+      Array.from({ length: ROWS }, (_, i) => ({
+        id: id('lst', i),
+        status: i % 3 === 0 ? ('sold' as const) : ('active' as const),
+        endReason: null,
+        sellerUserId: 'usr_1',
+        sellerWallet: WALLET,
+        assetId: `nft_${String(i % 500).padStart(26, '0')}`,
+        collectionId: i % 10 === 0 ? 'other' : 'realm',
+        amount: 1n,
+        currencyId: i % 2 === 0 ? 'gold' : 'gems',
+        price: BigInt(1 + ((i * 7919) % 100_000)),
+        expiresAt: i % 4 === 0 ? new Date(at) : null,
+        createdAt: new Date(at + i),
+        updatedAt: new Date(at + i),
+        operationId: null,
+        closedBy: null,
+      })),
+    );
+    await em.insertMany(
+      Sale,
+      Array.from({ length: ROWS }, (_, i) => ({
+        id: id('op', i),
+        listingId: id('lst', i),
+        assetId: `nft_${String(i % 500).padStart(26, '0')}`,
+        collectionId: 'realm',
+        amount: 1n,
+        currencyId: i % 2 === 0 ? 'gold' : 'gems',
+        price: 100n,
+        royalty: 5n,
+        fee: 2n,
+        sellerProceeds: 93n,
+        sellerWallet: WALLET,
+        buyerWallet: WALLET,
+        createdAt: new Date(at + i),
+      })),
+    );
+    await em.execute(kind === 'sqlite' ? 'analyze' : 'analyze listing; analyze sale');
+  }, 120_000);
+
+  afterAll(async () => {
+    await closeDatabase(orm);
+    await db.drop();
+  });
+
+  async function plan(sql: string): Promise<string> {
+    const rows = await orm.em
+      .fork()
+      .execute(`${kind === 'sqlite' ? 'explain query plan' : 'explain'} ${sql}`);
+    return rows.map((row: Record<string, unknown>) => String(row.detail ?? row['QUERY PLAN'])).join('\n');
+  }
+
+  const buyable = () => ({
+    status: 'active' as const,
+    $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
+  });
+
+  it('the floor of a collection and of an item: one index walked in price order, no sort', async () => {
+    const em = orm.em.fork();
+    const floors = [
+      [
+        em
+          .createQueryBuilder(Listing)
+          .select('*')
+          .where({ collectionId: 'realm', currencyId: 'gold', ...buyable() })
+          .orderBy([{ price: 'asc' }, { id: 'asc' }])
+          .limit(1),
+        'listing_collection_id_status_currency_id_price_id_index',
+      ],
+      [
+        em
+          .createQueryBuilder(Listing)
+          .select('*')
+          .where({ assetId: `nft_${'7'.padStart(26, '0')}`, currencyId: 'gold', ...buyable() })
+          .orderBy([{ price: 'asc' }, { id: 'asc' }])
+          .limit(1),
+        'listing_asset_id_status_price_id_index',
+      ],
+    ] as const;
+    for (const [query, index] of floors) {
+      const explained = await plan(query.getFormattedQuery());
+      expect(explained, explained).toContain(index);
+      expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
+    }
+  });
+
+  it('the last sale of a collection and of an item: one index walked backwards, no sort', async () => {
+    const em = orm.em.fork();
+    for (const [where, index] of [
+      [{ collectionId: 'realm', currencyId: 'gold' }, 'sale_collection_id_currency_id_created_at_id_index'],
+      [
+        { assetId: `nft_${'7'.padStart(26, '0')}`, currencyId: 'gold' },
+        'sale_asset_id_currency_id_created_at_id_index',
+      ],
+    ] as const) {
+      const query = em
+        .createQueryBuilder(Sale)
+        .select('*')
+        .where(where)
+        .orderBy([{ createdAt: 'desc' }, { id: 'desc' }])
+        .limit(1);
+      const explained = await plan(query.getFormattedQuery());
+      expect(explained, explained).toContain(index);
+      expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
+    }
+  });
+});

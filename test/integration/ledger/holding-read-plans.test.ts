@@ -1,0 +1,130 @@
+// The wallet listing (`GET /wallets/{id}/assets`, src/domain/ledger/holding-reads.ts) walks the
+// holding's unique (wallet, asset_id) index in asset order on PostgreSQL whatever its statistics
+// (issue 34): 200,000 holdings of 40,000 wallets written after the tables were analyzed empty,
+// autovacuum off for them (as after a large airdrop). The statement is EXPLAINed as the service's
+// prepared statement runs it, with a custom and with a generic plan: the holdings come from an index
+// scan right under the LIMIT's nested loop, each asset from its primary key; no sequential scan, no
+// bitmap scan, no sort. The `holding (wallet)` index is gone (Migration20261129010506): the unique
+// index is the only one a wallet read can use.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
+import { holdingsSql } from '../../../src/domain/ledger/holding-reads.ts';
+import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
+
+const HOLDINGS = 200_000;
+const WALLETS = 40_000;
+const NFTS = 120_000;
+const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodesOf(node: PlanNode): PlanNode[] {
+  return [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+}
+
+/**
+ * What is wrong with a listing's plan (empty when nothing). `ordered`: the index walked in order
+ * under the LIMIT; otherwise the wallet's own holdings may be read whole and sorted (a filter on the
+ * asset's columns: the cost is the wallet's holdings, never the ledger's), but only from the index.
+ */
+function planProblems(plan: PlanNode, ordered: boolean): string[] {
+  const problems: string[] = [];
+  for (const node of nodesOf(plan)) {
+    if (ordered && node['Node Type'] === 'Sort') problems.push('Sort');
+    if (/Seq Scan/.test(node['Node Type']) || (ordered && /Bitmap/.test(node['Node Type'])))
+      problems.push(`${node['Node Type']} on ${node['Relation Name'] ?? 'an index'}`);
+  }
+  if (!JSON.stringify(plan).includes('holding_wallet_asset_id_unique'))
+    problems.push('the holdings do not come from (wallet, asset_id)');
+  return problems;
+}
+
+describe.runIf(DB_KINDS.includes('postgres'))(
+  'wallet listing plans on PostgreSQL, analyzed while empty',
+  () => {
+    let db: ScratchDatabase;
+    let orm: Orm;
+
+    beforeAll(async () => {
+      db = await migratedDatabase('postgres');
+      orm = await openDatabase(db);
+      const connection = orm.em.getConnection();
+      for (const table of ['holding', 'asset'])
+        await connection.execute(`alter table ${table} set (autovacuum_enabled = false)`);
+      await connection.execute('analyze holding');
+      await connection.execute('analyze asset');
+      await connection.execute(
+        "insert into users (id, username, username_normalized, password_hash, role, created_at) values ('usr_plans', 'plans', 'plans', 'x', 'studio', now())",
+      );
+      await connection.execute(
+        "insert into collection (id, name, owner_id, created_at) values ('plans', 'Plans', 'usr_plans', now())",
+      );
+      // Two currencies held by every wallet, and NFTs of one owner each (3 per wallet for 40,000 wallets).
+      await connection.execute(`
+      insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, symbol, decimals, total_supply, owner, created_at)
+      select 'cur-' || g, g, 'fungible', 'Coin', '{}'::jsonb, 'plans', 'usr_plans', 'C', 0, 0, null, now() from generate_series(1, 2) g
+      union all
+      select 'nft-' || g, g + 2, 'nft', 'Item', '{}'::jsonb, 'plans', 'usr_plans', null, null, null,
+             '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), now() from generate_series(1, ${NFTS}) g`);
+      await connection.execute(`
+      insert into holding (wallet, asset_id, balance, updated_at)
+      select '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), 'cur-' || (1 + g / ${WALLETS}), 100, now()
+      from generate_series(0, ${2 * WALLETS - 1}) g
+      union all
+      select '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), 'nft-' || g, 1, now()
+      from generate_series(1, ${HOLDINGS - 2 * WALLETS}) g`);
+      const [{ count }] = await connection.execute<{ count: string }[]>(
+        'select count(*) as count from holding',
+      );
+      expect(Number(count)).toBe(HOLDINGS);
+    });
+
+    afterAll(async () => {
+      if (orm) await closeDatabase(orm);
+      await db?.drop();
+    });
+
+    const SHAPES: [name: string, conditions: string[], params: unknown[], ordered: boolean][] = [
+      ['first page', ['h.wallet = ?'], [wallet(1_234)], true],
+      ['after a cursor', ['h.wallet = ?', 'h.asset_id > ?'], [wallet(1_234), 'cur-2'], true],
+      ['NFTs only', ['h.wallet = ?', 'a.kind = ?'], [wallet(1_234), 'nft'], false],
+    ];
+
+    it.each(SHAPES)(
+      'reads %s from (wallet, asset_id), custom and generic plans alike',
+      async (_name, conditions, params, ordered) => {
+        const sql = holdingsSql(conditions, 'h.asset_id');
+        let n = 0;
+        const text = sql.replace(/\?/g, () => `$${++n}`);
+        // As walletAssets binds them: the zero balance first, the page size plus one last.
+        const values = [0, ...params, 21];
+        const connection = orm.em.getConnection();
+        const plans: PlanNode[] = [];
+        await connection.transactional(async (tx) => {
+          await connection.execute(`prepare listing as ${text}`, [], 'run', tx);
+          for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+            await connection.execute(`set local plan_cache_mode = ${mode}`, [], 'run', tx);
+            const literals = values.map((value) =>
+              typeof value === 'number' ? String(value) : `'${value}'`,
+            );
+            const rows = await connection.execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+              `explain (format json) execute listing(${literals.join(', ')})`,
+              [],
+              'all',
+              tx,
+            );
+            plans.push(rows[0]['QUERY PLAN'][0].Plan);
+          }
+          await connection.execute('deallocate listing', [], 'run', tx);
+        });
+        for (const plan of plans) expect(planProblems(plan, ordered), JSON.stringify(plan)).toEqual([]);
+      },
+    );
+  },
+);
