@@ -1,6 +1,6 @@
 // Health, readiness, metrics and the published contracts.
 import { readFileSync } from 'node:fs';
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import type { ChainStatus } from '../../chain/indexer.ts';
 import { ASYNCAPI_PATH, OPENAPI_PATH } from '../../contract/operations.ts';
 import type { Metrics } from '../../observability/metrics.ts';
