@@ -7,7 +7,8 @@
 // (src/chain/from-block.ts).
 
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { type Address, getAddress, parseAbi } from 'viem';
+import type { Address } from 'viem';
+import { getAddress, parseAbi } from 'viem/utils';
 import type { ChainStandard } from '../db/entities/ChainContract.ts';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';

@@ -6,7 +6,8 @@
 // Otherwise 403 `/problems/contract-not-controlled`, nothing written. Admins register without proof
 // (on behalf of a studio whose contract has neither function, e.g. a multisig or renounced owner) and
 // may move a contract to another collection (src/chain/reassign.ts).
-import { type Address, getAddress, parseAbi, zeroHash } from 'viem';
+import type { Address, Hex } from 'viem';
+import { getAddress, parseAbi } from 'viem/utils';
 import { Wallet } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { ForbiddenError } from '../domain/errors.ts';
@@ -18,7 +19,7 @@ const CONTROL_ABI = parseAbi([
   'function hasRole(bytes32 role, address account) view returns (bool)',
 ]);
 /** AccessControl's DEFAULT_ADMIN_ROLE is bytes32(0). */
-const DEFAULT_ADMIN_ROLE = zeroHash;
+const DEFAULT_ADMIN_ROLE: Hex = `0x${'0'.repeat(64)}`;
 /** The caller's wallets asked about, oldest first (each is one `hasRole` call). */
 const MAX_WALLETS = 20;
 

@@ -1,7 +1,8 @@
 // Token movements from the logs of the three standards. Logs are fetched raw (eth_getLogs filtered
 // on the three event signatures) and decoded with viem's `decodeEventLog`, choosing the ERC-721 or
 // ERC-20 form of `Transfer` by its topic count (same signature, the token id indexed in ERC-721).
-import { type Address, decodeEventLog, type Hex, parseAbi, toEventSelector, zeroAddress } from 'viem';
+import type { Address, Hex } from 'viem';
+import { decodeEventLog, parseAbi, toEventSelector } from 'viem/utils';
 
 const ERC20_TRANSFER = parseAbi(['event Transfer(address indexed from, address indexed to, uint256 value)']);
 const ERC721_TRANSFER = parseAbi([
@@ -17,7 +18,7 @@ export const TRANSFER_SINGLE_TOPIC = toEventSelector(ERC1155_EVENTS[0]);
 export const TRANSFER_BATCH_TOPIC = toEventSelector(ERC1155_EVENTS[1]);
 export const TOPICS = [TRANSFER_TOPIC, TRANSFER_SINGLE_TOPIC, TRANSFER_BATCH_TOPIC];
 
-export const ZERO_ADDRESS = zeroAddress;
+export const ZERO_ADDRESS: Address = `0x${'0'.repeat(40)}`;
 
 /** A log as eth_getLogs answers it (quantities in hex). */
 export interface RpcLog {

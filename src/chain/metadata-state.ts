@@ -4,7 +4,7 @@
 // a claim (`metadata_retry_at` in the future); what a full queue, a stop or a crash leaves behind
 // is due again and a sweep (of any instance) claims it; a failure that may pass is retried later
 // with a growing delay, up to MAX_ATTEMPTS fetches.
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import { ChainAsset, ChainContract } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { chainAssetId } from '../domain/ledger/chain-assets.ts';

@@ -15,7 +15,8 @@
 // projection creates the token's ledger asset with it (through the ledger store) when the fetch ended
 // before the mint's confirmation, as it does with the default confirmations; a fetch that ends after
 // the asset exists writes into it as a new metadata version (`assetUpdated`).
-import { type Address, getAddress, parseAbi } from 'viem';
+import type { Address } from 'viem';
+import { getAddress, parseAbi } from 'viem/utils';
 import type { ChainMetadataSettings } from '../config/index.ts';
 import { ChainContract } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';

@@ -5,7 +5,7 @@
 // (an on-chain token's asset can be neither minted, moved nor edited through the ledger, so its
 // collection grants its owner nothing).
 import { ref } from '@mikro-orm/core';
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import { ChainContract, Collection } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { flushAudited } from '../domain/audit.ts';

@@ -1,5 +1,5 @@
 // The chain tables' rows as the domain's plans take them (src/domain/ledger/chain-projection.ts).
-import { getAddress } from 'viem';
+import { getAddress } from 'viem/utils';
 import type { ChainContract } from '../db/entities/index.ts';
 import type { StoredAddress } from '../domain/ledger/addresses.ts';
 import type { ChainSighting, ChainTokenContract } from '../domain/ledger/chain-projection.ts';

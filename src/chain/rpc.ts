@@ -1,15 +1,7 @@
 // The JSON-RPC side of one chain: a viem public client with a per-request time limit, a request
 // rate cap, and the adaptive eth_getLogs block range.
-import {
-  type Address,
-  createPublicClient,
-  decodeFunctionResult,
-  encodeFunctionData,
-  type Hex,
-  http,
-  type PublicClient,
-  webSocket,
-} from 'viem';
+import type { Address, Hex, PublicClient } from 'viem';
+import { decodeFunctionResult, encodeFunctionData } from 'viem/utils';
 import type { ChainEndpoint, ChainSettings } from '../config/index.ts';
 import { type RpcLog, TOPICS } from './logs.ts';
 
@@ -63,7 +55,9 @@ export function isTimeout(error: unknown): boolean {
 }
 
 export class ChainRpc {
-  readonly client: PublicClient;
+  /** viem's client, made at the first request: its module graph (~400 modules) is loaded only by an
+   * instance that indexes a chain, not at every start or command. */
+  private clientMade: Promise<PublicClient> | undefined;
   private readonly limiter: RateLimiter;
   /** The block range the next eth_getLogs asks for: halved on a refusal, doubled back on success. */
   range: number;
@@ -74,17 +68,24 @@ export class ChainRpc {
   constructor(endpoint: ChainEndpoint, settings: ChainSettings) {
     this.endpoint = endpoint;
     this.settings = settings;
-    const transport = /^wss?:/.test(endpoint.rpcUrl)
-      ? webSocket(endpoint.rpcUrl, { timeout: settings.rpcTimeoutMs, retryCount: 0 })
-      : http(endpoint.rpcUrl, { timeout: settings.rpcTimeoutMs, retryCount: 0 });
-    this.client = createPublicClient({ transport }) as PublicClient;
     this.limiter = new RateLimiter(settings.rpcRate);
     this.range = settings.maxBlockRange;
   }
 
+  private client(): Promise<PublicClient> {
+    this.clientMade ??= import('viem').then(({ createPublicClient, http, webSocket }) => {
+      const { rpcUrl } = this.endpoint;
+      const options = { timeout: this.settings.rpcTimeoutMs, retryCount: 0 };
+      const transport = /^wss?:/.test(rpcUrl) ? webSocket(rpcUrl, options) : http(rpcUrl, options);
+      return createPublicClient({ transport }) as PublicClient;
+    });
+    return this.clientMade;
+  }
+
   private async request<T>(method: string, params: unknown[]): Promise<T> {
     await this.limiter.take();
-    return (await this.client.request({ method, params } as never)) as T;
+    const client = await this.client();
+    return (await client.request({ method, params } as never)) as T;
   }
 
   async chainId(): Promise<number> {
@@ -145,7 +146,10 @@ export class ChainRpc {
   }
 
   async close(): Promise<void> {
-    const transport = this.client.transport as { getRpcClient?: () => Promise<{ close(): void }> };
+    if (!this.clientMade) return;
+    const transport = (await this.clientMade).transport as {
+      getRpcClient?: () => Promise<{ close(): void }>;
+    };
     if (transport.getRpcClient) (await transport.getRpcClient()).close();
   }
 }
