@@ -333,9 +333,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     // The socket is 'live' at its open, before the server answers the resumed subscribe: the
     // `replayed` marker may arrive after the page already shows the item (seen in CI, loaded machine).
     await expect
-      .poll(() => fromServer.some((message) => message.type === 'replayed' && message.count > 0), {
-        timeout: 10_000,
-      })
+      .poll(() => fromServer.some((message) => message.type === 'replayed' && message.count > 0))
       .toBe(true);
   }, 45_000);
 
