@@ -2,8 +2,8 @@
 // a single-use nonce bound to the user and the address; the wallet signs it (EIP-191 personal_sign);
 // the service checks the message, consumes the nonce, recovers the signer and links the address.
 import { randomInt } from 'node:crypto';
-import { verifyMessage } from 'viem/utils';
 import { createSiweMessage, parseSiweMessage } from 'viem/siwe';
+import { verifyMessage } from 'viem/utils';
 import { SiweChallenge } from '../../db/entities/SiweChallenge.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
