@@ -5,6 +5,7 @@ import type { EntityManager } from '@mikro-orm/core';
 import type { EntityManager as SqlEntityManager } from '@mikro-orm/sql';
 import { Application, type ApplicationType } from '../db/entities/Application.ts';
 import { User } from '../db/entities/User.ts';
+import { auditDraft, recordAudit } from '../domain/audit.ts';
 import { ownedBy } from '../domain/authorization.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
@@ -92,6 +93,14 @@ export async function createApplication(
     deletedAt: null,
   });
   await em.flush();
+  await recordAudit(
+    em,
+    auditDraft(
+      'application.created',
+      { type: 'application', id: application.clientId, ownerId },
+      { after: { name: application.name, type, redirectUris: application.redirectUris } },
+    ),
+  );
   return { application, clientSecret };
 }
 
@@ -123,13 +132,26 @@ export async function listApplications(em: EntityManager, ownerId: string): Prom
 
 /**
  * Soft-deletes the application: oidc-provider stops finding the client at once (no new grants,
- * no refresh), and its API keys stop authenticating (authenticator checks the application).
+ * no refresh), and its API keys stop authenticating (authenticator checks the application). Run
+ * inside a transaction (the audit entry is written with it).
  */
-export async function deleteApplication(em: EntityManager, ownerId: string, clientId: string): Promise<void> {
+export async function deleteApplication(
+  em: SqlEntityManager,
+  ownerId: string,
+  clientId: string,
+): Promise<void> {
   const app = await em.findOne(Application, { clientId, ...ownedBy(ownerId), deletedAt: null });
   if (!app) throw new NotFoundError(`No application with client id ${clientId}.`);
   app.deletedAt = new Date();
   await em.flush();
+  await recordAudit(
+    em,
+    auditDraft(
+      'application.deleted',
+      { type: 'application', id: clientId, ownerId },
+      { before: { name: app.name, type: app.type, redirectUris: app.redirectUris } },
+    ),
+  );
 }
 
 async function ensureClient(

@@ -31,6 +31,8 @@ export const AUDIT_ACTIONS = {
   'serviceAccount.deleted': 'a service account was deleted (its secrets and API keys with it)',
   'clientSecret.created': "a service account's client secret was added (a rotation's first half)",
   'clientSecret.revoked': "a service account's client secret was revoked",
+  'application.created': 'an OAuth application was registered (name, type, redirect URIs; never its secret)',
+  'application.deleted': 'an OAuth application was deleted (its tokens and API keys stop working with it)',
   'apiKey.created': 'an API key was created',
   'apiKey.revoked': 'an API key was revoked',
   'webhook.created': 'a webhook subscription was created',

@@ -249,6 +249,44 @@ describe.each(DB_KINDS)('the audit trail on %s', (kind) => {
       }),
     );
 
+    // OAuth applications (issue 37: their registration and deletion were not recorded).
+    const applications = async () =>
+      Number(
+        (await sql<{ n: number }>('select count(*) as n from application where deleted_at is null'))[0].n,
+      );
+    const applicationCount = await applications();
+    const application = await audited(
+      'application.created',
+      () =>
+        call(
+          studio,
+          'POST',
+          '/api/v1/applications',
+          {
+            name: 'Audited launcher',
+            redirectUris: ['https://launcher.example/callback'],
+            type: 'confidential',
+          },
+          true,
+        ),
+      async () => expect(await applications()).toBe(applicationCount),
+    );
+    secrets.push(application.response.body.clientSecret);
+    const clientId = application.response.body.clientId as string;
+    expect(JSON.parse(application.entry.body)).toMatchObject({
+      object: { type: 'application', id: clientId, ownerId: studio.userId },
+      after: {
+        name: 'Audited launcher',
+        type: 'confidential',
+        redirectUris: ['https://launcher.example/callback'],
+      },
+    });
+    await audited(
+      'application.deleted',
+      () => call(studio, 'DELETE', `/api/v1/applications/${clientId}`, undefined, true),
+      async () => expect(await applications()).toBe(applicationCount + 1),
+    );
+
     // Accounts, keys, secrets and webhooks.
     const keys = async () => Number((await sql<{ n: number }>('select count(*) as n from api_key'))[0].n);
     const keyCount = await keys();
