@@ -8,13 +8,20 @@ export const TRANSFER_STATUSES = ['pending', 'completed', 'failed'] as const;
 /** A move of an asset between two wallets; a mint comes from the zero address. */
 export const Transfer = defineEntity({
   name: 'Transfer',
+  // The histories (`GET /api/v1/transfers?wallet=` / `?assetId=`, src/domain/ledger/transfers.ts):
+  // each filter walks its index backwards from the cursor and stops after the page (issue 34).
+  indexes: [
+    { properties: ['fromAddress', 'seq'] },
+    { properties: ['toAddress', 'seq'] },
+    { properties: ['asset', 'seq'] },
+  ],
   properties: {
     id: p.string().primary(),
     /** Cursor order for histories: drawn by the ledger store (see ../sequences.ts). */
     seq: p.bigint('number').unique(),
-    asset: () => p.manyToOne(Asset).ref().index(),
-    fromAddress: p.string().length(42).index(),
-    toAddress: p.string().length(42).index(),
+    asset: () => p.manyToOne(Asset).ref(),
+    fromAddress: p.string().length(42),
+    toAddress: p.string().length(42),
     amount: p.type(Uint256Type),
     status: p.enum(TRANSFER_STATUSES),
     /** A problem type URI when failed. */

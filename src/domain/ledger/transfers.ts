@@ -5,11 +5,11 @@
 // address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
 // address and so held by no one: it never moves again).
 
-import type { FilterQuery } from '@mikro-orm/core';
 import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
+import { transferHistoryIds } from '../../db/transfer-history.ts';
 import { auditDraft } from '../audit.ts';
 import { burnsAsStudio, controlsWallet } from '../authorization.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
@@ -720,15 +720,12 @@ export function createTransferService(
 
     async list({ wallet, assetId, limit, cursor }) {
       const before = decodeCursor(cursor, 'transfers', isInteger);
-      const where: FilterQuery<Transfer>[] = [];
-      if (wallet) where.push({ $or: [{ fromAddress: wallet }, { toAddress: wallet }] });
-      if (assetId) where.push({ asset: assetId });
-      if (before !== undefined) where.push({ seq: { $lt: before } });
-      const rows = await orm.em.fork().find(Transfer, where.length ? { $and: where } : {}, {
-        populate: ['asset'],
-        orderBy: { seq: 'desc' },
-        limit: limit + 1,
-      });
+      const em = orm.em.fork();
+      const ids = await transferHistoryIds(em, { wallet, assetId, before, limit: limit + 1 });
+      const rows =
+        ids.length === 0
+          ? []
+          : await em.find(Transfer, { id: { $in: ids } }, { populate: ['asset'], orderBy: { seq: 'desc' } });
       const result = page(rows, limit, 'transfers', (row) => row.seq);
       return {
         data: result.data.map((row) => transferView(row, decimalsOf(row.asset.getEntity()))),
