@@ -8,7 +8,7 @@ import type { Context } from 'koa';
 import type Provider from 'oidc-provider';
 import { errors as oidcErrors } from 'oidc-provider';
 import { Application } from '../db/entities/Application.ts';
-import type { UserRole } from '../db/entities/User.ts';
+import type { User, UserRole } from '../db/entities/User.ts';
 import { AppError, TooManyRequestsError } from '../domain/errors.ts';
 import { findUser } from './accounts.ts';
 import type { LoginThrottle } from './login-throttle.ts';
@@ -128,13 +128,19 @@ export function interactionRoutes(options: InteractionOptions) {
     const user = await findUser(em.fork(), interaction.session?.accountId ?? '');
     if (!user)
       throw new PageError(400, 'invalid_request', 'The signed-in user no longer exists. Start again.');
+    const client = await clientInfo(interaction);
+    // Issue 37: the service's own clients (the explorer) are the service: the user is not asked to
+    // authorize the service to itself. The grant is what the consent page would have granted (the
+    // requested scopes the role allows); the code still goes only to the client's registered redirect
+    // URI, against its PKCE challenge.
+    if (client.firstParty) return grantConsent(ctx, interaction, user);
     sendPage(
       ctx,
       200,
       'Authorize',
       consentPage({
         uid: interaction.uid,
-        client: await clientInfo(interaction),
+        client,
         csrf: csrfToken(interaction),
         username: user.username,
         scopes: consentScopes(interaction, user.role),
@@ -176,7 +182,11 @@ export function interactionRoutes(options: InteractionOptions) {
     const user = accountId ? await findUser(em.fork(), accountId) : null;
     if (!user)
       throw new PageError(400, 'invalid_request', 'The signed-in user no longer exists. Start again.');
+    await grantConsent(ctx, interaction, user);
+  }
 
+  /** Grants the requested scopes the user's role allows (the rest rejected) and resumes the flow. */
+  async function grantConsent(ctx: Context, interaction: Interaction, user: User): Promise<void> {
     const provider = options.getProvider();
     const grant = interaction.grantId
       ? ((await provider.Grant.find(interaction.grantId)) ??

@@ -79,7 +79,7 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
     expect((await create('Gatsby Companion')).status).toBe(201);
   });
 
-  it('13.10: a third-party client is shown as third party, with the user who registered it; the explorer as part of the service', async () => {
+  it('13.10: a third-party client is shown as third party, with the user who registered it; the explorer asks no consent', async () => {
     const app = await create('Asset Explorer');
     expect(app.status).toBe(201);
     const victim = await fixtureUser(t);
@@ -92,9 +92,27 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
     }
     expect(third.consent).toContain('Authorize Asset Explorer (third party)');
 
-    const explorer = await pagesFor(t, 'gats-explorer', `${t.baseUrl}/explorer/callback`, victim.username);
-    expect(explorer.consent).toContain('<strong>GATS Explorer</strong> is part of this service.');
-    expect(explorer.consent).not.toContain('third-party');
-    expect(explorer.signIn).not.toContain('third-party');
+    // Issue 37: the explorer is the service, so after the sign-in page it asks for no consent: the
+    // browser goes straight back to the explorer's registered redirect URI with a code.
+    const browser = new Browser(t);
+    const { response: signIn } = await browser.follow(
+      authorizeUrl(t, 'gats-explorer', `${t.baseUrl}/explorer/callback`),
+    );
+    expect(signIn.text).not.toContain('third-party');
+    let response = await browser.request('POST', interactionPath(signIn.text, 'login'), {
+      form: { username: victim.username, password: PASSWORD, csrf: csrfFrom(signIn.text) },
+    });
+    const visited: string[] = [];
+    while ((response.status === 303 || response.status === 302) && visited.length < 10) {
+      const location = new URL(response.headers.get('location') as string, t.baseUrl);
+      visited.push(location.pathname);
+      if (location.pathname === '/explorer/callback') {
+        expect(location.searchParams.get('code')).toBeTruthy();
+        break;
+      }
+      response = await browser.request('GET', location.href);
+      expect(response.text ?? '').not.toContain('/confirm"');
+    }
+    expect(visited.at(-1), visited.join(' -> ')).toBe('/explorer/callback');
   });
 });
