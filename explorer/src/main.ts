@@ -10,7 +10,6 @@ import { toastRegion } from './ui/toast.ts';
 import { assetView } from './views/asset.ts';
 import { callbackView } from './views/callback.ts';
 import { canUseAdmin, canUseStudio } from './views/console/frame.ts';
-import { consoleView } from './views/console/index.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
 import { tradesView } from './views/trades.ts';
@@ -108,7 +107,14 @@ function render(): void {
   } else if (route.name === 'wallet') cleanup = walletView(ctx, route.address);
   else if (route.name === 'trades') cleanup = tradesView(ctx);
   else if (route.name === 'asset') cleanup = assetView(ctx, route.id);
-  else cleanup = consoleView(ctx, route);
+  else {
+    // The console is loaded when first opened: players never download it.
+    let consoleCleanup: Cleanup = () => undefined;
+    cleanup = () => consoleCleanup();
+    void import('./views/console/index.ts').then(({ consoleView }) => {
+      if (!ctx.signal.aborted) consoleCleanup = consoleView(ctx, route);
+    });
+  }
 }
 
 function navigate(path: string, options: { replace?: boolean } = {}): void {

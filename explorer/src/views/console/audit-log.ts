@@ -59,7 +59,7 @@ function isAction(value: string): value is AuditAction {
   return value in ACTIONS;
 }
 
-function actorText(entry: AuditEntry): string {
+function actorOf(entry: AuditEntry): HTMLElement {
   const { actor, credential } = entry;
   const who =
     actor.kind === 'service'
@@ -69,35 +69,46 @@ function actorText(entry: AuditEntry): string {
         : `${actor.kind === 'serviceAccount' ? 'service account ' : ''}${actor.id ?? '?'}${actor.role ? ` (${actor.role})` : ''}`;
   const through =
     credential.kind === 'apiKey'
-      ? ` with API key ${credential.apiKeyId ?? ''}`
+      ? `with API key ${credential.apiKeyId ?? ''}`
       : credential.kind === 'token' && credential.clientId
-        ? ` via ${credential.clientId}`
-        : '';
-  return who + through;
+        ? `via ${credential.clientId}`
+        : null;
+  return h('div', {}, who, through ? h('div', { class: 'muted small' }, through) : null);
 }
 
-/** Before and after, shown as the fields that changed (the whole states one click away). */
+function scalar(value: unknown): boolean {
+  return value === null || ['string', 'number', 'boolean'].includes(typeof value);
+}
+
+/** Before and after, summed up as the fields that changed (the whole states one click away). */
 function changeOf(entry: AuditEntry): HTMLElement {
-  const before = entry.before;
-  const after = entry.after;
+  const { before, after } = entry;
   const lines: string[] = [];
   if (before && after && typeof before === 'object' && typeof after === 'object') {
     const old = before as Record<string, unknown>;
     const now = after as Record<string, unknown>;
     for (const key of new Set([...Object.keys(old), ...Object.keys(now)])) {
-      const was = JSON.stringify(old[key]);
-      const is = JSON.stringify(now[key]);
-      if (was !== is) lines.push(`${key}: ${was ?? '—'} → ${is ?? '—'}`);
+      const was = old[key];
+      const is = now[key];
+      if (JSON.stringify(was) === JSON.stringify(is)) continue;
+      lines.push(
+        scalar(was) && scalar(is)
+          ? `${key}: ${JSON.stringify(was) ?? '—'} → ${JSON.stringify(is) ?? '—'}`
+          : `${key} changed`,
+      );
     }
   }
+  const summary = lines.length
+    ? lines.join('; ')
+    : before == null
+      ? 'created'
+      : after == null
+        ? 'removed'
+        : 'details';
   return h(
     'details',
     { class: 'audit-change' },
-    h(
-      'summary',
-      {},
-      lines.length ? lines.join('; ') : before == null ? 'created' : after == null ? 'removed' : 'details',
-    ),
+    h('summary', {}, summary.length > 140 ? `${summary.slice(0, 139)}…` : summary),
     h(
       'pre',
       {},
@@ -162,7 +173,7 @@ export function auditList(session: Session, signal: AbortSignal, pageSize = 20):
                     { 'data-seq': String(entry.seq), 'data-action': entry.action },
                     h('td', {}, h('time', { datetime: entry.at }, formatTime(entry.at))),
                     h('td', {}, h('span', { class: 'badge' }, ACTIONS[entry.action] ?? entry.action)),
-                    h('td', {}, actorText(entry)),
+                    h('td', {}, actorOf(entry)),
                     h('td', {}, `${entry.object.type} `, h('code', {}, entry.object.id)),
                     h('td', {}, changeOf(entry)),
                   ),

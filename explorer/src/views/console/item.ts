@@ -46,12 +46,8 @@ export function itemView(ctx: ViewContext, assetId: string): Cleanup {
     'Item',
     summary,
     panel('edit', 'Edit metadata', edit),
-    h(
-      'div',
-      { class: 'columns' },
-      panel('history', 'Metadata history', history, historyPager.element),
-      panel('item-audit', 'Audit entries', audit.element),
-    ),
+    panel('history', 'Metadata history', history, historyPager.element),
+    panel('item-audit', 'Audit entries', audit.element),
   );
   if (!shown) return () => undefined;
 
