@@ -206,13 +206,17 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   it('lets an admin change a role after confirming, and see it in the audit log', async () => {
     await signIn(adminPage, harness.base, 'admin');
     await adminPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Admin' }).click();
-    await adminPage.getByLabel('User id').fill(bob.id);
-    await adminPage.getByLabel('New role').selectOption('studio');
-    await adminPage.getByRole('button', { name: 'Change role' }).click();
-    const confirm = adminPage.getByRole('alertdialog', { name: `Make ${bob.id} a studio?` });
+    // Found by the start of the username, then changed in the user's row.
+    await adminPage.getByLabel('Username starts with').fill('bo');
+    await adminPage.getByRole('button', { name: 'Find' }).click();
+    await expect.poll(() => adminPage.locator('[data-testid="users"] tbody tr').count()).toBe(1);
+    await adminPage.getByLabel('Role of bob', { exact: true }).selectOption('studio');
+    await adminPage.getByRole('button', { name: 'Change the role of bob' }).click();
+    const confirm = adminPage.getByRole('alertdialog', { name: 'Make bob a studio?' });
     expect(await confirm.textContent()).toContain('refresh tokens are revoked');
-    await confirm.getByRole('button', { name: 'Make studio' }).click();
-    await expect.poll(() => adminPage.getByTestId('role-changed').textContent()).toContain('bob');
+    await confirm.getByRole('button', { name: 'Make bob studio' }).click();
+    await expect.poll(() => adminPage.getByTestId('role-changed').textContent()).toBe('bob is now studio.');
+    await adminPage.locator(`tr[data-user-id="${bob.id}"][data-role="studio"]`).waitFor();
     expect((await harness.api('GET', '/api/v1/me', undefined, bob.headers)).role).toBe('studio');
     await adminPage
       .locator('[data-testid="audit-entries"] tr[data-action="user.roleChanged"]', { hasText: bob.id })
