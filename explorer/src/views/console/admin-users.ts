@@ -100,6 +100,7 @@ export function usersView(ctx: ViewContext): Cleanup {
       user.role,
     );
     role.setAttribute('aria-label', `Role of ${user.username}`);
+    role.classList.add('role-select');
     const change = h('button', { type: 'button', class: 'small', disabled: true }, 'Change role');
     change.setAttribute('aria-label', `Change the role of ${user.username}`);
     role.addEventListener('change', () => {

@@ -2,8 +2,10 @@
 // sign-in; the service stays the authority and refuses what the role may not do), the section's
 // own navigation, and the page heading.
 import type { Schemas } from '../../api/client.ts';
+import { problemOf } from '../../api/problem.ts';
 import { paths } from '../../router.ts';
 import { type Child, h, replace } from '../../ui/dom.ts';
+import { emptyState, problemBox } from '../../ui/problem-view.ts';
 import type { ViewContext } from '../context.ts';
 
 type Role = Schemas['Role'];
@@ -87,4 +89,20 @@ export function panel(id: string, heading: string, ...content: Child[]): HTMLEle
     h('h2', { id: `${id}-heading` }, heading),
     content,
   );
+}
+
+/** Fills `target` with one element per item `read` answers, `empty` when there is none, or the problem. */
+export async function showList<T>(
+  target: HTMLElement,
+  signal: AbortSignal,
+  read: () => Promise<{ data: T[] }>,
+  render: (item: T) => HTMLElement,
+  empty: string,
+): Promise<void> {
+  try {
+    const { data } = await read();
+    replace(target, data.length ? data.map(render) : emptyState(empty));
+  } catch (error) {
+    if (!signal.aborted) replace(target, problemBox(problemOf(error)));
+  }
 }

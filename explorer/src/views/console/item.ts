@@ -3,18 +3,17 @@
 // .../metadata with the version it was decided against), its metadata history, and its audit entries.
 import type { Schemas } from '../../api/client.ts';
 import { problemOf, unwrap } from '../../api/problem.ts';
-import { PAGE_SIZE } from '../../config.ts';
 import { paths } from '../../router.ts';
 import { confirmAction } from '../../ui/confirm.ts';
 import { h, replace, skeleton } from '../../ui/dom.ts';
 import { labelled, textInput } from '../../ui/field.ts';
-import { attributeValue, formatTime, shortAddress } from '../../ui/format.ts';
-import { CursorPager } from '../../ui/pager.ts';
+import { attributeValue, shortAddress } from '../../ui/format.ts';
 import { problemBox } from '../../ui/problem-view.ts';
 import { SubmissionGuard } from '../../ui/submission.ts';
 import { toast } from '../../ui/toast.ts';
 import { assetImage, attributeList } from '../asset-card.ts';
 import type { Cleanup, ViewContext } from '../context.ts';
+import { metadataHistory } from '../metadata-history.ts';
 import { auditList } from './audit-log.ts';
 import { allCollections } from './collections.ts';
 import { consolePage, panel } from './frame.ts';
@@ -37,8 +36,7 @@ export function itemView(ctx: ViewContext, assetId: string): Cleanup {
     h('div', {}, skeleton('line', 4)),
   );
   const edit = h('div', {}, skeleton('row', 2));
-  const history = h('div', {}, skeleton('row', 2));
-  const historyPager = new CursorPager('metadata history', () => void loadHistory());
+  const history = metadataHistory(ctx.session, assetId, ctx.signal, { showAuthor: true });
   const audit = auditList(ctx.session, ctx.signal, 10);
   const shown = consolePage(
     ctx,
@@ -46,7 +44,7 @@ export function itemView(ctx: ViewContext, assetId: string): Cleanup {
     'Item',
     summary,
     panel('edit', 'Edit metadata', edit),
-    panel('history', 'Metadata history', history, historyPager.element),
+    panel('history', 'Metadata history', history.elements),
     panel('item-audit', 'Audit entries', audit.element),
   );
   if (!shown) return () => undefined;
@@ -258,52 +256,9 @@ export function itemView(ctx: ViewContext, assetId: string): Cleanup {
     return form;
   }
 
-  async function loadHistory(): Promise<void> {
-    try {
-      const page = unwrap(
-        await ctx.session.api.GET('/api/v1/assets/{asset_id}/metadata/history', {
-          params: {
-            path: { asset_id: assetId },
-            query: { cursor: historyPager.cursor, limit: PAGE_SIZE.transfers },
-          },
-          signal: ctx.signal,
-        }),
-      );
-      historyPager.update(page.next_cursor);
-      replace(
-        history,
-        h(
-          'ul',
-          { class: 'history-list' },
-          page.data.map((version) =>
-            h(
-              'li',
-              { 'data-version': String(version.version) },
-              h('strong', {}, `v${version.version}`),
-              ' ',
-              version.name,
-              ' ',
-              h('time', { datetime: version.changedAt, class: 'muted small' }, formatTime(version.changedAt)),
-              version.changedBy ? h('span', { class: 'muted small' }, ` by ${version.changedBy}`) : null,
-              h('br', {}),
-              h(
-                'span',
-                { class: 'small' },
-                version.metadata.attributes.map((a) => `${a.trait_type}: ${String(a.value)}`).join(', '),
-              ),
-            ),
-          ),
-        ),
-      );
-    } catch (error) {
-      if (!ctx.signal.aborted) replace(history, problemBox(problemOf(error)));
-    }
-  }
-
   function refresh(): void {
     void load();
-    historyPager.reset();
-    void loadHistory();
+    void history.reload();
     void audit.load({ objectId: assetId });
   }
 

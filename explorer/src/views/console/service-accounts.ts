@@ -7,11 +7,11 @@ import { confirmAction } from '../../ui/confirm.ts';
 import { h, replace, skeleton } from '../../ui/dom.ts';
 import { labelled, select, textInput } from '../../ui/field.ts';
 import { formatTime } from '../../ui/format.ts';
-import { emptyState, problemBox } from '../../ui/problem-view.ts';
+import { problemBox } from '../../ui/problem-view.ts';
 import { showSecretOnce } from '../../ui/secret.ts';
 import { toast } from '../../ui/toast.ts';
 import type { Cleanup, ViewContext } from '../context.ts';
-import { consolePage, panel } from './frame.ts';
+import { consolePage, panel, showList } from './frame.ts';
 
 type ServiceAccount = Schemas['ServiceAccount'];
 
@@ -50,19 +50,14 @@ export function serviceAccountsView(ctx: ViewContext): Cleanup {
   )
     return () => undefined;
 
-  async function load(): Promise<void> {
-    try {
-      const page = unwrap(await ctx.session.api.GET('/api/v1/service-accounts', { signal: ctx.signal }));
-      replace(
-        list,
-        page.data.length
-          ? page.data.map(card)
-          : emptyState('No service account yet: a game server would use one.'),
-      );
-    } catch (error) {
-      if (!ctx.signal.aborted) replace(list, problemBox(problemOf(error)));
-    }
-  }
+  const load = () =>
+    showList(
+      list,
+      ctx.signal,
+      async () => unwrap(await ctx.session.api.GET('/api/v1/service-accounts', { signal: ctx.signal })),
+      card,
+      'No service account yet: a game server would use one.',
+    );
 
   function card(account: ServiceAccount): HTMLElement {
     const problems = h('div', { 'aria-live': 'polite' });

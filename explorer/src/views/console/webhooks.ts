@@ -11,7 +11,7 @@ import { emptyState, problemBox } from '../../ui/problem-view.ts';
 import { showSecretOnce } from '../../ui/secret.ts';
 import { toast } from '../../ui/toast.ts';
 import type { Cleanup, ViewContext } from '../context.ts';
-import { consolePage, panel } from './frame.ts';
+import { consolePage, panel, showList } from './frame.ts';
 
 type Webhook = Schemas['Webhook'];
 
@@ -51,19 +51,14 @@ export function webhooksView(ctx: ViewContext): Cleanup {
   )
     return () => undefined;
 
-  async function load(): Promise<void> {
-    try {
-      const page = unwrap(await ctx.session.api.GET('/api/v1/webhooks', { signal: ctx.signal }));
-      replace(
-        list,
-        page.data.length
-          ? page.data.map(card)
-          : emptyState('No webhook yet: add one below to hear about changes without polling.'),
-      );
-    } catch (error) {
-      if (!ctx.signal.aborted) replace(list, problemBox(problemOf(error)));
-    }
-  }
+  const load = () =>
+    showList(
+      list,
+      ctx.signal,
+      async () => unwrap(await ctx.session.api.GET('/api/v1/webhooks', { signal: ctx.signal })),
+      card,
+      'No webhook yet: add one below to hear about changes without polling.',
+    );
 
   function card(webhook: Webhook): HTMLElement {
     const deliveries = h('div', { class: 'table-scroll' });
