@@ -151,6 +151,20 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
       'Hero 2, "the Second"',
     );
     itemId = minted.data[0].data.id;
+
+    // A currency of the collection, and supply minted into a wallet.
+    const currencies = studioPage.getByRole('region', { name: 'Currencies' });
+    await currencies.getByText('New currency').click();
+    await currencies.getByLabel('Id', { exact: true }).fill('e2e-crowns');
+    await currencies.getByLabel('Name', { exact: true }).fill('Crowns');
+    await currencies.getByLabel('Symbol').fill('CRW');
+    await currencies.getByRole('button', { name: 'Create currency' }).click();
+    await currencies.locator('tr[data-currency-id="e2e-crowns"]').waitFor();
+    await currencies.getByLabel('Amount').fill('12.5');
+    await currencies.getByRole('button', { name: 'Mint supply' }).click();
+    await expect
+      .poll(() => currencies.locator('tr[data-currency-id="e2e-crowns"] td').nth(2).textContent())
+      .toBe('12.5');
     await shots(studioPage, 'studio-collection');
   }, 45_000);
 

@@ -17,6 +17,7 @@ import { toast } from '../../ui/toast.ts';
 import type { Cleanup, ViewContext } from '../context.ts';
 import { type AirdropKind, type AirdropList, readAirdrop } from './airdrop-rows.ts';
 import { allCollections, policySummary } from './collections.ts';
+import { currenciesPanel } from './currencies.ts';
 import { consolePage, panel } from './frame.ts';
 
 type Asset = Schemas['Asset'];
@@ -57,6 +58,7 @@ export function collectionView(ctx: ViewContext, collectionId: string): Cleanup 
       'Airdrop',
       airdropForm(ctx, collectionId, () => void loadItems()),
     ),
+    panel('currencies', 'Currencies', currenciesPanel(ctx, collectionId)),
     panel('items', 'Items', items),
   );
   if (!shown) return () => undefined;
@@ -597,6 +599,10 @@ function airdropForm(ctx: ViewContext, collectionId: string, onSent: () => void)
       guards.length = 0;
       current = null;
       send.hidden = true;
+      // Sent: the list and its preview go, so nothing reads as still waiting to be sent.
+      list.value = '';
+      file.value = '';
+      replace(preview);
       onSent();
     } catch (error) {
       replace(
