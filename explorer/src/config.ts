@@ -3,8 +3,11 @@
 /** The public OAuth client the service registers for the explorer (PKCE, no secret). */
 export const CLIENT_ID = 'gats-explorer';
 
-/** Everything the explorer does: read, mint, transfer; offline_access for refresh tokens. */
-export const SCOPES = 'openid offline_access assets:read assets:write transfers:write';
+/**
+ * Everything the explorer does: read, mint, transfer; offline_access for refresh tokens; users:admin
+ * for the admin console (the service grants a scope only when the user's role allows it).
+ */
+export const SCOPES = 'openid offline_access assets:read assets:write transfers:write users:admin';
 
 /** Where the explorer is mounted; every route lives below it. */
 export const BASE_PATH = '/explorer/';

@@ -9,6 +9,7 @@ import { h, replace } from './ui/dom.ts';
 import { toastRegion } from './ui/toast.ts';
 import { assetView } from './views/asset.ts';
 import { callbackView } from './views/callback.ts';
+import { canUseAdmin, canUseStudio } from './views/console/frame.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
 import { tradesView } from './views/trades.ts';
@@ -46,6 +47,9 @@ function renderHeader(): void {
     nav,
     user?.wallets[0] ? h('a', { href: paths.wallet(user.wallets[0]) }, 'My wallet') : null,
     user ? h('a', { href: paths.trades() }, 'Trades') : null,
+    // Shown by the role /api/v1/me reported; the service refuses what the role may not do anyway.
+    canUseStudio(user?.role) ? h('a', { href: paths.studio() }, 'Studio') : null,
+    canUseAdmin(user?.role) ? h('a', { href: paths.adminUsers() }, 'Admin') : null,
   );
   if (user || session.signedIn) {
     const signOut = h('button', { type: 'button', class: 'secondary' }, 'Sign out');
@@ -94,13 +98,23 @@ function render(): void {
           ? 'Sign in to see this wallet.'
           : route.name === 'trades'
             ? 'Sign in to see your trades.'
-            : 'Sign in to see this asset.',
+            : route.name === 'asset'
+              ? 'Sign in to see this asset.'
+              : 'Sign in to use the console.',
       ),
     );
     cleanup = () => undefined;
   } else if (route.name === 'wallet') cleanup = walletView(ctx, route.address);
   else if (route.name === 'trades') cleanup = tradesView(ctx);
-  else cleanup = assetView(ctx, route.id);
+  else if (route.name === 'asset') cleanup = assetView(ctx, route.id);
+  else {
+    // The console is loaded when first opened: players never download it.
+    let consoleCleanup: Cleanup = () => undefined;
+    cleanup = () => consoleCleanup();
+    void import('./views/console/index.ts').then(({ consoleView }) => {
+      if (!ctx.signal.aborted) consoleCleanup = consoleView(ctx, route);
+    });
+  }
 }
 
 function navigate(path: string, options: { replace?: boolean } = {}): void {

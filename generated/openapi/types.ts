@@ -296,6 +296,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description The service's users (people: service accounts are listed by their owners at `GET /api/v1/service-accounts`), oldest first, paginated with `limit` and `cursor`, each with its role and wallets: what an admin needs to find a user before changing their role (`PUT /api/v1/users/{user_id}/role`). Filters: `role`, and `username`, which keeps the users whose username starts with it (compared case-insensitively). Admins only.
+         *
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, a malformed or foreign `cursor`, an unknown `role` or a malformed `username`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `users:admin`, or `/problems/role-not-allowed` when the caller is not an admin; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/users/{user_id}/role": {
         parameters: {
             query?: never;
@@ -3944,6 +3966,14 @@ export interface components {
             scope: string;
             /** @description An OpenID Connect ID token, returned by `POST /token` when `openid` was granted in the authorization code flow. */
             id_token?: string;
+        };
+        /**
+         * UserPage
+         * @description A page of users (people, not service accounts), oldest first.
+         */
+        UserPage: {
+            data: components["schemas"]["User"][];
+            next_cursor: components["schemas"]["NextCursor"];
         };
         /**
          * SetRoleRequest
@@ -9289,6 +9319,72 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size (1 to 100, default 20).
+                 * @example 20
+                 */
+                limit?: components["parameters"]["Limit"];
+                /**
+                 * @description Opaque cursor from a previous page's `next_cursor`. Pages are keyed on a stable sort key, so concurrent writes never repeat or skip an item that existed when the first page was read.
+                 * @example eyJrIjoxMjN9
+                 */
+                cursor?: components["parameters"]["Cursor"];
+                /**
+                 * @description Only the users with this role.
+                 * @example studio
+                 */
+                role?: components["schemas"]["Role"];
+                /**
+                 * @description Only the users whose username starts with this, compared case-insensitively: letters, digits, dots and dashes (a prefix stops before a username's first `_`).
+                 * @example ali
+                 */
+                username?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "usr_01JD3Z5Q8W2E4R6T8Y0V2X4M6P",
+                     *           "username": "alice",
+                     *           "role": "player",
+                     *           "wallets": [
+                     *             "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
+                     *           ],
+                     *           "createdAt": "2026-11-22T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserPage"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,5 +1,6 @@
 // Users: registration, password checks, roles, and the User resource the API returns.
 
+import type { FilterQuery } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
 import { User, type UserRole } from '../db/entities/User.ts';
 import { Wallet } from '../db/entities/Wallet.ts';
@@ -10,6 +11,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../domain/errors.
 import { revokeRoleCredentials } from '../domain/identity/credentials.ts';
 import { newId } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
+import { type Page, pageById } from '../domain/ledger/cursor.ts';
 import { revokeAccountGrants } from './adapter.ts';
 import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
 import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
@@ -34,8 +36,11 @@ export function normalizeUsername(username: string): string {
 
 /** The user with its wallets: the custodial one first, then linked wallets oldest first. */
 export async function userView(em: EntityManager, user: User): Promise<UserView> {
-  const wallets = await em.find(Wallet, { user: user.id });
-  wallets.sort((a, b) => {
+  return viewWith(user, await em.find(Wallet, { user: user.id }));
+}
+
+function viewWith(user: User, wallets: Wallet[]): UserView {
+  const ordered = [...wallets].sort((a, b) => {
     if (a.kind !== b.kind) return a.kind === 'custodial' ? -1 : 1;
     return a.createdAt.getTime() - b.createdAt.getTime();
   });
@@ -43,8 +48,42 @@ export async function userView(em: EntityManager, user: User): Promise<UserView>
     id: user.id,
     username: user.username,
     role: user.role,
-    wallets: wallets.map((wallet) => formatAddress(wallet.address)),
+    wallets: ordered.map((wallet) => formatAddress(wallet.address)),
     createdAt: user.createdAt.toISOString(),
+  };
+}
+
+/**
+ * People (not service accounts: their rows share the table under `svc_` ids), oldest first (ids are
+ * time-ordered), optionally of one role or with a username starting with `username` (letters,
+ * digits, dots and dashes: the contract keeps out `_`, which LIKE would read as a wildcard).
+ */
+export async function listUsers(
+  em: EntityManager,
+  query: { role?: UserRole; username?: string; limit: number; cursor?: string },
+): Promise<Page<UserView>> {
+  const filters: FilterQuery<User>[] = [{ id: { $like: 'usr%' } }];
+  if (query.role) filters.push({ role: query.role });
+  if (query.username)
+    filters.push({ usernameNormalized: { $like: `${normalizeUsername(query.username)}%` } });
+  const result = await pageById(em, User, filters, {
+    list: 'users',
+    order: 'oldest',
+    limit: query.limit,
+    cursor: query.cursor,
+  });
+  // One read of the page's wallets, not one per user.
+  const wallets = result.data.length
+    ? await em.find(Wallet, { user: { $in: result.data.map((user) => user.id) } })
+    : [];
+  return {
+    data: result.data.map((user) =>
+      viewWith(
+        user,
+        wallets.filter((wallet) => wallet.user?.id === user.id),
+      ),
+    ),
+    next_cursor: result.next_cursor,
   };
 }
 

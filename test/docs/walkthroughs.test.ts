@@ -35,6 +35,7 @@ const PAGES = [
   'docs/guides/real-time-events.md',
   'docs/guides/game-server.md',
   'docs/guides/on-chain-assets.md',
+  'docs/guides/console.md',
 ];
 
 interface Block {

@@ -1,164 +1,56 @@
-// End to end: the built explorer, served by the real service (`node src/server.ts`, as `npm start`)
-// on a fresh SQLite data dir with the demo seed, driven in Debian's Chromium by playwright-core.
+// End to end: the built explorer, served by the real service on a fresh SQLite data dir with the demo
+// seed, driven in Debian's Chromium (test/helpers/explorer-browser.ts).
 // Covers sign-in through the real login and consent pages, the demo wallet, an invalid address,
 // mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
 // catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, a trade accepted
 // in the Trades panel, and sign-out.
 // Screenshots go to test-results/explorer/ (and docs/explorer.png when missing or EXPLORER_SCREENSHOT=1).
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { type Browser, type BrowserContext, chromium, type Page, type WebSocketRoute } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../scripts/lib/children.ts';
-import { type ServiceProcess, spawnService } from '../../scripts/lib/service-process.ts';
-import { DEMO_ACCOUNTS } from '../../src/seed/demo.ts';
+import {
+  type ApiSession,
+  type ExplorerHarness,
+  hasChromium,
+  ROOT,
+  screenshot,
+  signIn as signInAs,
+  startExplorerHarness,
+  warnWithoutChromium,
+} from '../helpers/explorer-browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SHOTS = path.join(ROOT, 'test-results', 'explorer');
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium) {
-  console.warn(`explorer e2e skipped: ${CHROMIUM} is missing (apt-get install -y chromium); CI installs it.`);
-}
-
-interface ApiSession {
-  headers: Record<string, string>;
-  wallet: string;
-}
+warnWithoutChromium('explorer e2e');
 
 describe.skipIf(!hasChromium)('explorer in a real browser', () => {
+  let harness: ExplorerHarness;
   let base = '';
-  let dataDir = '';
-  let server: ServiceProcess | undefined;
-  let browser: Browser;
-  let aliceContext: BrowserContext;
-  let bobContext: BrowserContext;
   let alicePage: Page;
   let bobPage: Page;
   let alice: ApiSession;
   let bob: ApiSession;
   let pricedAsset = '';
-  const pageProblems: string[] = [];
 
-  /** JSON call to the service, failing the test with the problem when it does not succeed. */
-  async function api<T = any>(
-    method: string,
-    urlPath: string,
-    body?: unknown,
-    headers: Record<string, string> = {},
-  ): Promise<T> {
-    const response = await fetch(base + urlPath, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    if (!response.ok) throw new Error(`${method} ${urlPath} answered ${response.status}: ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  }
-
-  function password(username: string): string {
-    const account = DEMO_ACCOUNTS.find((candidate) => candidate.username === username);
-    if (!account) throw new Error(`The demo seed has no user ${username}.`);
-    return account.password;
-  }
-
-  /** A demo player, with a first-party token and API key for the test's own calls. */
-  async function player(username: string): Promise<ApiSession> {
-    const tokens = await api('POST', '/api/v1/auth/login', { username, password: password(username) });
-    const bearer = { authorization: `Bearer ${tokens.access_token}` };
-    const key = await api('POST', '/api/v1/api-keys', { name: 'e2e test side' }, bearer);
-    const headers = { ...bearer, 'x-api-key': key.key };
-    const me = await api('GET', '/api/v1/me', undefined, headers);
-    return { headers, wallet: me.wallets[0] };
-  }
-
-  async function shot(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
-
-  /** The authorization code flow through the service's own login and consent pages. */
-  async function signIn(page: Page, username: string, screenshots = false): Promise<void> {
-    await page.goto(`${base}/`);
-    await expect.poll(() => page.url()).toContain('/explorer/');
-    // Before sign-in nothing is live, and the indicator does not say the service is down.
-    await expect.poll(() => page.locator('.live-indicator').textContent()).toBe('Live updates off');
-    await page.getByRole('main').getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/interaction\//);
-    await page.getByLabel('Username').fill(username);
-    await page.getByLabel('Password').fill(password(username));
-    if (screenshots) await shot(page, 'login');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('button', { name: 'Allow' }).waitFor();
-    if (screenshots) await shot(page, 'consent');
-    await page.getByRole('button', { name: 'Allow' }).click();
-    await page.waitForURL(/\/explorer\/wallet\/0x/);
-    await expect.poll(() => page.locator('.live-indicator').getAttribute('data-status')).toBe('live');
-  }
+  const api = <T = any>(method: string, urlPath: string, body?: unknown, headers?: Record<string, string>) =>
+    harness.api<T>(method, urlPath, body, headers);
+  const shot = (page: Page, name: string) => screenshot(page, SHOTS, name);
+  const signIn = (page: Page, username: string, screenshots = false) =>
+    signInAs(page, base, username, screenshots ? { folder: SHOTS } : undefined);
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    // The service serves explorer/dist: (re)build it when the sources are newer.
-    execFileSync(process.execPath, ['scripts/build-explorer.ts'], { cwd: ROOT, stdio: 'inherit' });
-
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    dataDir = mkdtempSync(path.join(tmpdir(), 'gats-explorer-e2e-'));
-    // The service as `npm start` runs it, on SQLite in a fresh data dir, with the demo seed.
-    server = spawnService({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PUBLIC_URL: base,
-      DATA_DIR: dataDir,
-      SEED_DEMO: 'always',
-      LOG_LEVEL: 'warn',
-    });
-    // Up to 90 s: a start on a loaded 2-core machine beside the rest of the suite once took over 30 s.
-    await server.ready(port, 90_000, '/readyz');
-
-    [alice, bob] = await Promise.all([player('alice'), player('bob')]);
+    harness = await startExplorerHarness();
+    base = harness.base;
+    [alice, bob] = await Promise.all([harness.session('alice'), harness.session('bob')]);
     // An asset the demo seed posted prices for, found through the public API.
     const prices = await api('GET', '/api/v1/events?types=priceUpdate&limit=1', undefined, alice.headers);
     pricedAsset = prices.data[0]?.data.assetId ?? '';
     if (!pricedAsset) throw new Error('The demo seed (SEED_DEMO=always) must post prices.');
-
-    // Playwright gives every launch a fresh, empty user data dir. Without the background-networking
-    // flags Chromium keeps dialling Google hosts, which this closed network refuses.
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-    aliceContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    bobContext = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    alicePage = await aliceContext.newPage();
-    bobPage = await bobContext.newPage();
-    for (const page of [alicePage, bobPage]) {
-      page.setDefaultTimeout(10_000);
-      // Script errors and Content-Security-Policy violations fail the last test.
-      page.on('pageerror', (error) => pageProblems.push(`page error: ${error.message}`));
-      page.on('console', (message) => {
-        if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
-          pageProblems.push(message.text());
-      });
-    }
-  }, 60_000);
+    [alicePage, bobPage] = await Promise.all([harness.newPage(), harness.newPage()]);
+  }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop(null);
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await harness?.stop();
   });
 
   it('signs in with authorization code + PKCE through the login and consent pages', async () => {
@@ -427,7 +319,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
   });
 
   it('serves both references rendered, under their policies, without literal Markdown, naming this deployment', async () => {
-    const page = await aliceContext.newPage();
+    const page = await alicePage.context().newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     // Script errors, and scripts the policy refused (the AsyncAPI bundle's evaluation was); Redoc's
@@ -469,7 +361,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     }
   }, 90_000);
 
-  it('ran without script errors or Content-Security-Policy violations', () => {
-    expect(pageProblems).toEqual([]);
+  it('ran without script errors, Content-Security-Policy violations or API answers off the contract', async () => {
+    expect(await harness.problems()).toEqual([]);
   });
 });

@@ -30,7 +30,7 @@ describe(`inventory on ${kind}`, () => {
       '/debug',
       '/api/v2/assets',
       '/api/v0/auth/login',
-      '/api/v1/users',
+      '/api/v1/admin/users',
       '/.env',
       '/package.json',
       '/src/server.ts',

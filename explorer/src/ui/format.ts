@@ -1,4 +1,5 @@
 // Display helpers shared by the views.
+import type { Schemas } from '../api/client.ts';
 
 export function shortAddress(address: string): string {
   return `${address.slice(0, 6)}…${address.slice(-4)}`;
@@ -16,3 +17,10 @@ export function imageUrl(image: string): string {
 }
 
 export const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/** An attribute typed as text: a numeric-looking value becomes a number, `true`/`false` a boolean. */
+export function attributeValue(raw: string): Schemas['AssetAttribute']['value'] {
+  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  if (raw === 'true' || raw === 'false') return raw === 'true';
+  return raw;
+}

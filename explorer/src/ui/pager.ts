@@ -44,6 +44,12 @@ export class CursorPager {
     this.update(null);
   }
 
+  /** Back to the first page (the filters changed). */
+  reset(): void {
+    this.cursors.length = 1;
+    this.index = 0;
+  }
+
   /** The cursor of the page to show. */
   get cursor(): string | undefined {
     return this.cursors[this.index];

@@ -12,6 +12,7 @@ import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
 import { assetImage, attributeList, chainBadge, isOnChain, isOnChainId } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
+import { metadataHistory } from './metadata-history.ts';
 import { priceChart } from './price-chart.ts';
 import { openTransferDialog } from './transfer-form.ts';
 
@@ -85,8 +86,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
   );
   const ownersList = h('div', { class: 'owners' }, skeleton('row', 2));
   const transfersList = h('div', { class: 'transfers' }, skeleton('row', 3));
-  const historyList = h('div', { class: 'metadata-history' }, skeleton('row', 2));
-  const historyPager = new CursorPager('metadata-history', () => void loadHistory());
+  const history = metadataHistory(session, assetId, signal);
   const ownersPager = new CursorPager('owners', () => void loadOwners());
   const transfersPager = new CursorPager('transfers', () => void loadTransfers());
   const chart = priceChart(session, assetId, () => QUOTE_CURRENCY, signal);
@@ -123,8 +123,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
       'section',
       { class: 'panel', 'aria-labelledby': 'history-heading' },
       h('h2', { id: 'history-heading' }, 'Metadata history'),
-      historyList,
-      historyPager.element,
+      history.elements,
     ),
   );
 
@@ -262,48 +261,6 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     }
   }
 
-  /** Every version of the name and metadata, newest first: the level-ups of a living item. */
-  async function loadHistory(): Promise<void> {
-    try {
-      const page = unwrap(
-        await session.api.GET('/api/v1/assets/{asset_id}/metadata/history', {
-          params: {
-            path: { asset_id: assetId },
-            query: { cursor: historyPager.cursor, limit: PAGE_SIZE.transfers },
-          },
-          signal,
-        }),
-      );
-      historyPager.update(page.next_cursor);
-      replace(
-        historyList,
-        h(
-          'ul',
-          { class: 'history-list' },
-          page.data.map((version) =>
-            h(
-              'li',
-              { 'data-version': String(version.version) },
-              h('strong', {}, `v${version.version}`),
-              ' ',
-              version.name,
-              ' ',
-              h('time', { datetime: version.changedAt, class: 'muted small' }, formatTime(version.changedAt)),
-              ' ',
-              h(
-                'span',
-                { class: 'small' },
-                version.metadata.attributes.map((a) => `${a.trait_type}: ${String(a.value)}`).join(', '),
-              ),
-            ),
-          ),
-        ),
-      );
-    } catch (error) {
-      if (!signal.aborted) replace(historyList, problemBox(problemOf(error)));
-    }
-  }
-
   async function loadTransfers(): Promise<void> {
     try {
       const page = unwrap(
@@ -364,7 +321,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     void loadAsset();
     void loadOwners();
     void loadTransfers();
-    void loadHistory();
+    void history.reload();
     void loadPrice().catch(() => undefined); // the last shown price stays; the next event retries
     chart.reload();
   });
@@ -388,7 +345,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
   void loadAsset();
   void loadOwners();
   void loadTransfers();
-  void loadHistory();
+  void history.reload();
   void loadPrice().catch((error: unknown) => {
     if (!signal.aborted) replace(priceValue, problemBox(problemOf(error)));
   });

@@ -7,11 +7,12 @@ import type { Session } from '../auth/session.ts';
 import { BASE_PATH } from '../config.ts';
 import { openDialog } from '../ui/dialog.ts';
 import { h, replace, uid } from '../ui/dom.ts';
+import { labelled } from '../ui/field.ts';
+import { attributeValue } from '../ui/format.ts';
 import { problemBox } from '../ui/problem-view.ts';
 import { SubmissionGuard } from '../ui/submission.ts';
 
 type Asset = Schemas['Asset'];
-type AssetAttribute = Schemas['AssetAttribute'];
 
 /** Pictures the explorer ships, so a fresh mint has an image that loads without any other host. */
 const PICTURES = ['sword', 'shield', 'potion'] as const;
@@ -24,25 +25,6 @@ const FIELD_LABELS: Record<string, string> = {
   '/body/metadata/creator': 'Creator',
   '/body/to': 'Mint into wallet',
 };
-
-function labelled(label: string, control: HTMLElement & { id: string }, hint?: string): HTMLElement {
-  const hintId = hint ? `${control.id}-hint` : undefined;
-  if (hintId) control.setAttribute('aria-describedby', hintId);
-  return h(
-    'div',
-    { class: 'field' },
-    h('label', { for: control.id }, label),
-    control,
-    hint ? h('p', { id: hintId, class: 'field-hint' }, hint) : null,
-  );
-}
-
-/** A numeric-looking value is sent as a number, `true`/`false` as a boolean, anything else as text. */
-function attributeValue(raw: string): AssetAttribute['value'] {
-  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
-  if (raw === 'true' || raw === 'false') return raw === 'true';
-  return raw;
-}
 
 export function openMintDialog(session: Session, to: string, onMinted: (asset: Asset) => void): void {
   const guard = new SubmissionGuard();

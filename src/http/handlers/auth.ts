@@ -2,6 +2,7 @@
 
 import {
   findUser,
+  listUsers,
   registerUser,
   setUserRole,
   type UserRegisteredHook,
@@ -15,6 +16,7 @@ import type { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { UnauthorizedError } from '../../domain/errors.ts';
 import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
+import { cursorOf, limitOf } from './ledger-request.ts';
 
 export interface AuthHandlerDeps {
   orm: Orm;
@@ -39,7 +41,7 @@ function invalidCredentials(): UnauthorizedError {
 
 export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
   const { orm, throttle } = deps;
-  return typedHandlers<'registerUser' | 'login' | 'getCurrentUser' | 'setUserRole'>({
+  return typedHandlers<'registerUser' | 'login' | 'getCurrentUser' | 'listUsers' | 'setUserRole'>({
     async registerUser(request, ctx) {
       ctx.set(rateLimitHeaders(await throttle.attempt('register', ctx.ip)));
       const user = await registerUser(orm, request.body, deps.onUserRegistered);
@@ -72,6 +74,21 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
         );
       // 30.12: the role the caller acts with (a service account capped by its owner's role), not the stored one.
       respond(ctx, 'getCurrentUser', 200, { ...(await userView(em, user)), role: auth.role });
+    },
+
+    async listUsers(request, ctx) {
+      const { role, username } = request.query;
+      respond(
+        ctx,
+        'listUsers',
+        200,
+        await listUsers(orm.em.fork(), {
+          role,
+          username,
+          limit: limitOf(request),
+          cursor: cursorOf(request),
+        }),
+      );
     },
 
     async setUserRole(request, ctx) {

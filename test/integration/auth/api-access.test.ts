@@ -1,6 +1,7 @@
 // Every way a protected call can fail (401 token or key, 403 scope or role, 429 rate limit), and the
 // account operations around it: registration, login throttling, roles, applications, API keys.
 
+import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type JWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { KEY_CACHE_TTL_MS } from '../../../src/auth/api-keys.ts';
@@ -233,6 +234,56 @@ describe.each(DB_KINDS)('protected API access on %s', (kind) => {
         body: { role: 'studio' },
       });
       expect(unknown.status).toBe(404);
+    });
+
+    it('lists users to admins only: people, oldest first, by role and username prefix, a page at a time', async () => {
+      const admin = await newSession(t);
+      await makeAdmin(admin.userId);
+      const adminHeaders = credentials((await login(t, admin.username)).access_token, admin.apiKey);
+      const prefix = `lu${randomBytes(3).toString('hex')}`;
+      const first = await newSession(t, { username: `${prefix}-first` });
+      const second = await newSession(t, { username: `${prefix.toUpperCase()}-second` });
+      await t.app.orm.em.fork().nativeUpdate(User, { id: second.userId }, { role: 'studio' });
+      // A service account is a user row too (svc_ id): never listed here.
+      const account = await t.http('POST', '/api/v1/service-accounts', {
+        headers: bearer(admin.accessToken),
+        body: { name: `${prefix}-svc`, role: 'player', tokenEndpointAuthMethod: 'client_secret_basic' },
+      });
+      expect(account.status, account.text).toBe(201);
+
+      const page1 = await t.http('GET', `/api/v1/users?username=${prefix}&limit=1`, {
+        headers: adminHeaders,
+      });
+      expect(page1.status, page1.text).toBe(200);
+      expect(page1.body.data.map((user: { id: string }) => user.id)).toEqual([first.userId]);
+      expect(page1.body.data[0].wallets).toHaveLength(1);
+      const page2 = await t.http(
+        'GET',
+        `/api/v1/users?username=${prefix}&limit=1&cursor=${page1.body.next_cursor}`,
+        {
+          headers: adminHeaders,
+        },
+      );
+      expect(page2.body.data.map((user: { id: string; role: string }) => [user.id, user.role])).toEqual([
+        [second.userId, 'studio'],
+      ]);
+      expect(page2.body.next_cursor).toBeNull();
+      const studios = await t.http('GET', `/api/v1/users?username=${prefix}&role=studio`, {
+        headers: adminHeaders,
+      });
+      expect(studios.body.data.map((user: { id: string }) => user.id)).toEqual([second.userId]);
+      const everyone = await t.http('GET', '/api/v1/users?limit=100', { headers: adminHeaders });
+      expect(everyone.body.data.some((user: { id: string }) => user.id.startsWith('svc_'))).toBe(false);
+
+      // A player is refused (its token cannot carry users:admin), and a foreign cursor is the client's error.
+      const refused = await t.http('GET', '/api/v1/users', {
+        headers: credentials(first.accessToken, first.apiKey),
+      });
+      expect(refused.status).toBe(403);
+      const badCursor = await t.http('GET', '/api/v1/users?cursor=bm90LWEtY3Vyc29y', {
+        headers: adminHeaders,
+      });
+      expect(badCursor.status).toBe(400);
     });
 
     it('never demotes the last admin', async () => {
