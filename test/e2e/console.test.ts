@@ -63,7 +63,7 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   });
 
   it('shows a studio its console, and creates a collection with its policies', async () => {
-    // Both through the real login and consent pages, at once (the admin's page waits for its turn).
+    // Both through the real login page, at once (the admin's page waits for its turn).
     await Promise.all([signIn(studioPage, harness.base, 'studio'), signIn(adminPage, harness.base, 'admin')]);
     const nav = studioPage.getByRole('navigation', { name: 'Main' });
     expect(await nav.getByRole('link', { name: 'Admin' }).count()).toBe(0);

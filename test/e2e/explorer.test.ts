@@ -1,6 +1,6 @@
 // End to end: the built explorer, served by the real service on a fresh SQLite data dir with the demo
 // seed, driven in Debian's Chromium (test/helpers/explorer-browser.ts).
-// Covers sign-in through the real login and consent pages, the demo wallet, an invalid address,
+// Covers sign-in through the real login page (no consent: the explorer is the service), the demo wallet, an invalid address,
 // mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
 // catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, a trade accepted
 // in the Trades panel, and sign-out.
@@ -53,7 +53,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await harness?.stop();
   });
 
-  it('signs in with authorization code + PKCE through the login and consent pages', async () => {
+  it('signs in with authorization code + PKCE through the login page, asked no consent', async () => {
     await signIn(alicePage, 'alice', true);
     await expect.poll(() => alicePage.getByTestId('wallet-address').textContent()).toBe(alice.wallet);
     await expect.poll(() => alicePage.getByText('Yours').count()).toBe(1);
