@@ -1043,7 +1043,7 @@ export interface paths {
         };
         /**
          * Market figures of a collection
-         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1449,7 +1449,7 @@ export interface paths {
         };
         /**
          * Market figures of an item
-         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired offer its holder can accept: the item's own offers and its collection's), the last sale and the sales of the last 24 hours. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -5121,17 +5121,17 @@ export interface components {
          */
         ListingId: string;
         /**
-         * OperationId
-         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
-         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
-         */
-        OperationId: string;
-        /**
          * OfferId
          * @description An offer's id, `ofr_` + a ULID.
          * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
          */
         OfferId: string;
+        /**
+         * OperationId
+         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
+         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
+         */
+        OperationId: string;
         /**
          * AuctionId
          * @description An auction's id, `auc_` + a ULID.
@@ -5181,11 +5181,13 @@ export interface components {
         };
         /**
          * MarketStats
-         * @description Market figures of a collection or an item in one currency: the floor (the cheapest active, unexpired listing; per trait value when asked), the last sale, and the sales of the last 24 hours (their count and summed price).
+         * @description Market figures of a collection or an item in one currency: the floor (the cheapest active, unexpired listing; per trait value when asked), the best offer (the highest open, unexpired offer a holder can accept: for a collection, its collection offers; for an item, its own offers and its collection's), the last sale, and the sales of the last 24 hours (their count and summed price).
          * @example {
          *       "currency": "gold",
          *       "floor": "80",
          *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+         *       "bestOffer": "75",
+         *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
          *       "lastSale": null,
          *       "volume24h": "0",
          *       "sales24h": 0
@@ -5196,6 +5198,9 @@ export interface components {
             /** @description The lowest price of an active listing; null when there is none. */
             floor: components["schemas"]["Amount"] | null;
             floorListingId: components["schemas"]["ListingId"] | null;
+            /** @description The highest price of an open, unexpired offer in this currency that a holder can accept now: for a collection, the best offer for any of its items (a collection offer); for an item, the best of its own offers and its collection's offers. Null when there is none. The price is reserved in the bidder's wallet, so an accepted best offer always pays. */
+            bestOffer: components["schemas"]["Amount"] | null;
+            bestOfferId: components["schemas"]["OfferId"] | null;
             /** @description The latest sale in this currency; null when none. */
             lastSale: components["schemas"]["Sale"] | null;
             volume24h: components["schemas"]["Amount"];
@@ -11689,6 +11694,8 @@ export interface operations {
                      *       "currency": "gold",
                      *       "floor": "80",
                      *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "bestOffer": "75",
+                     *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
                      *       "lastSale": {
                      *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
                      *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
@@ -13179,6 +13186,8 @@ export interface operations {
                      *       "currency": "gold",
                      *       "floor": "80",
                      *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "bestOffer": "75",
+                     *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
                      *       "lastSale": {
                      *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
                      *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",

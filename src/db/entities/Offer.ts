@@ -16,6 +16,8 @@ export const Offer = defineEntity({
     // The best offer on an item, on a collection, in a currency: read first in price order.
     { properties: ['assetId', 'status', 'currencyId', 'price', 'id'] },
     { properties: ['collectionId', 'status', 'currencyId', 'price', 'id'] },
+    // A collection's best offer: its collection offers (`assetId` null), walked from the highest price.
+    { properties: ['collectionId', 'assetId', 'status', 'currencyId', 'price', 'id'] },
     { properties: ['bidderWallet', 'id'] },
     { properties: ['collectionId', 'id'] },
     // The expiry sweep: open offers by expiry.

@@ -20,6 +20,7 @@ import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
 import { Listing, type ListingEndReason } from '../../db/entities/Listing.ts';
+import { Offer } from '../../db/entities/Offer.ts';
 import { Sale } from '../../db/entities/Sale.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -289,15 +290,43 @@ export function createMarketService(
     return price * 10n ** BigInt(PRICE_DECIMALS - decimals);
   }
 
+  /**
+   * The highest open, unexpired offer in `currency` among the scopes (a collection's collection
+   * offers; an item's own offers): each read from its price index downwards, first row kept.
+   */
+  async function bestOffer(
+    scopes: ({ collectionId: string; assetId: null } | { assetId: string })[],
+    currency: string,
+  ): Promise<Offer | null> {
+    const em = orm.em.fork();
+    let best: Offer | null = null;
+    for (const scope of scopes) {
+      const [top] = await em.find(
+        Offer,
+        {
+          ...scope,
+          status: 'open',
+          currencyId: currency,
+          $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
+        },
+        { orderBy: [{ price: 'desc' }, { id: 'desc' }], limit: 1 },
+      );
+      if (top && (!best || (top.price as bigint) > (best.price as bigint))) best = top;
+    }
+    return best;
+  }
+
   async function stats(
     where: { collectionId: string } | { assetId: string },
     currency: string,
+    offerScopes: Parameters<typeof bestOffer>[0],
     floorOf: () => Promise<Listing | null>,
   ): Promise<MarketStatsView> {
     const facts = await writer.factsOf(currency).catch(() => undefined);
     const decimals = facts?.decimals ?? 0;
     const em = orm.em.fork();
     const floor = await floorOf();
+    const offer = await bestOffer(offerScopes, currency);
     const [last] = await em.find(
       Sale,
       { ...where, currencyId: currency },
@@ -313,6 +342,8 @@ export function createMarketService(
       currency,
       floor: floor ? formatAmount(floor.price as bigint, decimals) : null,
       floorListingId: floor?.id ?? null,
+      bestOffer: offer ? formatAmount(offer.price as bigint, decimals) : null,
+      bestOfferId: offer?.id ?? null,
       lastSale: last ? await saleView(saleOfEntity(last)) : null,
       volume24h: formatAmount(volume, decimals),
       sales24h: day.length,
@@ -724,7 +755,8 @@ export function createMarketService(
 
     async collectionStats(collectionId, currency, trait) {
       await collectionOf(collectionId);
-      return stats({ collectionId }, currency, async () => {
+      const offers = [{ collectionId, assetId: null }];
+      return stats({ collectionId }, currency, offers, async () => {
         const em = orm.em.fork();
         const where = { collectionId, currencyId: currency, ...buyable() };
         const order = { orderBy: [{ price: 'asc' as const }, { id: 'asc' as const }] };
@@ -776,8 +808,11 @@ export function createMarketService(
 
     async assetStats(assetId, currency) {
       const em = orm.em.fork();
-      if (!(await em.count(Asset, { id: assetId }))) throw new NotFoundError(`No asset with id ${assetId}.`);
-      return stats({ assetId }, currency, async () => {
+      const asset = await em.findOne(Asset, { id: assetId }, { fields: ['collection'] });
+      if (!asset) throw new NotFoundError(`No asset with id ${assetId}.`);
+      // Its holder can accept its own offers and its collection's.
+      const offers = [{ assetId }, { collectionId: asset.collection.id, assetId: null }];
+      return stats({ assetId }, currency, offers, async () => {
         const [floor] = await em.find(
           Listing,
           { assetId, currencyId: currency, ...buyable() },
