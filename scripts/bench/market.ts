@@ -19,7 +19,7 @@
 //    and status, by seller, by item, the newest), the sales history; each read's req/s and latency
 //    and its share of Koa hello.
 // Then the ledger's invariants: the currency's supply == the sum of its owners' balances == minted.
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
 import { call, type Session } from '../lib/api.ts';
 import { forEachLimit } from '../lib/concurrency.ts';
 import type { Service } from '../lib/service.ts';
@@ -295,11 +295,21 @@ async function race(
   await Promise.all(
     byActor.map(async (attempts) => {
       for (const { actor, path, body, target } of attempts) {
-        const response = await fetch(service.baseUrl + path, {
-          method: 'POST',
-          headers: { ...actor.headers, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
+        // A keep-alive socket the server closes as a request leaves fails the fetch: it is sent
+        // again with the same Idempotency-Key, so it applies at most once.
+        const key = randomUUID();
+        let response: Response | undefined;
+        for (let attempt = 1; !response; attempt++) {
+          try {
+            response = await fetch(service.baseUrl + path, {
+              method: 'POST',
+              headers: { ...actor.headers, 'content-type': 'application/json', 'idempotency-key': key },
+              body: JSON.stringify(body),
+            });
+          } catch (error) {
+            if (attempt >= 3) throw error;
+          }
+        }
         const parsed = (await response.json().catch(() => ({}))) as { type?: string };
         answers.push({ target, status: response.status, type: parsed.type });
       }

@@ -154,6 +154,8 @@ const collectionNotFound = (id: string) => new NotFoundError(`No collection with
 const BPS = 10_000n;
 const PRICE_DECIMALS = 18;
 const DAY_MS = 86_400_000;
+/** The most open offers a best offer reads from the top of its index (the expired ones skipped). */
+const BEST_OFFER_SCAN = 100;
 /** The most listings a trait floor walks in price order before answering with none (see the doc). */
 const TRAIT_FLOOR_SCAN = 1000;
 
@@ -299,18 +301,22 @@ export function createMarketService(
     currency: string,
   ): Promise<Offer | null> {
     const em = orm.em.fork();
+    const now = Date.now();
     let best: Offer | null = null;
     for (const scope of scopes) {
-      const [top] = await em.find(
-        Offer,
-        {
-          ...scope,
-          status: 'open',
-          currencyId: currency,
-          $or: [{ expiresAt: null }, { expiresAt: { $gt: new Date() } }],
-        },
-        { orderBy: [{ price: 'desc' }, { id: 'desc' }], limit: 1 },
-      );
+      // The expiry is checked here, not in SQL: with it PostgreSQL may sort every match rather than
+      // walk the index. Open offers past their expiry are few (the keeper ends them every
+      // MARKET_SWEEP_MS): the top row is read first, and only when it has expired the next rows, at
+      // most BEST_OFFER_SCAN.
+      const read = (limit: number) =>
+        em.find(
+          Offer,
+          { ...scope, status: 'open', currencyId: currency },
+          { orderBy: [{ price: 'desc' }, { id: 'desc' }], limit },
+        );
+      const unexpired = (offer: Offer) => !offer.expiresAt || offer.expiresAt.getTime() > now;
+      const [first] = await read(1);
+      const top = !first || unexpired(first) ? first : (await read(BEST_OFFER_SCAN)).find(unexpired);
       if (top && (!best || (top.price as bigint) > (best.price as bigint))) best = top;
     }
     return best;
