@@ -348,16 +348,17 @@ async function contention(world: World, kind: string): Promise<void> {
   heading(`market contention on ${kind}`, { buyers: users.length, listings: CONTENDED, offers: CONTENDED });
   // 10 listings by the studio; every one of the 100 players tries each, in its own order.
   const [relics] = [...(await mintNfts(world, [studio], CONTENDED)).values()];
-  const listingIds: string[] = [];
-  for (const id of relics)
-    listingIds.push(
-      (
-        await call<{ id: string }>(service.baseUrl, 'POST', '/api/v1/listings', {
-          session: studio,
-          body: { wallet: studio.wallet, assetId: id, currency: CURRENCY, price: PRICE },
-        })
-      ).id,
-    );
+  /** One by one: what each POST created, its id. */
+  const created = async (path: string, each: [Session, Record<string, unknown>][]) => {
+    const ids: string[] = [];
+    for (const [session, body] of each)
+      ids.push((await call<{ id: string }>(service.baseUrl, 'POST', path, { session, body })).id);
+    return ids;
+  };
+  const listingIds = await created(
+    '/api/v1/listings',
+    relics.map((id) => [studio, { wallet: studio.wallet, assetId: id, currency: CURRENCY, price: PRICE }]),
+  );
   const shuffled = <T>(items: T[]) => {
     const copy = [...items];
     for (let i = copy.length - 1; i > 0; i--) {
@@ -380,16 +381,13 @@ async function contention(world: World, kind: string): Promise<void> {
   // 10 collection offers from 10 players; the 90 others each try every offer with another NFT of theirs.
   const bidders = users.slice(0, CONTENDED);
   const holders = users.slice(CONTENDED);
-  const offerIds: string[] = [];
-  for (const bidder of bidders)
-    offerIds.push(
-      (
-        await call<{ id: string }>(service.baseUrl, 'POST', '/api/v1/offers', {
-          session: bidder,
-          body: { wallet: bidder.wallet, collection: COLLECTION, currency: CURRENCY, price: PRICE },
-        })
-      ).id,
-    );
+  const offerIds = await created(
+    '/api/v1/offers',
+    bidders.map((bidder) => [
+      bidder,
+      { wallet: bidder.wallet, collection: COLLECTION, currency: CURRENCY, price: PRICE },
+    ]),
+  );
   const held = await mintNfts(world, holders, CONTENDED);
   const accepts = holders.map((holder) =>
     shuffled(offerIds).map((id, index) => ({
@@ -439,24 +437,30 @@ function seedListingsSql(kind: string): string {
     'id, status, end_reason, seller_user_id, seller_wallet, asset_id, collection_id, amount, currency_id, ' +
     'price, expires_at, created_at, updated_at, operation_id, closed_by';
   // Prices 100.00 to 10,099.99, scattered; one in ten with a far expiry; older than the API's rows.
+  // Each names one of the collection's NFTs minted so far (a listing's answer shows its item).
+  const NFTS =
+    `nft as (select id, row_number() over (order by id) - 1 as k from asset ` +
+    `where collection_id = '${COLLECTION}' and kind = 'nft')`;
   if (kind === 'postgres')
     return (
-      `insert into listing (${columns}) select 'lst_' || lpad(i::text, 26, '0'), ` +
+      `with ${NFTS} insert into listing (${columns}) select 'lst_' || lpad(i::text, 26, '0'), ` +
       `case when i % ${SEEDED_CLOSED_EVERY} = 0 then 'cancelled' else 'active' end, null, 'usr_bench_seed', ` +
-      `'0x' || lpad(to_hex(i % ${SEEDED_SELLERS} + 1), 40, '0'), 'nft_' || lpad(i::text, 26, '0'), ` +
+      `'0x' || lpad(to_hex(i % ${SEEDED_SELLERS} + 1), 40, '0'), nft.id, ` +
       `'${COLLECTION}', 1, '${CURRENCY}', 10000 + (i::bigint * 7919) % 1000000, ` +
       `case when i % 10 = 0 then now() + interval '30 days' else null end, ` +
-      `now() - interval '2 days', now() - interval '2 days', null, null from generate_series(1, ${SEEDED_ROWS}) i`
+      `now() - interval '2 days', now() - interval '2 days', null, null from generate_series(1, ${SEEDED_ROWS}) i ` +
+      `join nft on nft.k = i % (select count(*) from nft)`
     );
   const day = 86_400_000;
   return (
-    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ${SEEDED_ROWS}) ` +
+    `with recursive n(i) as (select 1 union all select i + 1 from n where i < ${SEEDED_ROWS}), ${NFTS} ` +
     `insert into listing (${columns}) select 'lst_' || printf('%026d', i), ` +
     `case when i % ${SEEDED_CLOSED_EVERY} = 0 then 'cancelled' else 'active' end, null, 'usr_bench_seed', ` +
-    `'0x' || printf('%040x', i % ${SEEDED_SELLERS} + 1), 'nft_' || printf('%026d', i), ` +
+    `'0x' || printf('%040x', i % ${SEEDED_SELLERS} + 1), nft.id, ` +
     `'${COLLECTION}', printf('%078d', 1), '${CURRENCY}', printf('%078d', 10000 + (i * 7919) % 1000000), ` +
     `case when i % 10 = 0 then ${Date.now() + 30 * day} else null end, ` +
-    `${Date.now() - 2 * day}, ${Date.now() - 2 * day}, null, null from n`
+    `${Date.now() - 2 * day}, ${Date.now() - 2 * day}, null, null from n ` +
+    `join nft on nft.k = i % (select count(*) from nft)`
   );
 }
 

@@ -68,6 +68,16 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
   };
   const bid = (bidder: HttpUser, id: string, amount: string, key?: string) =>
     call(bidder, 'POST', `/api/v1/auctions/${id}/bids`, { wallet: bidder.wallet, amount }, key);
+  /** Alice moves the NFT to carol: it is free (not escrowed). */
+  const giveToCarol = async (relic: string) => {
+    const moved = await call(alice, 'POST', '/api/v1/transfer', {
+      assetId: relic,
+      from: alice.wallet,
+      to: carol.wallet,
+      amount: '1',
+    });
+    expect(moved.status, moved.text).toBe(201);
+  };
   /** Time passing: the auction's end moved into the past. */
   const end = (id: string) =>
     orm()
@@ -289,13 +299,7 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
     expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(1);
     expect(await read(`/api/v1/auctions/${auction.id}`)).toMatchObject({ status: 'unsold', bestBid: null });
     expect(await reserved(relic, alice.wallet)).toBe(0n);
-    const moved = await call(alice, 'POST', '/api/v1/transfer', {
-      assetId: relic,
-      from: alice.wallet,
-      to: carol.wallet,
-      amount: '1',
-    });
-    expect(moved.status, moved.text).toBe(201);
+    await giveToCarol(relic);
   });
 
   it('its seller cancels it before any bid: the item released, `auctionEnded` (cancelled), once; not another user, not after a bid or the end', async () => {
@@ -331,13 +335,7 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
         (a: { id: string }) => a.id,
       ),
     ).toContain(auction.id);
-    const moved = await call(alice, 'POST', '/api/v1/transfer', {
-      assetId: relic,
-      from: alice.wallet,
-      to: carol.wallet,
-      amount: '1',
-    });
-    expect(moved.status, moved.text).toBe(201);
+    await giveToCarol(relic);
 
     // After a bid: refused, the bid stays reserved and the auction runs to its end.
     const bidOn = await open(carol, relic);
