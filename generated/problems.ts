@@ -38,6 +38,7 @@ export const PROBLEM_TYPES = {
   "/problems/asset-frozen": { title: "Asset frozen", status: 409, retryable: false },
   "/problems/asset-on-chain": { title: "Asset lives on chain", status: 409, retryable: false },
   "/problems/asset-soulbound": { title: "Asset soulbound", status: 409, retryable: false },
+  "/problems/auction-has-bids": { title: "Auction has bids", status: 409, retryable: false },
   "/problems/auction-not-open": { title: "Auction not open", status: 409, retryable: false },
   "/problems/bid-too-low": { title: "Bid too low", status: 409, retryable: false },
   "/problems/burn-not-allowed": { title: "Burn not allowed", status: 409, retryable: false },

@@ -1065,7 +1065,7 @@ export interface paths {
         };
         /**
          * Market figures of a collection
-         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1471,7 +1471,7 @@ export interface paths {
         };
         /**
          * Market figures of an item
-         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the last sale and the sales of the last 24 hours. The floor is read in price order from an index and the last sale in id order: neither read grows with the number of listings or sales.
+         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired offer its holder can accept: the item's own offers and its collection's), the last sale and the sales of the last 24 hours. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -2342,6 +2342,34 @@ export interface paths {
          *     Errors: 400 `/problems/invalid-amount` when `amount` does not fit the currency or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `auction_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no auction has this id; 409 `/problems/auction-not-open` when it has ended or was settled; 409 `/problems/bid-too-low` below the reserve or the best bid plus the increment; 409 `/problems/own-auction` for the seller; 409 `/problems/insufficient-balance` when `wallet` holds less than the amount free; 409 on a bid that kept meeting newer bids; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["bidAuction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auctions/{auction_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an auction
+         * @description Whoever controls the auction's seller wallet cancels it while it is open, before its end and before any bid: it becomes `cancelled` and its item is released from escrow (it may move, be listed or auctioned again), with an `auctionEnded` event (`data.status` `cancelled`), in ONE transaction guarded by the auction still open, not ended and without a bid. Once a bid has landed the auction cannot be cancelled (409 `/problems/auction-has-bids`): bidders' funds stay reserved and it runs to its end, so a seller cannot withdraw an item after seeing the bids. Of a cancellation and a first bid racing, exactly one applies (the bid is then refused 409 `/problems/auction-not-open`, or the cancellation 409 `/problems/auction-has-bids`). The release has an operation id (`operationId`). Cancelling again answers 409.
+         *
+         *     Errors: 400 `/problems/validation-failed` when `auction_id` is not `auc_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control the seller wallet; 404 `/problems/not-found` when no auction has this id; 409 `/problems/auction-has-bids` when it has a bid; 409 `/problems/auction-not-open` when it was settled or cancelled, or its end has passed; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         */
+        post: operations["cancelAuction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3516,7 +3544,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * An auction was settled (sold to the best bidder, or unsold).
+         * An auction ended (sold to the best bidder, unsold, or cancelled by its seller before any bid).
          * @description Sent to every webhook subscribed to `auctionEnded` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
          */
         post: operations["auctionEndedWebhook"];
@@ -5123,17 +5151,17 @@ export interface components {
          */
         ListingId: string;
         /**
-         * OperationId
-         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
-         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
-         */
-        OperationId: string;
-        /**
          * OfferId
          * @description An offer's id, `ofr_` + a ULID.
          * @example ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0
          */
         OfferId: string;
+        /**
+         * OperationId
+         * @description The `op_` id of the multi-part operation an event belongs to: a batch transfer, a batch mint, a craft or a trade's settlement (the `id` of that operation's answer). Every event of one operation carries the same id, and they are consecutive in the stream; an event of a single write (one transfer, mint, NFT creation) has none.
+         * @example op_01JD3Z7A1B2C3D4E5F6G7H8J9K
+         */
+        OperationId: string;
         /**
          * AuctionId
          * @description An auction's id, `auc_` + a ULID.
@@ -5183,11 +5211,13 @@ export interface components {
         };
         /**
          * MarketStats
-         * @description Market figures of a collection or an item in one currency: the floor (the cheapest active, unexpired listing; per trait value when asked), the last sale, and the sales of the last 24 hours (their count and summed price).
+         * @description Market figures of a collection or an item in one currency: the floor (the cheapest active, unexpired listing; per trait value when asked), the best offer (the highest open, unexpired offer a holder can accept: for a collection, its collection offers; for an item, its own offers and its collection's), the last sale, and the sales of the last 24 hours (their count and summed price).
          * @example {
          *       "currency": "gold",
          *       "floor": "80",
          *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+         *       "bestOffer": "75",
+         *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
          *       "lastSale": null,
          *       "volume24h": "0",
          *       "sales24h": 0
@@ -5198,6 +5228,9 @@ export interface components {
             /** @description The lowest price of an active listing; null when there is none. */
             floor: components["schemas"]["Amount"] | null;
             floorListingId: components["schemas"]["ListingId"] | null;
+            /** @description The highest price of an open, unexpired offer in this currency that a holder can accept now: for a collection, the best offer for any of its items (a collection offer); for an item, the best of its own offers and its collection's offers. Null when there is none. The price is reserved in the bidder's wallet, so an accepted best offer always pays. */
+            bestOffer: components["schemas"]["Amount"] | null;
+            bestOfferId: components["schemas"]["OfferId"] | null;
             /** @description The latest sale in this currency; null when none. */
             lastSale: components["schemas"]["Sale"] | null;
             volume24h: components["schemas"]["Amount"];
@@ -6373,13 +6406,13 @@ export interface components {
         };
         /**
          * AuctionStatus
-         * @description `open` while it takes bids (and after `endsAt` until the service settles it, within `MARKET_SWEEP_MS`); `sold` to the best bidder, or `unsold` (no bid, or its item froze: the item is released to its seller and a bid refunded).
+         * @description `open` while it takes bids (and after `endsAt` until the service settles it, within `MARKET_SWEEP_MS`); `sold` to the best bidder, or `unsold` (no bid, or its item froze: the item is released to its seller and a bid refunded), or `cancelled` by its seller before any bid (the item released).
          * @enum {string}
          */
-        AuctionStatus: "open" | "sold" | "unsold";
+        AuctionStatus: "open" | "sold" | "unsold" | "cancelled";
         /**
          * Auction
-         * @description An English auction of the NFT `assetId` from the wallet `seller`, in `currency`: the item is escrowed (reserved in the seller's wallet) while it is open; a bid is at least `reservePrice`, then at least `bestBid + minIncrement`, and is reserved in the bidder's wallet until outbid (released at once) or the auction settles; a bid landing less than `extensionSeconds` before `endsAt` pushes `endsAt` to that many seconds after the bid. At `endsAt` the service settles it exactly once: to the best bidder, paid like a purchase (seller + royalty + fee == the bid), or `unsold` without a bid.
+         * @description An English auction of the NFT `assetId` from the wallet `seller`, in `currency`: the item is escrowed (reserved in the seller's wallet) while it is open; a bid is at least `reservePrice`, then at least `bestBid + minIncrement`, and is reserved in the bidder's wallet until outbid (released at once) or the auction settles; a bid landing less than `extensionSeconds` before `endsAt` pushes `endsAt` to that many seconds after the bid. At `endsAt` the service settles it exactly once: to the best bidder, paid like a purchase (seller + royalty + fee == the bid), or `unsold` without a bid. Before any bid its seller may cancel it (`cancelled`, the item released).
          * @example {
          *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
          *       "status": "open",
@@ -6418,7 +6451,7 @@ export interface components {
             bids: number;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
-            /** @description The settlement's operation id once settled; null while open. */
+            /** @description The settlement's (or the cancellation's) operation id once closed; null while open. */
             operationId: components["schemas"]["OperationId"] | null;
         };
         /**
@@ -7016,7 +7049,7 @@ export interface components {
         };
         /**
          * AuctionEndedEvent
-         * @description An auction was settled (sold to the best bidder, or unsold); `data` is the auction.
+         * @description An auction ended (sold to the best bidder, unsold, or cancelled by its seller before any bid); `data` is the auction.
          */
         AuctionEndedEvent: {
             id: components["schemas"]["EventId"];
@@ -11757,6 +11790,8 @@ export interface operations {
                      *       "currency": "gold",
                      *       "floor": "80",
                      *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "bestOffer": "75",
+                     *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
                      *       "lastSale": {
                      *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
                      *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
@@ -13247,6 +13282,8 @@ export interface operations {
                      *       "currency": "gold",
                      *       "floor": "80",
                      *       "floorListingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
+                     *       "bestOffer": "75",
+                     *       "bestOfferId": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
                      *       "lastSale": {
                      *         "id": "op_01JD3ZG9H1J3K5M7N9P1Q3R5S7",
                      *         "listingId": "lst_01JD3ZF8G0H2J4K6M8N0P2Q4R6",
@@ -16865,6 +16902,82 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelAuction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An auction id (`auc_` + a ULID).
+                 * @example auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2
+                 */
+                auction_id: components["parameters"]["AuctionIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled auction. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2",
+                     *       "status": "cancelled",
+                     *       "seller": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+                     *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
+                     *       "collection": "dawn-quest",
+                     *       "currency": "gold",
+                     *       "reservePrice": "50",
+                     *       "minIncrement": "5",
+                     *       "endsAt": "2026-11-23T10:00:00.000Z",
+                     *       "extensionSeconds": 300,
+                     *       "bestBid": null,
+                     *       "bestBidder": null,
+                     *       "bids": 0,
+                     *       "createdAt": "2026-11-22T10:00:00.000Z",
+                     *       "updatedAt": "2026-11-22T10:05:00.000Z",
+                     *       "operationId": "op_01JD3ZK6P8R0T2V4X6Z8B0C2D4"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Auction"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            /** @description The auction has a bid, has ended, or is no longer open. Nothing changed. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/auction-has-bids",
+                     *       "title": "Auction has bids",
+                     *       "status": 409,
+                     *       "detail": "The auction auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2 has a bid: it runs to its end.",
+                     *       "instance": "/api/v1/auctions/auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2/cancel",
+                     *       "requestId": "0b6c3f1e-7a2d-4c5b-9e8f-1a2b3c4d5e6f"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,4 +1,4 @@
-// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|all
+// Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
 //   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--record]
@@ -17,6 +17,7 @@ import { expiry } from './expiry.ts';
 import { fanout } from './fanout.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { discardRecorded, saveRecorded } from './lib/record.ts';
+import { market } from './market.ts';
 import { memory } from './memory.ts';
 import { reads } from './reads.ts';
 import { replayFlood } from './replay-flood.ts';
@@ -38,6 +39,7 @@ const BENCHMARKS: Record<Exclude<BenchmarkName, 'chain'>, (options: BenchOptions
   webhooks,
   scale,
   expiry,
+  market,
 };
 
 function usage(message: string): never {

@@ -31,6 +31,7 @@ export const BENCHMARK_NAMES = [
   'webhooks',
   'scale',
   'expiry',
+  'market',
   'chain',
 ] as const;
 export type BenchmarkName = (typeof BENCHMARK_NAMES)[number];

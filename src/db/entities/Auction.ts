@@ -1,14 +1,15 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
 import { Uint256Type } from '../types/uint256.ts';
 
-export const AUCTION_STATUSES = ['open', 'sold', 'unsold'] as const;
+export const AUCTION_STATUSES = ['open', 'sold', 'unsold', 'cancelled'] as const;
 export type AuctionStatus = (typeof AUCTION_STATUSES)[number];
 
 /**
  * An English auction (`auc_` + ULID, issue 35): the NFT `assetId` is escrowed in the seller's holding
  * (`holding.reserved`) while `open`; each bid reserves its amount in the bidder's holding and releases
  * the previous best bid's in the same plan; at `endsAt` the market keeper settles it (`sold` to the
- * best bidder, or `unsold`: the item released), in one plan guarded on the row still open.
+ * best bidder, or `unsold`: the item released), in one plan guarded on the row still open. Before any
+ * bid its seller may cancel it (`cancelled`: the item released).
  */
 export const Auction = defineEntity({
   name: 'Auction',

@@ -15,7 +15,14 @@ export const Offer = defineEntity({
   indexes: [
     // The best offer on an item, on a collection, in a currency: read first in price order.
     { properties: ['assetId', 'status', 'currencyId', 'price', 'id'] },
-    { properties: ['collectionId', 'status', 'currencyId', 'price', 'id'] },
+    // A collection's best offer: its collection offers (`assetId` null) only, walked from the highest
+    // price. Partial: PostgreSQL walks no index in order past an `IS NULL` column, and an index of
+    // every offer would make it walk the item offers too, filtering them out.
+    {
+      name: 'offer_collection_offer_price_index',
+      expression:
+        'create index "offer_collection_offer_price_index" on "offer" ("collection_id", "status", "currency_id", "price", "id") where "asset_id" is null',
+    },
     { properties: ['bidderWallet', 'id'] },
     { properties: ['collectionId', 'id'] },
     // The expiry sweep: open offers by expiry.

@@ -31,6 +31,7 @@ import { Migration20261129012135_market_auctions } from './Migration202611290121
 import { Migration20261129014409_claim_codes } from './Migration20261129014409_claim_codes.ts';
 import { Migration20261129033246_audit_log } from './Migration20261129033246_audit_log.ts';
 import { Migration20261129033257_item_expiry } from './Migration20261129033257_item_expiry.ts';
+import { Migration20261129070117_market_best_offer } from './Migration20261129070117_market_best_offer.ts';
 import { Migration20261129074128_transfer_history_indexes } from './Migration20261129074128_transfer_history_indexes.ts';
 
 export const migrationsList = [
@@ -66,5 +67,6 @@ export const migrationsList = [
   Migration20261129014409_claim_codes,
   Migration20261129033246_audit_log,
   Migration20261129033257_item_expiry,
+  Migration20261129070117_market_best_offer,
   Migration20261129074128_transfer_history_indexes,
 ];

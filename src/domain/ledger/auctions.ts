@@ -13,6 +13,9 @@
 //            rows:   the auction sold, the sale, the market price, `auctionEnded`, `sale`,
 //                    `priceUpdate`; with no bid (or an item frozen meanwhile) the item released, the
 //                    best bid refunded, the auction unsold, `auctionEnded`.
+//   cancel:  guards: `auctionOpen` at now (not ended) with no best bid (a bid landed: refused, the
+//                    auction runs to its end), the seller's wallet controlled by the caller;
+//            rows:   the item released, the auction cancelled, `auctionEnded`.
 // The market keeper (./market-keeper.ts) settles ended auctions on every instance: the guard makes a
 // second settlement of the same auction a rejected no-op, so each settles exactly once.
 import type { FilterQuery } from '@mikro-orm/core';
@@ -28,7 +31,15 @@ import { mapPage, type Page, pageById } from './cursor.ts';
 import type { WriteResult } from './idempotency.ts';
 import { endListingsOf } from './listings.ts';
 import type { OfferContext } from './offers.ts';
-import type { GuardFailure, NewAuction, NewEvent, NewSale, ReservedChange } from './store/plan.ts';
+import type {
+  Guard,
+  GuardFailure,
+  NewAuction,
+  NewEvent,
+  NewSale,
+  Plan,
+  ReservedChange,
+} from './store/plan.ts';
 import {
   type AssetFacts,
   ItemExpiredError,
@@ -74,6 +85,8 @@ export interface AuctionMethods {
     input: { wallet: StoredAddress; amount: string },
     idempotencyKey?: string,
   ): Promise<WriteResult<AuctionView>>;
+  /** The seller wallet's controller cancels an open auction before its end and before any bid. */
+  cancelAuction(actor: Actor, id: string): Promise<AuctionView>;
   /** Settles the open auctions whose end passed (at most `limit`), each in its own plan; how many. */
   settleAuctions(now: Date, limit: number): Promise<number>;
 }
@@ -88,6 +101,12 @@ export class AuctionNotOpenError extends ConflictError {
       status === 'expired' ? `The auction ${id} has ended.` : `The auction ${id} is ${status}.`,
       '/problems/auction-not-open',
     );
+  }
+}
+
+class AuctionHasBidsError extends ConflictError {
+  constructor(id: string) {
+    super(`The auction ${id} has a bid: it runs to its end.`, '/problems/auction-has-bids');
   }
 }
 
@@ -196,6 +215,37 @@ export function createAuctionMethods(ctx: OfferContext): AuctionMethods {
     return new AuctionNotOpenError(id, failure.reason ?? 'closed');
   }
 
+  /**
+   * Closes an auction without a sale (`unsold` at its end, or `cancelled` by its seller): the item
+   * released from escrow, the best bid (if any) refunded, `auctionEnded`, one `op_` id.
+   */
+  function releasePlan(
+    auction: AuctionRow,
+    status: 'unsold' | 'cancelled',
+    decimals: number,
+    at: Date,
+    guards: Guard[],
+  ): { view: AuctionView; plan: Plan } {
+    const operationId = newId('op');
+    const view = auctionView({ ...auction, status, operationId, updatedAt: at }, decimals);
+    const reserves: ReservedChange[] = [
+      { assetId: auction.assetId, wallet: auction.sellerWallet, delta: -1n },
+    ];
+    if (auction.bestBid !== null && auction.bestBidder !== null)
+      reserves.push({ assetId: auction.currencyId, wallet: auction.bestBidder, delta: -auction.bestBid });
+    return {
+      view,
+      plan: {
+        at,
+        guards,
+        auctionStatuses: [{ auctionId: auction.id, status, operationId, at }],
+        reserves,
+        events: [auctionEvent('auctionEnded', view, at)],
+        operationId,
+      },
+    };
+  }
+
   /** Settles one ended auction; false when another settlement (or none due) got there first. */
   async function settle(auction: AuctionRow): Promise<boolean> {
     const at = new Date();
@@ -212,18 +262,7 @@ export function createAuctionMethods(ctx: OfferContext): AuctionMethods {
       bestBid: auction.bestBid,
     };
     const unsold = async () => {
-      const view = auctionView({ ...auction, status: 'unsold', operationId, updatedAt: at }, decimals);
-      const reserves: ReservedChange[] = [{ assetId: item.id, wallet: auction.sellerWallet, delta: -1n }];
-      if (auction.bestBid !== null && auction.bestBidder !== null)
-        reserves.push({ assetId: currency.id, wallet: auction.bestBidder, delta: -auction.bestBid });
-      const outcome = await store.apply({
-        at,
-        guards: [guard],
-        auctionStatuses: [{ auctionId: auction.id, status: 'unsold', operationId, at }],
-        reserves,
-        events: [auctionEvent('auctionEnded', view, at)],
-        operationId,
-      });
+      const outcome = await store.apply(releasePlan(auction, 'unsold', decimals, at, [guard]).plan);
       return outcome.outcome === 'applied';
     };
     if (auction.bestBid === null || auction.bestBidder === null) return unsold();
@@ -527,6 +566,37 @@ export function createAuctionMethods(ctx: OfferContext): AuctionMethods {
           throw error;
         }
       }
+    },
+
+    async cancelAuction(actor, id) {
+      const auction = await readAuction(id);
+      await writer.assertControls(actor, [
+        { from: auction.sellerWallet, place: { pointer: '/path', label: '' } },
+      ]);
+      const at = new Date();
+      if (auction.status !== 'open') throw new AuctionNotOpenError(id, auction.status);
+      if (auction.bestBid !== null) throw new AuctionHasBidsError(id);
+      if (auction.endsAt <= at) throw new AuctionNotOpenError(id, 'expired');
+      // The guard re-checks all three under the row's lock: a first bid racing this cancellation
+      // either lands before (`changed`: refused, the auction runs on) or finds it cancelled.
+      const { view, plan } = releasePlan(auction, 'cancelled', await decimalsOf(auction), at, [
+        { kind: 'auctionOpen', auctionId: id, at, bestBid: null },
+        controlsWallet(actor.userId, auction.sellerWallet),
+      ]);
+      const result = await applyWrite(
+        store,
+        idempotency,
+        undefined,
+        plan,
+        { status: 200, body: view, headers: {} },
+        (failure) => {
+          if (failure.guard.kind === 'auctionOpen' && failure.reason === 'changed')
+            return new AuctionHasBidsError(id);
+          if (failure.guard.kind === 'controls') return new WalletNotControlledError(auction.sellerWallet);
+          return notOpen(id, failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`);
+        },
+      );
+      return result.body;
     },
 
     async settleAuctions(now, limit) {

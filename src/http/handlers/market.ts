@@ -28,6 +28,7 @@ export function marketHandlers(ledger: Ledger): HandlerMap {
     | 'listAuctions'
     | 'getAuction'
     | 'bidAuction'
+    | 'cancelAuction'
   >({
     async createListing(request, ctx) {
       const { body } = request;
@@ -175,6 +176,15 @@ export function marketHandlers(ledger: Ledger): HandlerMap {
         idempotencyKeyOf(request),
       );
       sendStored(ctx, 'bidAuction', bid);
+    },
+
+    async cancelAuction(request, ctx) {
+      respond(
+        ctx,
+        'cancelAuction',
+        200,
+        await market.cancelAuction(actorOf(request), request.params.auction_id),
+      );
     },
 
     async getMarketSettings(request, ctx) {

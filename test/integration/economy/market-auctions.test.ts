@@ -68,6 +68,16 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
   };
   const bid = (bidder: HttpUser, id: string, amount: string, key?: string) =>
     call(bidder, 'POST', `/api/v1/auctions/${id}/bids`, { wallet: bidder.wallet, amount }, key);
+  /** Alice moves the NFT to carol: it is free (not escrowed). */
+  const giveToCarol = async (relic: string) => {
+    const moved = await call(alice, 'POST', '/api/v1/transfer', {
+      assetId: relic,
+      from: alice.wallet,
+      to: carol.wallet,
+      amount: '1',
+    });
+    expect(moved.status, moved.text).toBe(201);
+  };
   /** Time passing: the auction's end moved into the past. */
   const end = (id: string) =>
     orm()
@@ -289,13 +299,93 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
     expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(1);
     expect(await read(`/api/v1/auctions/${auction.id}`)).toMatchObject({ status: 'unsold', bestBid: null });
     expect(await reserved(relic, alice.wallet)).toBe(0n);
-    const moved = await call(alice, 'POST', '/api/v1/transfer', {
-      assetId: relic,
-      from: alice.wallet,
-      to: carol.wallet,
-      amount: '1',
-    });
-    expect(moved.status, moved.text).toBe(201);
+    await giveToCarol(relic);
+  });
+
+  it('its seller cancels it before any bid: the item released, `auctionEnded` (cancelled), once; not another user, not after a bid or the end', async () => {
+    const relic = await mintNft(alice.wallet);
+    const auction = await open(alice, relic);
+    const cancel = (user: HttpUser, id: string) => call(user, 'POST', `/api/v1/auctions/${id}/cancel`);
+    // Another user: refused, nothing changes, and nothing of it reaches that user's wallet stream.
+    const stranger = await cancel(bob, auction.id);
+    expect([stranger.status, stranger.body.type]).toEqual([403, '/problems/wallet-not-controlled']);
+    const unknown = await cancel(alice, 'auc_01JD3ZJ4M6P8R0T2V4X6Z8B0C2');
+    expect([unknown.status, unknown.body.type]).toEqual([404, '/problems/not-found']);
+    expect(await read(`/api/v1/auctions/${auction.id}`)).toEqual(auction);
+    expect(await reserved(relic, alice.wallet)).toBe(1n);
+    const before = await lastEventId();
+    const cancelled = await cancel(alice, auction.id);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toMatchObject({ id: auction.id, status: 'cancelled', bestBid: null, bids: 0 });
+    expect(cancelled.body.operationId).toMatch(/^op_/);
+    expect(await read(`/api/v1/auctions/${auction.id}`)).toEqual(cancelled.body);
+    expect(await reserved(relic, alice.wallet)).toBe(0n);
+    const events = await read(`/api/v1/events?after=${before}&limit=100`);
+    expect(events.data.map((e: { type: string }) => e.type)).toEqual(['auctionEnded']);
+    expect(events.data[0]).toMatchObject({ operationId: cancelled.body.operationId, data: cancelled.body });
+    const bobs = await read(`/api/v1/events?after=${before}&limit=100&walletId=${bob.wallet}`);
+    expect(bobs.data).toEqual([]);
+    // Closed: no second cancellation, no bid, no settlement; the item is free again.
+    for (const refused of [await cancel(alice, auction.id), await bid(bob, auction.id, '10')])
+      expect([refused.status, refused.body.type]).toEqual([409, '/problems/auction-not-open']);
+    await end(auction.id);
+    expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(0);
+    expect(
+      (await read(`/api/v1/auctions?seller=${alice.wallet}&status=cancelled`)).data.map(
+        (a: { id: string }) => a.id,
+      ),
+    ).toContain(auction.id);
+    await giveToCarol(relic);
+
+    // After a bid: refused, the bid stays reserved and the auction runs to its end.
+    const bidOn = await open(carol, relic);
+    const bobBefore = await reserved('mark', bob.wallet);
+    expect((await bid(bob, bidOn.id, '10')).status).toBe(201);
+    const hasBids = await cancel(carol, bidOn.id);
+    expect([hasBids.status, hasBids.body.type]).toEqual([409, '/problems/auction-has-bids']);
+    expect(await read(`/api/v1/auctions/${bidOn.id}`)).toMatchObject({ status: 'open', bestBid: '10' });
+    expect(await reserved('mark', bob.wallet)).toBe(bobBefore + 1000n);
+    await end(bidOn.id);
+    expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(1);
+    expect(await owner(relic)).toBe(bob.wallet);
+
+    // After its end, even without a bid: refused (the keeper ends it unsold).
+    const ended = await open(alice, await mintNft(alice.wallet));
+    await end(ended.id);
+    const late = await cancel(alice, ended.id);
+    expect([late.status, late.body.type]).toEqual([409, '/problems/auction-not-open']);
+    expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(1);
+    expect(await read(`/api/v1/auctions/${ended.id}`)).toMatchObject({ status: 'unsold' });
+  });
+
+  it('a cancellation and a first bid racing: exactly one applies, the other is refused cleanly', async () => {
+    for (let round = 0; round < 4; round++) {
+      const relic = await mintNft(alice.wallet);
+      const auction = await open(alice, relic);
+      const bobBefore = await reserved('mark', bob.wallet);
+      const [cancelled, placed] = await Promise.all([
+        call(alice, 'POST', `/api/v1/auctions/${auction.id}/cancel`),
+        bid(bob, auction.id, '10'),
+      ]);
+      const statuses = [cancelled.status, placed.status];
+      expect(
+        statuses.filter((s) => s < 300),
+        `${cancelled.text}\n${placed.text}`,
+      ).toHaveLength(1);
+      const now = await read(`/api/v1/auctions/${auction.id}`);
+      if (cancelled.status === 200) {
+        expect([placed.status, placed.body.type]).toEqual([409, '/problems/auction-not-open']);
+        expect(now).toMatchObject({ status: 'cancelled', bids: 0 });
+        expect(await reserved('mark', bob.wallet)).toBe(bobBefore);
+        expect(await reserved(relic, alice.wallet)).toBe(0n);
+      } else {
+        expect([cancelled.status, cancelled.body.type]).toEqual([409, '/problems/auction-has-bids']);
+        expect(now).toMatchObject({ status: 'open', bids: 1 });
+        expect(await reserved('mark', bob.wallet)).toBe(bobBefore + 1000n);
+        await end(auction.id);
+        expect((await t.app.marketKeeper.sweep()).auctionsSettled).toBe(1);
+      }
+    }
   });
 
   it('auction events reach /ws, filtered by the bidder’s wallet, each checked against the AsyncAPI document', async () => {

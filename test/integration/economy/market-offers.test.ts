@@ -415,6 +415,40 @@ describe.each(DB_KINDS)('marketplace offers on %s', (kind) => {
     expect(await reserved('coin', carol.wallet)).toBe(0n);
   });
 
+  it('the market figures name the best offer: a collection’s best collection offer, an item’s best of its own and its collection’s; closed and expired offers skipped', async () => {
+    expect((await call(studio, 'POST', '/api/v1/collections', { id: 'best', name: 'Best' })).status).toBe(
+      201,
+    );
+    const item = await sword(alice.wallet, 'best');
+    const other = await sword(alice.wallet, 'best');
+    const collectionMarket = (currency = 'coin') =>
+      read(`/api/v1/collections/best/market?currency=${currency}`);
+    const itemMarket = (id: string) => read(`/api/v1/assets/${id}/market?currency=coin`);
+    expect(await collectionMarket()).toMatchObject({ bestOffer: null, bestOfferId: null });
+    const low = await offer(bob, { collection: 'best', price: '10' });
+    const high = await offer(carol, { collection: 'best', price: '12.5' });
+    const own = await offer(bob, { assetId: item, price: '20' });
+    // A collection's: its collection offers (an item offer is for that item's holder only).
+    expect(await collectionMarket()).toMatchObject({ bestOffer: '12.5', bestOfferId: high.id });
+    // An item's: its own offers and its collection's, whichever is higher.
+    expect(await itemMarket(item)).toMatchObject({ bestOffer: '20', bestOfferId: own.id });
+    expect(await itemMarket(other)).toMatchObject({ bestOffer: '12.5', bestOfferId: high.id });
+    expect(await collectionMarket('shell')).toMatchObject({ bestOffer: null, bestOfferId: null });
+    // Cancelled: the next best. Past its expiry (still open until the sweep): skipped.
+    expect((await call(carol, 'POST', `/api/v1/offers/${high.id}/cancel`)).status).toBe(200);
+    expect(await collectionMarket()).toMatchObject({ bestOffer: '10', bestOfferId: low.id });
+    await orm()
+      .em.fork()
+      .nativeUpdate(Offer, { id: own.id }, { expiresAt: new Date(Date.now() - 1000) });
+    expect(await itemMarket(item)).toMatchObject({ bestOffer: '10', bestOfferId: low.id });
+    // Accepted: gone.
+    const accepted = await accept(alice, low.id, { assetId: other });
+    expect(accepted.status, accepted.text).toBe(201);
+    expect(await collectionMarket()).toMatchObject({ bestOffer: null, bestOfferId: null });
+    expect(await itemMarket(item)).toMatchObject({ bestOffer: null, bestOfferId: null });
+    expect((await call(bob, 'POST', `/api/v1/offers/${own.id}/cancel`)).status).toBe(200);
+  });
+
   it('offer events reach /ws, filtered by the bidder’s wallet, each checked against the AsyncAPI document', async () => {
     const socket = await openSocket(t, bob);
     try {

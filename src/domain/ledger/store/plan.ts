@@ -356,10 +356,10 @@ export interface AuctionBidChange {
   at: Date;
 }
 
-/** Settles an open auction (only an open one). */
+/** Settles (or its seller cancels) an open auction (only an open one). */
 export interface AuctionStatusChange {
   auctionId: string;
-  status: 'sold' | 'unsold';
+  status: 'sold' | 'unsold' | 'cancelled';
   operationId: string;
   at: Date;
 }
