@@ -22,6 +22,7 @@
 // rows, or a pass that restarts after a crash mid-batch, expire each item exactly once. Nothing is
 // leased: the guard decides.
 import { Asset } from '../../db/entities/Asset.ts';
+import { Listing } from '../../db/entities/Listing.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { ValidationError } from '../errors.ts';
@@ -32,15 +33,47 @@ import { type AssetService, endTimeOf } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { endListingsOf } from './listings.ts';
 import { newTransferEvent } from './outbox.ts';
-import type { GuardFailure, LedgerStore, NewEvent } from './store/plan.ts';
+import type { GuardFailure, LedgerStore, NewEvent, Plan } from './store/plan.ts';
 import { ItemExpiredError, type Leg, type LegWriter } from './transfers.ts';
 import { type AssetView, transferView } from './views.ts';
 
 /** The longest loan: a year. */
 export const MAX_LOAN_SECONDS = 365 * 24 * 3600;
 
-/** How many items' plans one batch of the sweep has in flight at once. */
-const IN_FLIGHT = 16;
+/** Items one plan expires at most (the default; a test may ask for fewer). */
+export const ITEMS_PER_PLAN = 50;
+/** How many plans of the sweep one call has in flight at once. */
+const IN_FLIGHT = 4;
+
+/** An item due, as read. */
+interface Due {
+  id: string;
+  owner: StoredAddress | null;
+  expiresAt: Date;
+  lender: StoredAddress | null;
+  collectionId: string;
+}
+
+/** The parts of a plan one item's expiry adds. */
+type PlanParts = Pick<
+  Plan,
+  'guards' | 'balances' | 'owners' | 'assetUpdates' | 'listingStatuses' | 'transfers' | 'events'
+>;
+
+const sameItem = (a: Due, b: Due | undefined) =>
+  b !== undefined &&
+  a.owner === b.owner &&
+  a.lender === b.lender &&
+  a.expiresAt.getTime() === b.expiresAt.getTime();
+
+/** The items' parts as one plan's (each list in the items' order). */
+function mergeParts(parts: Partial<PlanParts>[]): Omit<Plan, 'at'> {
+  const plan: Record<string, unknown[]> = { guards: [] };
+  for (const part of parts)
+    for (const [name, list] of Object.entries(part))
+      if (list?.length) plan[name] = [...(plan[name] ?? []), ...list];
+  return plan as unknown as Omit<Plan, 'at'>;
+}
 
 export interface LendInput {
   from: StoredAddress;
@@ -70,18 +103,12 @@ export function createExpiryService(
   store: LedgerStore,
   writer: LegWriter,
   assets: AssetService,
+  perPlan = ITEMS_PER_PLAN,
 ): ExpiryService {
   const reads = readStatements(orm);
 
-  /** Expires one item as read; false when another sweep (or a change) got there first. */
-  async function expire(item: {
-    id: string;
-    owner: StoredAddress | null;
-    expiresAt: Date;
-    lender: StoredAddress | null;
-    collectionId: string;
-  }): Promise<boolean> {
-    const at = new Date();
+  /** The parts of one item's expiry as read (merged with the batch's others into one plan). */
+  function partsOf(item: Due, at: Date, listings: Partial<PlanParts>): Partial<PlanParts> {
     const holder = item.owner ?? ZERO_ADDRESS;
     const guard = {
       kind: 'assetExpiry' as const,
@@ -92,11 +119,9 @@ export function createExpiryService(
     };
     const clear = [{ assetId: item.id, expiresAt: null, lender: null }];
     // Burned before its end by its holder: nothing moves, the end time is cleared (no event).
-    if (holder === ZERO_ADDRESS) {
-      const outcome = await store.apply({ at, guards: [guard], assetUpdates: clear });
-      return outcome.outcome === 'applied';
-    }
+    if (holder === ZERO_ADDRESS) return { guards: [guard], assetUpdates: clear };
     const to = item.lender ?? ZERO_ADDRESS;
+    // Each item its own operation: its `newTransfer` and `itemExpired` share an id no other item has.
     const operationId = newId('op');
     const transferId = newId('tr');
     const view = transferView(
@@ -131,14 +156,7 @@ export function createExpiryService(
       fromWallet: holder,
       toWallet: to === ZERO_ADDRESS ? null : to,
     };
-    const ended = await endListingsOf(
-      reads,
-      writer.listingDecimals,
-      [{ assetId: item.id, reason: to === ZERO_ADDRESS ? 'burned' : 'moved' }],
-      at,
-    );
-    const outcome = await store.apply({
-      at,
+    return {
       guards: [guard, { kind: 'holds', assetId: item.id, wallet: holder, atLeast: 1n }],
       balances: [
         { assetId: item.id, wallet: holder, delta: -1n },
@@ -146,7 +164,7 @@ export function createExpiryService(
       ],
       owners: [{ assetId: item.id, owner: to }],
       assetUpdates: clear,
-      listingStatuses: ended.listingStatuses.length ? ended.listingStatuses : undefined,
+      listingStatuses: listings.listingStatuses,
       transfers: [
         {
           id: transferId,
@@ -158,12 +176,82 @@ export function createExpiryService(
           createdAt: at,
         },
       ],
-      events: [newTransferEvent(view, item.collectionId, at), expired, ...ended.events],
-      operationId,
-    });
-    return outcome.outcome === 'applied';
+      events: [newTransferEvent(view, item.collectionId, at), expired, ...(listings.events ?? [])].map(
+        (event) => ({ ...event, operationId }),
+      ),
+    };
   }
 
+  /** The batch's items as they are now, those still due at `now` (one read). */
+  async function readDue(now: Date, limit: number, ids?: string[]): Promise<Due[]> {
+    const rows = await orm.em
+      .fork()
+      .find(Asset, ids ? { id: { $in: ids }, expiresAt: { $lte: now } } : { expiresAt: { $lte: now } }, {
+        fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
+        orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+        limit,
+      });
+    return rows.map((row) => ({
+      id: row.id,
+      owner: (row.owner ?? null) as StoredAddress | null,
+      expiresAt: row.expiresAt as Date,
+      lender: (row.lender ?? null) as StoredAddress | null,
+      collectionId: row.collection.id,
+    }));
+  }
+
+  /** The listings the items' expiry ends: only the items with an active listing are read one by one. */
+  async function listingsOf(items: Due[], at: Date): Promise<Map<string, Partial<PlanParts>>> {
+    const ids = items.filter((item) => item.owner && item.owner !== ZERO_ADDRESS).map((item) => item.id);
+    const listed = ids.length
+      ? await orm.em
+          .fork()
+          .find(Listing, { assetId: { $in: ids }, status: 'active' }, { fields: ['assetId'] })
+      : [];
+    const parts = new Map<string, Partial<PlanParts>>();
+    for (const assetId of new Set(listed.map((l) => l.assetId))) {
+      const item = items.find((i) => i.id === assetId) as Due;
+      parts.set(
+        assetId,
+        await endListingsOf(
+          reads,
+          writer.listingDecimals,
+          [{ assetId, reason: item.lender ? 'moved' : 'burned' }],
+          at,
+        ),
+      );
+    }
+    return parts;
+  }
+
+  /**
+   * Expires the items as read in one plan; returns how many it expired. A refused plan (one item
+   * expired by another instance, or changed since it was read) changed nothing: the batch is read
+   * again, the items no longer due leave it, the refused item leaves it too unless it changed (then it
+   * stays as it is now), and the rest is planned again. Each refusal removes or refreshes the refused
+   * item, and an item due can change only by its expiry (every move or burn of it is refused), so the
+   * loop ends; the refused item left out is found again by the next pass if it is still due.
+   */
+  async function expireBatch(items: Due[], now: Date): Promise<number> {
+    let batch = items;
+    while (batch.length > 0) {
+      const at = new Date();
+      const listings = await listingsOf(batch, at);
+      const plan = mergeParts(batch.map((item) => partsOf(item, at, listings.get(item.id) ?? {})));
+      const outcome = await store.apply({ ...plan, at });
+      if (outcome.outcome === 'applied') return batch.length;
+      if (outcome.outcome !== 'rejected') throw new Error(`Unexpected ${outcome.outcome} of an expiry.`);
+      const refused = 'assetId' in outcome.guard ? outcome.guard.assetId : undefined;
+      const before = new Map(batch.map((item) => [item.id, item]));
+      const current = await readDue(
+        now,
+        batch.length,
+        batch.map((item) => item.id),
+      );
+      batch = current.filter((item) => item.id !== refused || !sameItem(item, before.get(item.id)));
+    }
+    return 0;
+  }
   return {
     async lend(actor, assetId, input, idempotencyKey) {
       const place = { pointer: '/body', label: '' };
@@ -215,29 +303,15 @@ export function createExpiryService(
     },
 
     async expireDue(now, limit) {
-      const due = await orm.em.fork().find(
-        Asset,
-        { expiresAt: { $lte: now } },
-        {
-          fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
-          orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-          limit,
-        },
-      );
+      const due = await readDue(now, limit);
+      const batches: Due[][] = [];
+      for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
       let expired = 0;
-      for (let i = 0; i < due.length; i += IN_FLIGHT) {
+      for (let i = 0; i < batches.length; i += IN_FLIGHT) {
         const done = await Promise.all(
-          due.slice(i, i + IN_FLIGHT).map((row) =>
-            expire({
-              id: row.id,
-              owner: (row.owner ?? null) as StoredAddress | null,
-              expiresAt: row.expiresAt as Date,
-              lender: (row.lender ?? null) as StoredAddress | null,
-              collectionId: row.collection.id,
-            }),
-          ),
+          batches.slice(i, i + IN_FLIGHT).map((batch) => expireBatch(batch, now)),
         );
-        expired += done.filter(Boolean).length;
+        expired += done.reduce((n, d) => n + d, 0);
       }
       return expired;
     },
