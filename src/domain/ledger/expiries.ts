@@ -14,16 +14,22 @@
 // own time, whether or not the sweep has processed the item yet, and with `lent` while it is lent.
 //
 // The sweep (`expireDue`, run by every instance's market keeper, ./market-keeper.ts) reads the items
-// due, oldest end first, in bounded batches, and applies one plan per item: guarded by `assetExpiry`
-// (the end time and owner as read, and due at the plan's time), it moves the NFT from its holder to
-// its lender (or to the zero address: burned), clears its end time and lender, ends its listings,
-// and writes the `newTransfer` and `itemExpired` events under one `op_` id. Once applied the same
-// plan is refused (the end time is cleared, the owner changed), so two instances racing over the same
-// rows, or a pass that restarts after a crash mid-batch, expire each item exactly once. Nothing is
-// leased: the guard decides.
+// due, oldest end first, in bounded batches, and expires up to ITEMS_PER_PLAN of them in one plan
+// (several plans in flight): per item, guarded by `assetExpiry` (the end time and owner as read, and
+// due at the plan's time), it moves the NFT from its holder to its lender (or to the zero address:
+// burned), clears its end time and lender, ends its listings, and writes the `newTransfer` and
+// `itemExpired` events under the item's own `op_` id (the event's `operationId`, ./store/plan.ts).
+// Once applied the same plan is refused (the end time is cleared, the owner changed), so two
+// instances racing over the same rows, or a pass that restarts after a crash mid-batch, expire each
+// item exactly once. A store refuses a plan whole, so one refused item would refuse its batch: the
+// sweep then reads the batch again and plans it again without the items no longer due (expired by
+// another instance) and without the refused item unless it changed (moved or burnt meanwhile, it is
+// planned as it is now); each retry removes or refreshes an item, so a batch never waits on one item
+// forever. Nothing is leased: the guards decide.
 import { Asset } from '../../db/entities/Asset.ts';
 import { Listing } from '../../db/entities/Listing.ts';
 import type { Orm } from '../../db/orm.ts';
+import { databaseKindOf } from '../../db/platform.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -52,7 +58,17 @@ interface Due {
   expiresAt: Date;
   lender: StoredAddress | null;
   collectionId: string;
+  /** It had an active listing when read (its expiry ends it). */
+  listed: boolean;
 }
+
+/** The items due at a time, oldest end first, each with whether it has an active listing. */
+const DUE =
+  'select a.id, a.owner, a.expires_at, a.lender, a.collection_id, ' +
+  "exists (select 1 from listing l where l.asset_id = a.id and l.status = 'active') as listed " +
+  // By end time alone: the index on `expires_at` then yields the first rows without sorting every
+  // item due (100,000 rentals ending at one instant share one end time).
+  'from asset a where a.expires_at <= ? order by a.expires_at limit ?';
 
 /** The parts of a plan one item's expiry adds. */
 type PlanParts = Pick<
@@ -64,7 +80,8 @@ const sameItem = (a: Due, b: Due | undefined) =>
   b !== undefined &&
   a.owner === b.owner &&
   a.lender === b.lender &&
-  a.expiresAt.getTime() === b.expiresAt.getTime();
+  a.expiresAt.getTime() === b.expiresAt.getTime() &&
+  a.listed === b.listed;
 
 /** The items' parts as one plan's (each list in the items' order). */
 function mergeParts(parts: Partial<PlanParts>[]): Omit<Plan, 'at'> {
@@ -106,6 +123,7 @@ export function createExpiryService(
   perPlan = ITEMS_PER_PLAN,
 ): ExpiryService {
   const reads = readStatements(orm);
+  const sqlite = databaseKindOf(orm.em.getPlatform()) === 'sqlite';
 
   /** The parts of one item's expiry as read (merged with the batch's others into one plan). */
   function partsOf(item: Due, at: Date, listings: Partial<PlanParts>): Partial<PlanParts> {
@@ -182,43 +200,58 @@ export function createExpiryService(
     };
   }
 
-  /** The batch's items as they are now, those still due at `now` (one read). */
-  async function readDue(now: Date, limit: number, ids?: string[]): Promise<Due[]> {
-    const rows = await orm.em
-      .fork()
-      .find(Asset, ids ? { id: { $in: ids }, expiresAt: { $lte: now } } : { expiresAt: { $lte: now } }, {
-        fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
-        orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-        limit,
-      });
+  /** The items due at `now`, oldest end first, and whether each has an active listing (one read). */
+  async function readDue(now: Date, limit: number): Promise<Due[]> {
+    const rows = await reads.all(DUE, [sqlite ? now.getTime() : now, limit]);
     return rows.map((row) => ({
-      id: row.id,
+      id: String(row.id),
       owner: (row.owner ?? null) as StoredAddress | null,
-      expiresAt: row.expiresAt as Date,
+      expiresAt: reads.date(row.expires_at),
       lender: (row.lender ?? null) as StoredAddress | null,
-      collectionId: row.collection.id,
+      collectionId: String(row.collection_id),
+      listed: Boolean(row.listed),
     }));
   }
 
-  /** The listings the items' expiry ends: only the items with an active listing are read one by one. */
+  /** The batch's items as they are now, those still due at `now` (after a refusal). */
+  async function readAgain(now: Date, ids: string[]): Promise<Due[]> {
+    const em = orm.em.fork();
+    const rows = await em.find(
+      Asset,
+      { id: { $in: ids }, expiresAt: { $lte: now } },
+      { fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'] },
+    );
+    const listed = new Set(
+      (await em.find(Listing, { assetId: { $in: ids }, status: 'active' }, { fields: ['assetId'] })).map(
+        (l) => l.assetId,
+      ),
+    );
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    return ids.flatMap((id) => {
+      const row = byId.get(id);
+      if (!row) return [];
+      return [
+        {
+          id,
+          owner: (row.owner ?? null) as StoredAddress | null,
+          expiresAt: row.expiresAt as Date,
+          lender: (row.lender ?? null) as StoredAddress | null,
+          collectionId: row.collection.id,
+          listed: listed.has(id),
+        },
+      ];
+    });
+  }
+
+  /** The listings the items' expiry ends (read only for the items with an active listing). */
   async function listingsOf(items: Due[], at: Date): Promise<Map<string, Partial<PlanParts>>> {
-    const ids = items.filter((item) => item.owner && item.owner !== ZERO_ADDRESS).map((item) => item.id);
-    const listed = ids.length
-      ? await orm.em
-          .fork()
-          .find(Listing, { assetId: { $in: ids }, status: 'active' }, { fields: ['assetId'] })
-      : [];
     const parts = new Map<string, Partial<PlanParts>>();
-    for (const assetId of new Set(listed.map((l) => l.assetId))) {
-      const item = items.find((i) => i.id === assetId) as Due;
+    for (const item of items) {
+      if (!item.listed || !item.owner || item.owner === ZERO_ADDRESS) continue;
+      const reason = item.lender ? 'moved' : 'burned';
       parts.set(
-        assetId,
-        await endListingsOf(
-          reads,
-          writer.listingDecimals,
-          [{ assetId, reason: item.lender ? 'moved' : 'burned' }],
-          at,
-        ),
+        item.id,
+        await endListingsOf(reads, writer.listingDecimals, [{ assetId: item.id, reason }], at),
       );
     }
     return parts;
@@ -243,9 +276,8 @@ export function createExpiryService(
       if (outcome.outcome !== 'rejected') throw new Error(`Unexpected ${outcome.outcome} of an expiry.`);
       const refused = 'assetId' in outcome.guard ? outcome.guard.assetId : undefined;
       const before = new Map(batch.map((item) => [item.id, item]));
-      const current = await readDue(
+      const current = await readAgain(
         now,
-        batch.length,
         batch.map((item) => item.id),
       );
       batch = current.filter((item) => item.id !== refused || !sameItem(item, before.get(item.id)));
