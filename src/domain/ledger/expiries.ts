@@ -343,9 +343,10 @@ export function createExpiryService(
       const batches: Due[][] = [];
       for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
       let expired = 0;
-      for (let i = 0; i < batches.length; i += IN_FLIGHT) {
+      const inFlight = sqlite ? 1 : IN_FLIGHT;
+      for (let i = 0; i < batches.length; i += inFlight) {
         const done = await Promise.all(
-          batches.slice(i, i + IN_FLIGHT).map((batch) => expireBatch(batch, now)),
+          batches.slice(i, i + inFlight).map((batch) => expireBatch(batch, now)),
         );
         expired += done.reduce((n, d) => n + d, 0);
       }
