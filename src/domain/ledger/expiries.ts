@@ -26,10 +26,11 @@
 // another instance) and without the refused item unless it changed (moved or burnt meanwhile, it is
 // planned as it is now); each retry removes or refreshes an item, so a batch never waits on one item
 // forever. Nothing is leased: the guards decide.
+
+import { dialectOf } from '../../db/dialect.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Listing } from '../../db/entities/Listing.ts';
 import type { Orm } from '../../db/orm.ts';
-import { databaseKindOf } from '../../db/platform.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -65,14 +66,6 @@ interface Due {
   /** It had an active listing when read (its expiry ends it). */
   listed: boolean;
 }
-
-/** The items due at a time, oldest end first, each with whether it has an active listing. */
-const DUE =
-  'select a.id, a.owner, a.expires_at, a.lender, a.collection_id, ' +
-  "exists (select 1 from listing l where l.asset_id = a.id and l.status = 'active') as listed " +
-  // By end time alone: the index on `expires_at` then yields the first rows without sorting every
-  // item due (100,000 rentals ending at one instant share one end time).
-  'from asset a where a.expires_at <= ? order by a.expires_at limit ?';
 
 /** The parts of a plan one item's expiry adds. */
 type PlanParts = Pick<
@@ -127,7 +120,8 @@ export function createExpiryService(
   perPlan = ITEMS_PER_PLAN,
 ): ExpiryService {
   const reads = readStatements(orm);
-  const sqlite = databaseKindOf(orm.em.getPlatform()) === 'sqlite';
+  // Concurrent writers (PostgreSQL) take plans in flight at once; one writer (SQLite) does not.
+  const concurrentWriters = dialectOf(orm).idsMayCommitOutOfOrder;
 
   /** The parts of one item's expiry as read (merged with the batch's others into one plan). */
   function partsOf(item: Due, at: Date, listings: Partial<PlanParts>): Partial<PlanParts> {
@@ -204,47 +198,42 @@ export function createExpiryService(
     };
   }
 
-  /** The items due at `now`, oldest end first, and whether each has an active listing (one read). */
-  async function readDue(now: Date, limit: number): Promise<Due[]> {
-    const rows = await reads.all(DUE, [sqlite ? now.getTime() : now, limit]);
-    return rows.map((row) => ({
-      id: String(row.id),
-      owner: (row.owner ?? null) as StoredAddress | null,
-      expiresAt: reads.date(row.expires_at),
-      lender: (row.lender ?? null) as StoredAddress | null,
-      collectionId: String(row.collection_id),
-      listed: Boolean(row.listed),
-    }));
-  }
-
-  /** The batch's items as they are now, those still due at `now` (after a refusal). */
-  async function readAgain(now: Date, ids: string[]): Promise<Due[]> {
+  /**
+   * The items due at `now`, oldest end first (by end time alone: the index on `expires_at` then
+   * yields the first rows without sorting every item due, as 100,000 rentals ending at one instant
+   * would), or, with `ids`, those of them still due; each with whether it has an active listing (a
+   * second read for the batch, not one a item).
+   */
+  async function readDue(now: Date, limit: number, ids?: string[]): Promise<Due[]> {
     const em = orm.em.fork();
     const rows = await em.find(
       Asset,
-      { id: { $in: ids }, expiresAt: { $lte: now } },
-      { fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'] },
+      ids ? { id: { $in: ids }, expiresAt: { $lte: now } } : { expiresAt: { $lte: now } },
+      {
+        fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
+        orderBy: { expiresAt: 'asc' },
+        limit,
+      },
     );
     const listed = new Set(
-      (await em.find(Listing, { assetId: { $in: ids }, status: 'active' }, { fields: ['assetId'] })).map(
-        (l) => l.assetId,
-      ),
+      rows.length
+        ? (
+            await em.find(
+              Listing,
+              { assetId: { $in: rows.map((row) => row.id) }, status: 'active' },
+              { fields: ['assetId'] },
+            )
+          ).map((l) => l.assetId)
+        : [],
     );
-    const byId = new Map(rows.map((row) => [row.id, row]));
-    return ids.flatMap((id) => {
-      const row = byId.get(id);
-      if (!row) return [];
-      return [
-        {
-          id,
-          owner: (row.owner ?? null) as StoredAddress | null,
-          expiresAt: row.expiresAt as Date,
-          lender: (row.lender ?? null) as StoredAddress | null,
-          collectionId: row.collection.id,
-          listed: listed.has(id),
-        },
-      ];
-    });
+    return rows.map((row) => ({
+      id: row.id,
+      owner: (row.owner ?? null) as StoredAddress | null,
+      expiresAt: row.expiresAt as Date,
+      lender: (row.lender ?? null) as StoredAddress | null,
+      collectionId: row.collection.id,
+      listed: listed.has(row.id),
+    }));
   }
 
   /** The listings the items' expiry ends (read only for the items with an active listing). */
@@ -280,8 +269,9 @@ export function createExpiryService(
       if (outcome.outcome !== 'rejected') throw new Error(`Unexpected ${outcome.outcome} of an expiry.`);
       const refused = 'assetId' in outcome.guard ? outcome.guard.assetId : undefined;
       const before = new Map(batch.map((item) => [item.id, item]));
-      const current = await readAgain(
+      const current = await readDue(
         now,
+        batch.length,
         batch.map((item) => item.id),
       );
       batch = current.filter((item) => item.id !== refused || !sameItem(item, before.get(item.id)));
@@ -343,7 +333,7 @@ export function createExpiryService(
       const batches: Due[][] = [];
       for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
       let expired = 0;
-      const inFlight = sqlite ? 1 : IN_FLIGHT;
+      const inFlight = concurrentWriters ? IN_FLIGHT : 1;
       for (let i = 0; i < batches.length; i += inFlight) {
         const done = await Promise.all(
           batches.slice(i, i + inFlight).map((batch) => expireBatch(batch, now)),
