@@ -10,8 +10,12 @@
 // 0.01 of a second currency, bench-gems, paid to the studio for a new NFT) and claim code redemptions
 // (POST /api/v1/claim-codes/redeem: one promotion code, unlimited, granting 0.01 bench-gems) run in the
 // same rounds, reported as purchases/s and redemptions/s; neither moves the currency the invariants
-// check.
+// check. Loot box openings (POST /api/v1/loot-boxes/{id}/open, issue 36: the box NFT burned, a draw
+// from a two-entry table, 0.01 bench-gems or nothing, minted) run in the same rounds too, reported as
+// openings/s: each wallet is minted BENCH_BOXES_PER_WALLET boxes (default 25 per second of a run)
+// before the runs, and each client opens its wallet's next box under the wallet's committed seed.
 
+import { randomUUID } from 'node:crypto';
 import { call, createCurrency, mint, type Session } from '../lib/api.ts';
 import { forEachLimit } from '../lib/concurrency.ts';
 import { startService } from '../lib/service.ts';
@@ -34,6 +38,7 @@ const LEGS = 10;
 /** The store's currency: each wallet gets 1,000,000.00, far more than a run can spend. */
 const GEMS = 'bench-gems';
 const CLAIM_CODE = 'BENCH-PROMO-CODE';
+const BOX_NAME = 'Bench Box';
 const NFT_TEMPLATE = {
   image: 'https://cdn.example.com/potion.png',
   attributes: [],
@@ -46,6 +51,7 @@ export async function economy(options: BenchOptions): Promise<void> {
     try {
       let recipe = '';
       let storeOffer = '';
+      let lootBox = '';
       let studioSession: Session | undefined;
       const users = await fundedUsers(service, async (studio) => {
         studioSession = studio;
@@ -75,6 +81,32 @@ export async function economy(options: BenchOptions): Promise<void> {
             perWalletLimit: 1_000_000_000,
           },
         });
+        const table = await call<{ id: string }>(
+          service.baseUrl,
+          'POST',
+          `/api/v1/collections/${COLLECTION}/drop-tables`,
+          {
+            session: studio,
+            body: {
+              name: 'Bench chest',
+              entries: [
+                { weight: 1, outcome: { assetId: GEMS, amount: '0.01' } },
+                { weight: 1, outcome: null },
+              ],
+            },
+          },
+        );
+        lootBox = (
+          await call<{ id: string }>(
+            service.baseUrl,
+            'POST',
+            `/api/v1/collections/${COLLECTION}/loot-boxes`,
+            {
+              session: studio,
+              body: { name: BOX_NAME, table: table.id, paid: false },
+            },
+          )
+        ).id;
         recipe = (
           await call<{ id: string }>(service.baseUrl, 'POST', `/api/v1/collections/${COLLECTION}/recipes`, {
             session: studio,
@@ -96,6 +128,8 @@ export async function economy(options: BenchOptions): Promise<void> {
       });
       const studio = studioSession as Session;
       await forEachLimit(users, 8, (user) => mint(service, studio, GEMS, user.wallet, '1000000'));
+      const boxes = await boxesFor(service.baseUrl, studio, users, boxesPerWallet(options.durationSeconds));
+      const commitments = await commitmentsOf(service.baseUrl, users);
       const load = (
         label: string,
         path: string,
@@ -135,10 +169,16 @@ export async function economy(options: BenchOptions): Promise<void> {
           code: CLAIM_CODE,
         })),
       );
+      const open = load(
+        'POST /api/v1/loot-boxes/{id}/open',
+        `/api/v1/loot-boxes/${lootBox}/open`,
+        openingsFrom(users, `/api/v1/loot-boxes/${lootBox}/open`, boxes, commitments),
+      );
       heading(`economy on ${kind}`, {
         wallets: users.length,
         clients: CLIENTS,
         'legs per batch': LEGS,
+        'boxes per wallet': boxesPerWallet(options.durationSeconds),
         'seconds per run': options.durationSeconds,
       });
       await warmUp(single);
@@ -146,7 +186,8 @@ export async function economy(options: BenchOptions): Promise<void> {
       await warmUp(craft);
       await warmUp(purchase);
       await warmUp(redeem);
-      const runs = [single, batch, craft, purchase, redeem];
+      await warmUp(open);
+      const runs = [single, batch, craft, purchase, open, redeem];
       const results: LoadResult[] = [];
       for (let round = 0; round < 2; round++) for (const run of runs) results.push(await runLoad(run));
       loadTable(results);
@@ -158,6 +199,7 @@ export async function economy(options: BenchOptions): Promise<void> {
       const crafts = of(craft);
       const purchases = of(purchase);
       const redemptions = of(redeem);
+      const openings = of(open);
       const singleRate = mean(singles, (r) => r.okPerSecond);
       const legRate = mean(batches, (r) => r.okPerSecond) * LEGS;
       const singleCpu = mean(singles, (r) => r.serverCpuMicros ?? 0);
@@ -171,6 +213,8 @@ export async function economy(options: BenchOptions): Promise<void> {
           `CPU ${mean(crafts, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/craft; ` +
           `store purchases: ${mean(purchases, (r) => r.okPerSecond).toFixed(0)}/s, ` +
           `CPU ${mean(purchases, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/purchase; ` +
+          `loot box openings: ${mean(openings, (r) => r.okPerSecond).toFixed(0)}/s, ` +
+          `CPU ${mean(openings, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/opening; ` +
           `claim redemptions: ${mean(redemptions, (r) => r.okPerSecond).toFixed(0)}/s, ` +
           `CPU ${mean(redemptions, (r) => r.serverCpuMicros ?? 0).toFixed(0)} us/redemption`,
       );
@@ -178,13 +222,14 @@ export async function economy(options: BenchOptions): Promise<void> {
       const craftRate = mean(crafts, (r) => r.okPerSecond);
       record({
         benchmark: 'economy',
-        scenario: `single transfers, ${LEGS}-leg batches, crafts, store purchases and claim redemptions, ${CLIENTS} clients, ${kind}, invariants held`,
+        scenario: `single transfers, ${LEGS}-leg batches, crafts, store purchases, loot box openings and claim redemptions, ${CLIENTS} clients, ${kind}, invariants held`,
         figures: [
           { name: 'transfers', value: Math.round(singleRate), unit: '/s' },
           { name: 'batches', value: Math.round(legRate / LEGS), unit: '/s' },
           { name: 'legs', value: Math.round(legRate), unit: '/s' },
           { name: 'crafts', value: Math.round(craftRate), unit: '/s' },
           { name: 'store purchases', value: Math.round(mean(purchases, (r) => r.okPerSecond)), unit: '/s' },
+          { name: 'loot box openings', value: Math.round(mean(openings, (r) => r.okPerSecond)), unit: '/s' },
           {
             name: 'claim redemptions',
             value: Math.round(mean(redemptions, (r) => r.okPerSecond)),
@@ -197,10 +242,96 @@ export async function economy(options: BenchOptions): Promise<void> {
             value: Math.round(mean(crafts, (r) => r.serverCpuMicros ?? 0)),
             unit: 'µs',
           },
+          {
+            name: 'CPU per purchase',
+            value: Math.round(mean(purchases, (r) => r.serverCpuMicros ?? 0)),
+            unit: 'µs',
+          },
+          {
+            name: 'CPU per opening',
+            value: Math.round(mean(openings, (r) => r.serverCpuMicros ?? 0)),
+            unit: 'µs',
+          },
         ],
       });
     } finally {
       await service.stop();
     }
   }
+}
+
+/** Boxes each wallet is minted: enough for its client's share of the runs at a few hundred openings/s. */
+function boxesPerWallet(durationSeconds: number): number {
+  return Number(process.env.BENCH_BOXES_PER_WALLET ?? Math.ceil(durationSeconds * 25));
+}
+
+/** `perWallet` loot box NFTs minted to each user's wallet (batch mints of 100); their ids by wallet. */
+async function boxesFor(
+  baseUrl: string,
+  studio: Session,
+  users: Session[],
+  perWallet: number,
+): Promise<Map<string, string[]>> {
+  const boxes = new Map<string, string[]>(users.map((user) => [user.wallet, []]));
+  const mints = users.flatMap((user) =>
+    Array.from({ length: Math.ceil(perWallet / 100) }, (_, i) => ({
+      user,
+      count: Math.min(100, perWallet - i * 100),
+    })),
+  );
+  await forEachLimit(mints, 4, async ({ user, count }) => {
+    const made = await call<{ nfts: { id: string }[] }>(
+      baseUrl,
+      'POST',
+      `/api/v1/collections/${COLLECTION}/mint/batch`,
+      {
+        session: studio,
+        body: {
+          items: Array.from({ length: count }, () => ({
+            to: user.wallet,
+            nft: { name: BOX_NAME, metadata: NFT_TEMPLATE },
+          })),
+        },
+      },
+    );
+    boxes.get(user.wallet)?.push(...made.nfts.map((nft) => nft.id));
+  });
+  return boxes;
+}
+
+/** Each user's active draw seed's commitment (committed once, never revealed during the runs). */
+async function commitmentsOf(baseUrl: string, users: Session[]): Promise<Map<string, string>> {
+  const commitments = new Map<string, string>();
+  await forEachLimit(users, 8, async (user) => {
+    const seed = await call<{ commitment: string }>(baseUrl, 'POST', '/api/v1/draw-seeds', {
+      session: user,
+      body: { wallet: user.wallet },
+    });
+    commitments.set(user.wallet, seed.commitment);
+  });
+  return commitments;
+}
+
+/**
+ * Each client opens its user's boxes one after the other under the wallet's seed; a client whose
+ * wallet has no box left reopens its last one, which fails (a failure in the table: a run too long
+ * for the boxes minted shows).
+ */
+function openingsFrom(
+  users: Session[],
+  path: string,
+  boxes: Map<string, string[]>,
+  commitments: Map<string, string>,
+): (client: AutocannonClient) => void {
+  const last = new Map<string, string>();
+  return requestsFrom(users, path, (sender) => {
+    const assetId = boxes.get(sender.wallet)?.shift() ?? last.get(sender.wallet) ?? 'nft_none';
+    last.set(sender.wallet, assetId);
+    return {
+      wallet: sender.wallet,
+      assetId,
+      clientSeed: randomUUID(),
+      seedCommitment: commitments.get(sender.wallet),
+    };
+  });
 }

@@ -3,7 +3,7 @@
 // 100; then one run of single transfers (50 clients, as the transfers benchmark) measures the traffic
 // alone, and a second run starts as every rental's end time is moved to the same instant (behind
 // the service's back, as time would move it) and the service's own market keeper (every instance,
-// each MARKET_SWEEP_MS, default 5 s) burns them, one plan each. It reports how long after that
+// each MARKET_SWEEP_MS, default 5 s) burns them, up to 50 a plan. It reports how long after that
 // instant the last rental was burned (and the rate), and the transfers' rate and p99 latency during
 // the expiry beside the run before it. The ledger's invariants are checked after.
 //

@@ -435,6 +435,28 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await fx.orm.em.fork().count(LedgerChange, { wallet })).toBe(1);
   });
 
+  it('gives each event the plan’s operation id, or its own when it has one (issue 36)', async () => {
+    const id = await funded(1n);
+    const at = new Date();
+    const event = (operationId?: string) => ({
+      type: 'priceUpdate' as const,
+      occurredAt: at,
+      data: payload('priceUpdate', { assetId: id }),
+      assetId: id,
+      collectionId: 'conf',
+      wallets: [],
+      ...(operationId && { operationId }),
+    });
+    const [plan, own] = [newId('op'), newId('op')];
+    expect(await store.apply({ at, guards: [], events: [event(), event(own)], operationId: plan })).toEqual({
+      outcome: 'applied',
+    });
+    const rows = await fx.orm.em
+      .fork()
+      .find(OutboxEvent, { assetId: id, type: 'priceUpdate' }, { orderBy: { id: 'asc' } });
+    expect(rows.map((row) => row.operationId)).toEqual([plan, own]);
+  });
+
   it('keeps balances exact under concurrent opposite plans (no lost update, no deadlock)', async () => {
     const id = await funded(1000n);
     const other = await createUser(fx);

@@ -495,7 +495,7 @@ begin
     insert into "outbox_event" ("type", "occurred_at", "data", "asset_id", "collection_id", "wallets",
         "from_wallet", "to_wallet", "operation_id")
       values (e->>'type', (e->>'occurred_at')::timestamptz, e->'data', e->>'a', e->>'c', e->'wallets',
-        e->>'f', e->>'t', p->>'op');
+        e->>'f', e->>'t', coalesce(e->>'op', p->>'op'));
   end loop;
   part := p->'changes';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

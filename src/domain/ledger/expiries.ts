@@ -14,14 +14,22 @@
 // own time, whether or not the sweep has processed the item yet, and with `lent` while it is lent.
 //
 // The sweep (`expireDue`, run by every instance's market keeper, ./market-keeper.ts) reads the items
-// due, oldest end first, in bounded batches, and applies one plan per item: guarded by `assetExpiry`
-// (the end time and owner as read, and due at the plan's time), it moves the NFT from its holder to
-// its lender (or to the zero address: burned), clears its end time and lender, ends its listings,
-// and writes the `newTransfer` and `itemExpired` events under one `op_` id. Once applied the same
-// plan is refused (the end time is cleared, the owner changed), so two instances racing over the same
-// rows, or a pass that restarts after a crash mid-batch, expire each item exactly once. Nothing is
-// leased: the guard decides.
+// due, oldest end first, in bounded batches, and expires up to ITEMS_PER_PLAN of them in one plan
+// (several plans in flight): per item, guarded by `assetExpiry` (the end time and owner as read, and
+// due at the plan's time), it moves the NFT from its holder to its lender (or to the zero address:
+// burned), clears its end time and lender, ends its listings, and writes the `newTransfer` and
+// `itemExpired` events under the item's own `op_` id (the event's `operationId`, ./store/plan.ts).
+// Once applied the same plan is refused (the end time is cleared, the owner changed), so two
+// instances racing over the same rows, or a pass that restarts after a crash mid-batch, expire each
+// item exactly once. A store refuses a plan whole, so one refused item would refuse its batch: the
+// sweep then reads the batch again and plans it again without the items no longer due (expired by
+// another instance) and without the refused item unless it changed (moved or burnt meanwhile, it is
+// planned as it is now); each retry removes or refreshes an item, so a batch never waits on one item
+// forever. Nothing is leased: the guards decide.
+
+import { dialectOf } from '../../db/dialect.ts';
 import { Asset } from '../../db/entities/Asset.ts';
+import { Listing } from '../../db/entities/Listing.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { ValidationError } from '../errors.ts';
@@ -32,15 +40,54 @@ import { type AssetService, endTimeOf } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { endListingsOf } from './listings.ts';
 import { newTransferEvent } from './outbox.ts';
-import type { GuardFailure, LedgerStore, NewEvent } from './store/plan.ts';
+import type { GuardFailure, LedgerStore, NewEvent, Plan } from './store/plan.ts';
 import { ItemExpiredError, type Leg, type LegWriter } from './transfers.ts';
 import { type AssetView, transferView } from './views.ts';
 
 /** The longest loan: a year. */
 export const MAX_LOAN_SECONDS = 365 * 24 * 3600;
 
-/** How many items' plans one batch of the sweep has in flight at once. */
-const IN_FLIGHT = 16;
+/** Items one plan expires at most (the default; a test may ask for fewer). */
+export const ITEMS_PER_PLAN = 50;
+/**
+ * How many plans of the sweep one call has in flight at once on PostgreSQL (each its own connection).
+ * On SQLite one: plans in flight together commit as one synchronous piece of the one writer, which
+ * the other traffic would wait behind (the expiry benchmark's p99 of transfers during the sweep).
+ */
+const IN_FLIGHT = 4;
+
+/** An item due, as read. */
+interface Due {
+  id: string;
+  owner: StoredAddress | null;
+  expiresAt: Date;
+  lender: StoredAddress | null;
+  collectionId: string;
+  /** It had an active listing when read (its expiry ends it). */
+  listed: boolean;
+}
+
+/** The parts of a plan one item's expiry adds. */
+type PlanParts = Pick<
+  Plan,
+  'guards' | 'balances' | 'owners' | 'assetUpdates' | 'listingStatuses' | 'transfers' | 'events'
+>;
+
+const sameItem = (a: Due, b: Due | undefined) =>
+  b !== undefined &&
+  a.owner === b.owner &&
+  a.lender === b.lender &&
+  a.expiresAt.getTime() === b.expiresAt.getTime() &&
+  a.listed === b.listed;
+
+/** The items' parts as one plan's (each list in the items' order). */
+function mergeParts(parts: Partial<PlanParts>[]): Omit<Plan, 'at'> {
+  const plan: Record<string, unknown[]> = { guards: [] };
+  for (const part of parts)
+    for (const [name, list] of Object.entries(part))
+      if (list?.length) plan[name] = [...(plan[name] ?? []), ...list];
+  return plan as unknown as Omit<Plan, 'at'>;
+}
 
 export interface LendInput {
   from: StoredAddress;
@@ -70,18 +117,14 @@ export function createExpiryService(
   store: LedgerStore,
   writer: LegWriter,
   assets: AssetService,
+  perPlan = ITEMS_PER_PLAN,
 ): ExpiryService {
   const reads = readStatements(orm);
+  // Concurrent writers (PostgreSQL) take plans in flight at once; one writer (SQLite) does not.
+  const concurrentWriters = dialectOf(orm).idsMayCommitOutOfOrder;
 
-  /** Expires one item as read; false when another sweep (or a change) got there first. */
-  async function expire(item: {
-    id: string;
-    owner: StoredAddress | null;
-    expiresAt: Date;
-    lender: StoredAddress | null;
-    collectionId: string;
-  }): Promise<boolean> {
-    const at = new Date();
+  /** The parts of one item's expiry as read (merged with the batch's others into one plan). */
+  function partsOf(item: Due, at: Date, listings: Partial<PlanParts>): Partial<PlanParts> {
     const holder = item.owner ?? ZERO_ADDRESS;
     const guard = {
       kind: 'assetExpiry' as const,
@@ -92,11 +135,9 @@ export function createExpiryService(
     };
     const clear = [{ assetId: item.id, expiresAt: null, lender: null }];
     // Burned before its end by its holder: nothing moves, the end time is cleared (no event).
-    if (holder === ZERO_ADDRESS) {
-      const outcome = await store.apply({ at, guards: [guard], assetUpdates: clear });
-      return outcome.outcome === 'applied';
-    }
+    if (holder === ZERO_ADDRESS) return { guards: [guard], assetUpdates: clear };
     const to = item.lender ?? ZERO_ADDRESS;
+    // Each item its own operation: its `newTransfer` and `itemExpired` share an id no other item has.
     const operationId = newId('op');
     const transferId = newId('tr');
     const view = transferView(
@@ -131,14 +172,7 @@ export function createExpiryService(
       fromWallet: holder,
       toWallet: to === ZERO_ADDRESS ? null : to,
     };
-    const ended = await endListingsOf(
-      reads,
-      writer.listingDecimals,
-      [{ assetId: item.id, reason: to === ZERO_ADDRESS ? 'burned' : 'moved' }],
-      at,
-    );
-    const outcome = await store.apply({
-      at,
+    return {
       guards: [guard, { kind: 'holds', assetId: item.id, wallet: holder, atLeast: 1n }],
       balances: [
         { assetId: item.id, wallet: holder, delta: -1n },
@@ -146,7 +180,7 @@ export function createExpiryService(
       ],
       owners: [{ assetId: item.id, owner: to }],
       assetUpdates: clear,
-      listingStatuses: ended.listingStatuses.length ? ended.listingStatuses : undefined,
+      listingStatuses: listings.listingStatuses,
       transfers: [
         {
           id: transferId,
@@ -158,12 +192,92 @@ export function createExpiryService(
           createdAt: at,
         },
       ],
-      events: [newTransferEvent(view, item.collectionId, at), expired, ...ended.events],
-      operationId,
-    });
-    return outcome.outcome === 'applied';
+      events: [newTransferEvent(view, item.collectionId, at), expired, ...(listings.events ?? [])].map(
+        (event) => ({ ...event, operationId }),
+      ),
+    };
   }
 
+  /**
+   * The items due at `now`, oldest end first (by end time alone: the index on `expires_at` then
+   * yields the first rows without sorting every item due, as 100,000 rentals ending at one instant
+   * would), or, with `ids`, those of them still due; each with whether it has an active listing (a
+   * second read for the batch, not one a item).
+   */
+  async function readDue(now: Date, limit: number, ids?: string[]): Promise<Due[]> {
+    const em = orm.em.fork();
+    const rows = await em.find(
+      Asset,
+      ids ? { id: { $in: ids }, expiresAt: { $lte: now } } : { expiresAt: { $lte: now } },
+      {
+        fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
+        orderBy: { expiresAt: 'asc' },
+        limit,
+      },
+    );
+    const listed = new Set(
+      rows.length
+        ? (
+            await em.find(
+              Listing,
+              { assetId: { $in: rows.map((row) => row.id) }, status: 'active' },
+              { fields: ['assetId'] },
+            )
+          ).map((l) => l.assetId)
+        : [],
+    );
+    return rows.map((row) => ({
+      id: row.id,
+      owner: (row.owner ?? null) as StoredAddress | null,
+      expiresAt: row.expiresAt as Date,
+      lender: (row.lender ?? null) as StoredAddress | null,
+      collectionId: row.collection.id,
+      listed: listed.has(row.id),
+    }));
+  }
+
+  /** The listings the items' expiry ends (read only for the items with an active listing). */
+  async function listingsOf(items: Due[], at: Date): Promise<Map<string, Partial<PlanParts>>> {
+    const parts = new Map<string, Partial<PlanParts>>();
+    for (const item of items) {
+      if (!item.listed || !item.owner || item.owner === ZERO_ADDRESS) continue;
+      const reason = item.lender ? 'moved' : 'burned';
+      parts.set(
+        item.id,
+        await endListingsOf(reads, writer.listingDecimals, [{ assetId: item.id, reason }], at),
+      );
+    }
+    return parts;
+  }
+
+  /**
+   * Expires the items as read in one plan; returns how many it expired. A refused plan (one item
+   * expired by another instance, or changed since it was read) changed nothing: the batch is read
+   * again, the items no longer due leave it, the refused item leaves it too unless it changed (then it
+   * stays as it is now), and the rest is planned again. Each refusal removes or refreshes the refused
+   * item, and an item due can change only by its expiry (every move or burn of it is refused), so the
+   * loop ends; the refused item left out is found again by the next pass if it is still due.
+   */
+  async function expireBatch(items: Due[], now: Date): Promise<number> {
+    let batch = items;
+    while (batch.length > 0) {
+      const at = new Date();
+      const listings = await listingsOf(batch, at);
+      const plan = mergeParts(batch.map((item) => partsOf(item, at, listings.get(item.id) ?? {})));
+      const outcome = await store.apply({ ...plan, at });
+      if (outcome.outcome === 'applied') return batch.length;
+      if (outcome.outcome !== 'rejected') throw new Error(`Unexpected ${outcome.outcome} of an expiry.`);
+      const refused = 'assetId' in outcome.guard ? outcome.guard.assetId : undefined;
+      const before = new Map(batch.map((item) => [item.id, item]));
+      const current = await readDue(
+        now,
+        batch.length,
+        batch.map((item) => item.id),
+      );
+      batch = current.filter((item) => item.id !== refused || !sameItem(item, before.get(item.id)));
+    }
+    return 0;
+  }
   return {
     async lend(actor, assetId, input, idempotencyKey) {
       const place = { pointer: '/body', label: '' };
@@ -215,29 +329,16 @@ export function createExpiryService(
     },
 
     async expireDue(now, limit) {
-      const due = await orm.em.fork().find(
-        Asset,
-        { expiresAt: { $lte: now } },
-        {
-          fields: ['id', 'owner', 'expiresAt', 'lender', 'collection'],
-          orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
-          limit,
-        },
-      );
+      const due = await readDue(now, limit);
+      const batches: Due[][] = [];
+      for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
       let expired = 0;
-      for (let i = 0; i < due.length; i += IN_FLIGHT) {
+      const inFlight = concurrentWriters ? IN_FLIGHT : 1;
+      for (let i = 0; i < batches.length; i += inFlight) {
         const done = await Promise.all(
-          due.slice(i, i + IN_FLIGHT).map((row) =>
-            expire({
-              id: row.id,
-              owner: (row.owner ?? null) as StoredAddress | null,
-              expiresAt: row.expiresAt as Date,
-              lender: (row.lender ?? null) as StoredAddress | null,
-              collectionId: row.collection.id,
-            }),
-          ),
+          batches.slice(i, i + inFlight).map((batch) => expireBatch(batch, now)),
         );
-        expired += done.filter(Boolean).length;
+        expired += done.reduce((n, d) => n + d, 0);
       }
       return expired;
     },

@@ -10,6 +10,11 @@ import type { MarketService } from './market.ts';
 
 /** Rows one pass takes per kind; a pass repeats while a kind fills its batch. */
 const BATCH = 100;
+/**
+ * Issue 36: items due one pass takes: the sweep expires up to 50 a plan (./expiries.ts), so a larger
+ * read keeps several plans in flight (100,000 rentals ending at one instant, docs/benchmarks.md).
+ */
+const ITEM_BATCH = 400;
 
 export interface MarketSweep {
   listingsExpired: number;
@@ -40,13 +45,13 @@ export function startMarketKeeper(
       const auctions = await market.settleAuctions(now, BATCH);
       const listings = await market.expireListings(now, BATCH);
       const offers = await market.expireOffers(now, BATCH);
-      const items = expiries ? await expiries.expireDue(now, BATCH) : 0;
+      const items = expiries ? await expiries.expireDue(now, ITEM_BATCH) : 0;
       done.itemsExpired += items;
       done.auctionsSettled += auctions;
       done.listingsExpired += listings;
       done.offersExpired += offers;
       // A full batch may have more behind it; a batch whose rows all closed meanwhile ends the pass.
-      if (stopped || Math.max(auctions, listings, offers, items) < BATCH) return done;
+      if (stopped || (Math.max(auctions, listings, offers) < BATCH && items < ITEM_BATCH)) return done;
     }
   }
 

@@ -8,8 +8,7 @@
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { Recipe } from '../../db/entities/Recipe.ts';
-import { ServiceAccount } from '../../db/entities/ServiceAccount.ts';
-import { User } from '../../db/entities/User.ts';
+import type { UserRole } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
@@ -102,16 +101,23 @@ interface CraftRecipe {
 /** More recipes than any deployment has; past it the cache starts over (it only saves a read). */
 const RECIPE_CACHE_LIMIT = 10_000;
 
+const ACTING_NOW =
+  'select u.role, s.id as account, o.role as owner_role from users u ' +
+  'left join service_account s on s.id = u.id left join users o on o.id = s.owner_id where u.id = ?';
+
 /**
  * A user as it acts now: its current role, a service account's capped by its owner's current role.
  * What a recipe's craft or a store offer's purchase (./stores.ts) mints with.
  */
 export async function actingNow(orm: Orm, userId: string): Promise<Actor> {
-  const em = orm.em.fork();
-  const user = await em.findOneOrFail(User, { id: userId }, { fields: ['role'] });
-  const account = await em.findOne(ServiceAccount, { id: userId }, { populate: ['owner'] });
-  const role = account ? effectiveServiceRole(user.role, account.owner.getEntity().role) : user.role;
-  return { userId, role };
+  // One prepared read (was two ORM reads, one populating the owner: a large part of a purchase's CPU).
+  const [row] = await readStatements(orm).all(ACTING_NOW, [userId]);
+  if (!row) throw new Error(`No user ${userId}.`);
+  const role = row.role as UserRole;
+  return {
+    userId,
+    role: row.account == null ? role : effectiveServiceRole(role, row.owner_role as UserRole),
+  };
 }
 
 export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: LegWriter): RecipeService {

@@ -20,10 +20,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { components } from '../../../generated/openapi/types.ts';
-import { Asset } from '../../db/entities/Asset.ts';
-import { Collection } from '../../db/entities/Collection.ts';
 import { StoreOffer, type StoreOfferStatus, StoreOfferWallet } from '../../db/entities/StoreOffer.ts';
 import type { Orm } from '../../db/orm.ts';
+import { readStatements } from '../../db/read-statements.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { auditDraft, flushAudited, recordAudit } from '../audit.ts';
@@ -33,6 +32,7 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, labelledAmount, parseAmount } from './amounts.ts';
+import { amountOf } from './asset-rows.ts';
 import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { mintedCurrencyAmount } from './collections.ts';
@@ -226,17 +226,47 @@ function notAvailable(offer: StoreOffer, reason: 'closed' | 'notStarted' | 'expi
 }
 
 /** An amount of the terms, its problem naming the item (`Price 0: ...`). */
+const COLLECTION_OWNER = 'select owner_id from collection where id = ?';
+const OFFER =
+  'select id, collection_id, name, version, status, price, grants, pay_to, limit_per_wallet, limit_total, sold, ' +
+  'starts_at, ends_at, created_by, created_at, updated_at, code_hash, code_prefix from store_offer where id = ?';
+const MAX_SUPPLY = 'select max_supply from asset where id = ?';
+const OFFER_OF_CODE = 'select id, version from store_offer where code_hash = ?';
+
 export function createStoreService(orm: Orm, idempotency: Idempotency, writer: LegWriter): StoreService {
+  const reads = readStatements(orm);
+  // Prepared reads (a purchase's hot path: each was an ORM read, a large part of its CPU).
   async function collectionOf(id: string) {
-    const collection = await orm.em.fork().findOne(Collection, { id }, { fields: ['id', 'owner'] });
-    if (!collection) throw new NotFoundError(`No collection with id ${id}.`);
-    return { id, ownerId: collection.owner.id };
+    const [row] = await reads.all(COLLECTION_OWNER, [id]);
+    if (!row) throw new NotFoundError(`No collection with id ${id}.`);
+    return { id, ownerId: String(row.owner_id) };
   }
 
   async function readOffer(id: string): Promise<StoreOffer> {
-    const offer = await orm.em.fork().findOne(StoreOffer, { id });
-    if (!offer) throw offerNotFound(id);
-    return offer;
+    const [row] = await reads.all(OFFER, [id]);
+    if (!row) throw offerNotFound(id);
+    const number = (value: unknown) => (value == null ? null : Number(value));
+    const offer = {
+      id: String(row.id),
+      collectionId: String(row.collection_id),
+      name: String(row.name),
+      version: Number(row.version),
+      status: row.status as StoreOfferStatus,
+      price: reads.json(row.price) as StoreOffer['price'],
+      grants: reads.json(row.grants) as StoreOffer['grants'],
+      payTo: String(row.pay_to),
+      limitPerWallet: number(row.limit_per_wallet),
+      limitTotal: number(row.limit_total),
+      sold: Number(row.sold),
+      startsAt: row.starts_at == null ? null : reads.date(row.starts_at),
+      endsAt: row.ends_at == null ? null : reads.date(row.ends_at),
+      createdBy: String(row.created_by),
+      createdAt: reads.date(row.created_at),
+      updatedAt: reads.date(row.updated_at),
+      codeHash: (row.code_hash ?? null) as string | null,
+      codePrefix: (row.code_prefix ?? null) as string | null,
+    };
+    return offer as StoreOffer;
   }
 
   async function boughtBy(offerId: string, wallet: StoredAddress): Promise<number> {
@@ -552,12 +582,12 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
         key: idempotencyKey,
         request: { wallet: input.wallet, code: normalizedCode(input.code) },
       });
-      const offer = await orm.em.fork().findOne(StoreOffer, { codeHash: codeHashOf(input.code) });
+      const [offer] = await reads.all(OFFER_OF_CODE, [codeHashOf(input.code)]);
       if (!offer) return earlierAnswerOr(idempotency, key, new ClaimCodeInvalidError());
       return settle(
         actor,
-        offer.id,
-        { wallet: input.wallet, version: offer.version, quantity: 1 },
+        String(offer.id),
+        { wallet: input.wallet, version: Number(offer.version), quantity: 1 },
         key,
         true,
       );
@@ -656,12 +686,10 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
             const cap = caps.get(currency.id);
             if (cap) cap.delta += amount;
             else {
-              const row = await orm.em
-                .fork()
-                .findOneOrFail(Asset, { id: currency.id }, { fields: ['maxSupply'] });
+              const [row] = await reads.all(MAX_SUPPLY, [currency.id]);
               caps.set(currency.id, {
                 delta: amount,
-                max: (row.maxSupply as bigint | null | undefined) ?? UINT256_MAX,
+                max: row?.max_supply == null ? UINT256_MAX : amountOf(row.max_supply),
                 decimals: currency.decimals,
                 grant: i,
               });

@@ -12,12 +12,13 @@ import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { Asset } from '../../../src/db/entities/Asset.ts';
 import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import type { Orm } from '../../../src/db/orm.ts';
+import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { createAssetService } from '../../../src/domain/ledger/assets.ts';
 import { createExpiryService } from '../../../src/domain/ledger/expiries.ts';
 import { createIdempotency } from '../../../src/domain/ledger/idempotency.ts';
 import { createLedger } from '../../../src/domain/ledger/index.ts';
 import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
-import type { LedgerStore } from '../../../src/domain/ledger/store/plan.ts';
+import type { LedgerStore, Plan } from '../../../src/domain/ledger/store/plan.ts';
 import { createLegWriter } from '../../../src/domain/ledger/transfers.ts';
 import { createWalletService } from '../../../src/domain/ledger/wallets.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -32,6 +33,7 @@ const QUIET = {
   RATE_LIMIT_USER_REQUESTS: '100000',
 };
 const ZERO = '0x0000000000000000000000000000000000000000';
+const stored = (address: string) => address.toLowerCase() as StoredAddress;
 
 describe.each(DB_KINDS)('items that expire on %s', (kind) => {
   let t: TestApp;
@@ -323,11 +325,39 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
     for (const id of ids) expect(await expiredEvents(id)).toHaveLength(1);
   });
 
+  /** A sweep (as another instance's) over `store`, `perPlan` items a plan. */
+  function sweeperOver(store: LedgerStore, perPlan?: number) {
+    const idempotency = createIdempotency(orm(), 60);
+    const secretBox = createSecretBox('expiry-test-secret-0123456789abcdef');
+    const real = ledgerStoreOf(orm());
+    const assets = createAssetService(orm(), createWalletService(orm(), secretBox), idempotency, real);
+    return createExpiryService(
+      orm(),
+      idempotency,
+      store,
+      createLegWriter(orm(), idempotency, store),
+      assets,
+      perPlan,
+    );
+  }
+  /** A store that runs `before` once, right before the first plan it is given (between read and plan). */
+  function storeRunningFirst(before: () => Promise<unknown>): LedgerStore & { plans: number } {
+    const real = ledgerStoreOf(orm());
+    const store = {
+      plans: 0,
+      async apply(plan: Plan) {
+        if (store.plans++ === 0) await before();
+        return real.apply(plan);
+      },
+    };
+    return store;
+  }
+
   it('a sweep killed mid-batch (after one commit, before the rest) resumes: each item expires once', async () => {
     const ids = await mint(alice.wallet, 6, inAnHour());
     await endNow(ids);
-    // The sweep's service over a store that dies: the 2nd plan commits and its answer is lost, every
-    // later plan is never sent (as a process killed at that moment).
+    // The sweep's service over a store that dies: the 2nd plan (2 items) commits and its answer is
+    // lost, every later plan is never sent (as a process killed at that moment).
     const real = ledgerStoreOf(orm());
     let plans = 0;
     const sent: Promise<unknown>[] = [];
@@ -342,23 +372,93 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
         return outcome;
       },
     };
-    const idempotency = createIdempotency(orm(), 60);
-    const secretBox = createSecretBox('expiry-test-secret-0123456789abcdef');
-    const assets = createAssetService(orm(), createWalletService(orm(), secretBox), idempotency, real);
-    const crashing = createExpiryService(
-      orm(),
-      idempotency,
-      dying,
-      createLegWriter(orm(), idempotency, dying),
-      assets,
-    );
-    await expect(crashing.expireDue(new Date(), 100)).rejects.toThrow(/killed/);
+    await expect(sweeperOver(dying, 2).expireDue(new Date(), 100)).rejects.toThrow(/killed/);
     await Promise.allSettled(sent);
     const committed = (await Promise.all(ids.map(expiredEvents))).filter((e) => e.length === 1).length;
-    expect(committed).toBe(2);
-    // The restarted keeper expires the other four, and not the two again.
-    expect((await t.app.marketKeeper.sweep()).itemsExpired).toBe(4);
+    expect(committed).toBe(4);
+    // The restarted keeper expires the other two, and not the four again.
+    expect((await t.app.marketKeeper.sweep()).itemsExpired).toBe(2);
     for (const id of ids) expect(await expiredEvents(id)).toHaveLength(1);
+    expect(await checkInvariants(orm())).toEqual([]);
+  });
+
+  it('a batch: one plan for many items, each its own events and operation id', async () => {
+    const ids = await mint(bob.wallet, 7, inAnHour());
+    await endNow(ids);
+    const store = storeRunningFirst(async () => undefined);
+    const before = await lastEventId();
+    expect(await sweeperOver(store).expireDue(new Date(), 100)).toBe(7);
+    expect(store.plans).toBe(1);
+    const events = await orm()
+      .em.fork()
+      .find(OutboxEvent, { assetId: { $in: ids }, id: { $gt: Number(before) } }, { orderBy: { id: 'asc' } });
+    const byOperation = Map.groupBy(events, (e) => e.operationId);
+    expect(byOperation.size).toBe(7);
+    for (const group of byOperation.values())
+      expect(group.map((e) => [e.type, e.assetId])).toEqual([
+        ['newTransfer', group[0].assetId],
+        ['itemExpired', group[0].assetId],
+      ]);
+  });
+
+  it('a batch with an item another instance expired first: the others still expire, that one once', async () => {
+    const ids = await mint(alice.wallet, 5, inAnHour());
+    await endNow(ids);
+    // The third ended first: between this sweep's read and its plan, "another instance" (one item a
+    // plan, the oldest first) expires it alone.
+    await orm()
+      .em.fork()
+      .nativeUpdate(Asset, { id: ids[2] }, { expiresAt: new Date(Date.now() - 5000) });
+    const other = sweeperOver(ledgerStoreOf(orm()), 1);
+    let otherExpired = 0;
+    const store = storeRunningFirst(async () => {
+      otherExpired = await other.expireDue(new Date(), 1);
+    });
+    const expired = await sweeperOver(store).expireDue(new Date(), 100);
+    expect([otherExpired, expired]).toEqual([1, 4]);
+    // Refused once (the third was expired), planned again without it.
+    expect(store.plans).toBe(2);
+    for (const id of ids) expect(await expiredEvents(id)).toHaveLength(1);
+    expect(await t.app.marketKeeper.sweep()).toMatchObject({ itemsExpired: 0 });
+    expect(await checkInvariants(orm())).toEqual([]);
+  });
+
+  it('a batch with items moved or burnt between the read and the plan: each expires as it is then', async () => {
+    const [kept, moved, burnt] = await mint(alice.wallet, 3, inAnHour());
+    await endNow([kept, moved, burnt]);
+    // Between the read and the plan: one NFT moves to bob and another is burnt by plans without
+    // guards (as the chain projection applies an on-chain transfer as seen).
+    const real = ledgerStoreOf(orm());
+    const moveTo = async (assetId: string, to: string) => {
+      const at = new Date();
+      const outcome = await real.apply({
+        at,
+        guards: [],
+        balances: [
+          { assetId, wallet: stored(alice.wallet), delta: -1n },
+          ...(to === ZERO ? [] : [{ assetId, wallet: stored(to), delta: 1n }]),
+        ],
+        owners: [{ assetId, owner: stored(to) }],
+      });
+      expect(outcome.outcome).toBe('applied');
+    };
+    const store = storeRunningFirst(async () => {
+      await moveTo(moved, bob.wallet);
+      await moveTo(burnt, ZERO);
+    });
+    expect(await sweeperOver(store).expireDue(new Date(), 100)).toBe(3);
+    expect(store.plans).toBe(2);
+    expect((await expiredEvents(kept))[0]).toMatchObject({ holder: alice.wallet, outcome: 'burned' });
+    expect((await expiredEvents(moved))[0]).toMatchObject({ holder: bob.wallet, outcome: 'burned' });
+    // Burnt before the sweep: its end time is cleared, nothing to announce.
+    expect(await expiredEvents(burnt)).toEqual([]);
+    const rows = await orm()
+      .em.fork()
+      .find(Asset, { id: { $in: [kept, moved, burnt] } }, { fields: ['owner', 'expiresAt'] });
+    expect(rows.map((r) => [r.owner, r.expiresAt ?? null])).toEqual(
+      Array.from({ length: 3 }, () => [ZERO, null]),
+    );
+    expect(await t.app.marketKeeper.sweep()).toMatchObject({ itemsExpired: 0 });
     expect(await checkInvariants(orm())).toEqual([]);
   });
 

@@ -56,6 +56,7 @@ const event: Full<NewEvent> = {
   fromWallet: wallet,
   toWallet: other,
   onlyIfListingClosed: 'lst_1',
+  operationId: 'op_2',
 };
 
 /** A plan with every part, every item with every optional member. */

@@ -467,6 +467,11 @@ export type NewEvent = {
      * a listing closed meanwhile stays as it closed, and its end is not announced twice).
      */
     onlyIfListingClosed?: string;
+    /**
+     * Issue 36: the event's own operation (`op_` id), for a plan that applies several operations (the
+     * expiry sweep's batch: one per item); absent, the plan's `operationId`.
+     */
+    operationId?: string;
   };
 }[EventType];
 

@@ -402,6 +402,7 @@ export function planJson(plan: Plan): string {
       f: e.fromWallet ?? null,
       t: e.toWallet ?? null,
       ...(e.onlyIfListingClosed !== undefined && { lc: e.onlyIfListingClosed }),
+      ...(e.operationId !== undefined && { op: e.operationId }),
     }));
   if (plan.ledgerChanges?.length)
     p.changes = plan.ledgerChanges.map((c) => ({

@@ -610,7 +610,7 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           JSON.stringify(e.wallets),
           e.fromWallet ?? null,
           e.toWallet ?? null,
-          plan.operationId ?? null,
+          e.operationId ?? plan.operationId ?? null,
         );
         writer.changed(e);
       }

@@ -1,0 +1,218 @@
+// Issue 36's invariants under random interleavings, fired at once on real SQLite and PostgreSQL:
+// store purchases, loot box openings, claim code redemptions, expiry sweeps, transfers and burns of
+// the currency and of timed items (some past their end, not yet swept). After each run: supply ==
+// sum of balances (and one holder per live NFT), the offer's and the code's limits never exceeded
+// (units sold == the purchases' quantities == the wallets' counts), and an item past its end never
+// moved: it is still with the holder it had at its end, or the sweep burned it from that holder once.
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../../src/db/entities/Asset.ts';
+import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
+import { StoreOffer, StoreOfferWallet, StorePurchase } from '../../../src/db/entities/StoreOffer.ts';
+import { Transfer } from '../../../src/db/entities/Transfer.ts';
+import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
+import { DB_KINDS } from '../../helpers/db.ts';
+import {
+  checkInvariants,
+  createUser,
+  type LedgerFixture,
+  openLedger,
+  type TestUser,
+} from '../../helpers/ledger-fixtures.ts';
+
+const metadata = { image: 'ipfs://bafy/x.png', attributes: [], creator: 'Studio' };
+const ZERO = '0x0000000000000000000000000000000000000000';
+const CODE = 'PROP-CODE-0001';
+const LIMITS = { offerTotal: 7, offerPerWallet: 3, codeTotal: 4, codePerWallet: 2 };
+const EXPECTED_REFUSALS = [
+  '/problems/insufficient-balance',
+  '/problems/item-expired',
+  '/problems/offer-limit-reached',
+  '/problems/draw-seed-changed',
+];
+
+describe.each(DB_KINDS)('store, loot box, claim code and expiry invariants on %s', (kind) => {
+  let fx: LedgerFixture;
+  let studio: TestUser;
+  let users: TestUser[];
+  let offerId: string;
+  let codeId: string;
+  let boxId: string;
+  const commitments = new Map<string, string>();
+  const wallet = (user: TestUser) => user.wallet as StoredAddress;
+
+  beforeAll(async () => {
+    fx = await openLedger(kind);
+    studio = await createUser(fx, 'studio');
+    users = await Promise.all(Array.from({ length: 3 }, () => createUser(fx)));
+    await fx.ledger.collections.create(studio, { id: 'prop', name: 'Prop' });
+    for (const id of ['ore', 'gem'])
+      await fx.ledger.assets.createCurrency(studio, {
+        id,
+        name: id,
+        symbol: id.toUpperCase(),
+        decimals: 0,
+        collection: 'prop',
+        metadata,
+      });
+    for (const user of users)
+      await fx.ledger.assets.mint(studio, 'ore', { to: wallet(user), amount: '1000' });
+    offerId = (
+      await fx.ledger.stores.create(studio, 'prop', {
+        name: 'Potion',
+        price: [{ assetId: 'ore', amount: '2' }],
+        grants: [{ nft: { name: 'Potion', metadata } }],
+        payTo: wallet(studio),
+        perWalletLimit: LIMITS.offerPerWallet,
+        totalLimit: LIMITS.offerTotal,
+      })
+    ).id;
+    codeId = (
+      await fx.ledger.stores.createClaimCodes(studio, 'prop', {
+        grants: [{ assetId: 'gem', amount: '5' }],
+        code: CODE,
+        maxRedemptions: LIMITS.codeTotal,
+        perWalletLimit: LIMITS.codePerWallet,
+      })
+    ).codes[0].claimCode.id;
+    const table = await fx.ledger.lootBoxes.createTable(studio, 'prop', {
+      name: 'Chest table',
+      entries: [
+        { weight: 1, outcome: { assetId: 'gem', amount: '3' } },
+        { weight: 1, outcome: null },
+        { weight: 1, outcome: { nft: { name: 'Egg', metadata } } },
+      ],
+    });
+    boxId = (
+      await fx.ledger.lootBoxes.createBox(studio, 'prop', { name: 'Chest', table: table.id, paid: false })
+    ).id;
+    for (const user of users)
+      commitments.set(user.wallet, (await fx.ledger.lootBoxes.commitSeed(user, wallet(user))).commitment);
+  });
+
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it('keeps supply, limits and "an expired item never moves" under interleaved operations', async () => {
+    const who = fc.nat({ max: 2 });
+    const operation = fc.oneof(
+      fc.record({ op: fc.constant('purchase' as const), who, quantity: fc.integer({ min: 1, max: 2 }) }),
+      fc.record({ op: fc.constant('open' as const), who, box: fc.nat({ max: 1 }) }),
+      fc.record({ op: fc.constant('redeem' as const), who }),
+      fc.record({ op: fc.constant('expire' as const) }),
+      fc.record({
+        op: fc.constantFrom('transfer' as const, 'burn' as const),
+        who,
+        // null: 1 ore; else one of the sender's two timed items of the run.
+        item: fc.option(fc.nat({ max: 1 }), { freq: 2 }),
+        to: fc.integer({ min: 1, max: 2 }),
+      }),
+    );
+    const applied = { purchase: 0, open: 0, redeem: 0, expire: 0, transfer: 0, burn: 0 };
+    let round = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(operation, { minLength: 4, maxLength: 14 }),
+        fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
+        async (operations, ended) => {
+          round++;
+          const em = fx.orm.em.fork();
+          // Each run: two boxes and two timed items per player; some timed items past their end.
+          const later = new Date(Date.now() + 3_600_000).toISOString();
+          const made = await fx.ledger.assets.mintBatch(
+            studio,
+            'prop',
+            users.flatMap((user) =>
+              ['Chest', 'Chest', 'Pass', 'Pass'].map((name) => ({
+                to: wallet(user),
+                nft: { name, metadata, ...(name === 'Pass' && { expiresAt: later }) },
+              })),
+            ),
+          );
+          const ids = made.body.nfts.map((nft) => nft.id);
+          const boxes = users.map((_, u) => ids.slice(u * 4, u * 4 + 2));
+          const timed = users.map((_, u) => ids.slice(u * 4 + 2, u * 4 + 4));
+          const past = timed.flat().filter((_, i) => ended[i]);
+          const endedAt = new Date(Date.now() - 1000);
+          if (past.length) await em.nativeUpdate(Asset, { id: { $in: past } }, { expiresAt: endedAt });
+          const holderAtEnd = new Map(
+            (await em.find(Asset, { id: { $in: past } }, { fields: ['owner'] })).map((a) => [a.id, a.owner]),
+          );
+
+          const calls = operations.map((o, i) => async () => {
+            const key = `r${round}-${i}`;
+            if (o.op === 'expire') return fx.ledger.expiries.expireDue(new Date(), 100);
+            const user = users[o.who];
+            if (o.op === 'purchase')
+              return fx.ledger.stores.purchase(
+                user,
+                offerId,
+                { wallet: wallet(user), version: 1, quantity: o.quantity },
+                key,
+              );
+            if (o.op === 'redeem')
+              return fx.ledger.stores.redeem(user, { wallet: wallet(user), code: CODE }, key);
+            if (o.op === 'open')
+              return fx.ledger.lootBoxes.open(
+                user,
+                boxId,
+                {
+                  wallet: wallet(user),
+                  assetId: boxes[o.who][o.box],
+                  clientSeed: key,
+                  seedCommitment: commitments.get(user.wallet) as string,
+                },
+                key,
+              );
+            const assetId = o.item === null ? 'ore' : timed[o.who][o.item];
+            if (o.op === 'burn')
+              return fx.ledger.transfers.burn(user, { assetId, from: wallet(user), amount: '1' }, key);
+            return fx.ledger.transfers.create(
+              user,
+              { assetId, from: wallet(user), to: wallet(users[(o.who + o.to) % 3]), amount: '1' },
+              key,
+            );
+          });
+          const results = await Promise.allSettled(calls.map((call) => call()));
+          results.forEach((result, i) => {
+            if (result.status === 'rejected') expect(EXPECTED_REFUSALS).toContain(result.reason?.type);
+            else applied[operations[i].op]++;
+          });
+
+          expect(await checkInvariants(fx.orm)).toEqual([]);
+          // Limits: units sold == the purchases' quantities == the wallets' counts, within the limits.
+          for (const [id, total, perWallet] of [
+            [offerId, LIMITS.offerTotal, LIMITS.offerPerWallet],
+            [codeId, LIMITS.codeTotal, LIMITS.codePerWallet],
+          ] as const) {
+            const check = fx.orm.em.fork();
+            const { sold } = await check.findOneOrFail(StoreOffer, { id });
+            const bought = await check.find(StoreOfferWallet, { offerId: id });
+            const purchases = await check.find(StorePurchase, { offerId: id });
+            expect(sold).toBeLessThanOrEqual(total);
+            expect(bought.reduce((n, b) => n + b.bought, 0)).toBe(sold);
+            expect(purchases.reduce((n, p) => n + p.quantity, 0)).toBe(sold);
+            for (const b of bought) expect(b.bought).toBeLessThanOrEqual(perWallet);
+          }
+          // An item past its end never moved: with its holder at its end, or burned from it once.
+          const check = fx.orm.em.fork();
+          for (const id of past) {
+            const asset = await check.findOneOrFail(Asset, { id }, { fields: ['owner', 'expiresAt'] });
+            const moves = await check.find(Transfer, { asset: id, createdAt: { $gte: endedAt } } as never);
+            if (asset.owner === ZERO) {
+              expect(asset.expiresAt ?? null).toBeNull();
+              expect(moves.map((m) => [m.fromAddress, m.toAddress])).toEqual([[holderAtEnd.get(id), ZERO]]);
+              expect(await check.count(OutboxEvent, { type: 'itemExpired', assetId: id })).toBe(1);
+            } else {
+              expect([asset.owner, moves.length]).toEqual([holderAtEnd.get(id), 0]);
+            }
+          }
+        },
+      ),
+      { numRuns: kind === 'postgres' ? 12 : 15 },
+    );
+    // The property exercised every kind.
+    for (const [op, count] of Object.entries(applied)) expect([op, count > 0]).toEqual([op, true]);
+  }, 120_000);
+});
