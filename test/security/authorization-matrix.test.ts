@@ -160,6 +160,7 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
         'forOffer',
         'auctioned',
         'toAuction',
+        'toCancelAuction',
         'toLend',
       ])
         ids[name] = await mint(name);
@@ -178,6 +179,9 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
         duration: 3600,
       });
       ids.auction = (await ok(holder, 'POST', '/api/v1/auctions', auction(ids.auctioned))).id;
+      ids.cancellableAuction = (
+        await ok(holder, 'POST', '/api/v1/auctions', auction(ids.toCancelAuction))
+      ).id;
       ids.recipe = (
         await ok(studio(), 'POST', `/api/v1/collections/${realm}/recipes`, {
           name: 'Coin to item',
@@ -663,6 +667,23 @@ describe.each(DB_KINDS)('authorization matrix on %s', (kind) => {
         path: () => `/api/v1/auctions/${ids.auction}/bids`,
         body: () => ({ wallet: counter.wallet, amount: '2' }),
         status: 201,
+      },
+      // The seller cancels an auction before any bid (issue 35); another player may not.
+      {
+        operationId: 'cancelAuction',
+        as: 'other',
+        user: O,
+        method: 'POST',
+        path: () => `/api/v1/auctions/${ids.cancellableAuction}/cancel`,
+        status: 403,
+      },
+      {
+        operationId: 'cancelAuction',
+        as: 'owner',
+        user: H,
+        method: 'POST',
+        path: () => `/api/v1/auctions/${ids.cancellableAuction}/cancel`,
+        status: 200,
       },
       // wallet-controller of the loot boxes (issue 36): opening from, committing and revealing a wallet's seed.
       ...(
