@@ -27,6 +27,8 @@ const ACTIONS: Record<AuditAction, string> = {
   'serviceAccount.deleted': 'Service account deleted',
   'clientSecret.created': 'Client secret created',
   'clientSecret.revoked': 'Client secret revoked',
+  'application.created': 'OAuth application registered',
+  'application.deleted': 'OAuth application deleted',
   'apiKey.created': 'API key created',
   'apiKey.revoked': 'API key revoked',
   'webhook.created': 'Webhook created',
