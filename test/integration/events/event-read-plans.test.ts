@@ -16,6 +16,7 @@ import type { EventFilter } from '../../../src/events/filter.ts';
 import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
 import { RELAY_READ_PG } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
+import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
 
 const EVENTS = 100_000;
 const WALLETS = 10_000;
@@ -73,38 +74,7 @@ interface ExplainRow {
   'Execution Time'?: number;
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-/** Every node of the plan, with its parent. */
-function nodesOf(
-  node: PlanNode,
-  parent: PlanNode | null = null,
-): { node: PlanNode; parent: PlanNode | null }[] {
-  return [{ node, parent }, ...(node.Plans ?? []).flatMap((child) => nodesOf(child, node))];
-}
-
-/** What is wrong with the plan for an index-driven page read (empty when nothing). */
-function planProblems(plan: PlanNode): string[] {
-  const problems: string[] = [];
-  for (const { node, parent } of nodesOf(plan)) {
-    if (node['Relation Name'] === 'outbox_event') {
-      if (node['Node Type'] !== 'Index Scan' && node['Node Type'] !== 'Index Only Scan')
-        problems.push(`${node['Node Type']} on outbox_event`);
-      else if (parent?.['Node Type'] !== 'Limit')
-        problems.push(
-          `${node['Node Type']} using ${node['Index Name']} under ${parent?.['Node Type'] ?? 'nothing'}`,
-        );
-    }
-    if (node['Node Type'] === 'Sort' && node.Plans?.[0]['Node Type'] !== 'Append')
-      problems.push(`Sort of ${node.Plans?.[0]['Node Type']}`);
-  }
-  return problems;
-}
+const planProblems = (plan: PlanNode) => pagePlanProblems(plan, 'outbox_event');
 
 /** How stale the statistics are when the 100,000 events arrive. */
 const STATES: [name: string, analyzedAt: number][] = [

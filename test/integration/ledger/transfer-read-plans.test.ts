@@ -17,6 +17,7 @@ import {
   transferHistoryQuery,
 } from '../../../src/db/transfer-history.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
+import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
 
 const TRANSFERS = 60_000;
 const WALLETS = 600;
@@ -72,35 +73,7 @@ function plainPage(filter: TransferHistoryFilter): { sql: string; params: unknow
   };
 }
 
-interface PlanNode {
-  'Node Type': string;
-  'Relation Name'?: string;
-  'Index Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodesOf(
-  node: PlanNode,
-  parent: PlanNode | null = null,
-): { node: PlanNode; parent: PlanNode | null }[] {
-  return [{ node, parent }, ...(node.Plans ?? []).flatMap((child) => nodesOf(child, node))];
-}
-
-/** What is wrong with a history page's plan (empty when nothing). */
-function planProblems(plan: PlanNode): string[] {
-  const problems: string[] = [];
-  for (const { node, parent } of nodesOf(plan)) {
-    if (node['Relation Name'] === 'transfer') {
-      if (node['Node Type'] !== 'Index Scan' && node['Node Type'] !== 'Index Only Scan')
-        problems.push(`${node['Node Type']} on transfer`);
-      else if (parent?.['Node Type'] !== 'Limit')
-        problems.push(`${node['Node Type']} using ${node['Index Name']} under ${parent?.['Node Type']}`);
-    }
-    if (node['Node Type'] === 'Sort' && node.Plans?.[0]['Node Type'] !== 'Append')
-      problems.push(`Sort of ${node.Plans?.[0]['Node Type']}`);
-  }
-  return problems;
-}
+const planProblems = (plan: PlanNode) => pagePlanProblems(plan, 'transfer');
 
 describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
   let db: ScratchDatabase;
