@@ -3135,7 +3135,7 @@ export interface paths {
         };
         /**
          * Login or consent page
-         * @description The page of an authorization step, reached by the redirect from `/authorize`. When the user must sign in, a login form (username, password) posting to `/interaction/{uid}/login`; when the user must approve the application, a consent page naming the application and the scopes it asks for (only those the user's role allows), posting to `/interaction/{uid}/confirm`, with a "Cancel" link to `/interaction/{uid}/abort`. Both pages say whether the application is part of this service or a third-party application, and for a third-party one the username of the user who registered it and its client id. An application that is part of this service (the explorer) is not asked about: its consent step grants the requested scopes the role allows and answers 303 to `/authorize/{uid}`, as the consent form would. Each form carries a `csrf` token bound to the interaction and the browser. The page needs the `_interaction` cookie set by `/authorize`, sends `Cache-Control: no-store`, and forbids framing. Public (the browser is not signed in yet).
+         * @description The page of an authorization step, reached by the redirect from `/authorize`. When the user must sign in, a login form (username, password) posting to `/interaction/{uid}/login`; when the user must approve the application, a consent page naming the application and the scopes it asks for (only those the user's role allows), posting to `/interaction/{uid}/confirm`, with a "Cancel" link to `/interaction/{uid}/abort`. Both pages say whether the application is part of this service or a third-party application, and for a third-party one the username of the user who registered it and its client id. The explorer (`gats-explorer`, served by this service on its own origin) is not asked about: its consent step grants the requested scopes the role allows and answers 303 to `/authorize/{uid}`, as the consent form would. Each form carries a `csrf` token bound to the interaction and the browser. The page needs the `_interaction` cookie set by `/authorize`, sends `Cache-Control: no-store`, and forbids framing. Public (the browser is not signed in yet).
          *
          *     Errors: 400 (HTML) when the interaction is unknown, expired, or not this browser's (missing cookie); 500 (HTML) on an unexpected failure.
          */
@@ -19142,7 +19142,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            /** @description The consent step of an application that is part of this service, granted without a page: the browser resumes the authorization. */
+            /** @description The consent step of the explorer, granted without a page: the browser resumes the authorization. */
             303: {
                 headers: {
                     "X-Request-Id": components["headers"]["XRequestId"];

@@ -11,6 +11,7 @@ import { Application } from '../db/entities/Application.ts';
 import type { User, UserRole } from '../db/entities/User.ts';
 import { AppError, TooManyRequestsError } from '../domain/errors.ts';
 import { findUser } from './accounts.ts';
+import { EXPLORER_CLIENT_ID } from './applications.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { ClientInfo } from './pages/client-origin.ts';
 import { consentPage } from './pages/consent.ts';
@@ -129,11 +130,12 @@ export function interactionRoutes(options: InteractionOptions) {
     if (!user)
       throw new PageError(400, 'invalid_request', 'The signed-in user no longer exists. Start again.');
     const client = await clientInfo(interaction);
-    // Issue 37: the service's own clients (the explorer) are the service: the user is not asked to
-    // authorize the service to itself. The grant is what the consent page would have granted (the
-    // requested scopes the role allows); the code still goes only to the client's registered redirect
-    // URI, against its PKCE challenge.
-    if (client.firstParty) return grantConsent(ctx, interaction, user);
+    // Issue 37: the explorer is the service: the user is not asked to authorize the service to
+    // itself. The grant is what the consent page would have granted (the requested scopes the role
+    // allows); the code still goes only to the explorer's own page on this origin, against its PKCE
+    // challenge. The demo client (first-party too, but its redirect URIs are loopback ports anything
+    // on the machine may listen on) keeps the consent page.
+    if (client.clientId === EXPLORER_CLIENT_ID) return grantConsent(ctx, interaction, user);
     sendPage(
       ctx,
       200,

@@ -5,6 +5,7 @@
 // the contract.
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO_CLIENT_ID, DEMO_REDIRECT_URIS, ensureDemoClient } from '../../../src/auth/applications.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import { Browser, bearer, csrfFrom, fixtureUser, interactionPath, login, PASSWORD } from './auth-helpers.ts';
@@ -114,5 +115,11 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
       expect(response.text ?? '').not.toContain('/confirm"');
     }
     expect(visited.at(-1), visited.join(' -> ')).toBe('/explorer/callback');
+
+    // The demo client is the service's too, but its redirect URIs are loopback ports anything on the
+    // machine may listen on: it keeps the consent page (pagesFor expects it).
+    await ensureDemoClient(t.app.orm.em.fork());
+    const demo = await pagesFor(t, DEMO_CLIENT_ID, DEMO_REDIRECT_URIS[1], victim.username);
+    expect(demo.consent).toContain('Authorize GATS demo client');
   });
 });
