@@ -225,7 +225,7 @@ function notAvailable(offer: StoreOffer, reason: 'closed' | 'notStarted' | 'expi
   );
 }
 
-/** An amount of the terms, its problem naming the item (`Price 0: ...`). */
+/** The purchase path's reads, prepared (each was an ORM read: a large part of a purchase's CPU). */
 const COLLECTION_OWNER = 'select owner_id from collection where id = ?';
 const OFFER =
   'select id, collection_id, name, version, status, price, grants, pay_to, limit_per_wallet, limit_total, sold, ' +
@@ -235,7 +235,6 @@ const OFFER_OF_CODE = 'select id, version from store_offer where code_hash = ?';
 
 export function createStoreService(orm: Orm, idempotency: Idempotency, writer: LegWriter): StoreService {
   const reads = readStatements(orm);
-  // Prepared reads (a purchase's hot path: each was an ORM read, a large part of its CPU).
   async function collectionOf(id: string) {
     const [row] = await reads.all(COLLECTION_OWNER, [id]);
     if (!row) throw new NotFoundError(`No collection with id ${id}.`);
