@@ -339,6 +339,13 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
       const hydrated = await page.evaluate('typeof AsyncApiStandalone');
       expect(hydrated).toBe('object');
       const codeSpan = page.locator('code', { hasText: /^newNFT$/ }).first();
+      // The standalone renders the whole document again in the page (4.7 MB, several seconds of a
+      // core's time when quiet); under CI's load that took longer than an action's 30 s once. Wait
+      // longer, and say what the page showed if it never came.
+      await codeSpan.waitFor({ state: 'attached', timeout: 100_000 }).catch(async (error: Error) => {
+        const shown = ((await page.locator('body').textContent()) ?? '').slice(0, 300);
+        throw new Error(`${error.message}\nproblems: ${problems.join('; ')}\nthe page showed: ${shown}`);
+      });
       // Run in the page: its window computes the pseudo-elements' styles.
       const wrapped = await codeSpan.evaluate((code) => {
         const view = code.ownerDocument.defaultView as unknown as {
@@ -359,7 +366,7 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     } finally {
       await page.close();
     }
-  }, 90_000);
+  }, 180_000);
 
   it('ran without script errors, Content-Security-Policy violations or API answers off the contract', async () => {
     expect(await harness.problems()).toEqual([]);
