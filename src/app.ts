@@ -10,6 +10,7 @@ import { announceCommits, deliverCommits } from './after-commit.ts';
 import type { UserRegisteredHook } from './auth/accounts.ts';
 import { apiKeyIsActive } from './auth/api-keys.ts';
 import { type AuthModule, createAuthModule } from './auth/index.ts';
+import type { PasswordHasher } from './auth/passwords.ts';
 import { grantableScopes } from './auth/scopes.ts';
 import { createChainModule } from './chain/index.ts';
 import type { Config } from './config/index.ts';
@@ -79,6 +80,12 @@ export interface AppInstance {
 
 export interface BuildOptions {
   logger?: Logger;
+  /**
+   * How registrations hash new passwords (src/auth/passwords.ts). Only code building the app in its
+   * own process can set it (the tests' apps store fixture users' passwords at a test's cost); the
+   * service (src/server.ts) never does, so it hashes at the service's cost.
+   */
+  passwordHasher?: PasswordHasher;
 }
 
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<AppInstance> {
@@ -118,6 +125,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       metrics,
       redis,
       readCache,
+      hashPassword: options.passwordHasher,
       draining: () => draining !== null,
     });
     const router = await createContractRouter(bundledOperations(), handlers, auth.authenticator);

@@ -13,7 +13,13 @@ import { newId } from '../domain/ids.ts';
 import { formatAddress } from '../domain/ledger/addresses.ts';
 import { type Page, pageById } from '../domain/ledger/cursor.ts';
 import { revokeAccountGrants } from './adapter.ts';
-import { dummyPasswordHash, hashPassword, passwordPolicyViolation, verifyPassword } from './passwords.ts';
+import {
+  dummyPasswordHash,
+  hashPassword,
+  type PasswordHasher,
+  passwordPolicyViolation,
+  verifyPassword,
+} from './passwords.ts';
 import { isServiceAccountId, SERVICE_ACCOUNT_PREFIX } from './service-account-ids.ts';
 
 /**
@@ -91,8 +97,8 @@ export async function registerUser(
   orm: Orm,
   input: { username: string; password: string },
   onUserRegistered: UserRegisteredHook | undefined,
-  /** `password` hashed ahead (the demo accounts' published passwords), else it is hashed here. */
-  hashed?: { passwordHash: string },
+  /** How the password is hashed (the demo accounts' published passwords are hashed ahead). */
+  hash: PasswordHasher = hashPassword,
 ): Promise<UserView> {
   if (normalizeUsername(input.username).startsWith(SERVICE_ACCOUNT_PREFIX)) {
     throw new ValidationError(
@@ -110,7 +116,7 @@ export async function registerUser(
   const taken = () =>
     new ConflictError(`The username ${input.username} is already registered.`, '/problems/username-taken');
   if (await orm.em.fork().count(User, { usernameNormalized })) throw taken();
-  const passwordHash = hashed?.passwordHash ?? (await hashPassword(input.password));
+  const passwordHash = await hash(input.password);
   try {
     return await inTransaction(orm, async (em) => {
       const user = em.create(User, {

@@ -38,6 +38,13 @@ interface ScryptParams {
   p: number;
 }
 
+/**
+ * How a new password is hashed for storage: `hashPassword`, at the service's cost. An app built in
+ * the same process (the tests' apps: `BuildOptions.passwordHasher` in src/app.ts) may be given
+ * another; nothing read from the environment can change it.
+ */
+export type PasswordHasher = (password: string) => Promise<string>;
+
 /** Hashes with the current parameters (a different `params` only for hashes made outside the service, e.g. test fixtures). */
 export async function hashPassword(password: string, params: ScryptParams = PARAMS): Promise<string> {
   const salt = randomBytes(SALT_BYTES);

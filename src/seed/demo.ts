@@ -120,7 +120,7 @@ async function seedDemo({ orm, ledger, publicUrl, logger, onUserRegistered }: Se
 
   const users = new Map<string, { userId: string; role: UserRole; wallet: StoredAddress }>();
   for (const account of DEMO_ACCOUNTS) {
-    const user = await registerUser(orm, account, onUserRegistered, { passwordHash: account.passwordHash });
+    const user = await registerUser(orm, account, onUserRegistered, async () => account.passwordHash);
     if (account.role !== 'player') await setUserRole(orm, user.id, account.role);
     users.set(account.username, {
       userId: user.id,

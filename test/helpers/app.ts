@@ -11,6 +11,7 @@ import { type Config, loadConfig } from '../../src/config/index.ts';
 import type { Logger } from '../../src/observability/logger.ts';
 import { assertMatchesContract } from './contract.ts';
 import { DB_KINDS, migratedDatabase } from './db.ts';
+import { testPasswordHasher } from './fixture-passwords.ts';
 
 export { DB_KINDS };
 export type DbKind = 'sqlite' | 'postgres';
@@ -49,6 +50,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** The app's logger (default: the configuration's level on stdout). */
   logger?: Logger;
+  /** Registrations hash at the service's cost, not a test's (test/helpers/fixture-passwords.ts). */
+  servicePasswords?: boolean;
 }
 
 /** The configuration of an app under test: loopback port, its own data dir and database, quiet logs. */
@@ -89,7 +92,10 @@ export async function startTestApp(
   const config = testConfig(port, dataDir, database, env);
   let app: AppInstance;
   try {
-    app = await buildApp(config, options.logger ? { logger: options.logger } : {});
+    app = await buildApp(config, {
+      ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.servicePasswords ? {} : { passwordHasher: testPasswordHasher }),
+    });
   } catch (error) {
     server.close();
     await database.drop();

@@ -11,7 +11,7 @@ import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { migratedDatabase, type TestDatabaseKind } from './db.ts';
-import { FIXTURE_PASSWORD, useCheapPassword } from './fixture-passwords.ts';
+import { FIXTURE_PASSWORD } from './fixture-passwords.ts';
 
 export interface LedgerFixture {
   orm: Orm;
@@ -156,7 +156,6 @@ export async function httpUser(t: HttpClient, role: UserRole = 'player'): Promis
     201,
   );
   if (role !== 'player') await setRole(t.app.orm as Orm, user.id, role);
-  await useCheapPassword(t.app.orm as Orm, user.id);
   const tokens = await expectStatus<{ access_token: string }>(
     t.http('POST', '/api/v1/auth/login', { body: { username, password: PASSWORD } }),
     200,

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { DB_KINDS } from '../helpers/db.ts';
 import { type HttpUser, httpUser } from '../helpers/ledger-fixtures.ts';
-import { authorizeInBrowser, Browser, bearer, fixtureUser, login } from '../integration/auth/auth-helpers.ts';
+import { authorizeInBrowser, Browser, bearer, login, register } from '../integration/auth/auth-helpers.ts';
 
 const METADATA = { image: 'https://cdn.example.com/sword.png', attributes: [], creator: 'Example Studio' };
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
@@ -216,8 +216,8 @@ describe.each(DB_KINDS)('authorization on %s', (kind) => {
     }
 
     it("refuses account management to a token the user gave to another user's application (403)", async () => {
-      const developer = await fixtureUser(t);
-      const player = await fixtureUser(t);
+      const developer = await register(t);
+      const player = await register(t);
       const token = await thirdPartyToken((await login(t, developer.username)).access_token, player.username);
       const ownKey = await t.http('POST', '/api/v1/api-keys', {
         body: { name: 'own' },
@@ -247,7 +247,7 @@ describe.each(DB_KINDS)('authorization on %s', (kind) => {
     });
 
     it("accepts account management with a token of the user's own application", async () => {
-      const developer = await fixtureUser(t);
+      const developer = await register(t);
       const ownerToken = (await login(t, developer.username)).access_token;
       const token = await thirdPartyToken(ownerToken, developer.username);
       const key = await t.http('POST', '/api/v1/api-keys', {

@@ -25,7 +25,7 @@ describe.each(DB_KINDS)('secrets at rest on %s', (kind) => {
   const secrets: Record<string, string> = {};
 
   beforeAll(async () => {
-    t = await startTestApp(kind);
+    t = await startTestApp(kind, {}, { servicePasswords: true });
     const user = await register(t);
     userId = user.id;
     const tokens = await login(t, user.username);

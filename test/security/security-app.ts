@@ -12,6 +12,7 @@ import { createHttpServer, type ServerLimits } from '../../src/http/server-limit
 import type { Logger } from '../../src/observability/logger.ts';
 import { testConfig } from '../helpers/app.ts';
 import { migratedDatabase, type TestDatabaseKind } from '../helpers/db.ts';
+import { testPasswordHasher } from '../helpers/fixture-passwords.ts';
 
 export interface SecurityAppOptions {
   env?: Record<string, string>;
@@ -44,7 +45,7 @@ export async function startSecurityApp(
   const port = (server.address() as { port: number }).port;
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = testConfig(port, dataDir, database, { LOG_LEVEL: 'silent', ...options.env });
-  const app = await buildApp(config, { logger: options.logger });
+  const app = await buildApp(config, { logger: options.logger, passwordHasher: testPasswordHasher });
   if (options.beforeRouter) {
     // The contract router is the last middleware of the stack.
     app.koa.middleware.splice(app.koa.middleware.length - 1, 0, options.beforeRouter);

@@ -11,6 +11,7 @@ import {
 import type { TokenResponse } from '../../auth/first-party-login.ts';
 import type { LoginThrottle } from '../../auth/login-throttle.ts';
 import { checkPasswordLogin } from '../../auth/password-login.ts';
+import type { PasswordHasher } from '../../auth/passwords.ts';
 import { rateLimitHeaders } from '../../auth/rate-limit.ts';
 import type { User } from '../../db/entities/User.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -22,6 +23,8 @@ export interface AuthHandlerDeps {
   orm: Orm;
   throttle: LoginThrottle;
   onUserRegistered?: UserRegisteredHook;
+  /** How registrations hash their password (src/auth/passwords.ts); absent: at the service's cost. */
+  hashPassword?: PasswordHasher;
   issueTokens(user: User, scope: string | undefined): Promise<TokenResponse>;
   /**
    * After a role change has committed: what holds the user's previous role lets go of it (13.7:
@@ -44,7 +47,7 @@ export function authHandlers(deps: AuthHandlerDeps): HandlerMap {
   return typedHandlers<'registerUser' | 'login' | 'getCurrentUser' | 'listUsers' | 'setUserRole'>({
     async registerUser(request, ctx) {
       ctx.set(rateLimitHeaders(await throttle.attempt('register', ctx.ip)));
-      const user = await registerUser(orm, request.body, deps.onUserRegistered);
+      const user = await registerUser(orm, request.body, deps.onUserRegistered, deps.hashPassword);
       ctx.set('Location', '/api/v1/me');
       respond(ctx, 'registerUser', 201, user);
     },

@@ -2,6 +2,7 @@
 // router (src/http/api.ts) refuses a handler for an operation the contract lacks.
 import type { UserRegisteredHook } from '../../auth/accounts.ts';
 import type { AuthModule } from '../../auth/index.ts';
+import type { PasswordHasher } from '../../auth/passwords.ts';
 import type { ChainModule } from '../../chain/index.ts';
 import type { Config } from '../../config/index.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -32,6 +33,8 @@ export interface HandlerServices {
   redis?: RedisLink;
   auth: AuthModule;
   onUserRegistered: UserRegisteredHook;
+  /** How registrations hash their password; absent: at the service's cost (BuildOptions.passwordHasher). */
+  hashPassword?: PasswordHasher;
   ledger: Ledger;
   readCache: ReadCache;
   identity: IdentityService;
@@ -49,6 +52,7 @@ export function createHandlers(services: HandlerServices): HandlerMap {
       orm,
       throttle: auth.throttle,
       onUserRegistered: services.onUserRegistered,
+      hashPassword: services.hashPassword,
       onRoleChanged: (userId) => auth.apiKeys.forgetUser(userId),
       issueTokens: auth.issueTokens,
     }),

@@ -8,12 +8,13 @@ import { KEY_CACHE_TTL_MS } from '../../../src/auth/api-keys.ts';
 import { createSecretBox } from '../../../src/crypto/secret-box.ts';
 import { SigningKey } from '../../../src/db/entities/SigningKey.ts';
 import { User } from '../../../src/db/entities/User.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../../helpers/app.ts';
+import { useServiceCostPassword } from '../../helpers/fixture-passwords.ts';
 import {
   bearer,
   createApiKey,
   credentials,
-  fixtureUser,
   login,
   newSession,
   PASSWORD,
@@ -352,8 +353,9 @@ describe.each(DB_KINDS)('protected API access on %s', (kind) => {
         return { response, ms: performance.now() - started };
       };
       // Four failures: one short of the username lock-out tested below.
-      // Stored at the service's cost (not a fixture user's): the time compared is the real one.
+      // Stored at the service's cost (not the test app's): the time compared is the real one.
       const victim = await register(t);
+      await useServiceCostPassword(t.app.orm as Orm, victim.id, PASSWORD);
       const known = [];
       const unknown = [];
       for (let i = 0; i < 4; i++) {
@@ -375,7 +377,7 @@ describe.each(DB_KINDS)('protected API access on %s', (kind) => {
     });
 
     it('locks a username out at this address after repeated failures, even with the right password', async () => {
-      const user = await fixtureUser(t);
+      const user = await register(t);
       for (let i = 0; i < 5; i++) {
         expect(
           (

@@ -1,10 +1,9 @@
 // Shared steps of the access-control tests: register, log in, create an API key, call with both.
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import type { Orm } from '../../../src/db/orm.ts';
 import type { TestApp } from '../../helpers/app.ts';
 import { assertMatchesContract } from '../../helpers/contract.ts';
-import { FIXTURE_PASSWORD, useCheapPassword } from '../../helpers/fixture-passwords.ts';
+import { FIXTURE_PASSWORD } from '../../helpers/fixture-passwords.ts';
 
 export const PASSWORD = FIXTURE_PASSWORD;
 
@@ -22,6 +21,7 @@ export function uniqueUsername(prefix = 'user'): string {
   return `${prefix}_${randomBytes(5).toString('hex')}`;
 }
 
+/** A registered user (its password stored at a test's cost by the test app: test/helpers/fixture-passwords.ts). */
 export async function register(
   t: TestApp,
   username = uniqueUsername(),
@@ -29,16 +29,6 @@ export async function register(
   const response = await t.http('POST', '/api/v1/auth/register', { body: { username, password: PASSWORD } });
   expect(response.status, response.text).toBe(201);
   return response.body;
-}
-
-/** A registered user whose password is stored at a test's cost (test/helpers/fixture-passwords.ts). */
-export async function fixtureUser(
-  t: TestApp,
-  username = uniqueUsername(),
-): Promise<{ id: string; username: string }> {
-  const user = await register(t, username);
-  await useCheapPassword(t.app.orm as Orm, user.id);
-  return user;
 }
 
 export async function login(t: TestApp, username: string, scope?: string) {
@@ -99,7 +89,7 @@ export async function newSession(
   t: TestApp,
   options: { username?: string; scope?: string } = {},
 ): Promise<Session> {
-  const user = await fixtureUser(t, options.username);
+  const user = await register(t, options.username);
   const tokens = await login(t, user.username, options.scope);
   const key = await createApiKey(t, tokens.access_token);
   return {

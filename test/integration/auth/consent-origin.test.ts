@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_CLIENT_ID, DEMO_REDIRECT_URIS, ensureDemoClient } from '../../../src/auth/applications.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
-import { Browser, bearer, csrfFrom, fixtureUser, interactionPath, login, PASSWORD } from './auth-helpers.ts';
+import { Browser, bearer, csrfFrom, interactionPath, login, PASSWORD, register } from './auth-helpers.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
 
@@ -47,7 +47,7 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
   let developer: { username: string; token: string };
   beforeAll(async () => {
     t = await startTestApp(kind, { LOGIN_RATE_LIMIT_REQUESTS: '1000' });
-    const user = await fixtureUser(t);
+    const user = await register(t);
     developer = { username: user.username, token: (await login(t, user.username)).access_token };
   });
   afterAll(async () => {
@@ -83,7 +83,7 @@ describe.each(DB_KINDS)('who is asking, on the sign-in and consent pages, on %s'
   it('13.10: a third-party client is shown as third party, with the user who registered it; the explorer asks no consent', async () => {
     const app = await create('Asset Explorer');
     expect(app.status).toBe(201);
-    const victim = await fixtureUser(t);
+    const victim = await register(t);
 
     const third = await pagesFor(t, app.body.clientId, REDIRECT_URI, victim.username);
     for (const page of [third.signIn, third.consent]) {

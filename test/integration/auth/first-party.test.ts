@@ -2,7 +2,7 @@
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
-import { createApiKey, credentials, fixtureUser, login, uniqueUsername } from './auth-helpers.ts';
+import { createApiKey, credentials, login, register, uniqueUsername } from './auth-helpers.ts';
 
 describe.each(DB_KINDS)('first-party access on %s', (kind) => {
   let t: TestApp;
@@ -15,7 +15,7 @@ describe.each(DB_KINDS)('first-party access on %s', (kind) => {
 
   it('registers, logs in, creates an API key and calls a protected endpoint', async () => {
     const username = uniqueUsername('alice');
-    const user = await fixtureUser(t, username);
+    const user = await register(t, username);
     expect(user).toMatchObject({ username, role: 'player' });
 
     const tokens = await login(t, username);

@@ -1,16 +1,14 @@
 // Issue 13.12: login throttling per username across client addresses. Each request comes from its
 // own loopback address (127.0.0.N, all routed to the server on 127.0.0.1), as an attacker with many
 // addresses would send them; every answer is checked against the contract. In memory and in Redis
-// (the counters every instance shares). The users' passwords are stored at a test's cost
-// (fixtureUser): the throttle counts failures, whatever a verification costs, and ~45 verifications at
-// the service's cost took ~10 s of CPU.
+// (the counters every instance shares).
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backoffSeconds } from '../../../src/auth/login-throttle.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { assertMatchesContract } from '../../helpers/contract.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
-import { fixtureUser, PASSWORD } from './auth-helpers.ts';
+import { PASSWORD, register } from './auth-helpers.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
@@ -77,7 +75,7 @@ describe.each([
   });
 
   it('13.12: a username that failed from many addresses waits before the next attempt from a new one', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     // 5 failures from each of two addresses lock those two out (per address and username), one more
     // from a third address is the 11th failure of the username: the first past the free ones.
     for (const address of ['127.0.0.11', '127.0.0.12']) {
@@ -100,8 +98,8 @@ describe.each([
   });
 
   it('13.12: another username is not slowed by those failures', async () => {
-    const victim = await fixtureUser(t);
-    const other = await fixtureUser(t);
+    const victim = await register(t);
+    const other = await register(t);
     for (let i = 0; i < 11; i++) {
       const address = `127.0.1.${10 + Math.floor(i / 5)}`;
       expect((await loginFrom(t, address, victim.username, 'wrong password here')).status).toBe(401);

@@ -11,11 +11,11 @@ import {
   createApiKey,
   credentials,
   csrfFrom,
-  fixtureUser,
   interactionPath,
   login,
   newSession,
   PASSWORD,
+  register,
   type Session,
 } from './auth-helpers.ts';
 
@@ -79,7 +79,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   }
 
   it('issues tokens through the login and consent pages, and the API accepts them with an API key', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { callback, verifier, state } = await codeFor(user.username);
     expect(callback.origin + callback.pathname).toBe(REDIRECT_URI);
     expect(callback.searchParams.get('iss')).toBe(t.baseUrl);
@@ -124,7 +124,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('never grants more than the role allows, whatever the client asks', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { callback, verifier, state } = await codeFor(user.username, {
       scope: 'openid assets:read prices:write users:admin',
     });
@@ -136,14 +136,14 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('returns state unchanged', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const state = 'st ate/ü?&=+%20"<>';
     const { callback } = await codeFor(user.username, { state });
     expect(callback.searchParams.get('state')).toBe(state);
   });
 
   it('rejects a reused authorization code with invalid_grant', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { code, verifier } = await codeFor(user.username);
     const first = await tokenRequest({ code, code_verifier: verifier });
     expect(first.status, first.text).toBe(200);
@@ -153,7 +153,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('rejects a wrong or missing PKCE verifier with invalid_grant', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { code } = await codeFor(user.username);
     const wrong = await tokenRequest({ code, code_verifier: client.randomPKCECodeVerifier() });
     expect(wrong.status).toBe(400);
@@ -209,7 +209,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('rotates refresh tokens, and reusing a rotated one revokes the whole family', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { callback, verifier, state } = await codeFor(user.username);
     const tokens = await client.authorizationCodeGrant(config, callback, {
       pkceCodeVerifier: verifier,
@@ -236,7 +236,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('protects the forms: a wrong CSRF token is 403, another browser (no interaction cookie) is 400', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { url } = await authorizationRequest();
     const browser = new Browser(t);
     const { response } = await browser.follow(url.toString());
@@ -261,7 +261,7 @@ describe.each(DB_KINDS)('authorization code flow on %s', (kind) => {
   });
 
   it('lets the user decline: access_denied goes back to the client', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { url, state } = await authorizationRequest();
     const browser = new Browser(t);
     const { response } = await browser.follow(url.toString());

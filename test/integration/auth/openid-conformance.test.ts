@@ -6,14 +6,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
-import {
-  authorizeInBrowser,
-  Browser,
-  bearer,
-  fixtureUser,
-  newSession,
-  type Session,
-} from './auth-helpers.ts';
+import { authorizeInBrowser, Browser, bearer, newSession, register, type Session } from './auth-helpers.ts';
 
 const checklist = JSON.parse(
   readFileSync(
@@ -148,7 +141,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   /** A full flow in `browser` (a fresh one by default); returns the tokens. */
   async function flow(parameters: Record<string, string> = {}, browser = new Browser(t), username?: string) {
-    const user = username ? { username } : await fixtureUser(t);
+    const user = username ? { username } : await register(t);
     const { url, verifier, state } = await request(parameters);
     const callback = await authorizeInBrowser(browser, url, user.username);
     expect(callback.searchParams.get('error'), callback.href).toBeNull();
@@ -194,7 +187,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
       ['client_id', publicId],
       ['response_type', 'code'],
     ]).toString();
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const callback = await authorizeInBrowser(new Browser(t), url, user.username);
     const tokens = await client.authorizationCodeGrant(config, callback, {
       pkceCodeVerifier: verifier,
@@ -204,7 +197,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
   });
 
   async function codeAndTokens() {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { url, verifier } = await request({ scope: 'openid offline_access assets:read' });
     const callback = await authorizeInBrowser(new Browser(t), url, user.username);
     const code = callback.searchParams.get('code') as string;
@@ -330,7 +323,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   conformance('oidcc-id-token-hint', async () => {
     const browser = new Browser(t);
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const first = await flow({}, browser, user.username);
     const { url } = await request({ prompt: 'none', id_token_hint: first.id_token as string });
     const { location } = await browser.follow(url.href);
@@ -353,7 +346,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   conformance('oidcc-max-age-1', async () => {
     const browser = new Browser(t);
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const first = await flow({ max_age: '15000' }, browser, user.username);
     // auth_time has a resolution of seconds: 2 s later, more than max_age=1 has surely passed.
     await new Promise((resolve) => setTimeout(resolve, 2100));
@@ -371,7 +364,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   conformance('oidcc-max-age-10000', async () => {
     const browser = new Browser(t);
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const first = await flow({ max_age: '15000' }, browser, user.username);
     const { url, verifier, state } = await request({ max_age: '10000' });
     const { location } = await browser.follow(url.href);
@@ -386,7 +379,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   conformance('oidcc-prompt-login', async () => {
     const browser = new Browser(t);
-    const user = await fixtureUser(t);
+    const user = await register(t);
     await flow({}, browser, user.username);
     const { url } = await request({ prompt: 'login' });
     const { response } = await browser.follow(url.href);
@@ -396,7 +389,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
 
   conformance('oidcc-prompt-none-logged-in', async () => {
     const browser = new Browser(t);
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const first = await flow({}, browser, user.username);
     const { url, verifier, state } = await request({ prompt: 'none' });
     const { location } = await browser.follow(url.href);
@@ -425,7 +418,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
   });
 
   conformance('oidcc-redirect-uri-query-OK', async () => {
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { url, verifier } = await request({}, config, R2);
     const callback = await authorizeInBrowser(new Browser(t), url, user.username);
     expect(callback.searchParams.get('a')).toBe('1');
@@ -500,7 +493,7 @@ describe.each(DB_KINDS)('OpenID conformance OP modules on %s', (kind) => {
         execute: [client.allowInsecureRequests],
       },
     );
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const { url, verifier, state } = await request({}, rp, CONFIDENTIAL_REDIRECT);
     const callback = await authorizeInBrowser(new Browser(t), url, user.username);
     const tokens = await client.authorizationCodeGrant(rp, callback, {

@@ -13,9 +13,9 @@ import {
   checkedFetch,
   createApiKey,
   credentials,
-  fixtureUser,
   login,
   newSession,
+  register,
   type Session,
 } from './auth-helpers.ts';
 
@@ -303,7 +303,7 @@ describe.each(DB_KINDS)('service accounts on %s', (kind) => {
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
-    const user = await fixtureUser(t);
+    const user = await register(t);
     const callback = await authorizeInBrowser(new Browser(t), url, user.username);
     const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier });
     const key = await createApiKey(t, (await login(t, user.username)).access_token);
