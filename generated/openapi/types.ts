@@ -1065,7 +1065,7 @@ export interface paths {
         };
         /**
          * Market figures of a collection
-         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value (the other figures stay the collection's). The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
+         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value and the best offer a holder of such an item can accept (a collection offer or a trait offer for that value); the other figures stay the collection's. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1471,7 +1471,7 @@ export interface paths {
         };
         /**
          * Market figures of an item
-         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired offer its holder can accept: the item's own offers and its collection's), the last sale and the sales of the last 24 hours. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
+         * @description The asset's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired offer its holder can accept: the item's own offers, its collection's, and the trait offers for each of its attribute values: one read each), the last sale and the sales of the last 24 hours. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no asset has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1820,10 +1820,10 @@ export interface paths {
         get: operations["listOffers"];
         put?: never;
         /**
-         * Offer a price for an item, or for any item of a collection
-         * @description Offers `price` of `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId` (an item offer, accepted by its holder) or for any NFT of `collection` (a collection offer, accepted by any holder of one). The price is reserved in `wallet` in the same transaction as the offer and its `offerCreated` event: it stays in the wallet's balance but cannot be spent, offered or listed elsewhere (a transfer of it answers 409 `/problems/insufficient-balance`) until the offer is accepted (it pays the sale), cancelled or expires (it is released). One `Idempotency-Key` covers the offer.
+         * Offer a price for an item, for any item of a collection, or for any item with a trait
+         * @description Offers `price` of `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId` (an item offer, accepted by its holder), for any NFT of `collection` (a collection offer, accepted by any holder of one) or, with `trait`, for any NFT of `collection` whose metadata has that attribute value (a trait offer, accepted by any holder of one). The price is reserved in `wallet` in the same transaction as the offer and its `offerCreated` event: it stays in the wallet's balance but cannot be spent, offered or listed elsewhere (a transfer of it answers 409 `/problems/insufficient-balance`) until the offer is accepted (it pays the sale), cancelled or expires (it is released). One `Idempotency-Key` covers the offer.
          *
-         *     Errors: 400 `/problems/invalid-amount` when `price` does not fit the currency's decimals or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, or not exactly one of `assetId` and `collection`, or an `assetId` that is not an NFT; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when the asset, the collection or the currency does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less than `price` free (not reserved); 409 `/problems/own-offer` when `wallet` holds the item offered for; 409 `/problems/asset-on-chain` for an on-chain token; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 409 `/problems/currency-not-accepted` when `currency` is not a currency the collection accepts; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `price` does not fit the currency's decimals or is 0; 400 `/problems/invalid-address-checksum` for a mixed-case address with a wrong checksum; 400 `/problems/validation-failed` for a missing, malformed or extra field, or not exactly one of `assetId` and `collection`, a `trait` without `collection`, an empty or too long `trait.type` (1 to 100 characters) or `trait.value` (1 to 500), or an `assetId` that is not an NFT; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when the asset, the collection or the currency does not exist; 409 `/problems/insufficient-balance` when `wallet` holds less than `price` free (not reserved); 409 `/problems/own-offer` when `wallet` holds the item offered for; 409 `/problems/asset-on-chain` for an on-chain token; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 409 `/problems/currency-not-accepted` when `currency` is not a currency the collection accepts; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createOffer"];
         delete?: never;
@@ -1877,9 +1877,9 @@ export interface paths {
         put?: never;
         /**
          * Accept an offer
-         * @description Sells the NFT held by `wallet`, a wallet the caller controls, to the offer's bidder, as ONE ledger operation settled like a purchase: the item moves from `wallet` to the bidder, and the offer's reserved price pays `wallet` the price minus the collection's royalty and the marketplace fee (each rounded down to the currency's decimals, `sellerProceeds + royalty + fee == price` exactly). An item offer is accepted with its item (`assetId` optional), a collection offer with any NFT of its collection (`assetId` required). Everything is checked inside the transaction: the offer still open and unexpired (of two holders or a cancellation racing, exactly one applies; the offer never pays twice), `wallet` still holding the item, free to move. The price was reserved when the offer was made, so the payment cannot fail. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, `offerEnded`, `sale`, and a `priceUpdate` with `source` `market`). The item's active listings end in the same operation. One `Idempotency-Key` covers the acceptance.
+         * @description Sells the NFT held by `wallet`, a wallet the caller controls, to the offer's bidder, as ONE ledger operation settled like a purchase: the item moves from `wallet` to the bidder, and the offer's reserved price pays `wallet` the price minus the collection's royalty and the marketplace fee (each rounded down to the currency's decimals, `sellerProceeds + royalty + fee == price` exactly). An item offer is accepted with its item (`assetId` optional), a collection offer with any NFT of its collection (`assetId` required), a trait offer with any NFT of its collection whose metadata has the offer's attribute value (`assetId` required; the acceptance is decided against the metadata version it read: a metadata change committing meanwhile makes it check the new metadata before anything moves). Everything is checked inside the transaction: the offer still open and unexpired (of two holders or a cancellation racing, exactly one applies; the offer never pays twice), `wallet` still holding the item, free to move. The price was reserved when the offer was made, so the payment cannot fail. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, `offerEnded`, `sale`, and a `priceUpdate` with `source` `market`). The item's active listings end in the same operation. One `Idempotency-Key` covers the acceptance.
          *
-         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body, or a collection offer accepted without `assetId`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer (or no such asset) has this id; 409 `/problems/offer-not-open` when it was accepted, cancelled or has expired; 409 `/problems/offer-item-mismatch` when `assetId` is not the offer's item or not of its collection; 409 `/problems/own-offer` when `wallet` is the bidder's or the caller made the offer; 409 `/problems/insufficient-balance` when `wallet` does not hold the item; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when the item may not move; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body, or a collection offer accepted without `assetId`; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer (or no such asset) has this id; 409 `/problems/offer-not-open` when it was accepted, cancelled or has expired; 409 `/problems/offer-item-mismatch` when `assetId` is not the offer's item, not of its collection, or lacks a trait offer's attribute value; 409 `/problems/own-offer` when `wallet` is the bidder's or the caller made the offer; 409 `/problems/insufficient-balance` when `wallet` does not hold the item; 409 `/problems/asset-frozen` or `/problems/asset-soulbound` when the item may not move; 409 `/problems/trading-disabled` when the collection's studio turned trading off; 409 `/problems/conflict` when the item's metadata kept changing during a trait offer's acceptance (3 attempts); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["acceptOffer"];
         delete?: never;
@@ -5228,7 +5228,7 @@ export interface components {
             /** @description The lowest price of an active listing; null when there is none. */
             floor: components["schemas"]["Amount"] | null;
             floorListingId: components["schemas"]["ListingId"] | null;
-            /** @description The highest price of an open, unexpired offer in this currency that a holder can accept now: for a collection, the best offer for any of its items (a collection offer); for an item, the best of its own offers and its collection's offers. Null when there is none. The price is reserved in the bidder's wallet, so an accepted best offer always pays. */
+            /** @description The highest price of an open, unexpired offer in this currency that a holder can accept now: for a collection, the best offer for any of its items (a collection offer; with a trait, also that trait's offers); for an item, the best of its own offers, its collection's offers and the trait offers matching one of its attributes. Null when there is none. The price is reserved in the bidder's wallet, so an accepted best offer always pays. */
             bestOffer: components["schemas"]["Amount"] | null;
             bestOfferId: components["schemas"]["OfferId"] | null;
             /** @description The latest sale in this currency; null when none. */
@@ -5802,14 +5802,29 @@ export interface components {
          */
         OfferStatus: "open" | "accepted" | "cancelled" | "expired";
         /**
+         * OfferTrait
+         * @description The attribute a trait offer asks for: any NFT of the offer's collection whose metadata has an attribute with this `trait_type` and this value (a number or boolean value matches its text, `7` or `true`).
+         * @example {
+         *       "type": "rarity",
+         *       "value": "legendary"
+         *     }
+         */
+        OfferTrait: {
+            /** @description The attribute's `trait_type`. */
+            type: string;
+            /** @description The attribute's value, as text. */
+            value: string;
+        };
+        /**
          * Offer
-         * @description An offer on the marketplace: the wallet `bidder` offers `price` (the whole price, a decimal string in the currency's decimals) of `currency` for the NFT `assetId`, or for any NFT of `collection` when `assetId` is null. The price is reserved in the bidder's wallet while the offer is open: still held, never spendable elsewhere; an acceptance pays it from there, a cancellation or expiry releases it.
+         * @description An offer on the marketplace: the wallet `bidder` offers `price` (the whole price, a decimal string in the currency's decimals) of `currency` for the NFT `assetId`, or for any NFT of `collection` when `assetId` is null (a collection offer), or for any NFT of `collection` with the attribute value `trait` (a trait offer; `assetId` null too). The price is reserved in the bidder's wallet while the offer is open: still held, never spendable elsewhere; an acceptance pays it from there, a cancellation or expiry releases it.
          * @example {
          *       "id": "ofr_01JD3ZH2K4M6P8R0T2V4X6Z8B0",
          *       "status": "open",
          *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
          *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
          *       "collection": "dawn-quest",
+         *       "trait": null,
          *       "currency": "gold",
          *       "price": "90",
          *       "expiresAt": null,
@@ -5826,6 +5841,8 @@ export interface components {
             /** @description The NFT offered for; null for a collection offer (any NFT of `collection`). */
             assetId: components["schemas"]["AssetId"] | null;
             collection: components["schemas"]["CollectionId"];
+            /** @description A trait offer's attribute (any NFT of `collection` having it); null for an item or collection offer. */
+            trait: components["schemas"]["OfferTrait"] | null;
             /** @description The id of the currency the price is in. */
             currency: components["schemas"]["AssetId"];
             price: components["schemas"]["Amount"];
@@ -5848,7 +5865,7 @@ export interface components {
         };
         /**
          * CreateOfferRequest
-         * @description Offers `price` of the currency `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId`, or for any NFT of `collection` (give exactly one of the two). The price is reserved in `wallet` while the offer is open.
+         * @description Offers `price` of the currency `currency` from `wallet`, a wallet the caller controls, for the NFT `assetId`, or for any NFT of `collection` (give exactly one of the two); with `collection`, `trait` narrows it to the NFTs having that attribute value (a trait offer). The price is reserved in `wallet` while the offer is open.
          * @example {
          *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
          *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
@@ -5862,6 +5879,8 @@ export interface components {
             assetId?: components["schemas"]["AssetId"];
             /** @description The collection any NFT of which is offered for (a collection offer). */
             collection?: components["schemas"]["CollectionId"];
+            /** @description With `collection` only, the attribute value an NFT must have (a trait offer). */
+            trait?: components["schemas"]["OfferTrait"];
             /** @description The id of the currency the price is in; the collection must accept it. */
             currency: components["schemas"]["AssetId"];
             /** @description The whole price, more than 0. */
@@ -11754,7 +11773,7 @@ export interface operations {
                  */
                 currency: components["parameters"]["MarketCurrencyQuery"];
                 /**
-                 * @description With `traitValue`, the floor among the items whose metadata has this attribute value.
+                 * @description With `traitValue`, the floor among the items whose metadata has this attribute value, and the best offer counting that trait's offers.
                  * @example rarity
                  */
                 traitType?: string;
@@ -14751,6 +14770,10 @@ export interface operations {
                      *           "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
                      *           "assetId": null,
                      *           "collection": "dawn-quest",
+                     *           "trait": {
+                     *             "type": "rarity",
+                     *             "value": "legendary"
+                     *           },
                      *           "currency": "gold",
                      *           "price": "90",
                      *           "expiresAt": null,
@@ -14819,6 +14842,7 @@ export interface operations {
                      *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
                      *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
                      *       "collection": "dawn-quest",
+                     *       "trait": null,
                      *       "currency": "gold",
                      *       "price": "90",
                      *       "expiresAt": null,
@@ -14894,6 +14918,7 @@ export interface operations {
                      *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
                      *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
                      *       "collection": "dawn-quest",
+                     *       "trait": null,
                      *       "currency": "gold",
                      *       "price": "90",
                      *       "expiresAt": null,
@@ -14981,6 +15006,7 @@ export interface operations {
                      *         "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
                      *         "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
                      *         "collection": "dawn-quest",
+                     *         "trait": null,
                      *         "currency": "gold",
                      *         "price": "90",
                      *         "expiresAt": null,
@@ -15092,6 +15118,7 @@ export interface operations {
                      *       "bidder": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
                      *       "assetId": "nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ",
                      *       "collection": "dawn-quest",
+                     *       "trait": null,
                      *       "currency": "gold",
                      *       "price": "90",
                      *       "expiresAt": null,

@@ -1037,13 +1037,19 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         | bigint
         | undefined) ?? 0n;
 
-    function offer(assetId: string, price: bigint, expiresAt: Date | null = null) {
+    function offer(
+      assetId: string,
+      price: bigint,
+      expiresAt: Date | null = null,
+      trait: { type: string; value: string } | null = null,
+    ) {
       return {
         id: newId('ofr'),
         bidderUserId: player.userId,
         bidderWallet: from,
         assetId: null,
         collectionId: 'conf',
+        trait,
         currencyId: assetId,
         price,
         expiresAt,
@@ -1094,7 +1100,8 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
 
     it('reserves an offer: the holds guard sees the free part only, the balance stays whole', async () => {
       const id = await funded(10n);
-      const first = offer(id, 7n);
+      // A trait offer (issue 35): its attribute stored with it.
+      const first = offer(id, 7n, null, { type: 'rarity', value: 'rare' });
       expect(await store.apply(open(first))).toEqual({ outcome: 'applied' });
       expect(await balances(id)).toEqual({ [from]: 10n });
       expect(await reserved(id, from)).toBe(7n);
@@ -1114,6 +1121,8 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         status: 'open',
         price: 7n,
         assetId: null,
+        traitType: 'rarity',
+        traitValue: 'rare',
       });
       expect(await checkInvariants(fx.orm)).toEqual([]);
     });

@@ -45,6 +45,7 @@ export type * from './Offer.ts';
 export type * from './OfferCreatedEventMessage.ts';
 export type * from './OfferEndedEventMessage.ts';
 export type * from './OfferStatus.ts';
+export type * from './OfferTrait.ts';
 export type * from './PingMessage.ts';
 export type * from './PongMessage.ts';
 export type * from './Price.ts';

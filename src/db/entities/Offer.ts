@@ -6,7 +6,9 @@ export type OfferStatus = (typeof OFFER_STATUSES)[number];
 
 /**
  * An offer (`ofr_` + ULID, issue 35): `bidderWallet` offers `price` base units of `currencyId` for
- * the NFT `assetId`, or for any NFT of `collectionId` when `assetId` is null. The price is reserved in
+ * the NFT `assetId`, or for any NFT of `collectionId` when `assetId` is null (a collection offer), or
+ * for any NFT of it whose metadata has the attribute `traitType` = `traitValue` (a trait offer,
+ * `assetId` null too). The price is reserved in
  * the bidder's holding (`holding.reserved`) while the offer is open; an acceptance pays it from there,
  * a cancellation or expiry releases it, each in one plan guarded by `offerOpen` (which locks the row).
  */
@@ -15,13 +17,20 @@ export const Offer = defineEntity({
   indexes: [
     // The best offer on an item, on a collection, in a currency: read first in price order.
     { properties: ['assetId', 'status', 'currencyId', 'price', 'id'] },
-    // A collection's best offer: its collection offers (`assetId` null) only, walked from the highest
-    // price. Partial: PostgreSQL walks no index in order past an `IS NULL` column, and an index of
-    // every offer would make it walk the item offers too, filtering them out.
+    // A collection's best offer: its collection offers (`assetId` and `traitType` null) only, walked
+    // from the highest price. Partial: PostgreSQL walks no index in order past an `IS NULL` column,
+    // and an index of every offer would make it walk the item and trait offers too, filtering them out.
     {
       name: 'offer_collection_offer_price_index',
       expression:
-        'create index "offer_collection_offer_price_index" on "offer" ("collection_id", "status", "currency_id", "price", "id") where "asset_id" is null',
+        'create index "offer_collection_offer_price_index" on "offer" ("collection_id", "status", "currency_id", "price", "id") where "asset_id" is null and "trait_type" is null',
+    },
+    // The best trait offer for one attribute value, walked from the highest price (an item's best
+    // offer reads it once per attribute the item has).
+    {
+      name: 'offer_trait_offer_price_index',
+      expression:
+        'create index "offer_trait_offer_price_index" on "offer" ("collection_id", "trait_type", "trait_value", "status", "currency_id", "price", "id") where "trait_type" is not null',
     },
     { properties: ['bidderWallet', 'id'] },
     { properties: ['collectionId', 'id'] },
@@ -37,6 +46,9 @@ export const Offer = defineEntity({
     /** The NFT offered for; null: any NFT of the collection. */
     assetId: p.string().length(32).nullable(),
     collectionId: p.string(),
+    /** A trait offer's attribute: its `trait_type` and its value as text (both null otherwise). */
+    traitType: p.string().length(100).nullable(),
+    traitValue: p.string().length(500).nullable(),
     currencyId: p.string().length(32),
     /** The whole price, in base units of the currency (reserved while open). */
     price: p.type(Uint256Type),

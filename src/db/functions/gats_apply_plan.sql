@@ -388,8 +388,9 @@ begin
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
     insert into "offer" ("id", "status", "bidder_user_id", "bidder_wallet", "asset_id", "collection_id",
-        "currency_id", "price", "expires_at", "created_at", "updated_at", "operation_id", "sold_asset_id", "closed_by")
-      values (e->>'id', 'open', e->>'u', e->>'w', e->>'a', e->>'c', e->>'cur', (e->>'price')::numeric,
+        "trait_type", "trait_value", "currency_id", "price", "expires_at", "created_at", "updated_at",
+        "operation_id", "sold_asset_id", "closed_by")
+      values (e->>'id', 'open', e->>'u', e->>'w', e->>'a', e->>'c', e->>'tt', e->>'tv', e->>'cur', (e->>'price')::numeric,
         (e->>'expires_at')::timestamptz, (e->>'at')::timestamptz, (e->>'at')::timestamptz, null, null, null);
   end loop;
   part := p->'offer_statuses';

@@ -46,7 +46,7 @@ import {
   listingStatusOf,
   listingView,
 } from './listings.ts';
-import { createOfferMethods, type OfferMethods } from './offers.ts';
+import { type Attributes, createOfferMethods, hasTrait, type OfferMethods, traitsOf } from './offers.ts';
 import { newPriceEvent } from './outbox.ts';
 import { MARKET_SOURCE } from './prices.ts';
 import type { GuardFailure, LedgerStore, NewEvent, NewSale } from './store/plan.ts';
@@ -294,10 +294,15 @@ export function createMarketService(
 
   /**
    * The highest open, unexpired offer in `currency` among the scopes (a collection's collection
-   * offers; an item's own offers): each read from its price index downwards, first row kept.
+   * offers; an item's own offers; the trait offers for one attribute value): each read from its
+   * price index downwards, first row kept.
    */
   async function bestOffer(
-    scopes: ({ collectionId: string; assetId: null } | { assetId: string })[],
+    scopes: (
+      | { collectionId: string; assetId: null; traitType: null }
+      | { assetId: string }
+      | { collectionId: string; traitType: string; traitValue: string }
+    )[],
     currency: string,
   ): Promise<Offer | null> {
     const em = orm.em.fork();
@@ -763,7 +768,10 @@ export function createMarketService(
 
     async collectionStats(collectionId, currency, trait) {
       await collectionOf(collectionId);
-      const offers = [{ collectionId, assetId: null }];
+      // With a trait, the best offer a holder of such an item can accept: a collection offer or a
+      // trait offer for that value.
+      const offers: Parameters<typeof bestOffer>[0] = [{ collectionId, assetId: null, traitType: null }];
+      if (trait) offers.push({ collectionId, traitType: trait.type, traitValue: trait.value });
       return stats({ collectionId }, currency, offers, async () => {
         const em = orm.em.fork();
         const where = { collectionId, currencyId: currency, ...buyable() };
@@ -774,9 +782,7 @@ export function createMarketService(
         const candidates = await em.find(Listing, where, { ...order, limit: TRAIT_FLOOR_SCAN });
         for (const listing of candidates) {
           const asset = await em.findOne(Asset, { id: listing.assetId }, { fields: ['metadata'] });
-          const attributes = (asset?.metadata as { attributes?: { trait_type?: string; value?: unknown }[] })
-            ?.attributes;
-          if (attributes?.some((a) => a.trait_type === trait.type && String(a.value) === trait.value))
+          if (hasTrait((asset?.metadata as { attributes?: Attributes } | undefined)?.attributes, trait))
             return listing;
         }
         return null;
@@ -816,10 +822,17 @@ export function createMarketService(
 
     async assetStats(assetId, currency) {
       const em = orm.em.fork();
-      const asset = await em.findOne(Asset, { id: assetId }, { fields: ['collection'] });
+      const asset = await em.findOne(Asset, { id: assetId }, { fields: ['collection', 'metadata'] });
       if (!asset) throw new NotFoundError(`No asset with id ${assetId}.`);
-      // Its holder can accept its own offers and its collection's.
-      const offers = [{ assetId }, { collectionId: asset.collection.id, assetId: null }];
+      // Its holder can accept its own offers, its collection's, and the trait offers for each of its
+      // attribute values (one read each: bounded by its attributes, at most 64, not by the offers).
+      const collectionId = asset.collection.id;
+      const attributes = (asset.metadata as { attributes?: Attributes } | undefined)?.attributes;
+      const offers: Parameters<typeof bestOffer>[0] = [
+        { assetId },
+        { collectionId, assetId: null, traitType: null },
+        ...traitsOf(attributes).map((t) => ({ collectionId, traitType: t.type, traitValue: t.value })),
+      ];
       return stats({ assetId }, currency, offers, async () => {
         const [floor] = await em.find(
           Listing,

@@ -1,14 +1,17 @@
-// Marketplace offers (issue 35): a bidder offers a price for one NFT, or for any NFT of a collection;
-// the price is RESERVED in the bidder's holding while the offer is open (`holding.reserved`: still
-// held, never spendable: every `holds` guard sees only the free part), so an offer never promises
-// money it does not have and never pays twice.
+// Marketplace offers (issue 35): a bidder offers a price for one NFT, for any NFT of a collection, or
+// for any NFT of a collection having one attribute value (a trait offer); the price is RESERVED in
+// the bidder's holding while the offer is open (`holding.reserved`: still held, never spendable:
+// every `holds` guard sees only the free part), so an offer never promises money it does not have
+// and never pays twice.
 //
 //   make:    guards: the bidder controls its wallet and holds the price free;
 //            rows:   the offer (open), the price reserved, `offerCreated`.
 //   accept:  guards: the offer still open and unexpired (`offerOpen`, which locks its row: of two
 //                    acceptances, or an acceptance and a cancellation, exactly one applies), the
 //                    holder controls its wallet, holds the item and it may move, the reservation
-//                    still holds the price (`reservedAtLeast`);
+//                    still holds the price (`reservedAtLeast`); for a trait offer, the item's
+//                    metadata still at the version whose attributes were checked (`assetVersion`:
+//                    a change committing meanwhile refuses the plan; the acceptance reads again);
 //            rows:   the item to the bidder, the price split (seller, studio royalty, deployment
 //                    fee) paid from the reservation, the offer accepted, the sale row, the market
 //                    price, the item's listings ended, the events, all under one `op_` id.
@@ -25,7 +28,7 @@ import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
-import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
 import type {
   GuardFailure,
   LedgerStore,
@@ -44,9 +47,35 @@ export interface CreateOfferInput {
   wallet: StoredAddress;
   assetId?: string;
   collection?: string;
+  /** With `collection`: a trait offer, for the NFTs having this attribute value. */
+  trait?: OfferTrait;
   currency: string;
   price: string;
   expiresIn?: number;
+}
+
+export interface OfferTrait {
+  type: string;
+  value: string;
+}
+
+/** An asset's attributes as stored (the contract's AssetAttribute; older rows may lack any). */
+export type Attributes = { trait_type?: unknown; value?: unknown }[] | undefined;
+
+/** Whether the attributes hold the trait: its `trait_type`, its value as text (`7`, `true`). */
+export function hasTrait(attributes: Attributes, trait: OfferTrait): boolean {
+  return Boolean(attributes?.some((a) => a.trait_type === trait.type && String(a.value) === trait.value));
+}
+
+/** The distinct attribute values of the attributes, as trait offers name them. */
+export function traitsOf(attributes: Attributes): OfferTrait[] {
+  const seen = new Map<string, OfferTrait>();
+  for (const a of attributes ?? []) {
+    if (typeof a.trait_type !== 'string' || a.value === undefined || a.value === null) continue;
+    const trait = { type: a.trait_type, value: String(a.value) };
+    seen.set(JSON.stringify([trait.type, trait.value]), trait);
+  }
+  return [...seen.values()];
 }
 
 export interface OfferFilters {
@@ -118,6 +147,12 @@ class OwnOfferError extends ConflictError {
   }
 }
 
+/** A trait offer's acceptance refused by its `assetVersion` guard: the item's metadata changed. */
+class MetadataChangedError extends Error {}
+
+/** How many times an acceptance of a trait offer reads the item again when its metadata changed. */
+const ACCEPT_ATTEMPTS = 3;
+
 class OfferItemMismatchError extends ConflictError {
   constructor(detail: string) {
     super(detail, '/problems/offer-item-mismatch');
@@ -143,6 +178,10 @@ function rowOf(offer: Offer): OfferRow {
     bidderWallet: offer.bidderWallet as StoredAddress,
     assetId: offer.assetId ?? null,
     collectionId: offer.collectionId,
+    trait:
+      offer.traitType != null && offer.traitValue != null
+        ? { type: offer.traitType, value: offer.traitValue }
+        : null,
     currencyId: offer.currencyId,
     price: offer.price as bigint,
     expiresAt: offer.expiresAt ?? null,
@@ -168,6 +207,7 @@ function offerView(offer: OfferRow, decimals: number, now = new Date()): OfferVi
     bidder: formatAddress(offer.bidderWallet),
     assetId: offer.assetId,
     collection: offer.collectionId,
+    trait: offer.trait,
     currency: offer.currencyId,
     price: formatAmount(offer.price, decimals),
     expiresAt: offer.expiresAt?.toISOString() ?? null,
@@ -197,6 +237,7 @@ function offerEvent(type: 'offerCreated' | 'offerEnded', view: OfferView, at: Da
 }
 
 const OWNER = 'select owner from asset where id = ?';
+const METADATA = 'select metadata, metadata_version from asset where id = ?';
 
 export function createOfferMethods(ctx: OfferContext): OfferMethods {
   const { orm, idempotency, store, writer } = ctx;
@@ -240,6 +281,174 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
     };
   }
 
+  /** One attempt at an acceptance (see `acceptOffer`). */
+  async function acceptOnce(
+    actor: Actor,
+    id: string,
+    input: { wallet: StoredAddress; assetId?: string },
+    key: IdempotencyKey | undefined,
+  ): Promise<WriteResult<OfferAcceptanceView>> {
+    let offer: OfferRow;
+    let item: AssetFacts;
+    let currency: AssetFacts;
+    let settings: MarketSettingsView;
+    let version: number | undefined;
+    try {
+      offer = await readOffer(id);
+      const status = statusOf(offer, new Date());
+      if (status !== 'open') throw new OfferNotOpenError(id, status);
+      await writer.assertControls(actor, [
+        { from: input.wallet, place: { pointer: '/body/wallet', label: '' } },
+      ]);
+      const assetId = input.assetId ?? offer.assetId;
+      const kind = offer.trait ? 'trait' : 'collection';
+      if (assetId === null)
+        throw new ValidationError(`A ${kind} offer is accepted with one of its NFTs: give \`assetId\`.`, [
+          { pointer: '/body/assetId', detail: `required for a ${kind} offer` },
+        ]);
+      if (offer.assetId !== null && assetId !== offer.assetId)
+        throw new OfferItemMismatchError(`The offer ${id} is for ${offer.assetId}, not ${assetId}.`);
+      item = await writer.factsOf(assetId);
+      if (item.kind !== 'nft' || item.collectionId !== offer.collectionId)
+        throw new OfferItemMismatchError(
+          `The offer ${id} is for an NFT of ${offer.collectionId}; ${assetId} is not one.`,
+        );
+      if (offer.trait) {
+        // The attributes as of one metadata version; the plan is guarded by that version.
+        const [row] = await reads.all(METADATA, [item.id]);
+        const metadata = reads.json(row?.metadata) as { attributes?: Attributes } | null;
+        if (!hasTrait(metadata?.attributes, offer.trait))
+          throw new OfferItemMismatchError(
+            `The offer ${id} is for an NFT of ${offer.collectionId} with ${offer.trait.type} ${offer.trait.value}; ${assetId} lacks it.`,
+          );
+        version = Number(row?.metadata_version ?? 0);
+      }
+      if (input.wallet === offer.bidderWallet || actor.userId === offer.bidderUserId)
+        throw new OwnOfferError(`The offer ${id} is your own: you cannot accept it.`);
+      settings = await ctx.settingsOf(offer.collectionId);
+      if (!settings.tradingEnabled)
+        throw new ConflictError(
+          `The studio of ${offer.collectionId} turned trading off: its items cannot be sold.`,
+          '/problems/trading-disabled',
+        );
+      currency = await writer.factsOf(offer.currencyId);
+    } catch (error) {
+      return earlierAnswerOr(idempotency, key, error);
+    }
+    const { royaltyWallet, feeWallet, split } = await ctx.shares(settings, offer.price);
+    const seller = input.wallet;
+    const legs: Leg[] = [
+      {
+        asset: item,
+        amount: 1n,
+        from: seller,
+        to: offer.bidderWallet,
+        place: { pointer: '/body', label: '' },
+      },
+    ];
+    // The payments come from the bidder's reservation; a share to the bidder itself does not move
+    // and is released back to it.
+    let released = 0n;
+    const pay = (to: StoredAddress | null | undefined, amount: bigint) => {
+      if (amount <= 0n) return;
+      if (!to || to === offer.bidderWallet) {
+        released += amount;
+        return;
+      }
+      legs.push({
+        asset: currency,
+        amount,
+        from: offer.bidderWallet,
+        to,
+        place: { pointer: '/path/offer_id', label: '' },
+        fromReserved: true,
+      });
+    };
+    pay(seller, split.sellerProceeds);
+    pay(royaltyWallet, split.royalty);
+    pay(feeWallet, split.fee);
+    const at = new Date();
+    const operationId = newId('op');
+    const sale: NewSale = {
+      id: operationId,
+      listingId: offer.id,
+      assetId: item.id,
+      collectionId: offer.collectionId,
+      amount: 1n,
+      currencyId: currency.id,
+      price: offer.price,
+      ...split,
+      sellerWallet: seller,
+      buyerWallet: offer.bidderWallet,
+      createdAt: at,
+    };
+    const accepted = offerView(
+      {
+        ...offer,
+        status: 'accepted',
+        closedBy: actor.userId,
+        operationId,
+        soldAssetId: item.id,
+        updatedAt: at,
+      },
+      currency.decimals,
+      at,
+    );
+    const saleBody = await ctx.saleView(sale);
+    const price = ctx.marketPrice(sale, saleBody, currency.decimals, actor.userId);
+    const ended = offerEvent('offerEnded', accepted, at);
+    return writer.apply(
+      actor,
+      legs,
+      key,
+      at,
+      (transfers) => ({
+        status: 201,
+        body: { id: operationId, sale: saleBody, offer: accepted, transfers },
+        headers: {},
+      }),
+      {
+        leading: [
+          { kind: 'offerOpen', offerId: offer.id, at },
+          ...(version === undefined ? [] : [{ kind: 'assetVersion' as const, assetId: item.id, version }]),
+        ],
+        offerStatuses: [
+          {
+            offerId: offer.id,
+            status: 'accepted',
+            by: actor.userId,
+            operationId,
+            soldAssetId: item.id,
+            at,
+          },
+        ],
+        reserves:
+          released > 0n ? [{ assetId: currency.id, wallet: offer.bidderWallet, delta: -released }] : [],
+        sales: [sale],
+        prices: [price.row],
+        events: [
+          // An item offer's event is the item's; a collection offer's names its collection only.
+          ended,
+          {
+            type: 'sale',
+            occurredAt: at,
+            data: saleBody,
+            assetId: item.id,
+            collectionId: offer.collectionId,
+            wallets: [seller, offer.bidderWallet],
+            fromWallet: seller,
+            toWallet: offer.bidderWallet,
+          },
+          price.event,
+        ],
+        operationId,
+        refuse: (failure) =>
+          notOpen(id, failure) ??
+          (failure.guard.kind === 'assetVersion' ? new MetadataChangedError(item.id) : undefined),
+      },
+    );
+  }
+
   return {
     async createOffer(actor, input, idempotencyKey) {
       const key = idempotency.keyOf({
@@ -260,6 +469,10 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
               pointer: input.assetId === undefined ? '/body' : '/body/collection',
               detail: 'give exactly one of assetId and collection',
             },
+          ]);
+        if (input.trait !== undefined && input.collection === undefined)
+          throw new ValidationError('A trait offer names its `collection`, not an `assetId`.', [
+            { pointer: '/body/trait', detail: 'only with collection' },
           ]);
         let collectionId: string;
         if (input.assetId !== undefined) {
@@ -294,6 +507,7 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
           bidderWallet: input.wallet,
           assetId: input.assetId ?? null,
           collectionId,
+          trait: input.trait ? { type: input.trait.type, value: input.trait.value } : null,
           currencyId: currency.id,
           price,
           expiresAt: input.expiresIn === undefined ? null : new Date(at.getTime() + input.expiresIn * 1000),
@@ -397,148 +611,19 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
         key: idempotencyKey,
         request: { id, ...input },
       });
-      let offer: OfferRow;
-      let item: AssetFacts;
-      let currency: AssetFacts;
-      let settings: MarketSettingsView;
-      try {
-        offer = await readOffer(id);
-        const status = statusOf(offer, new Date());
-        if (status !== 'open') throw new OfferNotOpenError(id, status);
-        await writer.assertControls(actor, [
-          { from: input.wallet, place: { pointer: '/body/wallet', label: '' } },
-        ]);
-        const assetId = input.assetId ?? offer.assetId;
-        if (assetId === null)
-          throw new ValidationError('A collection offer is accepted with one of its NFTs: give `assetId`.', [
-            { pointer: '/body/assetId', detail: 'required for a collection offer' },
-          ]);
-        if (offer.assetId !== null && assetId !== offer.assetId)
-          throw new OfferItemMismatchError(`The offer ${id} is for ${offer.assetId}, not ${assetId}.`);
-        item = await writer.factsOf(assetId);
-        if (item.kind !== 'nft' || item.collectionId !== offer.collectionId)
-          throw new OfferItemMismatchError(
-            `The offer ${id} is for an NFT of ${offer.collectionId}; ${assetId} is not one.`,
-          );
-        if (input.wallet === offer.bidderWallet || actor.userId === offer.bidderUserId)
-          throw new OwnOfferError(`The offer ${id} is your own: you cannot accept it.`);
-        settings = await ctx.settingsOf(offer.collectionId);
-        if (!settings.tradingEnabled)
-          throw new ConflictError(
-            `The studio of ${offer.collectionId} turned trading off: its items cannot be sold.`,
-            '/problems/trading-disabled',
-          );
-        currency = await writer.factsOf(offer.currencyId);
-      } catch (error) {
-        return earlierAnswerOr(idempotency, key, error);
-      }
-      const { royaltyWallet, feeWallet, split } = await ctx.shares(settings, offer.price);
-      const seller = input.wallet;
-      const legs: Leg[] = [
-        {
-          asset: item,
-          amount: 1n,
-          from: seller,
-          to: offer.bidderWallet,
-          place: { pointer: '/body', label: '' },
-        },
-      ];
-      // The payments come from the bidder's reservation; a share to the bidder itself does not move
-      // and is released back to it.
-      let released = 0n;
-      const pay = (to: StoredAddress | null | undefined, amount: bigint) => {
-        if (amount <= 0n) return;
-        if (!to || to === offer.bidderWallet) {
-          released += amount;
-          return;
+      // A trait offer's item whose metadata changed between the read and the plan: read it again
+      // (it may no longer have the trait: 409 offer-item-mismatch then).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await acceptOnce(actor, id, input, key);
+        } catch (error) {
+          if (!(error instanceof MetadataChangedError)) throw error;
+          if (attempt >= ACCEPT_ATTEMPTS)
+            throw new ConflictError(
+              `The metadata of ${error.message} kept changing while the offer ${id} was accepted: try again.`,
+            );
         }
-        legs.push({
-          asset: currency,
-          amount,
-          from: offer.bidderWallet,
-          to,
-          place: { pointer: '/path/offer_id', label: '' },
-          fromReserved: true,
-        });
-      };
-      pay(seller, split.sellerProceeds);
-      pay(royaltyWallet, split.royalty);
-      pay(feeWallet, split.fee);
-      const at = new Date();
-      const operationId = newId('op');
-      const sale: NewSale = {
-        id: operationId,
-        listingId: offer.id,
-        assetId: item.id,
-        collectionId: offer.collectionId,
-        amount: 1n,
-        currencyId: currency.id,
-        price: offer.price,
-        ...split,
-        sellerWallet: seller,
-        buyerWallet: offer.bidderWallet,
-        createdAt: at,
-      };
-      const accepted = offerView(
-        {
-          ...offer,
-          status: 'accepted',
-          closedBy: actor.userId,
-          operationId,
-          soldAssetId: item.id,
-          updatedAt: at,
-        },
-        currency.decimals,
-        at,
-      );
-      const saleBody = await ctx.saleView(sale);
-      const price = ctx.marketPrice(sale, saleBody, currency.decimals, actor.userId);
-      const ended = offerEvent('offerEnded', accepted, at);
-      return writer.apply(
-        actor,
-        legs,
-        key,
-        at,
-        (transfers) => ({
-          status: 201,
-          body: { id: operationId, sale: saleBody, offer: accepted, transfers },
-          headers: {},
-        }),
-        {
-          leading: [{ kind: 'offerOpen', offerId: offer.id, at }],
-          offerStatuses: [
-            {
-              offerId: offer.id,
-              status: 'accepted',
-              by: actor.userId,
-              operationId,
-              soldAssetId: item.id,
-              at,
-            },
-          ],
-          reserves:
-            released > 0n ? [{ assetId: currency.id, wallet: offer.bidderWallet, delta: -released }] : [],
-          sales: [sale],
-          prices: [price.row],
-          events: [
-            // An item offer's event is the item's; a collection offer's names its collection only.
-            ended,
-            {
-              type: 'sale',
-              occurredAt: at,
-              data: saleBody,
-              assetId: item.id,
-              collectionId: offer.collectionId,
-              wallets: [seller, offer.bidderWallet],
-              fromWallet: seller,
-              toWallet: offer.bidderWallet,
-            },
-            price.event,
-          ],
-          operationId,
-          refuse: (failure) => notOpen(id, failure),
-        },
-      );
+      }
     },
 
     async expireOffers(now, limit) {

@@ -4,7 +4,8 @@
 // purchase (item to the bidder, seller + royalty + fee == price paid from the reservation, the sale,
 // the market price, the item's listing ended, every event under one op id, replay), collection
 // offers (any holder, any item of the collection), who may accept and cancel, racing acceptances and
-// a cancellation (exactly one applies, the offer pays once), expiry, and the events on /ws checked
+// a cancellation (exactly one applies, the offer pays once), expiry, trait offers (made, refused,
+// accepted with a matching item only, counted in an item's best offer), and the events on /ws checked
 // against the AsyncAPI document. Every response is checked against the contract by the test client;
 // the ledger's invariants after all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,18 @@ describe.each(DB_KINDS)('marketplace offers on %s', (kind) => {
   const sword = async (to: string, collection = 'keep') => {
     const made = await call(studio, 'POST', `/api/v1/collections/${collection}/mint/batch`, {
       items: [{ to, nft: { name: 'Sword', metadata } }],
+    });
+    expect(made.status, made.text).toBe(201);
+    return made.body.nfts[0].id as string;
+  };
+  /** An NFT with these attributes (trait offers). */
+  const charm = async (
+    to: string,
+    attributes: { trait_type: string; value: unknown }[],
+    collection = 'keep',
+  ) => {
+    const made = await call(studio, 'POST', `/api/v1/collections/${collection}/mint/batch`, {
+      items: [{ to, nft: { name: 'Charm', metadata: { ...metadata, attributes } } }],
     });
     expect(made.status, made.text).toBe(201);
     return made.body.nfts[0].id as string;
@@ -450,6 +463,187 @@ describe.each(DB_KINDS)('marketplace offers on %s', (kind) => {
     expect(await collectionMarket()).toMatchObject({ bestOffer: null, bestOfferId: null });
     expect(await itemMarket(item)).toMatchObject({ bestOffer: null, bestOfferId: null });
     expect((await call(bob, 'POST', `/api/v1/offers/${own.id}/cancel`)).status).toBe(200);
+  });
+
+  it('a trait offer names its attribute; refused without a collection or with an empty or oversized trait, nothing reserved; its bidder cancels it to release the price', async () => {
+    const swordId = await sword(alice.wallet);
+    const rare = { type: 'rarity', value: 'rare' };
+    const before = await reserved('coin', bob.wallet);
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ collection: 'nowhere', trait: rare }, 404, '/problems/not-found'],
+      [{ assetId: swordId, trait: rare }, 400, '/problems/validation-failed'],
+      [{ trait: rare }, 400, '/problems/validation-failed'],
+      [{ collection: 'keep', trait: { type: '', value: 'rare' } }, 400, '/problems/validation-failed'],
+      [{ collection: 'keep', trait: { type: 'rarity', value: '' } }, 400, '/problems/validation-failed'],
+      [
+        { collection: 'keep', trait: { type: 't'.repeat(101), value: 'rare' } },
+        400,
+        '/problems/validation-failed',
+      ],
+      [
+        { collection: 'keep', trait: { type: 'rarity', value: 'v'.repeat(501) } },
+        400,
+        '/problems/validation-failed',
+      ],
+      [{ collection: 'keep', trait: { type: 'rarity' } }, 400, '/problems/validation-failed'],
+      [{ collection: 'keep', trait: { type: 'level', value: 7 } }, 400, '/problems/validation-failed'],
+      [{ collection: 'shut', trait: rare }, 409, '/problems/trading-disabled'],
+    ];
+    for (const [body, status, type] of cases) {
+      const answer = await call(bob, 'POST', '/api/v1/offers', {
+        wallet: bob.wallet,
+        currency: 'coin',
+        price: '1',
+        ...body,
+      });
+      expect([answer.status, answer.body.type], `${JSON.stringify(body)}: ${answer.text}`).toEqual([
+        status,
+        type,
+      ]);
+    }
+    expect(await reserved('coin', bob.wallet)).toBe(before);
+    expect(
+      await orm()
+        .em.fork()
+        .count(Offer, { traitType: { $ne: null } }),
+    ).toBe(0);
+
+    const after = await lastEventId();
+    const made = await offer(bob, { collection: 'keep', trait: rare, price: '12' }, 't1');
+    expect(made).toMatchObject({
+      status: 'open',
+      assetId: null,
+      collection: 'keep',
+      trait: rare,
+      price: '12',
+    });
+    expect(await reserved('coin', bob.wallet)).toBe(before + 1200n);
+    expect(await read(`/api/v1/offers/${made.id}`)).toEqual(made);
+    const events = await eventsAfter(after);
+    expect(events.map((e: { type: string; data: unknown }) => [e.type, e.data])).toEqual([
+      ['offerCreated', made],
+    ]);
+    // Only the bidder's wallet controller cancels; the cancellation releases the price.
+    const foreign = await call(alice, 'POST', `/api/v1/offers/${made.id}/cancel`);
+    expect([foreign.status, foreign.body.type]).toEqual([403, '/problems/wallet-not-controlled']);
+    const cancelled = await call(bob, 'POST', `/api/v1/offers/${made.id}/cancel`);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', trait: rare });
+    expect(await reserved('coin', bob.wallet)).toBe(before);
+  });
+
+  it('a trait offer is accepted with an item having the attribute: sold, paid exactly from the reservation, its events; an item lacking it is refused and nothing changes', async () => {
+    const rare = await sword(alice.wallet);
+    const plain = await charm(alice.wallet, [{ trait_type: 'rarity', value: 'common' }]);
+    const trait = { type: 'rarity', value: 'rare' };
+    const reservedBefore = await reserved('coin', carol.wallet);
+    const made = await offer(carol, { collection: 'keep', trait, price: '40' });
+    const balances = async () => ({
+      alice: await balance('coin', alice.wallet),
+      carol: await balance('coin', carol.wallet),
+      studio: await balance('coin', studio.wallet),
+      fee: await balance('coin', FEE_WALLET),
+    });
+    const before = await balances();
+    const missing = await accept(alice, made.id);
+    expect([missing.status, missing.body.errors?.[0]?.pointer]).toEqual([400, '/body/assetId']);
+    const lacking = await accept(alice, made.id, { assetId: plain });
+    expect([lacking.status, lacking.body.type], lacking.text).toEqual([409, '/problems/offer-item-mismatch']);
+    expect(lacking.body.detail).toContain('rarity rare');
+    // Only the item's holder accepts: another's wallet (403), or a wallet not holding it (409).
+    const notMine = await call(bob, 'POST', `/api/v1/offers/${made.id}/accept`, {
+      wallet: alice.wallet,
+      assetId: rare,
+    });
+    expect([notMine.status, notMine.body.type]).toEqual([403, '/problems/wallet-not-controlled']);
+    const notHeld = await accept(bob, made.id, { assetId: rare });
+    expect([notHeld.status, notHeld.body.type]).toEqual([409, '/problems/insufficient-balance']);
+    const own = await accept(carol, made.id, { assetId: rare });
+    expect([own.status, own.body.type]).toEqual([409, '/problems/own-offer']);
+    expect([await owner(rare), await owner(plain)]).toEqual([alice.wallet, alice.wallet]);
+    expect(await balances()).toEqual(before);
+    expect(await reserved('coin', carol.wallet)).toBe(reservedBefore + 4000n);
+    expect(await read(`/api/v1/offers/${made.id}`)).toEqual(made);
+
+    const after = await lastEventId();
+    const accepted = await accept(alice, made.id, { assetId: rare });
+    expect(accepted.status, accepted.text).toBe(201);
+    // 4000 base units: royalty 5 % = 200, fee 2.5 % = 100, seller 3700.
+    expect(accepted.body.sale).toMatchObject({
+      offerId: made.id,
+      assetId: rare,
+      price: '40',
+      royalty: '2',
+      fee: '1',
+      sellerProceeds: '37',
+      seller: alice.wallet,
+      buyer: carol.wallet,
+    });
+    expect(accepted.body.offer).toMatchObject({ status: 'accepted', trait, soldAssetId: rare });
+    expect(await owner(rare)).toBe(carol.wallet);
+    const cents = (text: string) => Math.round(Number(text) * 100);
+    const now = await balances();
+    expect(cents(now.alice) - cents(before.alice)).toBe(3700);
+    expect(cents(now.carol) - cents(before.carol)).toBe(-4000);
+    expect(cents(now.studio) - cents(before.studio)).toBe(200);
+    expect(cents(now.fee) - cents(before.fee)).toBe(100);
+    expect(await reserved('coin', carol.wallet)).toBe(reservedBefore);
+    const events = await eventsAfter(after);
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'newTransfer',
+      'newTransfer',
+      'newTransfer',
+      'newTransfer',
+      'offerEnded',
+      'sale',
+      'priceUpdate',
+    ]);
+    expect(new Set(events.map((e: { operationId?: string }) => e.operationId))).toEqual(
+      new Set([accepted.body.id]),
+    );
+    expect(events[4].data).toEqual(accepted.body.offer);
+  });
+
+  it('an item’s best offer counts the trait offers matching its attributes; a collection’s, with a trait, that trait’s', async () => {
+    expect((await call(studio, 'POST', '/api/v1/collections', { id: 'tb', name: 'TB' })).status).toBe(201);
+    const item = await charm(
+      alice.wallet,
+      [
+        { trait_type: 'rarity', value: 'rare' },
+        { trait_type: 'level', value: 7 },
+      ],
+      'tb',
+    );
+    const common = await charm(alice.wallet, [{ trait_type: 'rarity', value: 'common' }], 'tb');
+    const whole = await offer(bob, { collection: 'tb', price: '5' });
+    const rare = await offer(bob, { collection: 'tb', trait: { type: 'rarity', value: 'rare' }, price: '8' });
+    const level = await offer(carol, { collection: 'tb', trait: { type: 'level', value: '7' }, price: '9' });
+    const commons = await offer(carol, {
+      collection: 'tb',
+      trait: { type: 'rarity', value: 'common' },
+      price: '20',
+    });
+    const itemMarket = (id: string) => read(`/api/v1/assets/${id}/market?currency=coin`);
+    const collectionMarket = (query = '') => read(`/api/v1/collections/tb/market?currency=coin${query}`);
+    // The level offer matches the number 7 as text; the common offer, higher, is not the item's.
+    expect(await itemMarket(item)).toMatchObject({ bestOffer: '9', bestOfferId: level.id });
+    expect(await itemMarket(common)).toMatchObject({ bestOffer: '20', bestOfferId: commons.id });
+    expect(await collectionMarket()).toMatchObject({ bestOffer: '5', bestOfferId: whole.id });
+    expect(await collectionMarket('&traitType=rarity&traitValue=rare')).toMatchObject({
+      bestOffer: '8',
+      bestOfferId: rare.id,
+    });
+    // Accepted (the number matches at acceptance too): the next best of the item is its rarity's.
+    const sold = await accept(alice, level.id, { assetId: item });
+    expect(sold.status, sold.text).toBe(201);
+    expect(await itemMarket(item)).toMatchObject({ bestOffer: '8', bestOfferId: rare.id });
+    for (const [bidder, made] of [
+      [bob, whole],
+      [bob, rare],
+      [carol, commons],
+    ] as const)
+      expect((await call(bidder, 'POST', `/api/v1/offers/${made.id}/cancel`)).status).toBe(200);
+    expect(await itemMarket(common)).toMatchObject({ bestOffer: null, bestOfferId: null });
   });
 
   it('offer events reach /ws, filtered by the bidder’s wallet, each checked against the AsyncAPI document', async () => {

@@ -21,6 +21,7 @@ import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { createIdempotency } from '../../../src/domain/ledger/idempotency.ts';
 import { createMarketService, type MarketService } from '../../../src/domain/ledger/market.ts';
 import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
+import type { LedgerStore } from '../../../src/domain/ledger/store/plan.ts';
 import { createLegWriter } from '../../../src/domain/ledger/transfers.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import { expectLedgerHistoryHolds } from '../../helpers/economy-invariants.ts';
@@ -419,4 +420,105 @@ describe.each(DB_KINDS)('marketplace invariants on %s', (kind) => {
     expect(applied.offer).toBeGreaterThan(0);
     expect(applied.auction).toBeGreaterThan(0);
   }, 240_000);
+
+  it('a metadata change committing while a trait offer is accepted: the version guard refuses the plan, the item is read again', async () => {
+    // The store between the acceptance's read of the item and its plan: `between` runs there once
+    // (a metadata update committing), then the plan applies as it was decided.
+    const store = ledgerStoreOf(fx.orm);
+    let between: (() => Promise<unknown>) | undefined;
+    const outcomes: string[] = [];
+    const racing: LedgerStore = {
+      async apply(plan) {
+        const acceptance = plan.guards.some((g) => g.kind === 'assetVersion') && plan.offerStatuses?.length;
+        if (acceptance && between) {
+          const change = between;
+          between = undefined;
+          await change();
+        }
+        const outcome = await store.apply(plan);
+        if (acceptance) outcomes.push(outcome.outcome);
+        return outcome;
+      },
+    };
+    const idempotency = createIdempotency(fx.orm, 600);
+    const raced = createMarketService(
+      fx.orm,
+      idempotency,
+      racing,
+      createLegWriter(fx.orm, idempotency, racing),
+      {
+        feeBps: 0,
+        feeWallet: null,
+        maxRoyaltyBps: 1000,
+        sweepMs: 5000,
+      },
+    );
+    const [bidder, holder] = await Promise.all([createUser(fx), createUser(fx)]);
+    await fx.ledger.collections.create(studio, {
+      id: 'traits',
+      name: 'Traits',
+      mutableAttributes: ['rarity', 'level'],
+    });
+    await fx.ledger.assets.createCurrency(studio, {
+      id: 'tcoin',
+      name: 'tcoin',
+      symbol: 'TCOIN',
+      decimals: 0,
+      collection: 'traits',
+      metadata,
+    });
+    await fx.ledger.assets.mint(studio, 'tcoin', { to: bidder.wallet as StoredAddress, amount: '100' });
+    const attributes = [
+      { trait_type: 'rarity', value: 'rare' },
+      { trait_type: 'level', value: 3 },
+    ];
+    const [kept, lost] = (
+      await fx.ledger.assets.mintBatch(
+        studio,
+        'traits',
+        [0, 1].map(() => ({
+          to: holder.wallet as StoredAddress,
+          nft: { name: 'Charm', metadata: { ...metadata, attributes } },
+        })),
+      )
+    ).body.nfts.map((n) => n.id);
+    const traitOffer = async () =>
+      (
+        await raced.createOffer(bidder, {
+          wallet: bidder.wallet as StoredAddress,
+          collection: 'traits',
+          trait: { type: 'rarity', value: 'rare' },
+          currency: 'tcoin',
+          price: '10',
+        })
+      ).body;
+    const change = (id: string, next: typeof attributes) => () =>
+      fx.ledger.assetUpdates.updateMetadata(studio, id, { attributes: next });
+    const accept = (offerId: string, assetId: string) =>
+      raced.acceptOffer(holder, offerId, { wallet: holder.wallet as StoredAddress, assetId });
+
+    // Still rare after the change: refused once on the version, read again, sold.
+    const first = await traitOffer();
+    between = change(kept, [attributes[0], { trait_type: 'level', value: 4 }]);
+    const sold = await accept(first.id, kept);
+    expect(outcomes).toEqual(['rejected', 'applied']);
+    expect(sold.body.offer).toMatchObject({ status: 'accepted', soldAssetId: kept, trait: first.trait });
+    // No longer rare: refused on the version, read again, 409; nothing moved, the price still reserved.
+    outcomes.length = 0;
+    const second = await traitOffer();
+    between = change(lost, [{ trait_type: 'rarity', value: 'common' }]);
+    await expect(accept(second.id, lost)).rejects.toMatchObject({
+      status: 409,
+      type: '/problems/offer-item-mismatch',
+    });
+    expect(outcomes).toEqual(['rejected']);
+    const em = fx.orm.em.fork();
+    expect((await em.findOneOrFail(Asset, { id: lost })).owner).toBe(holder.wallet);
+    expect((await em.findOneOrFail(Asset, { id: kept })).owner).toBe(bidder.wallet);
+    expect(await raced.getOffer(second.id)).toMatchObject({ status: 'open' });
+    expect(
+      (await em.findOneOrFail(Holding, { asset: 'tcoin', wallet: bidder.wallet } as never)).reserved,
+    ).toBe(10n);
+    expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
 });

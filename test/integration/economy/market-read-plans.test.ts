@@ -1,6 +1,6 @@
 // Issue 35: the market figures' reads do not grow with the number of listings, offers or sales. Each
 // read the service issues (src/domain/ledger/market.ts: the floor of a collection and of an item, the
-// best offer of each, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
+// best offer of each and of a trait, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
 // analyzed: each walks its index in the order asked (no sort of the matches) and stops at its limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Listing } from '../../../src/db/entities/Listing.ts';
@@ -70,9 +70,12 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
         status: i % 3 === 0 ? ('accepted' as const) : ('open' as const),
         bidderUserId: 'usr_1',
         bidderWallet: WALLET,
-        // Item offers among the collection offers: the collection's best offer must not walk them.
+        // Item and trait offers among the collection offers: the collection's best offer must not
+        // walk them, nor the best trait offer the others.
         assetId: i % 5 < 3 ? null : `nft_${String(i % 500).padStart(26, '0')}`,
         collectionId: i % 10 === 1 ? 'other' : 'realm',
+        traitType: i % 5 === 2 ? (i % 3 === 0 ? 'rarity' : 'level') : null,
+        traitValue: i % 5 === 2 ? String(i % 7) : null,
         currencyId: i % 2 === 0 ? 'gold' : 'gems',
         price: BigInt(1 + ((i * 7919) % 100_000)),
         expiresAt: i % 4 === 0 ? new Date(at) : null,
@@ -153,13 +156,15 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
     }
   });
 
-  it('the best offer of a collection and of an item: one index walked from the highest price, no sort', async () => {
+  it('the best offer of a collection, of an item and of a trait: one index walked from the highest price, no sort', async () => {
     const em = orm.em.fork();
     // The expiry is checked on the rows read (src/domain/ledger/market.ts, `bestOffer`).
     const open = { status: 'open' as const, currencyId: 'gold' };
     for (const [where, index] of [
-      [{ collectionId: 'realm', assetId: null }, 'offer_collection_offer_price_index'],
+      [{ collectionId: 'realm', assetId: null, traitType: null }, 'offer_collection_offer_price_index'],
       [{ assetId: `nft_${'7'.padStart(26, '0')}` }, 'offer_asset_id_status_currency_id_price_id_index'],
+      // One read per attribute value of an item (trait offers, issue 35).
+      [{ collectionId: 'realm', traitType: 'rarity', traitValue: '3' }, 'offer_trait_offer_price_index'],
     ] as const) {
       const query = em
         .createQueryBuilder(Offer)

@@ -168,6 +168,7 @@ const everything: FullPlan = {
       bidderWallet: other,
       assetId: 'sword',
       collectionId: 'demo',
+      trait: { type: 'rarity', value: 'rare' },
       currencyId: 'gold',
       price: 100n,
       expiresAt: at,

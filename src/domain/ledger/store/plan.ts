@@ -299,9 +299,11 @@ export interface NewOffer {
   id: string;
   bidderUserId: string;
   bidderWallet: StoredAddress;
-  /** The NFT offered for; null: any NFT of `collectionId`. */
+  /** The NFT offered for; null: any NFT of `collectionId` (with `trait`, any having that attribute). */
   assetId: string | null;
   collectionId: string;
+  /** A trait offer's attribute (`trait_type` and value as text); null for an item or collection offer. */
+  trait: { type: string; value: string } | null;
   currencyId: string;
   /** The whole price in base units of the currency. */
   price: bigint;

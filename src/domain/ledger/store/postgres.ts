@@ -293,6 +293,8 @@ export function planJson(plan: Plan): string {
       w: o.bidderWallet,
       a: o.assetId,
       c: o.collectionId,
+      tt: o.trait?.type ?? null,
+      tv: o.trait?.value ?? null,
       cur: o.currencyId,
       price: text(o.price),
       expires_at: o.expiresAt?.toISOString() ?? null,

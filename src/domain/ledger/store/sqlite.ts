@@ -106,8 +106,9 @@ const SQL = {
   // Issue 35: offers and reserved balances.
   offerOpen: 'select status, expires_at from offer where id = ?',
   insertOffer:
-    'insert into offer (id, status, bidder_user_id, bidder_wallet, asset_id, collection_id, currency_id, price, ' +
-    "expires_at, created_at, updated_at, operation_id, sold_asset_id, closed_by) values (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null)",
+    'insert into offer (id, status, bidder_user_id, bidder_wallet, asset_id, collection_id, trait_type, trait_value, ' +
+    'currency_id, price, expires_at, created_at, updated_at, operation_id, sold_asset_id, closed_by) ' +
+    "values (?, 'open', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, null, null, null)",
   closeOffer:
     "update offer set status = ?, closed_by = ?, operation_id = ?, sold_asset_id = ?, updated_at = ? where id = ? and status = 'open'",
   auctionOpen: 'select status, ends_at, best_bid from auction where id = ?',
@@ -459,6 +460,8 @@ export function createSqliteLedgerStore(orm: Orm): LedgerStore {
           o.bidderWallet,
           o.assetId,
           o.collectionId,
+          o.trait?.type ?? null,
+          o.trait?.value ?? null,
           o.currencyId,
           amount(o.price),
           o.expiresAt?.getTime() ?? null,
