@@ -4,7 +4,8 @@
 // once per request by the HTTP edge and once per command by `npm run admin`), how an entry is made
 // (`auditDraft`), hashed (`entryHash`), appended (`recordAudit` for the ORM's transactions; a ledger
 // plan carries its drafts in `Plan.audit` and the ledger store appends them with the same steps),
-// verified (`verifyAudit`), pruned (`pruneAudit`) and read (`listAudit`).
+// verified (`verifyAudit`), pruned (`pruneAudit`) and read (`listAudit` for the audit log,
+// `auditEntriesAfter` for `auditRecorded` webhooks, both limited by `auditReadableOwners`).
 //
 // An entry's `body` is its canonical JSON (RFC 8785, `canonicalize`): exactly the text hashed, so a
 // verifier needs no knowledge of the columns. Its hash is SHA-256 over `prev_hash + "\n" + seq + "\n"
@@ -16,9 +17,12 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import canonicalizeModule from 'canonicalize';
 import type { components } from '../../generated/openapi/types.ts';
+import { accountMembers } from '../db/account-members.ts';
 import { AuditEntry } from '../db/entities/AuditEntry.ts';
 import type { Orm } from '../db/orm.ts';
 import { inSnapshot, inTransaction } from '../db/transactions.ts';
+import { auditOwnersVisibleTo } from './authorization.ts';
+import type { Actor } from './ledger/actor.ts';
 
 /**
  * Every action the trail records, with what it means. The object type the entry names is the
@@ -467,7 +471,7 @@ export async function listAudit(em: EntityManager, query: AuditQuery): Promise<A
   if (query.objectType !== undefined) where.objectType = query.objectType;
   if (query.objectId !== undefined) where.objectId = query.objectId;
   if (query.action !== undefined) where.action = query.action;
-  if (query.ownerIds !== undefined) where.ownerId = { $in: [...query.ownerIds] };
+  Object.assign(where, ownerCondition(query.ownerIds));
   if (query.beforeSeq !== undefined) where.seq = { $lt: query.beforeSeq };
   if (query.from || query.to)
     where.at = { ...(query.from && { $gte: query.from }), ...(query.to && { $lt: query.to }) };
@@ -475,7 +479,49 @@ export async function listAudit(em: EntityManager, query: AuditQuery): Promise<A
   return rows.map(rowOf);
 }
 
-/** An entry as `GET /api/v1/audit-log` answers it: its body, with its place in the chain. */
+/** Who may read entries (`auditReadableOwners`) as a condition: absent, every entry (an admin's). */
+function ownerCondition(ownerIds: readonly string[] | undefined): Record<string, unknown> {
+  return ownerIds === undefined ? {} : { ownerId: { $in: [...ownerIds] } };
+}
+
+/**
+ * Whose entries `actor` (with its current role) may read, `account` being the account it belongs to
+ * (itself, or a service account's owner): the one decision (`auditOwnersVisibleTo`,
+ * src/domain/authorization.ts) with the account's members, for `GET /api/v1/audit-log` and for
+ * each delivery of an `auditRecorded` webhook (src/webhooks/audit-feed.ts) alike. Undefined: every
+ * entry (an admin). Throws ForbiddenError for anyone else than a studio or an admin.
+ */
+export async function auditReadableOwners(
+  em: EntityManager,
+  actor: Actor,
+  account: string,
+): Promise<readonly string[] | undefined> {
+  const members = actor.role === 'admin' ? [] : await accountMembers(em, account);
+  return auditOwnersVisibleTo(actor, members);
+}
+
+/**
+ * The entries after `afterSeq` up to `upToSeq` that `ownerIds` (`auditReadableOwners`) may read,
+ * oldest first, at most `limit`: what an `auditRecorded` webhook is sent next.
+ */
+export async function auditEntriesAfter(
+  em: EntityManager,
+  query: { afterSeq: number; upToSeq: number; ownerIds: readonly string[] | undefined; limit: number },
+): Promise<AuditRow[]> {
+  const rows = await em.find(
+    AuditEntry,
+    { seq: { $gt: query.afterSeq, $lte: query.upToSeq }, ...ownerCondition(query.ownerIds) },
+    { orderBy: { seq: 'asc' }, limit: query.limit },
+  );
+  return rows.map(rowOf);
+}
+
+/** The last entry's seq (the tip; 0 before the first). */
+export async function auditTipSeq(em: EntityManager): Promise<number> {
+  const [tip] = await em.execute<{ seq: number | string }[]>('select seq from audit_tip where id = 1');
+  return Number(tip.seq);
+}
+
 /** An entry as the contract's AuditEntry: its stored body (written by auditDraft) with its place in the chain. */
 export function auditEntryView(row: AuditRow): components['schemas']['AuditEntry'] {
   const body: Omit<components['schemas']['AuditEntry'], 'seq' | 'prevHash' | 'hash'> = JSON.parse(row.body);
