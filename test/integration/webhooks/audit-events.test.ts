@@ -153,6 +153,39 @@ describe.each(DB_KINDS)('auditRecorded webhooks on %s', (kind) => {
     expect(listed.data.map((row: { eventType: string }) => row.eventType)).toEqual(['newNFT']);
   });
 
+  it('decides at delivery: a studio demoted to player is sent no entry, not even about its own collection', async () => {
+    const demoted = await httpUser(t, 'studio');
+    const collection = `aud-demoted-${kind}`;
+    await ok(demoted, 'POST', '/api/v1/collections', { id: collection, name: 'Demoted' });
+    const demotedHook = await hook(demoted, ['auditRecorded']);
+    const adminHook = await hook(admin, ['auditRecorded']);
+    await ok(admin, 'PUT', `/api/v1/users/${demoted.userId}/role`, { role: 'player' });
+    // An admin's action on the demoted user's collection: an entry it could read as a studio.
+    const minted = await ok(admin, 'POST', `/api/v1/collections/${collection}/mint/batch`, {
+      items: [{ to: player.wallet, nft: { name: 'After', metadata: METADATA } }],
+    });
+    const nft = minted.nfts[0].id as string;
+    const toAdmin = await receivedUpTo(adminHook, nft);
+    const last = toAdmin[toAdmin.length - 1].data.seq as number;
+    // The feed is done with the demoted user's webhook (its cursor at the entry) having sent nothing.
+    const cursor = async () =>
+      Number(
+        (
+          await orm.em
+            .getConnection()
+            .execute<{ audit_cursor: number | string }[]>(
+              `select audit_cursor from webhook_subscription where id = '${demotedHook.id}'`,
+            )
+        )[0].audit_cursor,
+      );
+    const deadline = Date.now() + 15_000;
+    while ((await cursor()) < last) {
+      if (Date.now() > deadline) throw new Error('the demoted webhook was not served within 15 s');
+      await adminHook.receiver.waitFor(adminHook.receiver.received.length + 1, 100).catch(() => undefined);
+    }
+    expect(demotedHook.receiver.received).toEqual([]);
+  });
+
   it('never shows an entry to WebSocket subscribers (live or replayed) nor on GET /api/v1/events', async () => {
     const adminHook = await hook(admin, ['auditRecorded']);
     const socket = await openSocket(t, admin);
