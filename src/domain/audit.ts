@@ -5,7 +5,8 @@
 // (`auditDraft`), hashed (`entryHash`), appended (`recordAudit` for the ORM's transactions; a ledger
 // plan carries its drafts in `Plan.audit` and the ledger store appends them with the same steps),
 // verified (`verifyAudit`), pruned (`pruneAudit`) and read (`listAudit` for the audit log,
-// `auditEntriesAfter` for `auditRecorded` webhooks, both limited by `auditReadableOwners`).
+// `auditEntriesAfter` for `auditRecorded` webhooks, both limited by `auditReadableOwners` in
+// ./authorization.ts).
 //
 // An entry's `body` is its canonical JSON (RFC 8785, `canonicalize`): exactly the text hashed, so a
 // verifier needs no knowledge of the columns. Its hash is SHA-256 over `prev_hash + "\n" + seq + "\n"
@@ -17,12 +18,9 @@ import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import canonicalizeModule from 'canonicalize';
 import type { components } from '../../generated/openapi/types.ts';
-import { accountMembers } from '../db/account-members.ts';
 import { AuditEntry } from '../db/entities/AuditEntry.ts';
 import type { Orm } from '../db/orm.ts';
 import { inSnapshot, inTransaction } from '../db/transactions.ts';
-import { auditOwnersVisibleTo } from './authorization.ts';
-import type { Actor } from './ledger/actor.ts';
 
 /**
  * Every action the trail records, with what it means. The object type the entry names is the
@@ -479,25 +477,9 @@ export async function listAudit(em: EntityManager, query: AuditQuery): Promise<A
   return rows.map(rowOf);
 }
 
-/** Who may read entries (`auditReadableOwners`) as a condition: absent, every entry (an admin's). */
+/** Who may read entries (`auditReadableOwners`, ./authorization.ts) as a condition: absent, every entry (an admin's). */
 function ownerCondition(ownerIds: readonly string[] | undefined): Record<string, unknown> {
   return ownerIds === undefined ? {} : { ownerId: { $in: [...ownerIds] } };
-}
-
-/**
- * Whose entries `actor` (with its current role) may read, `account` being the account it belongs to
- * (itself, or a service account's owner): the one decision (`auditOwnersVisibleTo`,
- * src/domain/authorization.ts) with the account's members, for `GET /api/v1/audit-log` and for
- * each delivery of an `auditRecorded` webhook (src/webhooks/audit-feed.ts) alike. Undefined: every
- * entry (an admin). Throws ForbiddenError for anyone else than a studio or an admin.
- */
-export async function auditReadableOwners(
-  em: EntityManager,
-  actor: Actor,
-  account: string,
-): Promise<readonly string[] | undefined> {
-  const members = actor.role === 'admin' ? [] : await accountMembers(em, account);
-  return auditOwnersVisibleTo(actor, members);
 }
 
 /**

@@ -9,7 +9,7 @@
 //   committed tip is committed: reading `seq <= tip` never skips one still to come, and an entry of
 //   a rolled-back transaction never existed (its `seq` is drawn again by the next append);
 // - who may read which entry is decided at every turn with the owner's current role, by
-//   `auditReadableOwners` (the audit log's decision, src/domain/audit.ts): an admin every entry, a
+//   `auditReadableOwners` (the audit log's decision, src/domain/authorization.ts): an admin every entry, a
 //   studio its account's, anyone else none (the cursor moves past them: an owner demoted from studio
 //   is sent nothing);
 // - one instance at a time serves it, under a lease of its own (`auditLockedBy`,
@@ -27,7 +27,8 @@ import { randomUUID } from 'node:crypto';
 import { accountOf } from '../db/account-members.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
-import { auditEntriesAfter, auditEntryView, auditReadableOwners, auditTipSeq } from '../domain/audit.ts';
+import { auditEntriesAfter, auditEntryView, auditTipSeq } from '../domain/audit.ts';
+import { auditReadableOwners } from '../domain/authorization.ts';
 import { ForbiddenError } from '../domain/errors.ts';
 import { actingNow } from '../domain/ledger/recipes.ts';
 import type { Logger } from '../observability/logger.ts';

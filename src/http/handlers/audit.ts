@@ -2,7 +2,8 @@
 // src/domain/authorization.ts (`auditOwnersVisibleTo`, through `auditReadableOwners`, which the
 // `auditRecorded` webhooks use too), the entries are read in src/domain/audit.ts.
 import type { Orm } from '../../db/orm.ts';
-import { auditEntryView, auditReadableOwners, listAudit } from '../../domain/audit.ts';
+import { auditEntryView, listAudit } from '../../domain/audit.ts';
+import { auditReadableOwners } from '../../domain/authorization.ts';
 import { decodeCursor, isInteger, page } from '../../domain/ledger/cursor.ts';
 import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { actorOf, cursorOf, limitOf } from './ledger-request.ts';
