@@ -564,9 +564,9 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a URL to events (webhook)
-         * @description Creates a webhook subscription owned by the caller (a user or a service account, any role). From now on every committed event matching `eventTypes` and `filter` is POSTed to `url`: the body is the event envelope `{ id, type, occurredAt, data }` (the same schemas as the WebSocket events; see `webhooks` in this document), with the Standard Webhooks headers `webhook-id` (the delivery id, the same on every retry: deduplicate on it), `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret returned here, once; two signatures for 24 hours after a rotation). Delivery is at least once, in event-id order per subscription: an answer other than 2xx within `WEBHOOK_TIMEOUT_MS` (10 s) is retried with exponential backoff and jitter (from `WEBHOOK_RETRY_BASE_MS`, doubling up to an hour) for `WEBHOOK_RETRY_WINDOW_SECONDS` (24 h), then given up and the subscription marked `failing`; failing for `WEBHOOK_DISABLE_AFTER_SECONDS` (3 days) without a success disables it. A user holds at most `MAX_WEBHOOKS_PER_USER` (20) webhooks. Earlier events: `POST .../replay`.
+         * @description Creates a webhook subscription owned by the caller (a user or a service account, any role). From now on every committed event matching `eventTypes` and `filter` is POSTed to `url`: the body is the event envelope `{ id, type, occurredAt, data }` (the same schemas as the WebSocket events; see `webhooks` in this document), with the Standard Webhooks headers `webhook-id` (the delivery id, the same on every retry: deduplicate on it), `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body` with the secret returned here, once; two signatures for 24 hours after a rotation). Delivery is at least once, in event-id order per subscription: an answer other than 2xx within `WEBHOOK_TIMEOUT_MS` (10 s) is retried with exponential backoff and jitter (from `WEBHOOK_RETRY_BASE_MS`, doubling up to an hour) for `WEBHOOK_RETRY_WINDOW_SECONDS` (24 h), then given up and the subscription marked `failing`; failing for `WEBHOOK_DISABLE_AFTER_SECONDS` (3 days) without a success disables it. A user holds at most `MAX_WEBHOOKS_PER_USER` (20) webhooks. Earlier events: `POST .../replay`. `auditRecorded` (a studio's or an admin's webhook only, named explicitly: absent `eventTypes` means every `EventType`, not it) delivers new audit trail entries, each only if the owner may read it with `GET /api/v1/audit-log` (see the `auditRecorded` webhook).
          *
-         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, a URL that is not https (or loopback http when allowed) or points at a private or reserved address literal, a malformed wallet address; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 409 `/problems/quota-exceeded` past `MAX_WEBHOOKS_PER_USER`; 413 when the body is too large; 415 when it is not JSON; 429 when a rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a missing, malformed or extra field, a URL that is not https (or loopback http when allowed) or points at a private or reserved address literal, a malformed wallet address; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read` or `eventTypes` names `auditRecorded` and the caller is neither a studio nor an admin; 409 `/problems/quota-exceeded` past `MAX_WEBHOOKS_PER_USER`; 413 when the body is too large; 415 when it is not JSON; 429 when a rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -3574,6 +3574,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    auditRecorded: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An audit trail entry was recorded.
+         * @description Sent to every webhook subscribed to `auditRecorded` (a studio's or an admin's) for each new audit trail entry its owner may read with `GET /api/v1/audit-log`, decided at delivery by the same rule: an admin's webhook receives every entry, a studio's the entries about its account's objects (its collections and what is in them, its keys, webhooks and service accounts); an owner no longer a studio or an admin receives none. Never on the WebSocket nor `GET /api/v1/events`. The body is the entry as the audit log answers it (never a secret). Verify `webhook-signature` as for every webhook (Standard Webhooks) and deduplicate on `webhook-id`: delivery is at least once, in `seq` order; an answer other than 2xx is retried (the next entries wait for it). These deliveries are not in the subscription's delivery list and `replay` does not resend them: the audit log is where entries missed are read.
+         */
+        post: operations["auditRecordedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -4417,6 +4437,11 @@ export interface components {
          */
         EventType: "newNFT" | "newTransfer" | "priceUpdate" | "assetUpdated" | "chainTransferPending" | "chainTransferRemoved" | "listingCreated" | "listingEnded" | "sale" | "offerCreated" | "offerEnded" | "storePurchase" | "lootBoxOpened" | "auctionCreated" | "auctionBid" | "auctionEnded" | "itemExpired";
         /**
+         * WebhookEventType
+         * @description What a webhook may subscribe to: every `EventType` (the outbox's events, as on the WebSocket and `GET /api/v1/events`), and `auditRecorded`, a new audit trail entry, which only webhooks receive (never the WebSocket nor `GET /api/v1/events`), only a studio's or an admin's, and of each entry only those its owner may read with `GET /api/v1/audit-log`.
+         */
+        WebhookEventType: components["schemas"]["EventType"] | "auditRecorded";
+        /**
          * WebhookFilter
          * @description Which events, as on `/ws`: `walletId` (events whose `from`, `to` or owner it is; never applied to `priceUpdate`), `assetId`, `collection`. Absent members do not filter.
          * @example {
@@ -4450,7 +4475,7 @@ export interface components {
         Webhook: {
             id: components["schemas"]["WebhookId"];
             url: components["schemas"]["WebhookUrl"];
-            eventTypes: components["schemas"]["EventType"][];
+            eventTypes: components["schemas"]["WebhookEventType"][];
             filter: components["schemas"]["WebhookFilter"];
             enabled: boolean;
             /** @enum {string} */
@@ -4482,7 +4507,7 @@ export interface components {
          */
         CreateWebhookRequest: {
             url: components["schemas"]["WebhookUrl"];
-            eventTypes?: components["schemas"]["EventType"][];
+            eventTypes?: components["schemas"]["WebhookEventType"][];
             filter?: components["schemas"]["WebhookFilter"];
         };
         /**
@@ -4514,7 +4539,7 @@ export interface components {
         CreatedWebhook: {
             id: components["schemas"]["WebhookId"];
             url: components["schemas"]["WebhookUrl"];
-            eventTypes: components["schemas"]["EventType"][];
+            eventTypes: components["schemas"]["WebhookEventType"][];
             filter: components["schemas"]["WebhookFilter"];
             enabled: boolean;
             /** @enum {string} */
@@ -8215,6 +8240,53 @@ export interface components {
          */
         InteractionConsentForm: {
             csrf: components["schemas"]["CsrfToken"];
+        };
+        /**
+         * AuditRecordedEvent
+         * @description A new audit trail entry (`auditRecorded`, webhooks only): `data` is the entry exactly as `GET /api/v1/audit-log` answers it (no secrets), `occurredAt` its time. Entries come in `seq` order; there is no outbox event id (the entry's `seq` is its place, in a sequence of its own).
+         * @example {
+         *       "type": "auditRecorded",
+         *       "occurredAt": "2026-11-29T10:15:00.000Z",
+         *       "data": {
+         *         "seq": 42,
+         *         "action": "asset.frozen",
+         *         "at": "2026-11-29T10:15:00.000Z",
+         *         "actor": {
+         *           "kind": "user",
+         *           "id": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *           "role": "studio"
+         *         },
+         *         "credential": {
+         *           "kind": "apiKey",
+         *           "clientId": "gats-first-party",
+         *           "apiKeyId": "key_01JD3Y9Z1A2B3C4D5E6F7G8H9J"
+         *         },
+         *         "address": "203.0.113.7",
+         *         "requestId": "6f1c2b7e-3d4a-4f7b-9c1d-2e3f4a5b6c7d",
+         *         "object": {
+         *           "type": "asset",
+         *           "id": "nft_01JD3YB7C9D1E3F5G7H9J1K3M5",
+         *           "ownerId": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W",
+         *           "collectionId": "dawn-quest"
+         *         },
+         *         "before": {
+         *           "frozen": false,
+         *           "frozenBy": null
+         *         },
+         *         "after": {
+         *           "frozen": true,
+         *           "frozenBy": "usr_01JD3Y2K8M4N6P8Q0R2S4T6V8W"
+         *         },
+         *         "prevHash": "9b2f1c6d0e8a4b3c5d7e9f1a2b4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c",
+         *         "hash": "3c5e7a9b1d2f4a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a4c"
+         *       }
+         *     }
+         */
+        AuditRecordedEvent: {
+            /** @constant */
+            type: "auditRecorded";
+            occurredAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["AuditEntry"];
         };
     };
     responses: {
@@ -19786,6 +19858,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ItemExpiredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received (any 2xx counts as delivered; the body is ignored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    auditRecordedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt. */
+                "webhook-id": components["schemas"]["WebhookDeliveryId"];
+                /** @description When this attempt was signed, in seconds since the epoch. */
+                "webhook-timestamp": string;
+                /** @description One or two `v1,<base64 HMAC-SHA256>` signatures, space-separated. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AuditRecordedEvent"];
             };
         };
         responses: {

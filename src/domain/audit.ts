@@ -4,7 +4,9 @@
 // once per request by the HTTP edge and once per command by `npm run admin`), how an entry is made
 // (`auditDraft`), hashed (`entryHash`), appended (`recordAudit` for the ORM's transactions; a ledger
 // plan carries its drafts in `Plan.audit` and the ledger store appends them with the same steps),
-// verified (`verifyAudit`), pruned (`pruneAudit`) and read (`listAudit`).
+// verified (`verifyAudit`), pruned (`pruneAudit`) and read (`listAudit` for the audit log,
+// `auditEntriesAfter` for `auditRecorded` webhooks, both limited by `auditReadableOwners` in
+// ./authorization.ts).
 //
 // An entry's `body` is its canonical JSON (RFC 8785, `canonicalize`): exactly the text hashed, so a
 // verifier needs no knowledge of the columns. Its hash is SHA-256 over `prev_hash + "\n" + seq + "\n"
@@ -467,7 +469,7 @@ export async function listAudit(em: EntityManager, query: AuditQuery): Promise<A
   if (query.objectType !== undefined) where.objectType = query.objectType;
   if (query.objectId !== undefined) where.objectId = query.objectId;
   if (query.action !== undefined) where.action = query.action;
-  if (query.ownerIds !== undefined) where.ownerId = { $in: [...query.ownerIds] };
+  Object.assign(where, ownerCondition(query.ownerIds));
   if (query.beforeSeq !== undefined) where.seq = { $lt: query.beforeSeq };
   if (query.from || query.to)
     where.at = { ...(query.from && { $gte: query.from }), ...(query.to && { $lt: query.to }) };
@@ -475,7 +477,33 @@ export async function listAudit(em: EntityManager, query: AuditQuery): Promise<A
   return rows.map(rowOf);
 }
 
-/** An entry as `GET /api/v1/audit-log` answers it: its body, with its place in the chain. */
+/** Who may read entries (`auditReadableOwners`, ./authorization.ts) as a condition: absent, every entry (an admin's). */
+function ownerCondition(ownerIds: readonly string[] | undefined): Record<string, unknown> {
+  return ownerIds === undefined ? {} : { ownerId: { $in: [...ownerIds] } };
+}
+
+/**
+ * The entries after `afterSeq` up to `upToSeq` that `ownerIds` (`auditReadableOwners`) may read,
+ * oldest first, at most `limit`: what an `auditRecorded` webhook is sent next.
+ */
+export async function auditEntriesAfter(
+  em: EntityManager,
+  query: { afterSeq: number; upToSeq: number; ownerIds: readonly string[] | undefined; limit: number },
+): Promise<AuditRow[]> {
+  const rows = await em.find(
+    AuditEntry,
+    { seq: { $gt: query.afterSeq, $lte: query.upToSeq }, ...ownerCondition(query.ownerIds) },
+    { orderBy: { seq: 'asc' }, limit: query.limit },
+  );
+  return rows.map(rowOf);
+}
+
+/** The last entry's seq (the tip; 0 before the first). */
+export async function auditTipSeq(em: EntityManager): Promise<number> {
+  const [tip] = await em.execute<{ seq: number | string }[]>('select seq from audit_tip where id = 1');
+  return Number(tip.seq);
+}
+
 /** An entry as the contract's AuditEntry: its stored body (written by auditDraft) with its place in the chain. */
 export function auditEntryView(row: AuditRow): components['schemas']['AuditEntry'] {
   const body: Omit<components['schemas']['AuditEntry'], 'seq' | 'prevHash' | 'hash'> = JSON.parse(row.body);

@@ -3,13 +3,16 @@
 // before any handler runs) and the relation the caller must have to the object (`x-relation`); the
 // domain checks each relation through one function here, so every service decides it the same way.
 //
-// Relations decided here: the audit trail's readers (`auditOwnersVisibleTo`), `collection-studio` (powers over a collection and its assets: mint, freeze,
+// Relations decided here: the audit trail's readers (`auditOwnersVisibleTo`, with an account's members
+// `auditReadableOwners`: the audit log and `auditRecorded` webhooks), `collection-studio` (powers over a collection and its assets: mint, freeze,
 // unfreeze, metadata, a studio's burn, a recipe's mints, its store's offers and their sales), `wallet-controller` (moves out of a wallet,
 // as a guard the ledger store checks in its transaction), `trade-party` and `trade-counterparty`
 // (`tradeRelation`, `tradePartyFilter`), `resource-owner` (`ownedBy` for lookups by id,
 // `ownsResource` for an object already read). Services call these and answer a missing relation to
 // another user's object with 404, as if it did not exist. `self` needs no function: the service
 // reads the caller's own objects only.
+import type { EntityManager } from '@mikro-orm/sql';
+import { accountMembers } from '../db/account-members.ts';
 import type { UserRole } from '../db/entities/User.ts';
 import { ForbiddenError } from './errors.ts';
 import type { Actor } from './ledger/actor.ts';
@@ -208,4 +211,19 @@ export function auditOwnersVisibleTo(
   if (actor.role === 'admin') return undefined;
   if (actor.role === 'studio') return members;
   throw new ForbiddenError('Only a studio or an admin may read the audit trail.');
+}
+
+/**
+ * Whose entries `actor` (with its current role) may read, `account` being the account it belongs to
+ * (itself, or a service account's owner): the one decision (`auditOwnersVisibleTo`, above) with the account's members, for `GET /api/v1/audit-log` and for
+ * each delivery of an `auditRecorded` webhook (src/webhooks/audit-feed.ts) alike. Undefined: every
+ * entry (an admin). Throws ForbiddenError for anyone else than a studio or an admin.
+ */
+export async function auditReadableOwners(
+  em: EntityManager,
+  actor: Actor,
+  account: string,
+): Promise<readonly string[] | undefined> {
+  const members = actor.role === 'admin' ? [] : await accountMembers(em, account);
+  return auditOwnersVisibleTo(actor, members);
 }

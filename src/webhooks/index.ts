@@ -1,5 +1,7 @@
 // The webhooks module (issue 18): subscriptions, their repair operations and the dispatcher that
-// delivers outbox events to them, signed per the Standard Webhooks specification.
+// delivers outbox events to them, signed per the Standard Webhooks specification; and the audit feed
+// (./audit-feed.ts), which sends new audit trail entries to `auditRecorded` subscribers, from the
+// audit trail itself (never through the outbox).
 import ipaddr from 'ipaddr.js';
 import { type Config, ConfigError } from '../config/index.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
@@ -8,6 +10,7 @@ import type { PublishedEvent } from '../events/filter.ts';
 import type { EventsModule } from '../events/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { type Metrics, watchWebhookBacklog } from '../observability/metrics.ts';
+import { createAuditFeed } from './audit-feed.ts';
 import { createDispatcher } from './dispatcher.ts';
 import { createDeliveryStore } from './store/index.ts';
 import { createWebhookService, type WebhookService } from './subscriptions.ts';
@@ -62,8 +65,18 @@ export function createWebhooks(deps: {
     userAgent: 'game-asset-tracking-service webhooks',
     accountOf: deps.accountOf,
   });
+  const auditFeed = createAuditFeed({
+    orm: deps.orm,
+    service,
+    options: { ...policy, timeoutMs: settings.timeoutMs, retryBaseMs: settings.retryBaseMs },
+    userAgent: 'game-asset-tracking-service webhooks',
+    logger: deps.logger,
+  });
   wake = dispatcher.wake;
-  changed = dispatcher.changed;
+  changed = () => {
+    dispatcher.changed();
+    auditFeed.changed();
+  };
   settle = dispatcher.flush;
   watchWebhookBacklog(deps.metrics, () => store.backlog(lastEventId()));
   return {
@@ -71,7 +84,7 @@ export function createWebhooks(deps: {
     // New events: kept for the dispatcher, which does the work later, never in the relay's hand-over.
     published: (published) => dispatcher.published(published),
     async close() {
-      await dispatcher.stop();
+      await Promise.all([dispatcher.stop(), auditFeed.stop()]);
     },
   };
 }

@@ -7,14 +7,14 @@ import type { EntityManager } from '@mikro-orm/sql';
 import type { components } from '../../generated/openapi/types.ts';
 import { accountMembers, lockUser, QuotaExceededError } from '../auth/quotas.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import { EVENT_TYPES } from '../db/entities/OutboxEvent.ts';
-import { User } from '../db/entities/User.ts';
+import { EVENT_TYPES, type EventType } from '../db/entities/OutboxEvent.ts';
+import { User, type UserRole } from '../db/entities/User.ts';
 import { WebhookDelivery } from '../db/entities/WebhookDelivery.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { Orm } from '../db/orm.ts';
 import { inTransaction } from '../db/transactions.ts';
-import { auditDraft, recordAudit } from '../domain/audit.ts';
-import { ownedBy } from '../domain/authorization.ts';
+import { auditDraft, auditTipSeq, recordAudit } from '../domain/audit.ts';
+import { auditOwnersVisibleTo, ownedBy } from '../domain/authorization.ts';
 import { NotFoundError, ValidationError } from '../domain/errors.ts';
 import { ulid } from '../domain/ids.ts';
 import { formatAddress, parseAddress } from '../domain/ledger/addresses.ts';
@@ -68,10 +68,21 @@ function deliveryView(delivery: WebhookDelivery): DeliveryView {
   };
 }
 
-/** The subscription's filter in the events module's terms (the one definition of matching). */
+/** The outbox's event types of a subscription (`auditRecorded` is not one: src/webhooks/audit-feed.ts). */
+function outboxTypes(types: readonly WebhookSubscription['eventTypes'][number][]): EventType[] {
+  return types.filter((type): type is EventType => type !== AUDIT_RECORDED);
+}
+
+/** The webhook-only event type of new audit entries (issue 37), delivered by src/webhooks/audit-feed.ts. */
+export const AUDIT_RECORDED = 'auditRecorded';
+
+/**
+ * The subscription's filter in the events module's terms (the one definition of matching): the
+ * outbox's types only, so no reader of the outbox ever matches `auditRecorded`.
+ */
 export function subscriptionFilter(sub: WebhookSubscription): EventFilter {
   return {
-    types: new Set(sub.eventTypes),
+    types: new Set(outboxTypes(sub.eventTypes)),
     wallet: sub.walletFilter ?? undefined,
     assetId: sub.assetFilter ?? undefined,
     collection: sub.collectionFilter ?? undefined,
@@ -86,8 +97,16 @@ function generateSigningSecret(): string {
 const sealContext = (id: string) => `webhook:${id}`;
 
 export interface WebhookService {
-  /** `account`: the user whose webhook quota it counts against (a service account's owner, 30.6). */
-  create(userId: string, input: CreateWebhookInput, account?: string): Promise<CreatedWebhookView>;
+  /**
+   * `account`: the user whose webhook quota it counts against (a service account's owner, 30.6);
+   * `role`: the caller's current role (`auditRecorded` needs one that may read the audit trail).
+   */
+  create(
+    userId: string,
+    input: CreateWebhookInput,
+    account?: string,
+    role?: UserRole,
+  ): Promise<CreatedWebhookView>;
   list(userId: string): Promise<WebhookView[]>;
   get(userId: string, id: string): Promise<WebhookView>;
   remove(userId: string, id: string): Promise<void>;
@@ -135,7 +154,10 @@ export function createWebhookService(deps: {
   }
 
   return {
-    async create(userId, input, account = userId) {
+    async create(userId, input, account = userId, role = 'player') {
+      const audit = input.eventTypes?.includes(AUDIT_RECORDED) === true;
+      // Audit entries only for whom may read the audit trail (the audit log's own decision: 403).
+      if (audit) auditOwnersVisibleTo({ userId, role }, []);
       const errors: { pointer: string; detail: string }[] = [];
       const urlProblem = webhookUrlProblem(input.url, deps.policy);
       if (urlProblem) errors.push({ pointer: '/body/url', detail: urlProblem });
@@ -163,6 +185,7 @@ export function createWebhookService(deps: {
           id,
           owner: em.getReference(User, userId),
           url: input.url,
+          // Absent: every outbox type, never `auditRecorded` (named explicitly only).
           eventTypes: [...new Set(input.eventTypes ?? EVENT_TYPES)],
           walletFilter,
           assetFilter: input.filter?.assetId ?? null,
@@ -176,6 +199,10 @@ export function createWebhookService(deps: {
           cursor: deps.lastEventId(),
           lockedBy: null,
           lockedUntil: null,
+          // Set below, past this subscription's own creation entry.
+          auditCursor: null,
+          auditLockedBy: null,
+          auditLockedUntil: null,
           createdAt: new Date(),
           deletedAt: null,
         });
@@ -184,6 +211,11 @@ export function createWebhookService(deps: {
           em,
           auditDraft('webhook.created', { type: 'webhook', id, ownerId: userId }, { after: view(created) }),
         );
+        // Audit entries appended from now on (this transaction holds the tip's lock: the tip is its own entry).
+        if (audit) {
+          created.auditCursor = await auditTipSeq(em);
+          await em.flush();
+        }
         return created;
       });
       deps.changed();

@@ -52,6 +52,8 @@ const EVENT_TYPES = [
   'auctionBid',
   'auctionEnded',
   'itemExpired',
+  // Webhooks only (issue 37): a new audit trail entry, `data` as GET /api/v1/audit-log answers it.
+  'auditRecorded',
 ] as const satisfies readonly (keyof webhooks)[];
 type Unlisted = Exclude<keyof webhooks, (typeof EVENT_TYPES)[number]>;
 const everyWebhookListed: [Unlisted] extends [never] ? true : Unlisted = true;
@@ -125,13 +127,16 @@ export function verifyWebhook(
   return { deliveryId: id, signedAt, event };
 }
 
-/** Whether a parsed body has the envelope's shape (`id`, a known `type`, `occurredAt`, `data`). */
+/**
+ * Whether a parsed body has the envelope's shape (`id`, a known `type`, `occurredAt`, `data`;
+ * `auditRecorded` has no `id`: its entry's `seq` is in `data`).
+ */
 export function isWebhookEvent(value: unknown): value is WebhookEvent {
   if (!value || typeof value !== 'object') return false;
   const { id, type, occurredAt, data } = value as Record<string, unknown>;
   return (
-    typeof id === 'string' &&
     typeof type === 'string' &&
+    (typeof id === 'string' || (type === 'auditRecorded' && id === undefined)) &&
     eventTypes.has(type) &&
     typeof occurredAt === 'string' &&
     typeof data === 'object' &&

@@ -1,6 +1,9 @@
 import { defineEntity, type InferEntity, p } from '@mikro-orm/core';
-import type { EventType } from './OutboxEvent.ts';
+import type { components } from '../../../generated/openapi/types.ts';
 import { User } from './User.ts';
+
+/** What a webhook may subscribe to: the outbox's event types and `auditRecorded` (webhooks only). */
+export type WebhookEventType = components['schemas']['WebhookEventType'];
 
 export const WEBHOOK_STATUSES = ['active', 'failing', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -17,7 +20,7 @@ export const WebhookSubscription = defineEntity({
     id: p.string().primary(),
     owner: () => p.manyToOne(User).ref().index(),
     url: p.text(),
-    eventTypes: p.json<EventType[]>(),
+    eventTypes: p.json<WebhookEventType[]>(),
     walletFilter: p.string().nullable(),
     assetFilter: p.string().nullable(),
     collectionFilter: p.string().nullable(),
@@ -32,6 +35,14 @@ export const WebhookSubscription = defineEntity({
     cursor: p.bigint('number'),
     lockedBy: p.string().nullable(),
     lockedUntil: p.datetime().nullable().index(),
+    /**
+     * `auditRecorded` (issue 37, src/webhooks/audit-feed.ts): the last audit entry `seq` the
+     * subscription is done with; null when it does not subscribe to audit entries. Its own lease
+     * (`auditLockedBy`, `auditLockedUntil`), apart from the outbox dispatcher's.
+     */
+    auditCursor: p.bigint('number').nullable(),
+    auditLockedBy: p.string().nullable(),
+    auditLockedUntil: p.datetime().nullable(),
     createdAt: p.datetime(),
     deletedAt: p.datetime().nullable(),
   },

@@ -33,6 +33,7 @@ import { Migration20261129033246_audit_log } from './Migration20261129033246_aud
 import { Migration20261129033257_item_expiry } from './Migration20261129033257_item_expiry.ts';
 import { Migration20261129070117_market_best_offer } from './Migration20261129070117_market_best_offer.ts';
 import { Migration20261129074128_transfer_history_indexes } from './Migration20261129074128_transfer_history_indexes.ts';
+import { Migration20261129095535_webhook_audit_cursor } from './Migration20261129095535_webhook_audit_cursor.ts';
 import { Migration20261129095615_market_trait_offers } from './Migration20261129095615_market_trait_offers.ts';
 
 export const migrationsList = [
@@ -70,5 +71,6 @@ export const migrationsList = [
   Migration20261129033257_item_expiry,
   Migration20261129070117_market_best_offer,
   Migration20261129074128_transfer_history_indexes,
+  Migration20261129095535_webhook_audit_cursor,
   Migration20261129095615_market_trait_offers,
 ];

@@ -1,9 +1,9 @@
 // The audit trail's read (issue 37): who may read which entries is decided in
-// src/domain/authorization.ts (`auditOwnersVisibleTo`), the entries are read in src/domain/audit.ts.
-import { accountMembers } from '../../db/account-members.ts';
+// src/domain/authorization.ts (`auditOwnersVisibleTo`, through `auditReadableOwners`, which the
+// `auditRecorded` webhooks use too), the entries are read in src/domain/audit.ts.
 import type { Orm } from '../../db/orm.ts';
 import { auditEntryView, listAudit } from '../../domain/audit.ts';
-import { auditOwnersVisibleTo } from '../../domain/authorization.ts';
+import { auditReadableOwners } from '../../domain/authorization.ts';
 import { decodeCursor, isInteger, page } from '../../domain/ledger/cursor.ts';
 import { caller, type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { actorOf, cursorOf, limitOf } from './ledger-request.ts';
@@ -15,8 +15,7 @@ export function auditHandlers(orm: Orm): HandlerMap {
     async listAuditLog(request, ctx) {
       const em = orm.em.fork();
       const actor = actorOf(request);
-      const members = actor.role === 'admin' ? [] : await accountMembers(em, caller(request).account);
-      const ownerIds = auditOwnersVisibleTo(actor, members);
+      const ownerIds = await auditReadableOwners(em, actor, caller(request).account);
       const limit = limitOf(request);
       const { query } = request;
       const rows = await listAudit(em, {

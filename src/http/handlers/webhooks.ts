@@ -17,8 +17,8 @@ export function webhookHandlers(service: WebhookService): HandlerMap {
     | 'replayWebhook'
   >({
     async createWebhook(request, ctx) {
-      const { userId, account } = caller(request);
-      const created = await service.create(userId, request.body, account);
+      const { userId, account, role } = caller(request);
+      const created = await service.create(userId, request.body, account, role);
       ctx.set('Location', `/api/v1/webhooks/${created.id}`);
       ctx.set('Cache-Control', 'no-store');
       respond(ctx, 'createWebhook', 201, created);
