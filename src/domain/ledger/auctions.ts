@@ -29,6 +29,14 @@ import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { WriteResult } from './idempotency.ts';
+import {
+  type AssetFacts,
+  ItemExpiredError,
+  insufficientBalance,
+  type Leg,
+  legGuards,
+  legRefusal,
+} from './legs.ts';
 import { endListingsOf } from './listings.ts';
 import type { OfferContext } from './offers.ts';
 import type {
@@ -40,14 +48,6 @@ import type {
   Plan,
   ReservedChange,
 } from './store/plan.ts';
-import {
-  type AssetFacts,
-  ItemExpiredError,
-  insufficientBalance,
-  type Leg,
-  legGuards,
-  legRefusal,
-} from './transfers.ts';
 import type { AuctionView, MarketSettingsView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';

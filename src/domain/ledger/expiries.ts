@@ -38,10 +38,11 @@ import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { type AssetService, endTimeOf } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import { ItemExpiredError, type Leg } from './legs.ts';
 import { endListingsOf } from './listings.ts';
 import { newTransferEvent } from './outbox.ts';
 import type { GuardFailure, LedgerStore, NewEvent, Plan } from './store/plan.ts';
-import { ItemExpiredError, type Leg, type LegWriter } from './transfers.ts';
 import { type AssetView, transferView } from './views.ts';
 
 /** The longest loan: a year. */

@@ -9,6 +9,7 @@ import { type CollectionService, createCollectionService } from './collections.t
 import { createExpiryService, type ExpiryService } from './expiries.ts';
 import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createIdempotency } from './idempotency.ts';
+import { createLegWriter } from './leg-writer.ts';
 import { createLootBoxService, type LootBoxService } from './loot-boxes.ts';
 import { createMarketService, type MarketService } from './market.ts';
 import { createPriceService, type PriceService } from './prices.ts';
@@ -16,7 +17,7 @@ import { createRecipeService, type RecipeService } from './recipes.ts';
 import { ledgerStoreOf } from './store/index.ts';
 import { createStoreService, type StoreService } from './stores.ts';
 import { createTradeService, type TradeService } from './trades.ts';
-import { createLegWriter, createTransferService, type TransferService } from './transfers.ts';
+import { createTransferService, type TransferService } from './transfers.ts';
 import { createWalletLinkService, type WalletLinkService } from './wallet-links.ts';
 import { createWalletService, type WalletService } from './wallets.ts';
 

@@ -49,9 +49,10 @@ import {
   uniformRoll,
 } from './draw-algorithm.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import type { Leg } from './legs.ts';
 import { actingNow } from './recipes.ts';
 import type { BalanceChange, Guard, GuardFailure, NewAsset, NewEvent, NewTransfer } from './store/plan.ts';
-import type { Leg, LegWriter } from './transfers.ts';
 import type { AssetView, TransferView } from './views.ts';
 import { earlierAnswerOr } from './writes.ts';
 

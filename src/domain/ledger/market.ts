@@ -36,6 +36,8 @@ import { formatAmount, parseAmount } from './amounts.ts';
 import { type AuctionMethods, createAuctionMethods } from './auctions.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import { type AssetFacts, type Leg, legGuards, legRefusal } from './legs.ts';
 import {
   closedListing,
   LISTING_COLUMNS,
@@ -50,7 +52,6 @@ import { type Attributes, createOfferMethods, hasTrait, type OfferMethods, trait
 import { newPriceEvent } from './outbox.ts';
 import { MARKET_SOURCE } from './prices.ts';
 import type { GuardFailure, LedgerStore, NewEvent, NewSale } from './store/plan.ts';
-import { type AssetFacts, type Leg, type LegWriter, legGuards, legRefusal } from './transfers.ts';
 import type { ListingView, MarketSettingsView, MarketStatsView, PurchaseView, SaleView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';

@@ -29,6 +29,8 @@ import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import { type AssetFacts, insufficientBalance, type Leg } from './legs.ts';
 import type {
   GuardFailure,
   LedgerStore,
@@ -38,7 +40,6 @@ import type {
   NewSale,
   OfferStatusChange,
 } from './store/plan.ts';
-import { type AssetFacts, insufficientBalance, type Leg, type LegWriter } from './transfers.ts';
 import type { MarketSettingsView, OfferAcceptanceView, OfferView, SaleView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';

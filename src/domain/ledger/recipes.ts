@@ -24,8 +24,9 @@ import { isChainAssetId } from './chain-assets.ts';
 import { mintedCurrencyAmount, requireMintableCollection } from './collections.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import type { Leg } from './legs.ts';
 import type { BalanceChange, Guard, NewAsset, NewEvent, NewTransfer } from './store/plan.ts';
-import type { Leg, LegWriter } from './transfers.ts';
 import type { AssetView, RecipeInputView, RecipeOutputView, RecipeView, TransferView } from './views.ts';
 import { earlierAnswerOr } from './writes.ts';
 

@@ -38,6 +38,8 @@ import { isChainAssetId } from './chain-assets.ts';
 import { mintedCurrencyAmount } from './collections.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import type { AssetFacts, Leg } from './legs.ts';
 import { actingNow } from './recipes.ts';
 import type {
   BalanceChange,
@@ -48,7 +50,6 @@ import type {
   NewStorePurchase,
   NewTransfer,
 } from './store/plan.ts';
-import type { AssetFacts, Leg, LegWriter } from './transfers.ts';
 import type { AssetView, TransferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { earlierAnswerOr } from './writes.ts';

@@ -23,8 +23,9 @@ import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts'
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
+import type { LegWriter } from './leg-writer.ts';
+import { type Leg, type LegPlace, legGuards, legRefusal } from './legs.ts';
 import type { GuardFailure, LedgerStore, NewTrade } from './store/plan.ts';
-import { type Leg, type LegPlace, type LegWriter, legGuards, legRefusal } from './transfers.ts';
 import type { TradeRefusalView, TradeSettlementView, TradeStatusView, TradeView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';

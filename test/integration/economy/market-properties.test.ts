@@ -19,10 +19,10 @@ import { Sale } from '../../../src/db/entities/Sale.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { createIdempotency } from '../../../src/domain/ledger/idempotency.ts';
+import { createLegWriter } from '../../../src/domain/ledger/leg-writer.ts';
 import { createMarketService, type MarketService } from '../../../src/domain/ledger/market.ts';
 import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
 import type { LedgerStore } from '../../../src/domain/ledger/store/plan.ts';
-import { createLegWriter } from '../../../src/domain/ledger/transfers.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import { expectLedgerHistoryHolds } from '../../helpers/economy-invariants.ts';
 import {
