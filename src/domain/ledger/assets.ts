@@ -5,10 +5,9 @@ import { Asset } from '../../db/entities/Asset.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
-import { type AuditDraft, auditDraft } from '../audit.ts';
+import { auditDraft } from '../audit.ts';
 import { isPersonalCollection, mayMintCurrency } from '../authorization.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
-import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
@@ -16,15 +15,17 @@ import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
 import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
-import { newNftEvent, newTransferEvent } from './outbox.ts';
-import type { BalanceChange, LedgerStore, NewAsset, NewEvent, NewTransfer, Plan } from './store/plan.ts';
+import { type MintBatchItemInput, type MintBatchView, mintBatch } from './mint-batch.ts';
 import {
-  type AssetMetadataView,
-  type AssetView,
-  assetView,
-  type TransferView,
-  transferView,
-} from './views.ts';
+  currencyMintParts,
+  endTimeOf,
+  MaxSupplyExceededError,
+  mintedObject,
+  nftMintParts,
+  noMintWallet,
+} from './mints.ts';
+import type { LedgerStore, NewAsset } from './store/plan.ts';
+import { type AssetMetadataView, type AssetView, assetView, type TransferView } from './views.ts';
 import { WalletNotControlledError, type WalletService } from './wallets.ts';
 import { applyWrite, earlierAnswerOr } from './writes.ts';
 
@@ -58,30 +59,6 @@ export interface MintInput {
   amount: string;
 }
 
-/** One item of a batch mint: a new NFT, or supply of a currency, for `to`. */
-export type MintBatchItemInput =
-  | {
-      to: StoredAddress;
-      nft: {
-        name: string;
-        description?: string;
-        metadata: AssetMetadataView;
-        soulbound?: boolean;
-        /** Issue 36: the NFT's end time (RFC 3339, in the future). */
-        expiresAt?: string;
-      };
-    }
-  | { to: StoredAddress; currency: string; amount: string };
-
-export interface MintBatchView {
-  id: string;
-  nfts: AssetView[];
-  mints: TransferView[];
-}
-
-/** The most items one batch mint takes (the contract's `MintBatchRequest.items.maxItems`). */
-export const MAX_MINT_BATCH_ITEMS = 100;
-
 export interface AssetService {
   get(id: string): Promise<AssetView>;
   createNft(actor: Actor, input: CreateNftInput, idempotencyKey?: string): Promise<WriteResult<AssetView>>;
@@ -109,106 +86,6 @@ class AssetExistsError extends ConflictError {
   constructor(id: string) {
     super(`An asset with id ${id} already exists.`, '/problems/asset-exists');
   }
-}
-
-export class MaxSupplyExceededError extends ConflictError {
-  constructor(detail: string) {
-    super(detail, '/problems/max-supply-exceeded');
-  }
-}
-
-/** A mint's answer: a completed transfer from the zero address. */
-function mintView(
-  id: string,
-  currencyId: string,
-  to: StoredAddress,
-  amount: bigint,
-  decimals: number,
-  at: Date,
-): TransferView {
-  const fields = { fromAddress: ZERO_ADDRESS, toAddress: to, amount, status: 'completed' as const };
-  return transferView(
-    { id, asset: { id: currencyId }, ...fields, failureReason: null, createdAt: at, completedAt: at },
-    decimals,
-  );
-}
-
-/** An NFT template: what a new NFT is made of (a create, a batch mint item, a recipe's output). */
-export interface NftTemplate {
-  name: string;
-  description?: string;
-  metadata: AssetMetadataView;
-  /** This NFT is soulbound (its collection may also make every NFT of it soulbound). */
-  soulbound?: boolean;
-  /** Issue 36: its end time (checked by the caller: `endTimeOf`): burned at it. */
-  expiresAt?: string | Date;
-}
-
-/**
- * A new NFT of `collectionId` owned by `to`: its asset row, its holding, its view and `newNFT` event
- * (the view soulbound when the NFT or its collection is).
- */
-export function nftMintParts(
-  template: NftTemplate,
-  collectionId: string,
-  creatorId: string,
-  to: StoredAddress,
-  at: Date,
-  collectionSoulbound = false,
-): { asset: NewAsset; view: AssetView; balance: BalanceChange; event: NewEvent } {
-  const asset: NewAsset = {
-    id: newId('nft'),
-    kind: 'nft',
-    name: template.name,
-    description: template.description ?? null,
-    metadata: template.metadata as unknown as Record<string, unknown>,
-    collectionId,
-    creatorId,
-    symbol: null,
-    decimals: null,
-    totalSupply: null,
-    maxSupply: null,
-    owner: to,
-    soulbound: template.soulbound === true,
-    createdAt: at,
-    ...(template.expiresAt !== undefined && { expiresAt: new Date(template.expiresAt) }),
-  };
-  const view = assetView({
-    ...asset,
-    collection: { id: collectionId },
-    soulbound: asset.soulbound || collectionSoulbound,
-  });
-  return { asset, view, balance: { assetId: asset.id, wallet: to, delta: 1n }, event: newNftEvent(view, at) };
-}
-
-/** Supply of a currency minted to `to`: its transfer row (from the zero address), holding credit, view and event. */
-export function currencyMintParts(
-  currency: { id: string; collectionId: string; decimals: number },
-  to: StoredAddress,
-  amount: bigint,
-  requestedBy: string,
-  at: Date,
-): { transfer: NewTransfer; view: TransferView; balance: BalanceChange; event: NewEvent } {
-  const id = newId('tr');
-  const view = mintView(id, currency.id, to, amount, currency.decimals, at);
-  return {
-    transfer: { id, assetId: currency.id, from: ZERO_ADDRESS, to, amount, requestedBy, createdAt: at },
-    view,
-    balance: { assetId: currency.id, wallet: to, delta: amount },
-    event: newTransferEvent(view, currency.collectionId, at),
-  };
-}
-
-/** Issue 36: an end time given in a request: a valid instant after `at` (and, for a loan, within a year). */
-export function endTimeOf(text: string, at: Date, pointer: string, maxSeconds?: number): Date {
-  const end = new Date(text);
-  const ms = end.getTime() - at.getTime();
-  if (Number.isNaN(ms) || ms <= 0 || (maxSeconds !== undefined && ms > maxSeconds * 1000)) {
-    const detail =
-      maxSeconds === undefined ? 'must be in the future' : 'must be in the future, at most a year ahead';
-    throw new ValidationError(`The end time ${detail}.`, [{ pointer, detail }]);
-  }
-  return end;
 }
 
 export function assetNotFound(id: string): NotFoundError {
@@ -295,162 +172,8 @@ export function createAssetService(
       );
     },
 
-    async mintBatch(actor, collectionId, items, idempotencyKey) {
-      if (items.length === 0 || items.length > MAX_MINT_BATCH_ITEMS) {
-        throw new ValidationError(`A batch mint holds 1 to ${MAX_MINT_BATCH_ITEMS} items.`, [
-          { pointer: '/body/items', detail: `must hold 1 to ${MAX_MINT_BATCH_ITEMS} items` },
-        ]);
-      }
-      items.forEach((item, i) => {
-        if (item.to === ZERO_ADDRESS) {
-          throw new ValidationError(`Item ${i}: nothing can be minted to the zero address.`, [
-            { pointer: `/body/items/${i}/to`, detail: 'must not be the zero address' },
-          ]);
-        }
-      });
-      const key = idempotency.keyOf({
-        userId: actor.userId,
-        operation: 'mintBatch',
-        key: idempotencyKey,
-        request: { collectionId, items },
-      });
-      const at = new Date();
-      const plan = {
-        assets: [] as NewAsset[],
-        balances: [] as { assetId: string; wallet: StoredAddress; delta: bigint }[],
-        supplies: new Map<string, { delta: bigint; max: bigint; decimals: number; item: number }>(),
-        transfers: [] as NonNullable<Plan['transfers']>,
-        events: [] as NonNullable<Plan['events']>,
-      };
-      const nfts: AssetView[] = [];
-      const mints: TransferView[] = [];
-      const audit: AuditDraft[] = [];
-      try {
-        const em = orm.em.fork();
-        const { soulbound: collectionSoulbound, owner: studio } = await requireMintableCollection(
-          em,
-          actor,
-          collectionId,
-        );
-        const minted = (assetId: string, after: Record<string, unknown>) =>
-          audit.push(
-            auditDraft('asset.minted', mintedObject(assetId, studio.id, collectionId), { after }, at),
-          );
-        const currencies = new Map<string, Asset>();
-        for (const [i, item] of items.entries()) {
-          if ('nft' in item) {
-            if (item.nft.expiresAt !== undefined)
-              endTimeOf(item.nft.expiresAt, at, `/body/items/${i}/nft/expiresAt`);
-            const { asset, view, balance, event } = nftMintParts(
-              item.nft,
-              collectionId,
-              actor.userId,
-              item.to,
-              at,
-              collectionSoulbound,
-            );
-            plan.assets.push(asset);
-            plan.balances.push(balance);
-            plan.events.push(event);
-            nfts.push(view);
-            minted(asset.id, { kind: 'nft', to: item.to, name: asset.name });
-            continue;
-          }
-          let currency = currencies.get(item.currency);
-          if (!currency) {
-            const found = await em.findOne(Asset, {
-              id: item.currency,
-              kind: 'fungible',
-              collection: collectionId,
-            });
-            if (!found)
-              throw new NotFoundError(
-                `Item ${i}: no currency ${item.currency} in the collection ${collectionId}.`,
-              );
-            if (!mayMintCurrency(actor, found.creator.id))
-              throw new ForbiddenError(
-                `Item ${i}: only the creator of ${item.currency} or an admin may mint it.`,
-              );
-            currency = found;
-            currencies.set(item.currency, currency);
-          }
-          const decimals = currency.decimals ?? 0;
-          let amount: bigint;
-          try {
-            amount = parseAmount(item.amount, decimals, {
-              pointer: `/body/items/${i}/amount`,
-              positive: true,
-            });
-          } catch (error) {
-            if (!(error instanceof InvalidAmountError)) throw error;
-            throw new InvalidAmountError(
-              `Item ${i}: ${error.detail}`,
-              `/body/items/${i}/amount`,
-              error.errors?.[0]?.detail ?? '',
-            );
-          }
-          const supply = plan.supplies.get(currency.id);
-          if (supply) supply.delta += amount;
-          else
-            plan.supplies.set(currency.id, {
-              delta: amount,
-              max: currency.maxSupply ?? UINT256_MAX,
-              decimals,
-              item: i,
-            });
-          const { transfer, view, balance, event } = currencyMintParts(
-            { id: currency.id, collectionId, decimals },
-            item.to,
-            amount,
-            actor.userId,
-            at,
-          );
-          plan.balances.push(balance);
-          plan.transfers.push(transfer);
-          plan.events.push(event);
-          mints.push(view);
-          minted(currency.id, { kind: 'fungible', to: item.to, amount, transfer: transfer.id });
-        }
-      } catch (error) {
-        return earlierAnswerOr(idempotency, key, error);
-      }
-      const supplies = [...plan.supplies.entries()];
-      const operationId = newId('op');
-      return applyWrite(
-        store,
-        idempotency,
-        key,
-        {
-          at,
-          guards: supplies.map(([assetId, { delta, max }]) => ({
-            kind: 'supplyWithin',
-            assetId,
-            adding: delta,
-            max,
-          })),
-          assets: plan.assets,
-          supplies: supplies.map(([assetId, { delta }]) => ({ assetId, delta })),
-          balances: plan.balances,
-          transfers: plan.transfers,
-          events: plan.events,
-          operationId,
-          audit,
-        },
-        { status: 201, body: { id: operationId, nfts, mints }, headers: {} },
-        ({ guard, found = 0n }) => {
-          const assetId = (guard as { assetId: string }).assetId;
-          const { delta, max, decimals, item } = plan.supplies.get(assetId) as {
-            delta: bigint;
-            max: bigint;
-            decimals: number;
-            item: number;
-          };
-          return new MaxSupplyExceededError(
-            `Item ${item}: minting ${formatAmount(delta, decimals)} ${assetId} in this batch would bring the supply to ${formatAmount(found + delta, decimals)}, past its max supply ${formatAmount(max, decimals)}.`,
-          );
-        },
-      );
-    },
+    mintBatch: (actor, collectionId, items, idempotencyKey) =>
+      mintBatch({ orm, idempotency, store }, actor, collectionId, items, idempotencyKey),
 
     async createCurrency(actor, input, idempotencyKey) {
       const maxSupply =
@@ -587,16 +310,4 @@ export function createAssetService(
       );
     },
   };
-}
-
-/** The audit trail's object of a mint: the asset, in its collection, its studio's. */
-function mintedObject(assetId: string, studio: string | null, collectionId: string) {
-  return { type: 'asset', id: assetId, ownerId: studio, collectionId };
-}
-
-function noMintWallet(): ForbiddenError {
-  return new ForbiddenError(
-    'You have no custodial wallet to mint into; name one with `to`.',
-    '/problems/wallet-not-controlled',
-  );
 }

@@ -36,7 +36,6 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
-import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import {
@@ -51,6 +50,7 @@ import {
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
 import type { Leg } from './legs.ts';
+import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './mints.ts';
 import { actingNow } from './recipes.ts';
 import type { BalanceChange, Guard, GuardFailure, NewAsset, NewEvent, NewTransfer } from './store/plan.ts';
 import type { AssetView, TransferView } from './views.ts';

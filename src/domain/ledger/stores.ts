@@ -33,13 +33,13 @@ import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, labelledAmount, parseAmount } from './amounts.ts';
 import { amountOf } from './asset-rows.ts';
-import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './assets.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { mintedCurrencyAmount } from './collections.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
 import type { AssetFacts, Leg } from './legs.ts';
+import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './mints.ts';
 import { actingNow } from './recipes.ts';
 import type {
   BalanceChange,
