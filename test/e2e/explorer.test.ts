@@ -141,6 +141,12 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     // Bob's wallet page has been open all along: the NFT arrives without a reload.
     await bobPage.locator('.nft-card', { hasText: 'E2E Blade' }).waitFor({ timeout: 10_000 });
     await bobPage.locator('.activity li', { hasText: 'Received' }).waitFor();
+    // The wallet's transfer history lists it too, named by its asset, from alice's wallet.
+    const received = bobPage.locator('.transfers tr', { hasText: 'E2E Blade' });
+    await received.waitFor();
+    expect((await received.locator('td a[title]').first().getAttribute('title'))?.toLowerCase()).toBe(
+      alice.wallet.toLowerCase(),
+    );
     await shot(bobPage, 'transfer-received');
     await alicePage.locator('.nft-card', { hasText: 'E2E Blade' }).waitFor({ state: 'detached' });
   });

@@ -4,27 +4,22 @@
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import { PAGE_SIZE } from '../config.ts';
-import { paths } from '../router.ts';
 import { h, replace, skeleton } from '../ui/dom.ts';
-import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
+import { formatTime, shortAddress } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
-import { assetImage, attributeList, chainBadge, isOnChain, isOnChainId } from './asset-card.ts';
+import { assetImage, attributeList, chainBadge, isOnChain } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { metadataHistory } from './metadata-history.ts';
 import { priceChart } from './price-chart.ts';
 import { openTransferDialog } from './transfer-form.ts';
+import { transferHistory, walletLink } from './transfer-history.ts';
 
 type Asset = Schemas['Asset'];
 type Price = Schemas['Price'];
 
 const QUOTE_CURRENCY = 'USD';
-
-function walletLink(address: string): HTMLElement {
-  if (address === ZERO_ADDRESS) return h('span', { class: 'muted' }, 'minted');
-  return h('a', { href: paths.wallet(address), title: address }, h('code', {}, shortAddress(address)));
-}
 
 function facts(asset: Asset): HTMLElement {
   const rows: [string, string | HTMLElement][] = [
@@ -85,10 +80,9 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     h('span', { class: 'skeleton line short' }),
   );
   const ownersList = h('div', { class: 'owners' }, skeleton('row', 2));
-  const transfersList = h('div', { class: 'transfers' }, skeleton('row', 3));
+  const transfers = transferHistory(session, { assetId }, signal);
   const history = metadataHistory(session, assetId, signal);
   const ownersPager = new CursorPager('owners', () => void loadOwners());
-  const transfersPager = new CursorPager('transfers', () => void loadTransfers());
   const chart = priceChart(session, assetId, () => QUOTE_CURRENCY, signal);
 
   replace(
@@ -116,8 +110,8 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
       'section',
       { class: 'panel', 'aria-labelledby': 'transfers-heading' },
       h('h2', { id: 'transfers-heading' }, 'Transfer history'),
-      transfersList,
-      transfersPager.element,
+      transfers.list,
+      transfers.pager,
     ),
     h(
       'section',
@@ -261,66 +255,10 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
     }
   }
 
-  async function loadTransfers(): Promise<void> {
-    try {
-      const page = unwrap(
-        await session.api.GET('/api/v1/transfers', {
-          params: { query: { assetId, cursor: transfersPager.cursor, limit: PAGE_SIZE.transfers } },
-          signal,
-        }),
-      );
-      transfersPager.update(page.next_cursor);
-      replace(
-        transfersList,
-        page.data.length === 0
-          ? emptyState('No transfer yet.')
-          : h(
-              'table',
-              {},
-              h('caption', { class: 'visually-hidden' }, 'Transfers, newest first'),
-              h(
-                'thead',
-                {},
-                h(
-                  'tr',
-                  {},
-                  ['When', 'From', 'To', 'Amount', 'Status'].map((name) => h('th', { scope: 'col' }, name)),
-                ),
-              ),
-              h(
-                'tbody',
-                {},
-                page.data.map((transfer) =>
-                  h(
-                    'tr',
-                    { 'data-transfer-id': transfer.id },
-                    h('td', {}, h('time', { datetime: transfer.createdAt }, formatTime(transfer.createdAt))),
-                    h('td', {}, walletLink(transfer.from)),
-                    h('td', {}, walletLink(transfer.to)),
-                    h('td', { class: 'number' }, transfer.amount),
-                    h(
-                      'td',
-                      {},
-                      h('span', { class: `status ${transfer.status}` }, transfer.status),
-                      isOnChainId(transfer.assetId) ? ' ' : null,
-                      isOnChainId(transfer.assetId)
-                        ? h('span', { class: 'badge chain-badge' }, 'on chain')
-                        : null,
-                    ),
-                  ),
-                ),
-              ),
-            ),
-      );
-    } catch (error) {
-      if (!signal.aborted) replace(transfersList, problemBox(problemOf(error)));
-    }
-  }
-
   const reload = debounced(() => {
     void loadAsset();
     void loadOwners();
-    void loadTransfers();
+    void transfers.reload();
     void history.reload();
     void loadPrice().catch(() => undefined); // the last shown price stays; the next event retries
     chart.reload();
@@ -344,7 +282,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
 
   void loadAsset();
   void loadOwners();
-  void loadTransfers();
+  void transfers.reload();
   void history.reload();
   void loadPrice().catch((error: unknown) => {
     if (!signal.aborted) replace(priceValue, problemBox(problemOf(error)));

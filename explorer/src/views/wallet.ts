@@ -1,5 +1,6 @@
 // The wallet view: an address (checked as EIP-55 while typed), its currency balances and its NFTs,
-// each list paged with the API's cursors, kept current by newNFT/newTransfer events for the wallet.
+// and its transfer history, each list paged with the API's cursors, kept current by newNFT/newTransfer
+// events for the wallet.
 // In your own wallet you can also mint and transfer.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
@@ -16,6 +17,7 @@ import { chainBadge, isOnChain, nftCard } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { openMintDialog } from './mint-form.ts';
 import { openTransferDialog } from './transfer-form.ts';
+import { transferHistory } from './transfer-history.ts';
 
 type Holding = Schemas['WalletAssetHolding'];
 
@@ -72,6 +74,11 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
     h('h2', { id: 'activity-heading' }, 'Live activity'),
     activity,
   );
+  const history = transferHistory(
+    ctx.session,
+    { wallet: address, nameOf: (id) => assetName(id) },
+    ctx.signal,
+  );
   const currencyPager = new CursorPager('currencies', () => void loadCurrencies());
   const nftPager = new CursorPager('NFTs', () => void loadNfts());
   const mintButton = mine ? h('button', { type: 'button' }, 'Mint an NFT') : null;
@@ -101,6 +108,13 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
       h('h2', { id: 'nfts-heading' }, 'NFTs'),
       nftGrid,
       nftPager.element,
+    ),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'wallet-transfers-heading' },
+      h('h2', { id: 'wallet-transfers-heading' }, 'Transfer history'),
+      history.list,
+      history.pager,
     ),
   );
   currencyBody.append(...skeleton('row', 2));
@@ -226,6 +240,7 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
   const reload = debounced(() => {
     void loadCurrencies();
     void loadNfts();
+    void history.reload();
   });
 
   /** Asset names seen so far; a transfer event names its asset by id only. */
@@ -283,5 +298,6 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
 
   void loadCurrencies();
   void loadNfts();
+  void history.reload();
   return unsubscribe;
 }
