@@ -266,18 +266,29 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.getByText('None: burned').waitFor();
   });
 
-  it('lets the counterparty accept a trade in the Trades panel', async () => {
-    const trade = await api<{ id: string }>(
-      'POST',
-      '/api/v1/trades',
-      {
-        fromWallet: alice.wallet,
-        toWallet: bob.wallet,
-        offer: [{ assetId: 'gems', amount: '1' }],
-        request: [{ assetId: 'gold', amount: '1' }],
-      },
-      alice.headers,
-    );
+  it("proposes a trade from the counterparty's wallet page, and the counterparty accepts it in the Trades panel", async () => {
+    await alicePage.goto(`${base}/explorer/wallet/${bob.wallet}`);
+    await alicePage.getByRole('button', { name: 'Propose a trade' }).click();
+    const dialog = alicePage.getByRole('dialog', { name: 'Propose a trade' });
+    const give = dialog.getByRole('group', { name: /^You give/ });
+    const ask = dialog.getByRole('group', { name: /^You ask for/ });
+    // Nothing chosen: said, nothing sent.
+    await dialog.getByRole('button', { name: 'Propose trade' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'Choose at least one item' }).waitFor();
+    await give.getByLabel(/^Gems \(of /).fill('1');
+    await ask.getByLabel(/^Gold \(of /).fill('1');
+    await dialog.getByRole('button', { name: 'Propose trade' }).dblclick();
+    await alicePage.locator('.toast', { hasText: 'Trade proposed' }).waitFor();
+    const proposed = (
+      await api('GET', `/api/v1/trades?status=open&limit=100`, undefined, alice.headers)
+    ).data.filter((item: any) => item.toWallet.toLowerCase() === bob.wallet.toLowerCase());
+    // Once, however often the button was clicked; exactly what was chosen.
+    expect(proposed).toHaveLength(1);
+    const trade = proposed[0];
+    expect([trade.offer, trade.request]).toEqual([
+      [{ assetId: 'gems', amount: '1' }],
+      [{ assetId: 'gold', amount: '1' }],
+    ]);
     await bobPage.goto(`${base}/explorer/trades`);
     await bobPage.getByRole('button', { name: `Accept trade ${trade.id}` }).click();
     const accepted = bobPage.locator(`[data-trade-id="${trade.id}"][data-status="accepted"]`);

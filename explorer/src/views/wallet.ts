@@ -16,6 +16,7 @@ import { toast } from '../ui/toast.ts';
 import { chainBadge, isOnChain, nftCard } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { openMintDialog } from './mint-form.ts';
+import { openTradeDialog } from './trade-form.ts';
 import { openTransferDialog } from './transfer-form.ts';
 import { transferHistory } from './transfer-history.ts';
 
@@ -82,6 +83,12 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
   const currencyPager = new CursorPager('currencies', () => void loadCurrencies());
   const nftPager = new CursorPager('NFTs', () => void loadNfts());
   const mintButton = mine ? h('button', { type: 'button' }, 'Mint an NFT') : null;
+  // Signed in, on someone else's wallet: propose a trade from your own (the first you control).
+  const ownWallet = ctx.session.user?.wallets[0];
+  const tradeButton =
+    !mine && ownWallet && address !== ZERO_ADDRESS
+      ? h('button', { type: 'button' }, 'Propose a trade')
+      : null;
 
   replace(
     ctx.root,
@@ -92,6 +99,7 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
       h('h1', {}, 'Wallet ', h('code', { class: 'address', 'data-testid': 'wallet-address' }, address)),
       mine ? h('span', { class: 'badge' }, 'Yours') : null,
       mintButton,
+      tradeButton,
     ),
     h(
       'section',
@@ -288,6 +296,13 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
       onFreshStart: reload,
     },
   );
+
+  tradeButton?.addEventListener('click', () => {
+    if (!ownWallet) return;
+    openTradeDialog(ctx.session, ownWallet, address, () =>
+      toast('Trade proposed: it waits for their answer in ', h('a', { href: paths.trades() }, 'Trades'), '.'),
+    );
+  });
 
   mintButton?.addEventListener('click', () =>
     openMintDialog(ctx.session, address, (asset) => {
