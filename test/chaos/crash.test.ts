@@ -44,9 +44,11 @@ describe.each(DB_KINDS)('crash test on %s', (db) => {
     expect(report.expired).toBeGreaterThan(0);
     // Requests were cut by the kills (or sent while the service was down) and resent with their key.
     expect(report.retried).toBeGreaterThan(0);
+    // And answered ones resent later with their key, as if their answer was lost: each replayed.
+    expect(report.resent).toBeGreaterThan(0);
     console.log(
       `economy crash (${db}): ${report.crafts} crafts, ${report.trades} trades, ${report.purchases} store purchases, ` +
-        `${report.openings} openings, ${report.sales} sales, ${report.expired} expiries; ${report.retried} resent, ` +
+        `${report.openings} openings, ${report.sales} sales, ${report.expired} expiries; ${report.retried} resent after a cut, ${report.resent} after an answer, ` +
         `refused ${JSON.stringify(report.refused)}; restarts ${report.restartMs.join(', ')} ms`,
     );
   }, 180_000);

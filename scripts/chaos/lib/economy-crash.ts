@@ -1,24 +1,28 @@
 // The crash test's economy run (issues 21, 35, 36): multi-part operations in flight when the service
-// is killed with SIGKILL. Each client owns two players, a and b, and repeats, one request after
-// another, each with its own Idempotency-Key, resent with the SAME key and body until it gets an
-// answer below 500 (the careful client of ./writes.ts):
+// is killed with SIGKILL. Each client owns two players, a and b, and repeats rounds of requests, one
+// after another, each with its own Idempotency-Key, resent with the SAME key and body until it gets
+// an answer below 500 (the careful client of ./writes.ts):
+//   - items that end: the studio grants a a timed Pass (a batch mint with an end time a second
+//     ahead) that a passes to b, and a lends its Lantern to b for a second; they end while kills
+//     happen and the market keeper's sweep (every 250 ms here) burns or returns them, after the
+//     restart if the service was down;
 //   - a crafts a Potion from 2.00 herb, and the two trade a Sword (the owner proposes it for 1.00
 //     gold, the other accepts);
 //   - a buys a Chest bundle in the store (1.00 gold to the studio for 0.50 gem and a Chest NFT; the
 //     offer has a per-wallet and a total limit) and opens the Chest (a loot box: the box burned, one
-//     outcome minted: 1.00 gem, a Relic NFT or nothing), with the wallet's committed draw seed;
-//   - a lists the Potion it crafted on the marketplace for 2.00 gold and b buys it (a royalty to the
-//     studio, a fee to the fee wallet);
+//     outcome minted: 1.00 gem, a Relic NFT or nothing) with its wallet's committed draw seed;
+//   - a lists the Potion on the marketplace for 2.00 gold and b buys it (a 5 % royalty to the
+//     studio, a 2.5 % fee to the fee wallet);
 //   - every other round b tries the Founders pack, an offer with a small total and per-wallet limit,
-//     until it is refused (409 offer-limit-reached: the limits held);
-//   - the studio grants a a timed Pass (a batch mint with an end time a second ahead) that a passes
-//     to b, and a lends its Lantern to b for a second: items ending while kills happen, burned or
-//     returned by the market keeper's sweep (every 250 ms here) after the restart.
-// A resent request may be answered with a refusal only where time or a limit explains it (a Pass's
-// or a loan's end time passed while the service was down: 400 for the end time, 409 item-expired for
-// the move; the Lantern still on its previous loan: 409; the Founders pack sold out: 409); every
-// other answer must be a 2xx. After the kills and restarts the ledger must hold exactly what the
-// answers said (./economy-verify.ts, from the database and the API).
+//     until it is refused (409 offer-limit-reached);
+//   - at the end of the round, one request answered 2xx in this round or the last is resent with its
+//     key, as if its answer had been lost: after the state moved on (the Chest burned, the listing
+//     sold, the pack sold out, the Pass or the loan past its end) it must replay the same answer.
+// A request may end refused only where time or a limit explains it (a Pass's or a loan's end passed
+// while the service was down: 400 for the end time, 409 item-expired, or insufficient-balance once
+// the sweep burned the Pass; the Lantern still on its previous loan: 409; the Founders pack at a
+// limit: 409); every other answer must be a 2xx. After the kills and restarts the ledger must hold
+// exactly what the answers said (./economy-verify.ts, from the database and the API).
 import { randomUUID } from 'node:crypto';
 import { call, createCollection, createCurrency, createUser, type Session } from '../../lib/api.ts';
 import { forEachLimit } from '../../lib/concurrency.ts';
@@ -42,7 +46,7 @@ import {
 import { type EconomyFigures, verifyEconomy } from './economy-verify.ts';
 import { formatUnits } from './ledger-setup.ts';
 import { newestEventId } from './rest.ts';
-import { type Answer, sendOnce } from './writes.ts';
+import { type Answer, type KeyedPost, sendOnce } from './writes.ts';
 
 export interface EconomyCrashOptions {
   db: DbKind;
@@ -57,6 +61,8 @@ export interface EconomyCrashReport extends EconomyFigures {
   restartMs: number[];
   /** Requests that needed more than one send. */
   retried: number;
+  /** Requests answered 2xx, resent later with their key as if the answer was lost (each replayed). */
+  resent: number;
   /** Final refusals a client accepted (an end time passed, a limit reached), by problem type. */
   refused: Record<string, number>;
   failures: string[];
@@ -66,11 +72,29 @@ export interface EconomyCrashReport extends EconomyFigures {
 const TIMED_MS = 1000;
 const SWEEP_MS = '250';
 
+/** JSON with object keys sorted: a stored answer replayed from PostgreSQL's jsonb has its own key order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`)
+      .join(',')}}`;
+  return JSON.stringify(value);
+}
+
+interface Sent {
+  request: KeyedPost;
+  answer: Answer;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const metadata = { image: 'https://cdn.example-game.com/items/chaos.png', attributes: [], creator: 'Chaos' };
 
 export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise<EconomyCrashReport> {
   const { log } = options;
+  const started = Date.now();
+  const since = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   const service = await startCrashableService(options.db, {
     MARKET_SWEEP_MS: SWEEP_MS,
     MARKET_FEE_WALLET: FEE_WALLET,
@@ -80,6 +104,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
   const refused: Record<string, number> = {};
   const acknowledged: Acknowledged = { operations: [] };
   let retried = 0;
+  let resent = 0;
   try {
     const studio = await createUser(service, 'studio');
     const post = <T>(path: string, body: unknown, session: Session = studio) =>
@@ -175,8 +200,28 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       });
     });
     const watermark = await newestEventId(service.baseUrl, studio);
-    log(`economy: ${pairs.length} clients, ${options.kills} kills in ${options.durationSeconds} s`);
+    log(
+      `economy: set up in ${since()}; ${pairs.length} clients, ${options.kills} kills in ${options.durationSeconds} s`,
+    );
 
+    /**
+     * Sends until an answer below 500 comes. A 2xx is returned; a refusal whose problem type is in
+     * `acceptable` is returned too (counted); any other answer fails the run.
+     */
+    /** Sends `request` until an answer below 500 comes (null after two minutes without one). */
+    const sendUntilAnswered = async (request: KeyedPost): Promise<Answer | null> => {
+      const giveUpAt = Date.now() + 120_000;
+      for (let attempt = 0; ; attempt++) {
+        if (attempt === 1) retried++;
+        if (attempt > 0) await sleep(Math.min(100 * 2 ** attempt, 1000));
+        await service.whenUp();
+        const answer = await sendOnce(service.baseUrl, request, 10_000);
+        if (answer && answer.status < 500) return answer;
+        if (Date.now() > giveUpAt) return null;
+      }
+    };
+    /** The 2xx requests of each client's previous round and of this one: resent as lost answers. */
+    const answered = new Map<Pair, { previous: Sent[]; current: Sent[] }>();
     /**
      * Sends until an answer below 500 comes. A 2xx is returned; a refusal whose problem type is in
      * `acceptable` is returned too (counted); any other answer fails the run.
@@ -186,24 +231,45 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       path: string,
       body?: unknown,
       acceptable: readonly string[] = [],
+      pair?: Pair,
     ): Promise<Answer> => {
       const request = { session, path, body, idempotencyKey: randomUUID() };
-      const giveUpAt = Date.now() + 120_000;
-      for (let attempt = 0; ; attempt++) {
-        if (attempt === 1) retried++;
-        if (attempt > 0) await sleep(Math.min(100 * 2 ** attempt, 1000));
-        await service.whenUp();
-        const answer = await sendOnce(service.baseUrl, request, 10_000);
-        if (answer && answer.status < 500) {
-          if (answer.status < 300) return answer;
-          const type = String(answer.body?.type);
-          if (!acceptable.includes(type))
-            throw new Error(`${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-          refused[type] = (refused[type] ?? 0) + 1;
-          return answer;
-        }
-        if (Date.now() > giveUpAt) throw new Error(`${path} never answered`);
+      const answer = await sendUntilAnswered(request);
+      if (!answer) throw new Error(`${path} never answered`);
+      if (answer.status < 300) {
+        if (pair) answered.get(pair)?.current.push({ request, answer });
+        return answer;
       }
+      const type = String(answer.body?.type);
+      if (!acceptable.includes(type))
+        throw new Error(`${path} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      refused[type] = (refused[type] ?? 0) + 1;
+      return answer;
+    };
+    /**
+     * A lost answer at its worst moment, at the end of each round: a request of this round or the
+     * previous one resent with its key after its operation committed and the state moved on (the
+     * Chest burned, the listing sold, the Founders pack sold out, the Pass or the loan past its end,
+     * the service restarted). It must replay the same answer.
+     */
+    const resendAnswered = async (pair: Pair) => {
+      const rounds = answered.get(pair);
+      if (!rounds) return;
+      const candidates = [...rounds.previous, ...rounds.current];
+      rounds.previous = rounds.current;
+      rounds.current = [];
+      if (candidates.length === 0) return;
+      const { request, answer } = candidates[Math.floor(Math.random() * candidates.length)];
+      const again = await sendUntilAnswered(request);
+      resent++;
+      if (
+        again?.status !== answer.status ||
+        !again.replayed ||
+        canonical(again.body) !== canonical(answer.body)
+      )
+        failures.push(
+          `${request.path} resent after its ${answer.status}: ${again?.status} (replayed ${again?.replayed}) ${JSON.stringify(again?.body).slice(0, 300)}`,
+        );
     };
     const idOf = (answer: Answer) => answer.body?.id as string;
     const idsOf = (list: unknown): string[] =>
@@ -213,8 +279,56 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
     const end = Date.now() + options.durationSeconds * 1000;
     const client = async (pair: Pair) => {
       const { a, b } = pair;
+      const send = (session: Session, path: string, body?: unknown, acceptable: readonly string[] = []) =>
+        deliver(session, path, body, acceptable, pair);
+      answered.set(pair, { previous: [], current: [] });
       for (let round = 0; !stopping; round++) {
-        const crafted = await deliver(a, `/api/v1/recipes/${recipe.id}/craft`, { wallet: a.wallet });
+        // Items that end, first (so even a short run makes some): none made in the run's last
+        // second, so the final sweep waits for none. A resend after the end meets the item
+        // expired, or already burned by the sweep (no longer held).
+        const timed = Date.now() < end - TIMED_MS - 500;
+        const passEnd = new Date(Date.now() + TIMED_MS).toISOString();
+        const granted =
+          timed &&
+          (await send(
+            studio,
+            `/api/v1/collections/${COLLECTION}/mint/batch`,
+            { items: [{ to: a.wallet, nft: { name: 'Pass', metadata, expiresAt: passEnd } }] },
+            ['/problems/validation-failed'],
+          ));
+        if (granted && granted.status < 300) {
+          const pass: Pair['passes'][number] = { id: granted.body?.nfts[0].id, expiresAt: passEnd };
+          pair.passes.push(pass);
+          acknowledged.operations.push({ kind: 'pass', transfers: [], nfts: [pass.id] });
+          const passed = await send(
+            a,
+            '/api/v1/transfer',
+            { assetId: pass.id, from: a.wallet, to: b.wallet, amount: '1' },
+            ['/problems/item-expired', '/problems/insufficient-balance'],
+          );
+          if (passed.status < 300) {
+            pass.passedIn = idOf(passed);
+            acknowledged.operations.push({ kind: 'passOn', transfers: [idOf(passed)], nfts: [] });
+          }
+        }
+        if (timed && Date.now() >= pair.lanternFreeAt) {
+          const loanEnd = new Date(Date.now() + TIMED_MS).toISOString();
+          const lent = await send(
+            a,
+            `/api/v1/assets/${pair.lantern}/lend`,
+            { from: a.wallet, to: b.wallet, expiresAt: loanEnd },
+            // The end time passed before a resend landed; the previous loan not swept yet.
+            [
+              '/problems/validation-failed',
+              '/problems/item-lent',
+              '/problems/item-expired',
+              '/problems/insufficient-balance',
+            ],
+          );
+          if (lent.status < 300) pair.loans.push({ expiresAt: loanEnd });
+          pair.lanternFreeAt = Math.max(Date.now(), Date.parse(loanEnd)) + 500;
+        }
+        const crafted = await send(a, `/api/v1/recipes/${recipe.id}/craft`, { wallet: a.wallet });
         const potion = crafted.body?.nfts[0].id as string;
         pair.crafts++;
         pair.potions.push(potion);
@@ -227,13 +341,13 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
 
         const from = pair.owner;
         const to = from === a ? b : a;
-        const proposed = await deliver(from, '/api/v1/trades', {
+        const proposed = await send(from, '/api/v1/trades', {
           fromWallet: from.wallet,
           toWallet: to.wallet,
           offer: [{ assetId: pair.sword, amount: '1' }],
           request: [{ assetId: GOLD, amount: formatUnits(PRICES.trade) }],
         });
-        const accepted = await deliver(to, `/api/v1/trades/${idOf(proposed)}/accept`);
+        const accepted = await send(to, `/api/v1/trades/${idOf(proposed)}/accept`);
         pair.trades.push({ id: idOf(proposed), operationId: idOf(accepted) });
         pair.owner = to;
         acknowledged.operations.push({
@@ -244,7 +358,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         });
 
         // The store, then the loot box it sold.
-        const bought = await deliver(a, `/api/v1/store-offers/${chestOffer.id}/purchase`, {
+        const bought = await send(a, `/api/v1/store-offers/${chestOffer.id}/purchase`, {
           wallet: a.wallet,
           version: chestOffer.version,
         });
@@ -256,7 +370,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           transfers: idsOf(bought.body?.transfers),
           nfts: idsOf(bought.body?.nfts),
         });
-        const opened = await deliver(a, `/api/v1/loot-boxes/${box.id}/open`, {
+        const opened = await send(a, `/api/v1/loot-boxes/${box.id}/open`, {
           wallet: a.wallet,
           assetId: chest,
           clientSeed: `chaos-${round}`,
@@ -278,14 +392,14 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         });
 
         // The marketplace: a lists the Potion, b buys it.
-        const listed = await deliver(a, '/api/v1/listings', {
+        const listed = await send(a, '/api/v1/listings', {
           wallet: a.wallet,
           assetId: potion,
           currency: GOLD,
           price: formatUnits(PRICES.listing),
         });
         pair.listings.push(idOf(listed));
-        const sold = await deliver(b, `/api/v1/listings/${idOf(listed)}/buy`, { wallet: b.wallet });
+        const sold = await send(b, `/api/v1/listings/${idOf(listed)}/buy`, { wallet: b.wallet });
         pair.sales.push({ operationId: idOf(sold), listing: idOf(listed), potion });
         acknowledged.operations.push({
           kind: 'sale',
@@ -295,7 +409,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         });
 
         if (round % 2 === 1 && !pair.foundersRefused) {
-          const founders = await deliver(
+          const founders = await send(
             b,
             `/api/v1/store-offers/${foundersOffer.id}/purchase`,
             { wallet: b.wallet, version: foundersOffer.version },
@@ -312,42 +426,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           } else pair.foundersRefused = true;
         }
 
-        // Items that end: none made in the run's last second, so the final sweep waits for none.
-        if (Date.now() > end - TIMED_MS - 500) continue;
-        const passEnd = new Date(Date.now() + TIMED_MS).toISOString();
-        const granted = await deliver(
-          studio,
-          `/api/v1/collections/${COLLECTION}/mint/batch`,
-          { items: [{ to: a.wallet, nft: { name: 'Pass', metadata, expiresAt: passEnd } }] },
-          ['/problems/validation-failed'],
-        );
-        if (granted.status < 300) {
-          const pass: Pair['passes'][number] = { id: granted.body?.nfts[0].id, expiresAt: passEnd };
-          pair.passes.push(pass);
-          acknowledged.operations.push({ kind: 'pass', transfers: [], nfts: [pass.id] });
-          const passed = await deliver(
-            a,
-            '/api/v1/transfer',
-            { assetId: pass.id, from: a.wallet, to: b.wallet, amount: '1' },
-            ['/problems/item-expired'],
-          );
-          if (passed.status < 300) {
-            pass.passedIn = idOf(passed);
-            acknowledged.operations.push({ kind: 'passOn', transfers: [idOf(passed)], nfts: [] });
-          }
-        }
-        if (Date.now() >= pair.lanternFreeAt) {
-          const loanEnd = new Date(Date.now() + TIMED_MS).toISOString();
-          const lent = await deliver(
-            a,
-            `/api/v1/assets/${pair.lantern}/lend`,
-            { from: a.wallet, to: b.wallet, expiresAt: loanEnd },
-            // The end time passed before a resend landed; the previous loan not swept yet.
-            ['/problems/validation-failed', '/problems/item-lent', '/problems/item-expired'],
-          );
-          if (lent.status < 300) pair.loans.push({ expiresAt: loanEnd });
-          pair.lanternFreeAt = Math.max(Date.now(), Date.parse(loanEnd)) + 500;
-        }
+        await resendAnswered(pair);
       }
     };
     const load = Promise.all(
@@ -365,6 +444,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
     await sleep(Math.max(0, end - Date.now()));
     stopping = true;
     await load;
+    log(`economy: load stopped at ${since()}; verifying`);
 
     const figures = await verifyEconomy({
       service,
@@ -374,8 +454,10 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       watermark,
       offers: { chest: chestOffer.id, founders: foundersOffer.id, foundersLimit },
       fail: (message) => failures.push(message),
+      log,
     });
-    return { restartMs, retried, refused, failures, ...figures };
+    log(`economy: verified at ${since()}`);
+    return { restartMs, retried, resent, refused, failures, ...figures };
   } finally {
     await service.stop();
   }

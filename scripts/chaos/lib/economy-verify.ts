@@ -45,6 +45,7 @@ export async function verifyEconomy(options: {
   watermark: bigint;
   offers: { chest: string; founders: string; foundersLimit: number };
   fail: (message: string) => void;
+  log?: (line: string) => void;
 }): Promise<EconomyFigures> {
   const { service, studio, pairs, acknowledged, offers } = options;
   const fail = (condition: boolean, message: string) => {
@@ -66,6 +67,7 @@ export async function verifyEconomy(options: {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   fail(pending > 0, `${pending} items still have an end time 20 s after the run`);
+  options.log?.(`economy: every item past its end swept ${Date.now() - sweptBy + 20_000} ms after the load`);
 
   const events = await eventsAfter(service.baseUrl, studio, options.watermark);
   const byType = (type: string) => events.filter((event) => event.type === type);
