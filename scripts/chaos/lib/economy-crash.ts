@@ -110,19 +110,23 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
     const post = <T>(path: string, body: unknown, session: Session = studio) =>
       call<T>(service.baseUrl, 'POST', path, { session, body });
     await createCollection(service, studio, COLLECTION);
-    for (const currency of [HERB, GOLD, GEM]) await createCurrency(service, studio, currency, COLLECTION);
-    const recipe = await post<{ id: string }>(`/api/v1/collections/${COLLECTION}/recipes`, {
-      name: 'Potion',
-      inputs: [{ assetId: HERB, amount: formatUnits(PRICES.craftHerb) }],
-      outputs: [{ nft: { name: 'Potion', metadata } }],
-    });
-    await call(service.baseUrl, 'PUT', `/api/v1/collections/${COLLECTION}/market/settings`, {
-      session: studio,
-      body: { royaltyBps: Number(ROYALTY_BPS), currencies: [GOLD], royaltyWallet: studio.wallet },
-    });
-    const chestOffer = await post<{ id: string; version: number }>(
-      `/api/v1/collections/${COLLECTION}/store-offers`,
-      {
+    await Promise.all(
+      [HERB, GOLD, GEM].map((currency) => createCurrency(service, studio, currency, COLLECTION)),
+    );
+    // The economy's configuration, made while the players register (their password KDF is the
+    // set-up's cost).
+    const foundersLimit = 2 * options.clients + 1;
+    const configuration = Promise.all([
+      post<{ id: string }>(`/api/v1/collections/${COLLECTION}/recipes`, {
+        name: 'Potion',
+        inputs: [{ assetId: HERB, amount: formatUnits(PRICES.craftHerb) }],
+        outputs: [{ nft: { name: 'Potion', metadata } }],
+      }),
+      call(service.baseUrl, 'PUT', `/api/v1/collections/${COLLECTION}/market/settings`, {
+        session: studio,
+        body: { royaltyBps: Number(ROYALTY_BPS), currencies: [GOLD], royaltyWallet: studio.wallet },
+      }),
+      post<{ id: string; version: number }>(`/api/v1/collections/${COLLECTION}/store-offers`, {
         name: 'Chest bundle',
         price: [{ assetId: GOLD, amount: formatUnits(PRICES.chest) }],
         grants: [
@@ -132,33 +136,30 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         payTo: studio.wallet,
         perWalletLimit: 10_000,
         totalLimit: 100_000,
-      },
-    );
-    const foundersLimit = 2 * options.clients + 1;
-    const foundersOffer = await post<{ id: string; version: number }>(
-      `/api/v1/collections/${COLLECTION}/store-offers`,
-      {
+      }),
+      post<{ id: string; version: number }>(`/api/v1/collections/${COLLECTION}/store-offers`, {
         name: 'Founders pack',
         price: [{ assetId: GOLD, amount: formatUnits(PRICES.founders) }],
         grants: [{ assetId: GEM, amount: formatUnits(PRICES.foundersGem) }],
         payTo: studio.wallet,
         perWalletLimit: FOUNDERS_PER_WALLET,
         totalLimit: foundersLimit,
-      },
-    );
-    const table = await post<{ id: string }>(`/api/v1/collections/${COLLECTION}/drop-tables`, {
-      name: 'Chest',
-      entries: [
-        { weight: 2, outcome: { assetId: GEM, amount: formatUnits(PRICES.drawGem) } },
-        { weight: 1, outcome: { nft: { name: 'Relic', metadata } } },
-        { weight: 1, outcome: null },
-      ],
-    });
-    const box = await post<{ id: string }>(`/api/v1/collections/${COLLECTION}/loot-boxes`, {
-      name: 'Chest',
-      table: table.id,
-      paid: true,
-    });
+      }),
+      post<{ id: string }>(`/api/v1/collections/${COLLECTION}/drop-tables`, {
+        name: 'Chest',
+        entries: [
+          { weight: 2, outcome: { assetId: GEM, amount: formatUnits(PRICES.drawGem) } },
+          { weight: 1, outcome: { nft: { name: 'Relic', metadata } } },
+          { weight: 1, outcome: null },
+        ],
+      }).then((table) =>
+        post<{ id: string }>(`/api/v1/collections/${COLLECTION}/loot-boxes`, {
+          name: 'Chest',
+          table: table.id,
+          paid: true,
+        }),
+      ),
+    ]);
 
     const pairs: Pair[] = [];
     await forEachLimit(Array.from({ length: options.clients }), 2, async () => {
@@ -197,8 +198,10 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         passes: [],
         loans: [],
         lanternFreeAt: 0,
+        resent: false,
       });
     });
+    const [recipe, , chestOffer, foundersOffer, box] = await configuration;
     const watermark = await newestEventId(service.baseUrl, studio);
     log(
       `economy: set up in ${since()}; ${pairs.length} clients, ${options.kills} kills in ${options.durationSeconds} s`,
@@ -262,6 +265,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       const { request, answer } = candidates[Math.floor(Math.random() * candidates.length)];
       const again = await sendUntilAnswered(request);
       resent++;
+      pair.resent = true;
       if (
         again?.status !== answer.status ||
         !again.replayed ||
@@ -357,6 +361,9 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           nfts: [],
         });
 
+        // Once the run is over, a round stops between its parts (each part ends with what it made
+        // settled: the Chest opened, the listing bought), after one resend of an answered request.
+        if (stopping) break;
         // The store, then the loot box it sold.
         const bought = await send(a, `/api/v1/store-offers/${chestOffer.id}/purchase`, {
           wallet: a.wallet,
@@ -391,6 +398,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           nfts: idsOf(opened.body?.nfts),
         });
 
+        if (stopping) break;
         // The marketplace: a lists the Potion, b buys it.
         const listed = await send(a, '/api/v1/listings', {
           wallet: a.wallet,
@@ -428,6 +436,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
 
         await resendAnswered(pair);
       }
+      if (!pair.resent) await resendAnswered(pair);
     };
     const load = Promise.all(
       pairs.map((pair) => client(pair).catch((error) => failures.push(String(error)))),

@@ -58,6 +58,8 @@ export interface Pair {
   passes: { id: string; expiresAt: string; passedIn?: string }[];
   loans: { expiresAt: string }[];
   lanternFreeAt: number;
+  /** Whether one of its answered requests was resent yet (./economy-crash.ts, `resendAnswered`). */
+  resent: boolean;
 }
 
 export interface Acknowledged {

@@ -69,6 +69,25 @@ export async function verifyEconomy(options: {
   fail(pending > 0, `${pending} items still have an end time 20 s after the run`);
   options.log?.(`economy: every item past its end swept ${Date.now() - sweptBy + 20_000} ms after the load`);
 
+  // Every read behind the service's back at once (each on a connection of its own).
+  const queries = {
+    purchases: 'select id, offer_id, wallet, quantity from store_purchase',
+    offerRows: 'select id, sold, limit_total, limit_per_wallet from store_offer',
+    walletRows: 'select offer_id, wallet, bought from store_offer_wallet',
+    draws: 'select id, asset_id, seed_id, nonce from draw',
+    chests: `select id, owner from asset where name = 'Chest' and collection_id = '${COLLECTION}'`,
+    transferRows: 'select asset_id, from_address, to_address from transfer',
+    seeds: 'select id, next_nonce from draw_seed',
+    relics: `select id, owner from asset where name = 'Relic' and collection_id = '${COLLECTION}'`,
+    sales: 'select id, listing_id, buyer_wallet from sale',
+    listings: 'select id, status, asset_id, operation_id from listing',
+    passes: `select id, owner, lender from asset where name = 'Pass' and collection_id = '${COLLECTION}'`,
+    holdings: 'select wallet, asset_id, balance, reserved from holding',
+    supplies: `select id, total_supply from asset where id in ('${HERB}', '${GOLD}', '${GEM}')`,
+  };
+  const fetched = Object.fromEntries(
+    Object.entries(queries).map(([name, sql]) => [name, rows(sql)]),
+  ) as Record<keyof typeof queries, Promise<Record<string, unknown>[]>>;
   const events = await eventsAfter(service.baseUrl, studio, options.watermark);
   const byType = (type: string) => events.filter((event) => event.type === type);
   const countBy = (list: EventEnvelope[], key: (event: EventEnvelope) => string) => {
@@ -149,9 +168,9 @@ export async function verifyEconomy(options: {
   }
 
   // Store purchases: the rows, the offer's units sold and each wallet's units equal what was bought.
-  const purchases = await rows('select id, offer_id, wallet, quantity from store_purchase');
-  const offerRows = await rows('select id, sold, limit_total, limit_per_wallet from store_offer');
-  const walletRows = await rows('select offer_id, wallet, bought from store_offer_wallet');
+  const purchases = await fetched.purchases;
+  const offerRows = await fetched.offerRows;
+  const walletRows = await fetched.walletRows;
   for (const [offer, ids, perWallet] of [
     [offers.chest, purchaseIds, (pair: Pair) => pair.purchases.length],
     [offers.founders, foundersIds, (pair: Pair) => pair.founders.length],
@@ -204,15 +223,13 @@ export async function verifyEconomy(options: {
 
   // Openings: one draw row per acknowledged opening, each Chest burned once with one outcome, each
   // seed's nonces taken without a gap.
-  const draws = await rows('select id, asset_id, seed_id, nonce from draw');
+  const draws = await fetched.draws;
   const drawIds = new Set(draws.map((row) => String(row.id)));
   fail(
     drawIds.size !== openingIds.length || openingIds.some((id) => !drawIds.has(id)),
     `${draws.length} draw rows, ${openingIds.length} acknowledged openings`,
   );
-  const chests = await rows(
-    `select id, owner from asset where name = 'Chest' and collection_id = '${COLLECTION}'`,
-  );
+  const chests = await fetched.chests;
   const chestIds = pairs.flatMap((pair) => pair.purchases.map((p) => p.chest));
   fail(chests.length !== chestIds.length, `${chests.length} Chests exist, ${chestIds.length} bought`);
   // A burned NFT keeps its row, owned by the zero address.
@@ -226,7 +243,7 @@ export async function verifyEconomy(options: {
     chestIds.some((chest) => drawsPerChest.get(chest) !== 1),
     `Chests without exactly one draw: ${chestIds.filter((chest) => drawsPerChest.get(chest) !== 1).slice(0, 3)}`,
   );
-  const transferRows = await rows('select asset_id, from_address, to_address from transfer');
+  const transferRows = await fetched.transferRows;
   const movesOf = new Map<string, { from: string; to: string }[]>();
   for (const row of transferRows) {
     const list = movesOf.get(String(row.asset_id)) ?? [];
@@ -237,7 +254,7 @@ export async function verifyEconomy(options: {
     chestIds.some((chest) => movesOf.get(chest)?.length !== 1 || movesOf.get(chest)?.[0].to !== ZERO),
     'a Chest moved otherwise than by one burn',
   );
-  const seeds = await rows('select id, next_nonce from draw_seed');
+  const seeds = await fetched.seeds;
   for (const pair of pairs) {
     const nonces = draws
       .filter((row) => row.seed_id === pair.seedId)
@@ -253,9 +270,7 @@ export async function verifyEconomy(options: {
     const answered = pair.openings.map((opening) => opening.nonce).sort((x, y) => x - y);
     fail(JSON.stringify(answered) !== JSON.stringify(nonces), `${pair.seedId}: answered nonces ${answered}`);
   }
-  const relics = await rows(
-    `select id, owner from asset where name = 'Relic' and collection_id = '${COLLECTION}'`,
-  );
+  const relics = await fetched.relics;
   for (const pair of pairs) {
     const won = pair.openings.filter((opening) => opening.entry === 'relic');
     fail(
@@ -277,8 +292,8 @@ export async function verifyEconomy(options: {
 
   // The marketplace: each acknowledged purchase of a listing sold it once; no listing sold twice or
   // left active; every Potion where the answers put it.
-  const sales = await rows('select id, listing_id, buyer_wallet from sale');
-  const listings = await rows('select id, status, asset_id, operation_id from listing');
+  const sales = await fetched.sales;
+  const listings = await fetched.listings;
   const salesPerListing = new Map<string, number>();
   for (const row of sales)
     salesPerListing.set(String(row.listing_id), (salesPerListing.get(String(row.listing_id)) ?? 0) + 1);
@@ -308,51 +323,52 @@ export async function verifyEconomy(options: {
         `${sale.operationId}: sale of ${row?.listing_id} to ${row?.buyer_wallet}`,
       );
     }
-  for (const pair of pairs) {
-    const potionsOf = async (player: Session) =>
-      (
-        await allPages<{ asset: { id: string; name: string } }>(
-          service.baseUrl,
-          player,
-          `/wallets/${player.wallet}/assets?kind=nft`,
+  // Through the API, the pairs side by side.
+  await Promise.all(
+    pairs.map(async (pair) => {
+      const potionsOf = async (player: Session) =>
+        (
+          await allPages<{ asset: { id: string; name: string } }>(
+            service.baseUrl,
+            player,
+            `/wallets/${player.wallet}/assets?kind=nft`,
+          )
         )
-      )
-        .filter((holding) => holding.asset.name === 'Potion')
-        .map((holding) => holding.asset.id)
-        .sort();
-    const sold = new Set(pair.sales.map((sale) => sale.potion));
-    const [ofA, ofB] = [await potionsOf(pair.a), await potionsOf(pair.b)];
-    fail(
-      JSON.stringify(ofA) !== JSON.stringify(pair.potions.filter((id) => !sold.has(id)).sort()) ||
-        JSON.stringify(ofB) !== JSON.stringify([...sold].sort()),
-      `${pair.a.wallet}: Potions held ${ofA.length} (b ${ofB.length}), acknowledged crafts ${pair.crafts}, sales ${sold.size}`,
-    );
-    const sword = await read<{ owner: string }>(`/assets/${pair.sword}`);
-    fail(
-      sword.owner !== pair.owner.wallet,
-      `${pair.sword}: owned by ${sword.owner}, expected ${pair.owner.wallet}`,
-    );
-    for (const trade of pair.trades) {
-      const stored = await read<{ status: string; operationId: string }>(
-        `/api/v1/trades/${trade.id}`,
-        pair.a,
-      );
+          .filter((holding) => holding.asset.name === 'Potion')
+          .map((holding) => holding.asset.id)
+          .sort();
+      const sold = new Set(pair.sales.map((sale) => sale.potion));
+      const [ofA, ofB] = [await potionsOf(pair.a), await potionsOf(pair.b)];
       fail(
-        stored.status !== 'accepted' || stored.operationId !== trade.operationId,
-        `${trade.id}: ${stored.status} under ${stored.operationId}, acknowledged under ${trade.operationId}`,
+        JSON.stringify(ofA) !== JSON.stringify(pair.potions.filter((id) => !sold.has(id)).sort()) ||
+          JSON.stringify(ofB) !== JSON.stringify([...sold].sort()),
+        `${pair.a.wallet}: Potions held ${ofA.length} (b ${ofB.length}), acknowledged crafts ${pair.crafts}, sales ${sold.size}`,
       );
-    }
-    const open = await allPages(service.baseUrl, pair.a, '/api/v1/trades?status=open');
-    fail(open.length > 0, `${pair.a.wallet}: ${open.length} trades left open`);
-  }
+      const sword = await read<{ owner: string }>(`/assets/${pair.sword}`);
+      fail(
+        sword.owner !== pair.owner.wallet,
+        `${pair.sword}: owned by ${sword.owner}, expected ${pair.owner.wallet}`,
+      );
+      for (const trade of pair.trades) {
+        const stored = await read<{ status: string; operationId: string }>(
+          `/api/v1/trades/${trade.id}`,
+          pair.a,
+        );
+        fail(
+          stored.status !== 'accepted' || stored.operationId !== trade.operationId,
+          `${trade.id}: ${stored.status} under ${stored.operationId}, acknowledged under ${trade.operationId}`,
+        );
+      }
+      const open = await allPages(service.baseUrl, pair.a, '/api/v1/trades?status=open');
+      fail(open.length > 0, `${pair.a.wallet}: ${open.length} trades left open`);
+    }),
+  );
 
   // Items that expire: each Pass burned once from its holder at its end, each loan of a Lantern
   // returned once, and none moved after its end but by its expiry.
   const expiriesOf = (assetId: string) => expiries.filter((event) => event.data.assetId === assetId);
   const movesEvents = (assetId: string) => transfers.filter((event) => event.data.assetId === assetId);
-  const passes = await rows(
-    `select id, owner, lender from asset where name = 'Pass' and collection_id = '${COLLECTION}'`,
-  );
+  const passes = await fetched.passes;
   const passIds = pairs.flatMap((pair) => pair.passes.map((pass) => pass.id));
   fail(passes.length !== passIds.length, `${passes.length} Passes exist, ${passIds.length} granted`);
   fail(unburned(passes).length > 0, `Passes past their end not burned: ${unburned(passes).slice(0, 3)}`);
@@ -464,12 +480,10 @@ export async function verifyEconomy(options: {
     add(GOLD, studio.wallet, royalty * sold);
     add(GOLD, FEE_WALLET, fee * sold);
   }
-  const holdings = await rows('select wallet, asset_id, balance, reserved from holding');
+  const holdings = await fetched.holdings;
   const overReserved = holdings.filter((row) => amount(row.reserved) > amount(row.balance));
   fail(overReserved.length > 0, `${overReserved.length} holdings reserve more than their balance`);
-  const supplies = await rows(
-    `select id, total_supply from asset where id in ('${HERB}', '${GOLD}', '${GEM}')`,
-  );
+  const supplies = await fetched.supplies;
   for (const [currency, balances] of expected) {
     const want = [...balances.values()].reduce((total, each) => total + each, 0n);
     const stored = amount(supplies.find((row) => row.id === currency)?.total_supply);
