@@ -2,6 +2,9 @@
 // is killed with SIGKILL. Each client owns two players, a and b, and repeats rounds of requests, one
 // after another, each with its own Idempotency-Key, resent with the SAME key and body until it gets
 // an answer below 500 (the careful client of ./writes.ts):
+//   - first, a auctions its Trophy for 10 s (the shortest auction, about the run's length), and b
+//     bids on it at the start of every round (each bid reserved, the previous one released); the
+//     market keeper settles it at its end, around the last kill;
 //   - items that end: the studio grants a a timed Pass (a batch mint with an end time a second
 //     ahead) that a passes to b, and a lends its Lantern to b for a second; they end while kills
 //     happen and the market keeper's sweep (every 250 ms here) burns or returns them, after the
@@ -21,7 +24,7 @@
 // A request may end refused only where time or a limit explains it (a Pass's or a loan's end passed
 // while the service was down: 400 for the end time, 409 item-expired, or insufficient-balance once
 // the sweep burned the Pass; the Lantern still on its previous loan: 409; the Founders pack at a
-// limit: 409); every other answer must be a 2xx. After the kills and restarts the ledger must hold
+// limit: 409; a bid after the auction's end: 409); every other answer must be a 2xx. After the kills and restarts the ledger must hold
 // exactly what the answers said (./economy-verify.ts, from the database and the API).
 import { randomUUID } from 'node:crypto';
 import { call, createCollection, createCurrency, createUser, type Session } from '../../lib/api.ts';
@@ -71,6 +74,8 @@ export interface EconomyCrashReport extends EconomyFigures {
 /** How long a Pass and a loan last: they end during the run, some while the service is down. */
 const TIMED_MS = 1000;
 const SWEEP_MS = '250';
+/** The auction's length: the shortest the API takes, about the run's. */
+const AUCTION_SECONDS = 10;
 
 /** JSON with object keys sorted: a stored answer replayed from PostgreSQL's jsonb has its own key order. */
 function canonical(value: unknown): string {
@@ -168,6 +173,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         items: [
           { to: a.wallet, nft: { name: 'Sword', metadata } },
           { to: a.wallet, nft: { name: 'Lantern', metadata } },
+          { to: a.wallet, nft: { name: 'Trophy', metadata } },
           ...[a, b].flatMap((player) =>
             [HERB, GOLD].map((currency) => ({ to: player.wallet, currency, amount: formatUnits(INITIAL) })),
           ),
@@ -183,6 +189,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         b,
         sword: minted.nfts[0].id,
         lantern: minted.nfts[1].id,
+        trophy: minted.nfts[2].id,
         owner: a,
         seedCommitment: seed.commitment,
         seedId: seed.id,
@@ -198,6 +205,8 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         passes: [],
         loans: [],
         lanternFreeAt: 0,
+        bids: [],
+        biddingOver: false,
         resent: false,
       });
     });
@@ -286,7 +295,31 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       const send = (session: Session, path: string, body?: unknown, acceptable: readonly string[] = []) =>
         deliver(session, path, body, acceptable, pair);
       answered.set(pair, { previous: [], current: [] });
+      // An auction of a's Trophy for the run's length: b bids every round, and the keeper settles
+      // it at its end (sold to b's best bid, paid from its reservation), around the last kill.
+      const auction = await send(a, '/api/v1/auctions', {
+        wallet: a.wallet,
+        assetId: pair.trophy,
+        currency: GOLD,
+        reservePrice: formatUnits(PRICES.reserve),
+        minIncrement: formatUnits(PRICES.increment),
+        duration: AUCTION_SECONDS,
+        extension: 0,
+      });
+      pair.auction = idOf(auction);
       for (let round = 0; !stopping; round++) {
+        if (!pair.biddingOver) {
+          const amount = PRICES.reserve + PRICES.increment * BigInt(pair.bids.length);
+          const bid = await send(
+            b,
+            `/api/v1/auctions/${pair.auction}/bids`,
+            { wallet: b.wallet, amount: formatUnits(amount) },
+            // Past its end (a resend after a restart included): the bid is refused.
+            ['/problems/auction-not-open'],
+          );
+          if (bid.status < 300) pair.bids.push(amount);
+          else pair.biddingOver = true;
+        }
         // Items that end, first (so even a short run makes some): none made in the run's last
         // second, so the final sweep waits for none. A resend after the end meets the item
         // expired, or already burned by the sweep (no longer held).

@@ -18,6 +18,8 @@ export const PRICES = {
   founders: 10n,
   foundersGem: 100n,
   listing: 200n,
+  reserve: 100n,
+  increment: 10n,
 };
 /** The marketplace's cut of a listing's 2.00: 5 % royalty to the studio, 2.5 % fee. */
 export const ROYALTY_BPS = 500n;
@@ -58,6 +60,11 @@ export interface Pair {
   passes: { id: string; expiresAt: string; passedIn?: string }[];
   loans: { expiresAt: string }[];
   lanternFreeAt: number;
+  /** a's Trophy, auctioned in the run (`auction`); b's acknowledged bids, in hundredths. */
+  trophy: string;
+  auction?: string;
+  bids: bigint[];
+  biddingOver: boolean;
   /** Whether one of its answered requests was resent yet (./economy-crash.ts, `resendAnswered`). */
   resent: boolean;
 }

@@ -31,6 +31,9 @@ export interface EconomyFigures {
   sales: number;
   /** Timed Passes burned and loans returned by the sweep. */
   expired: number;
+  /** Acknowledged bids, and auctions the keeper settled as sold. */
+  bids: number;
+  auctionsSold: number;
 }
 
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -62,11 +65,13 @@ export async function verifyEconomy(options: {
   const sweptBy = Date.now() + 20_000;
   let pending = 0;
   for (;;) {
-    pending = await service.count('select count(*) as n from asset where expires_at is not null');
+    pending =
+      (await service.count('select count(*) as n from asset where expires_at is not null')) +
+      (await service.count(`select count(*) as n from auction where status = 'open'`));
     if (pending === 0 || Date.now() > sweptBy) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  fail(pending > 0, `${pending} items still have an end time 20 s after the run`);
+  fail(pending > 0, `${pending} items still have an end time, or auctions open, 20 s after the run`);
   options.log?.(`economy: every item past its end swept ${Date.now() - sweptBy + 20_000} ms after the load`);
 
   // Every read behind the service's back at once (each on a connection of its own).
@@ -80,6 +85,7 @@ export async function verifyEconomy(options: {
     seeds: 'select id, next_nonce from draw_seed',
     relics: `select id, owner from asset where name = 'Relic' and collection_id = '${COLLECTION}'`,
     sales: 'select id, listing_id, buyer_wallet from sale',
+    auctions: 'select id, status, asset_id, best_bid, best_bidder, operation_id from auction',
     listings: 'select id, status, asset_id, operation_id from listing',
     passes: `select id, owner, lender from asset where name = 'Pass' and collection_id = '${COLLECTION}'`,
     holdings: 'select wallet, asset_id, balance, reserved from holding',
@@ -108,6 +114,11 @@ export async function verifyEconomy(options: {
     fail(extra.length > 0, `${what}: ${extra.length} events no answer acknowledged (${extra.slice(0, 3)})`);
   };
 
+  // The auctions as the keeper settled them: their settlements are acknowledged by no answer.
+  const auctions = await fetched.auctions;
+  const settlements = new Set(
+    auctions.filter((row) => row.status === 'sold').map((row) => String(row.operation_id)),
+  );
   // --- Operations: each acknowledged one applied exactly once, and nothing else applied. ---------
   const allOf = <K extends keyof Pair>(key: K) => pairs.flatMap((pair) => pair[key] as unknown[]);
   const purchaseIds = pairs.flatMap((pair) => pair.purchases.map((p) => p.operationId));
@@ -125,8 +136,18 @@ export async function verifyEconomy(options: {
     'lootBoxOpened',
   );
   exactlyOnce(
+    countBy(byType('auctionBid'), (event) => `${event.data.id} ${parseUnits(String(event.data.bestBid))}`),
+    pairs.flatMap((pair) => pair.bids.map((bid) => `${pair.auction} ${bid}`)),
+    'auctionBid',
+  );
+  exactlyOnce(
+    countBy(byType('auctionEnded'), (event) => event.data.id),
+    pairs.map((pair) => String(pair.auction)),
+    'auctionEnded',
+  );
+  exactlyOnce(
     countBy(byType('sale'), (event) => event.data.id),
-    saleIds,
+    [...saleIds, ...settlements],
     'sale',
   );
   exactlyOnce(
@@ -139,15 +160,21 @@ export async function verifyEconomy(options: {
     acknowledged.operations.flatMap((operation) => operation.nfts),
     'newNFT',
   );
-  // Every newTransfer is an acknowledged answer's, an expiry's (its itemExpired names it) or a loan's
-  // (a lend answers the asset, not the transfer: counted per Lantern below).
+  // Every newTransfer is an acknowledged answer's, an expiry's (its itemExpired names it), a loan's
+  // (a lend answers the asset, not the transfer: counted per Lantern below) or an auction
+  // settlement's (under the settled auction's operationId).
   const expiries = byType('itemExpired');
   const expiryTransfers = new Set(expiries.map((event) => event.data.transferId));
   const lanterns = new Set(pairs.map((pair) => pair.lantern));
   const transfers = byType('newTransfer');
   exactlyOnce(
     countBy(
-      transfers.filter((event) => !expiryTransfers.has(event.data.id) && !lanterns.has(event.data.assetId)),
+      transfers.filter(
+        (event) =>
+          !expiryTransfers.has(event.data.id) &&
+          !lanterns.has(event.data.assetId) &&
+          !settlements.has(String((event as { operationId?: string }).operationId)),
+      ),
       (event) => event.data.id,
     ),
     acknowledged.operations.flatMap((operation) => operation.transfers),
@@ -301,10 +328,13 @@ export async function verifyEconomy(options: {
     [...salesPerListing.values()].some((count) => count > 1),
     `listings sold twice: ${[...salesPerListing].filter(([, count]) => count > 1).map(([id]) => id)}`,
   );
-  const saleRowIds = new Set(sales.map((row) => String(row.id)));
+  // An auction's sale row holds the auction's id as its listing.
+  const auctionIds = new Set(auctions.map((row) => String(row.id)));
+  const listingSales = sales.filter((row) => !auctionIds.has(String(row.listing_id)));
+  const saleRowIds = new Set(listingSales.map((row) => String(row.id)));
   fail(
     saleRowIds.size !== saleIds.length || saleIds.some((id) => !saleRowIds.has(id)),
-    `${sales.length} sale rows, ${saleIds.length} acknowledged purchases of listings`,
+    `${listingSales.length} sale rows, ${saleIds.length} acknowledged purchases of listings`,
   );
   fail(
     listings.length !== allOf('listings').length,
@@ -323,6 +353,23 @@ export async function verifyEconomy(options: {
         `${sale.operationId}: sale of ${row?.listing_id} to ${row?.buyer_wallet}`,
       );
     }
+  // Each auction settled once, when its end came: sold to b's last acknowledged bid (one sale row
+  // under the settlement's operation id), or unsold without a bid.
+  for (const pair of pairs) {
+    const row = auctions.find((each) => each.id === pair.auction);
+    const best = pair.bids.at(-1);
+    const sold = sales.filter((each) => each.listing_id === pair.auction);
+    fail(
+      best === undefined
+        ? row?.status !== 'unsold' || sold.length > 0
+        : row?.status !== 'sold' ||
+            amount(row.best_bid) !== best ||
+            lower(row.best_bidder) !== lower(pair.b.wallet) ||
+            sold.length !== 1 ||
+            sold[0].id !== row.operation_id,
+      `${pair.auction}: ${row?.status} at ${row?.best_bid} to ${row?.best_bidder} with ${sold.length} sales; acknowledged bids ${pair.bids.map(formatUnits)}`,
+    );
+  }
   // Through the API, the pairs side by side.
   await Promise.all(
     pairs.map(async (pair) => {
@@ -348,6 +395,12 @@ export async function verifyEconomy(options: {
       fail(
         sword.owner !== pair.owner.wallet,
         `${pair.sword}: owned by ${sword.owner}, expected ${pair.owner.wallet}`,
+      );
+      const trophy = await read<{ owner: string }>(`/assets/${pair.trophy}`);
+      const winner = pair.bids.length > 0 ? pair.b : pair.a;
+      fail(
+        trophy.owner !== winner.wallet,
+        `${pair.trophy}: owned by ${trophy.owner} after its auction, expected ${winner.wallet}`,
       );
       for (const trade of pair.trades) {
         const stored = await read<{ status: string; operationId: string }>(
@@ -479,10 +532,26 @@ export async function verifyEconomy(options: {
     add(GOLD, a.wallet, (PRICES.listing - royalty - fee) * sold);
     add(GOLD, studio.wallet, royalty * sold);
     add(GOLD, FEE_WALLET, fee * sold);
+    const best = pair.bids.at(-1);
+    if (best !== undefined) {
+      const [auctionRoyalty, auctionFee] = [(best * ROYALTY_BPS) / 10_000n, (best * FEE_BPS) / 10_000n];
+      add(GOLD, b.wallet, -best);
+      add(GOLD, a.wallet, best - auctionRoyalty - auctionFee);
+      add(GOLD, studio.wallet, auctionRoyalty);
+      add(GOLD, FEE_WALLET, auctionFee);
+    }
   }
   const holdings = await fetched.holdings;
   const overReserved = holdings.filter((row) => amount(row.reserved) > amount(row.balance));
   fail(overReserved.length > 0, `${overReserved.length} holdings reserve more than their balance`);
+  // Every bid was paid or released and every Trophy released from escrow when its auction settled.
+  const stillReserved = holdings.filter((row) => amount(row.reserved) !== 0n);
+  fail(
+    stillReserved.length > 0,
+    `${stillReserved.length} holdings still reserve something after the auctions settled (${stillReserved
+      .slice(0, 3)
+      .map((row) => `${row.asset_id} of ${row.wallet}: ${row.reserved}`)})`,
+  );
   const supplies = await fetched.supplies;
   for (const [currency, balances] of expected) {
     const want = [...balances.values()].reduce((total, each) => total + each, 0n);
@@ -524,5 +593,7 @@ export async function verifyEconomy(options: {
     openings: openingIds.length,
     sales: saleIds.length,
     expired: expiries.length,
+    bids: sum(pairs, (pair) => pair.bids.length),
+    auctionsSold: settlements.size,
   };
 }
