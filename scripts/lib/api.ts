@@ -23,7 +23,7 @@ export class ApiError extends Error {
 /** Calls the API and returns the parsed JSON body; anything but 2xx throws with the problem detail. */
 export async function call<T = unknown>(
   baseUrl: string,
-  method: 'GET' | 'POST' | 'PATCH',
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT',
   path: string,
   options: { session?: Pick<Session, 'headers'>; body?: unknown } = {},
 ): Promise<T> {

@@ -24,6 +24,8 @@ export interface BenchDatabase {
   execute(sql: string): Promise<void>;
   /** The number `sql` (one row, one column `n`) answers, read behind the service's back. */
   count(sql: string): Promise<number>;
+  /** The rows `sql` answers, read behind the service's back (column values as the driver gives them). */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
   drop(): Promise<void>;
 }
 
@@ -61,6 +63,14 @@ export async function createDatabase(kind: DbKind): Promise<BenchDatabase> {
           db.close();
         }
       },
+      async rows(sql) {
+        const db = new BetterSqlite3(sqlitePath, { timeout: 5000 });
+        try {
+          return db.prepare(sql).all();
+        } finally {
+          db.close();
+        }
+      },
       drop: removeDir,
     };
   }
@@ -89,6 +99,10 @@ export async function createDatabase(kind: DbKind): Promise<BenchDatabase> {
     async count(sql) {
       const { rows } = await withPostgres(databaseUrl.href, (client) => client.query(sql));
       return Number(rows[0]?.n ?? 0);
+    },
+    async rows(sql) {
+      const { rows } = await withPostgres(databaseUrl.href, (client) => client.query(sql));
+      return rows;
     },
     async drop() {
       await dropDatabase();

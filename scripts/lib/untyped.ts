@@ -64,6 +64,7 @@ export interface SqliteDatabase {
   prepare(sql: string): {
     run(...parameters: unknown[]): { changes: number };
     get(...parameters: unknown[]): Record<string, unknown> | undefined;
+    all(...parameters: unknown[]): Record<string, unknown>[];
   };
   exec(sql: string): void;
   close(): void;

@@ -17,10 +17,16 @@ export interface CrashableService extends Service {
   starts: number;
 }
 
+/** A crashable service on a database of this machine, whose rows the checks read behind its back. */
+export interface LocalCrashableService extends CrashableService {
+  /** The rows `sql` answers on the service's database. */
+  rows(sql: string): Promise<Record<string, unknown>[]>;
+}
+
 export async function startCrashableService(
   kind: DbKind,
   extraEnv: Record<string, string> = {},
-): Promise<CrashableService> {
+): Promise<LocalCrashableService> {
   const database = await createDatabase(kind);
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -38,7 +44,7 @@ export async function startCrashableService(
   let up: Promise<void> = Promise.resolve();
   let markUp = () => {};
 
-  const service: CrashableService = {
+  const service: LocalCrashableService = {
     name: `service (${kind})`,
     kind,
     env,
@@ -50,6 +56,7 @@ export async function startCrashableService(
     setRole: (userId, role) => database.setRole(userId, role),
     execute: (sql) => database.execute(sql),
     count: (sql) => database.count(sql),
+    rows: (sql) => database.rows(sql),
     whenUp: () => up,
     async kill9() {
       up = new Promise<void>((resolve) => {
