@@ -2,7 +2,7 @@
 import type { Schemas } from '../api/client.ts';
 import { paths } from '../router.ts';
 import { type Child, h } from '../ui/dom.ts';
-import { imageUrl } from '../ui/format.ts';
+import { formatTime, imageUrl, shortAddress } from '../ui/format.ts';
 
 type Asset = Schemas['Asset'];
 
@@ -57,6 +57,42 @@ export function chainBadge(asset: Pick<Asset, 'source'>): HTMLElement | null {
   );
 }
 
+/** "in 2 h", "in 3 days", "in 45 min" (or "now" once past): how long until `timestamp`. */
+export function endsIn(timestamp: string, now = Date.now()): string {
+  const seconds = (Date.parse(timestamp) - now) / 1000;
+  if (seconds <= 0) return 'now';
+  if (seconds < 3600) return `in ${Math.max(1, Math.round(seconds / 60))} min`;
+  if (seconds < 2 * 86_400) return `in ${Math.round(seconds / 3600)} h`;
+  return `in ${Math.round(seconds / 86_400)} days`;
+}
+
+/**
+ * An item with an end time (issue 36): a loan returns to its lender, a timed grant (a store's rental,
+ * a season pass) is burned. Null for an item without one.
+ */
+export function rentalNote(asset: Asset): HTMLElement | null {
+  if (!asset.expiresAt) return null;
+  const ended = Date.parse(asset.expiresAt) <= Date.now();
+  return h(
+    'p',
+    { class: 'rental small', 'data-testid': 'rental' },
+    h(
+      'time',
+      { datetime: asset.expiresAt, title: formatTime(asset.expiresAt) },
+      ended ? 'Ended' : `Ends ${endsIn(asset.expiresAt)}`,
+    ),
+    asset.lender
+      ? [
+          ': lent by ',
+          h('a', { href: paths.wallet(asset.lender), title: asset.lender }, shortAddress(asset.lender)),
+          ended ? ', returning to them.' : ', returns to them then.',
+        ]
+      : ended
+        ? ': being removed.'
+        : ': removed then (a rental).',
+  );
+}
+
 export function nftCard(asset: Asset, actions: Child = null): HTMLElement {
   const href = paths.asset(asset.id);
   return h(
@@ -64,7 +100,16 @@ export function nftCard(asset: Asset, actions: Child = null): HTMLElement {
     { class: 'nft-card', 'data-asset-id': asset.id },
     h('a', { href, tabindex: '-1', 'aria-hidden': 'true' }, assetImage(asset, 'nft-image')),
     h('h3', {}, h('a', { href }, asset.name), chainBadge(asset) ? ' ' : null, chainBadge(asset)),
-    h('p', { class: 'muted small' }, asset.collection),
+    h(
+      'p',
+      { class: 'muted small' },
+      h(
+        'a',
+        { href: paths.store(asset.collection), title: `The store of ${asset.collection}` },
+        asset.collection,
+      ),
+    ),
+    rentalNote(asset),
     attributeList(asset),
     actions,
   );

@@ -4,12 +4,13 @@
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import { PAGE_SIZE } from '../config.ts';
+import { paths } from '../router.ts';
 import { h, replace, skeleton } from '../ui/dom.ts';
 import { formatTime, shortAddress } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
-import { assetImage, attributeList, chainBadge, isOnChain } from './asset-card.ts';
+import { assetImage, attributeList, chainBadge, endsIn, isOnChain, rentalNote } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { metadataHistory } from './metadata-history.ts';
 import { priceChart } from './price-chart.ts';
@@ -25,7 +26,10 @@ function facts(asset: Asset): HTMLElement {
   const rows: [string, string | HTMLElement][] = [
     ['Id', h('code', {}, asset.id)],
     ['Kind', asset.kind === 'nft' ? 'NFT' : 'Game currency'],
-    ['Collection', asset.collection],
+    [
+      'Collection',
+      h('span', {}, asset.collection, ' · ', h('a', { href: paths.store(asset.collection) }, 'its store')),
+    ],
     ['Creator', asset.metadata.creator],
     ['Created', formatTime(asset.createdAt)],
   ];
@@ -41,6 +45,13 @@ function facts(asset: Asset): HTMLElement {
     rows.push(['Owner', 'None: burned']);
   } else if (asset.owner) {
     rows.push(['Owner', walletLink(asset.owner)]);
+  }
+  if (asset.expiresAt) {
+    // Issue 36: a loan returns to its lender at its end, a timed grant is burned.
+    rows.push([
+      'Ends',
+      `${formatTime(asset.expiresAt)} (${Date.parse(asset.expiresAt) <= Date.now() ? 'ended' : endsIn(asset.expiresAt)})`,
+    ]);
   }
   const source = asset.source;
   if (source?.type === 'chain') {
@@ -148,6 +159,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
             asset.frozen ? h('span', { class: 'badge', title: 'Frozen by its studio' }, 'Frozen') : null,
           ),
           asset.description ? h('p', {}, asset.description) : null,
+          rentalNote(asset),
           facts(asset),
           attributeList(asset),
           // Inside the header, whose reserved height absorbs it: nothing below moves.

@@ -15,6 +15,7 @@ import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
 import { chainBadge, isOnChain, nftCard } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
+import { openLootBoxDialog } from './loot-box.ts';
 import { openMintDialog } from './mint-form.ts';
 import { openTradeDialog } from './trade-form.ts';
 import { openTransferDialog } from './transfer-form.ts';
@@ -237,11 +238,43 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
             return card;
           }),
         );
+        if (mine) void addOpenButtons(result.data);
       }
     } catch (error) {
       if (!ctx.signal.aborted) replace(nftGrid, problemBox(problemOf(error)));
     } finally {
       nftGrid.removeAttribute('aria-busy');
+    }
+  }
+
+  /** The loot boxes of each collection seen (issue 36): a box you hold opens from its card. */
+  const boxesOf = new Map<string, Promise<Schemas['LootBox'][]>>();
+  async function addOpenButtons(holdings: Holding[]): Promise<void> {
+    for (const holding of holdings) {
+      const { asset } = holding;
+      let boxes = boxesOf.get(asset.collection);
+      if (!boxes) {
+        boxes = ctx.session.api
+          .GET('/api/v1/collections/{collection_id}/loot-boxes', {
+            params: { path: { collection_id: asset.collection }, query: { limit: 100 } },
+            signal: ctx.signal,
+          })
+          .then((answer) => answer.data?.data ?? [])
+          .catch(() => []);
+        boxesOf.set(asset.collection, boxes);
+      }
+      const box = (await boxes).find((candidate) => candidate.name === asset.name);
+      const card = nftGrid.querySelector(`[data-asset-id="${CSS.escape(asset.id)}"]`);
+      if (!box || !card || card.querySelector('.open-box')) continue;
+      const button = h('button', { type: 'button', class: 'small open-box' }, 'Open');
+      button.setAttribute('aria-label', `Open ${asset.name}`);
+      button.addEventListener('click', () =>
+        openLootBoxDialog(ctx.session, box, asset, address, () => {
+          toast(`Opened ${asset.name}.`);
+          reload();
+        }),
+      );
+      card.append(button);
     }
   }
 
