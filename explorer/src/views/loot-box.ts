@@ -35,6 +35,15 @@ export function percent(fraction: string): string {
   return `${Number.parseFloat(value.toFixed(value < 0.01 ? 4 : 2))} %`;
 }
 
+/** The pity rule in words, naming the guaranteed outcome. */
+export function pityText(box: LootBox): string | null {
+  if (!box.pity) return null;
+  const entry = box.pity.entry;
+  const line = box.odds.find((odds) => odds.path.length === 1 && odds.path[0] === entry);
+  const what = line ? describeOutcome(line.outcome) : `Entry ${entry + 1} of the table`;
+  return `Pity: ${what} is guaranteed by a wallet’s ${box.pity.after}th opening without it.`;
+}
+
 /** The box's published odds as a table. */
 export function oddsTable(box: LootBox): HTMLElement {
   return h(

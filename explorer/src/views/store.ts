@@ -13,7 +13,7 @@ import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { SubmissionGuard } from '../ui/submission.ts';
 import { toast } from '../ui/toast.ts';
 import type { Cleanup, ViewContext } from './context.ts';
-import { oddsTable, openLootBoxDialog, percent } from './loot-box.ts';
+import { oddsTable, openLootBoxDialog, pityText } from './loot-box.ts';
 
 type Offer = Schemas['StoreOffer'];
 type Grant = Schemas['StoreGrant'];
@@ -251,6 +251,8 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
         if (!bought) return;
         replace(status, receipt(bought, offer));
         toast(`Bought ${offer.name}.`);
+        // A box bought is listed under the loot boxes at once.
+        if (bought.nfts.length > 0) void loadBoxes();
         offer = await readOffer(offer.id).catch(() => offer);
       } catch (error) {
         const problem = problemOf(error);
@@ -316,24 +318,12 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
     open?.addEventListener('click', () =>
       openLootBoxDialog(session, box, first.asset, first.wallet, () => void loadBoxes()),
     );
-    const best = box.odds.reduce<string | null>(
-      (rarest, line) =>
-        rarest === null || percentValue(line.odds) < percentValue(rarest) ? line.odds : rarest,
-      null,
-    );
     return h(
       'article',
       { class: 'offer-card', 'aria-labelledby': headingId, 'data-box-id': box.id },
       h('h3', { id: headingId }, box.name, box.paid ? h('span', { class: 'badge' }, 'Sold for value') : null),
       oddsTable(box),
-      box.pity
-        ? h(
-            'p',
-            { class: 'small' },
-            `Pity: entry ${box.pity.entry + 1} guaranteed by a wallet’s ${box.pity.after}th opening without it.`,
-          )
-        : null,
-      best ? h('p', { class: 'muted small' }, `Rarest outcome: ${percent(best)}.`) : null,
+      box.pity ? h('p', { class: 'small' }, pityText(box)) : null,
       h(
         'p',
         { class: 'small' },
@@ -376,11 +366,6 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
   void loadOffers();
   void loadBoxes();
   return () => undefined;
-}
-
-function percentValue(fraction: string): number {
-  const [numerator, denominator] = fraction.split('/').map(Number);
-  return (numerator ?? 0) / (denominator || 1);
 }
 
 /** A claim code redeemed into the buying wallet. */
