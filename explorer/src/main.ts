@@ -12,7 +12,7 @@ import { callbackView } from './views/callback.ts';
 import { canUseAdmin, canUseStudio } from './views/console/frame.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
-import { storeView } from './views/store.ts';
+import { storesView, storeView } from './views/store.ts';
 import { tradesView } from './views/trades.ts';
 import { walletView } from './views/wallet.ts';
 
@@ -48,6 +48,7 @@ function renderHeader(): void {
     nav,
     user?.wallets[0] ? h('a', { href: paths.wallet(user.wallets[0]) }, 'My wallet') : null,
     user ? h('a', { href: paths.trades() }, 'Trades') : null,
+    user ? h('a', { href: paths.stores() }, 'Stores') : null,
     // Shown by the role /api/v1/me reported; the service refuses what the role may not do anyway.
     canUseStudio(user?.role) ? h('a', { href: paths.studio() }, 'Studio') : null,
     canUseAdmin(user?.role) ? h('a', { href: paths.adminUsers() }, 'Admin') : null,
@@ -101,8 +102,8 @@ function render(): void {
             ? 'Sign in to see your trades.'
             : route.name === 'asset'
               ? 'Sign in to see this asset.'
-              : route.name === 'store'
-                ? 'Sign in to see this store.'
+              : route.name === 'store' || route.name === 'stores'
+                ? 'Sign in to see the stores.'
                 : 'Sign in to use the console.',
       ),
     );
@@ -111,6 +112,7 @@ function render(): void {
   else if (route.name === 'trades') cleanup = tradesView(ctx);
   else if (route.name === 'asset') cleanup = assetView(ctx, route.id);
   else if (route.name === 'store') cleanup = storeView(ctx, route.collection);
+  else if (route.name === 'stores') cleanup = storesView(ctx);
   else {
     // The console is loaded when first opened: players never download it.
     let consoleCleanup: Cleanup = () => undefined;

@@ -9,6 +9,7 @@ export type Route =
   | { name: 'asset'; id: string }
   | { name: 'trades' }
   | { name: 'store'; collection: string }
+  | { name: 'stores' }
   | ConsoleRoute
   | { name: 'not-found' };
 
@@ -55,6 +56,7 @@ export function parseRoute(pathname: string): Route {
     return { name: 'wallet', address: decodeURIComponent(value) };
   if (section === 'asset' && value && extra.length === 0)
     return { name: 'asset', id: decodeURIComponent(value) };
+  if (section === 'stores' && value === undefined) return { name: 'stores' };
   if (section === 'collection' && value && extra.length === 1 && extra[0] === 'store')
     return { name: 'store', collection: decodeURIComponent(value) };
   return { name: 'not-found' };
@@ -65,6 +67,7 @@ export const paths = {
   wallet: (address: string) => `${BASE_PATH}wallet/${encodeURIComponent(address)}`,
   asset: (id: string) => `${BASE_PATH}asset/${encodeURIComponent(id)}`,
   trades: () => `${BASE_PATH}trades`,
+  stores: () => `${BASE_PATH}stores`,
   store: (collection: string) => `${BASE_PATH}collection/${encodeURIComponent(collection)}/store`,
   studio: () => `${BASE_PATH}studio/`,
   studioCollection: (id: string) => `${BASE_PATH}studio/collection/${encodeURIComponent(id)}`,

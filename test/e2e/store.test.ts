@@ -111,7 +111,10 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
 
   it('buys an offer once however often Buy is clicked, and shows changed terms', async () => {
     await signIn(page, harness.base, 'alice');
-    await page.goto(`${harness.base}/explorer/collection/${COLLECTION}/store`);
+    // The header's Stores lists every game's store.
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Stores' }).click();
+    await page.getByRole('link', { name: 'Dawn Quest' }).click();
+    await page.waitForURL(`**/explorer/collection/${COLLECTION}/store`);
     const card = page.locator(`[data-offer-id="${bundle}"]`);
     await expect.poll(() => card.textContent()).toContain('50 gold');
     // One per wallet: no quantity to choose.

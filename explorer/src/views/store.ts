@@ -111,6 +111,45 @@ function receipt(purchase: Schemas['StorePurchaseResult'], offer: Offer): HTMLEl
   );
 }
 
+/** Every collection's store, from the header's "Stores". */
+export function storesView(ctx: ViewContext): Cleanup {
+  document.title = 'Stores · GATS Explorer';
+  const list = h('div', { class: 'collection-grid', 'aria-busy': 'true' }, skeleton('row', 2));
+  replace(
+    ctx.root,
+    h('h1', {}, 'Stores'),
+    h(
+      'section',
+      { class: 'panel', 'aria-label': 'Collections' },
+      h('p', { class: 'muted' }, 'Each game sells items, loot boxes and rentals in its own store.'),
+      list,
+    ),
+  );
+  void ctx.session.api
+    .GET('/api/v1/collections', { params: { query: { limit: 100 } }, signal: ctx.signal })
+    .then(unwrap)
+    .then((page) =>
+      replace(
+        list,
+        page.data.length === 0
+          ? emptyState('No game has a store yet.')
+          : page.data.map((collection) =>
+              h(
+                'article',
+                { class: 'collection-card' },
+                h('h2', {}, h('a', { href: paths.store(collection.id) }, collection.name)),
+                h('p', { class: 'muted small' }, collection.id),
+              ),
+            ),
+      ),
+    )
+    .catch((error: unknown) => {
+      if (!ctx.signal.aborted) replace(list, problemBox(problemOf(error)));
+    })
+    .finally(() => list.removeAttribute('aria-busy'));
+  return () => undefined;
+}
+
 export function storeView(ctx: ViewContext, collection: string): Cleanup {
   const { session, signal } = ctx;
   const wallets = session.user?.wallets ?? [];
