@@ -178,8 +178,8 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
 
   /** Offers "Transfer" from each of your wallets that holds the asset. */
   async function loadMyHolding(current: Asset): Promise<void> {
-    // Neither moves (409 asset-frozen, asset-soulbound): no transfer to offer.
-    if (current.frozen || current.soulbound) {
+    // Neither moves (409 asset-frozen, asset-soulbound), nor a borrowed item (409 item-lent).
+    if (current.frozen || current.soulbound || current.lender) {
       replace(actions);
       return;
     }

@@ -145,7 +145,8 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
   }
 
   const transferButton = (holding: Holding) => {
-    if (!mine || isOnChain(holding.asset)) return null;
+    // A borrowed item moves only back to its lender, at its end (409 item-lent otherwise).
+    if (!mine || isOnChain(holding.asset) || holding.asset.lender) return null;
     const button = h('button', { type: 'button', class: 'secondary small' }, 'Transfer');
     button.setAttribute('aria-label', `Transfer ${holding.asset.name}`);
     button.addEventListener('click', () =>
