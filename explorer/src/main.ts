@@ -12,6 +12,7 @@ import { callbackView } from './views/callback.ts';
 import { canUseAdmin, canUseStudio } from './views/console/frame.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
+import { marketView } from './views/market.ts';
 import { tradesView } from './views/trades.ts';
 import { walletView } from './views/wallet.ts';
 
@@ -100,13 +101,16 @@ function render(): void {
             ? 'Sign in to see your trades.'
             : route.name === 'asset'
               ? 'Sign in to see this asset.'
-              : 'Sign in to use the console.',
+              : route.name === 'market'
+                ? 'Sign in to see this market.'
+                : 'Sign in to use the console.',
       ),
     );
     cleanup = () => undefined;
   } else if (route.name === 'wallet') cleanup = walletView(ctx, route.address);
   else if (route.name === 'trades') cleanup = tradesView(ctx);
   else if (route.name === 'asset') cleanup = assetView(ctx, route.id);
+  else if (route.name === 'market') cleanup = marketView(ctx, route.collection);
   else {
     // The console is loaded when first opened: players never download it.
     let consoleCleanup: Cleanup = () => undefined;

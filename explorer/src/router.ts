@@ -8,6 +8,7 @@ export type Route =
   | { name: 'wallet'; address: string }
   | { name: 'asset'; id: string }
   | { name: 'trades' }
+  | { name: 'market'; collection: string }
   | ConsoleRoute
   | { name: 'not-found' };
 
@@ -54,6 +55,8 @@ export function parseRoute(pathname: string): Route {
     return { name: 'wallet', address: decodeURIComponent(value) };
   if (section === 'asset' && value && extra.length === 0)
     return { name: 'asset', id: decodeURIComponent(value) };
+  if (section === 'collection' && value && extra.length === 1 && extra[0] === 'market')
+    return { name: 'market', collection: decodeURIComponent(value) };
   return { name: 'not-found' };
 }
 
@@ -62,6 +65,7 @@ export const paths = {
   wallet: (address: string) => `${BASE_PATH}wallet/${encodeURIComponent(address)}`,
   asset: (id: string) => `${BASE_PATH}asset/${encodeURIComponent(id)}`,
   trades: () => `${BASE_PATH}trades`,
+  market: (collection: string) => `${BASE_PATH}collection/${encodeURIComponent(collection)}/market`,
   studio: () => `${BASE_PATH}studio/`,
   studioCollection: (id: string) => `${BASE_PATH}studio/collection/${encodeURIComponent(id)}`,
   studioItem: (id: string) => `${BASE_PATH}studio/item/${encodeURIComponent(id)}`,
