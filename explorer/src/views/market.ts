@@ -54,6 +54,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
   const salesPager = new CursorPager('sales', () => void loadSales());
   const offerButton = h('button', { type: 'button', disabled: true }, 'Make a collection offer');
   const refreshButton = h('button', { type: 'button', class: 'secondary' }, 'Refresh');
+  const changed = h('p', { class: 'muted market-changed', 'aria-live': 'polite' });
   let currencies: [string, string][] = [];
 
   replace(
@@ -64,6 +65,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
       h('h1', {}, 'Market of ', h('code', {}, collection)),
       h('div', { class: 'market-currency' }, labelled('Currency', currency), refreshButton),
     ),
+    changed,
     h(
       'section',
       { class: 'panel', 'aria-labelledby': 'figures-heading' },
@@ -461,6 +463,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
   }
 
   function refresh(): void {
+    replace(changed);
     void loadFigures();
     void loadListings();
     void loadSales();
@@ -510,10 +513,36 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
   })();
 
   // The page refreshes after each of your actions and on demand, not on every event of a busy
-  // collection: the list would shift under the pointer. A listing gone meanwhile is said at Buy (409).
+  // collection (the list would shift under the pointer): an event says the market changed, and
+  // Refresh shows it. A listing gone meanwhile is said at Buy (409).
   refreshButton.addEventListener('click', () => {
+    replace(changed);
     refreshSoon();
     void loadAuctions();
   });
-  return () => undefined;
+  const noteChange = () =>
+    replace(changed, 'The market changed since this page was loaded: Refresh to see it.');
+  let started = false;
+  return ctx.live.subscribe(
+    {
+      collection,
+      events: [
+        'listingCreated',
+        'listingEnded',
+        'sale',
+        'offerCreated',
+        'offerEnded',
+        'auctionCreated',
+        'auctionBid',
+        'auctionEnded',
+      ],
+    },
+    {
+      onEvent: noteChange,
+      onFreshStart() {
+        if (started) noteChange();
+        started = true;
+      },
+    },
+  );
 }
