@@ -3,8 +3,8 @@
 // Alice lists the Sword of Dawn from its asset page; bob sees the floor on the collection's market
 // page and buys it (one purchase however often he clicks; alice paid, bob the owner, the last sale
 // shown); a listing cancelled behind bob's back answers 409 listing-not-active, said on the page;
-// bob offers for the Dragon Egg and alice accepts it after the confirmation; a collection offer is
-// made and cancelled; at 390 px wide nothing scrolls sideways.
+// bob offers for the Dragon Egg and alice accepts it after the confirmation; bob bids in an auction;
+// a collection offer is made and cancelled; at 390 px wide nothing scrolls sideways.
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,8 +58,11 @@ describe.skipIf(!hasChromium)('the explorer market in a real browser', () => {
     await harness?.stop();
   });
 
-  it('lists an item from its asset page; another player buys it once on the market page', async () => {
+  it('signs both players in through the login page', async () => {
     await Promise.all([signIn(alicePage, harness.base, 'alice'), signIn(bobPage, harness.base, 'bob')]);
+  }, 60_000);
+
+  it('lists an item from its asset page; another player buys it once on the market page', async () => {
     const sword = ids['Sword of Dawn'];
     await alicePage.goto(`${harness.base}/explorer/asset/${sword}`);
     await alicePage.getByRole('button', { name: 'List for sale' }).click();
@@ -142,6 +145,34 @@ describe.skipIf(!hasChromium)('the explorer market in a real browser', () => {
     expect((await api('GET', `/assets/${egg}`, undefined, alice.headers)).owner).toBe(bob.wallet);
     const offers = await api('GET', `/api/v1/offers?assetId=${egg}`, undefined, bob.headers);
     expect(offers.data.map((offer: any) => offer.status)).toEqual(['accepted']);
+  });
+
+  it("shows a running auction's best bid and end, and takes a bid", async () => {
+    const shield = ids['Shield of Dusk'];
+    await api(
+      'POST',
+      '/api/v1/auctions',
+      {
+        wallet: alice.wallet,
+        assetId: shield,
+        currency: 'gold',
+        reservePrice: '10',
+        minIncrement: '2',
+        duration: 3600,
+      },
+      { ...alice.headers, 'idempotency-key': `e2e-auction-shield-${Date.now()}` },
+    );
+    await bobPage.goto(marketUrl());
+    const auction = bobPage.locator('.auction', { hasText: 'Shield of Dusk' });
+    expect(await auction.textContent()).toContain('reserve 10 gold');
+    await auction.getByLabel('Your bid for Shield of Dusk (gold)').fill('12');
+    await auction.getByRole('button', { name: 'Bid' }).dblclick();
+    await bobPage.getByTestId('market-result').filter({ hasText: 'You bid 12 gold' }).waitFor();
+    await expect
+      .poll(() => bobPage.locator('.auction', { hasText: 'Shield of Dusk' }).textContent())
+      .toContain('you lead');
+    const open = await api('GET', `/api/v1/auctions?assetId=${shield}&status=open`, undefined, bob.headers);
+    expect(open.data.map((item: any) => [item.bestBid, item.bids])).toEqual([['12', 1]]);
   });
 
   it('makes and cancels a collection offer on the market page, and fits 390 px', async () => {
