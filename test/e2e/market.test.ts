@@ -137,7 +137,10 @@ describe.skipIf(!hasChromium)('the explorer market in a real browser', () => {
     await bobPage.getByRole('button', { name: 'Cancel your offer for Dragon Egg' }).waitFor();
 
     await alicePage.goto(`${harness.base}/explorer/asset/${egg}`);
-    await alicePage.getByRole('button', { name: 'Accept the offer of 20 gold for Dragon Egg' }).click();
+    const accept = alicePage.getByRole('button', { name: 'Accept the offer of 20 gold for Dragon Egg' });
+    await accept.waitFor();
+    await screenshot(alicePage, SHOTS, 'asset-offers');
+    await accept.click();
     const confirm = alicePage.getByRole('alertdialog', { name: 'Sell Dragon Egg for 20 gold?' });
     expect(await confirm.textContent()).toContain('moves at once from your wallet');
     await confirm.getByRole('button', { name: 'Sell Dragon Egg' }).click();

@@ -21,6 +21,7 @@ import {
   openListDialog,
   openOfferDialog,
 } from './market-forms.ts';
+import { walletLink } from './transfer-history.ts';
 
 type Asset = Schemas['Asset'];
 type Offer = Schemas['Offer'];
@@ -190,7 +191,10 @@ export function assetMarket(session: Session, signal: AbortSignal) {
       );
 
       if (asset.kind !== 'nft' || asset.burned) {
-        replace(offers, emptyState('Offers are made for NFTs.'));
+        replace(
+          offers,
+          emptyState(asset.burned ? 'A burned item takes no offer.' : 'Offers are made for NFTs.'),
+        );
         return;
       }
       await loadOffers(
@@ -250,7 +254,7 @@ export function assetMarket(session: Session, signal: AbortSignal) {
                 h(
                   'span',
                   { class: 'market-item' },
-                  h('span', {}, holder ? `${shortAddress(offer.bidder)} offers ` : 'You offer '),
+                  h('span', {}, holder ? [walletLink(offer.bidder), ' offers '] : 'You offer '),
                   h('span', { class: 'muted small' }, kind),
                   offer.expiresAt
                     ? h('span', { class: 'muted small' }, ` until ${formatTime(offer.expiresAt)}`)
