@@ -281,6 +281,16 @@ export function openOfferDialog(
 }
 
 /**
+ * Shows what an action did in `status` and moves the focus there: the button pressed is usually gone
+ * after the refresh that follows, and the keyboard position must not fall back to the page's top.
+ */
+function report(status: HTMLElement, ...content: (Node | string)[]): void {
+  replace(status, ...content);
+  status.setAttribute('tabindex', '-1');
+  status.focus();
+}
+
+/**
  * A "Buy" button for a listing, paid from `wallet`: one purchase however often it is clicked. A
  * listing closed meanwhile (409 listing-not-active) is said plainly in `status`, then `onDone` refreshes.
  */
@@ -313,7 +323,7 @@ export function buyButton(
         ),
       );
       if (!sale) return;
-      replace(
+      report(
         status,
         h(
           'p',
@@ -325,7 +335,7 @@ export function buyButton(
     } catch (error) {
       const problem = problemOf(error);
       if (problem.type === '/problems/listing-not-active') {
-        replace(
+        report(
           status,
           h(
             'div',
@@ -374,7 +384,7 @@ export function actionButton(
         button.disabled = false;
         return;
       }
-      replace(status, h('p', { class: 'result good', 'data-testid': 'market-result' }, said));
+      report(status, h('p', { class: 'result good', 'data-testid': 'market-result' }, said));
       onDone();
     } catch (error) {
       replace(status, problemBox(problemOf(error)));
