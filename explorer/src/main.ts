@@ -12,6 +12,7 @@ import { callbackView } from './views/callback.ts';
 import { canUseAdmin, canUseStudio } from './views/console/frame.ts';
 import type { Cleanup, ViewContext } from './views/context.ts';
 import { homeView, signInPrompt } from './views/home.ts';
+import { marketView } from './views/market.ts';
 import { storesView, storeView } from './views/store.ts';
 import { tradesView } from './views/trades.ts';
 import { walletView } from './views/wallet.ts';
@@ -104,7 +105,9 @@ function render(): void {
               ? 'Sign in to see this asset.'
               : route.name === 'store' || route.name === 'stores'
                 ? 'Sign in to see the stores.'
-                : 'Sign in to use the console.',
+                : route.name === 'market'
+                  ? 'Sign in to see this market.'
+                  : 'Sign in to use the console.',
       ),
     );
     cleanup = () => undefined;
@@ -113,6 +116,7 @@ function render(): void {
   else if (route.name === 'asset') cleanup = assetView(ctx, route.id);
   else if (route.name === 'store') cleanup = storeView(ctx, route.collection);
   else if (route.name === 'stores') cleanup = storesView(ctx);
+  else if (route.name === 'market') cleanup = marketView(ctx, route.collection);
   else {
     // The console is loaded when first opened: players never download it.
     let consoleCleanup: Cleanup = () => undefined;

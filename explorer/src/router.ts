@@ -10,6 +10,7 @@ export type Route =
   | { name: 'trades' }
   | { name: 'store'; collection: string }
   | { name: 'stores' }
+  | { name: 'market'; collection: string }
   | ConsoleRoute
   | { name: 'not-found' };
 
@@ -59,6 +60,8 @@ export function parseRoute(pathname: string): Route {
   if (section === 'stores' && value === undefined) return { name: 'stores' };
   if (section === 'collection' && value && extra.length === 1 && extra[0] === 'store')
     return { name: 'store', collection: decodeURIComponent(value) };
+  if (section === 'collection' && value && extra.length === 1 && extra[0] === 'market')
+    return { name: 'market', collection: decodeURIComponent(value) };
   return { name: 'not-found' };
 }
 
@@ -69,6 +72,7 @@ export const paths = {
   trades: () => `${BASE_PATH}trades`,
   stores: () => `${BASE_PATH}stores`,
   store: (collection: string) => `${BASE_PATH}collection/${encodeURIComponent(collection)}/store`,
+  market: (collection: string) => `${BASE_PATH}collection/${encodeURIComponent(collection)}/market`,
   studio: () => `${BASE_PATH}studio/`,
   studioCollection: (id: string) => `${BASE_PATH}studio/collection/${encodeURIComponent(id)}`,
   studioItem: (id: string) => `${BASE_PATH}studio/item/${encodeURIComponent(id)}`,

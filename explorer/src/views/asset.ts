@@ -11,6 +11,7 @@ import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
 import { assetImage, attributeList, chainBadge, endsIn, isOnChain, rentalNote } from './asset-card.ts';
+import { assetMarket } from './asset-market.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { metadataHistory } from './metadata-history.ts';
 import { priceChart } from './price-chart.ts';
@@ -95,6 +96,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
   const history = metadataHistory(session, assetId, signal);
   const ownersPager = new CursorPager('owners', () => void loadOwners());
   const chart = priceChart(session, assetId, () => QUOTE_CURRENCY, signal);
+  const market = assetMarket(session, signal);
 
   replace(
     ctx.root,
@@ -117,6 +119,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
         ownersPager.element,
       ),
     ),
+    market.element,
     h(
       'section',
       { class: 'panel', 'aria-labelledby': 'transfers-heading' },
@@ -166,6 +169,7 @@ export function assetView(ctx: ViewContext, assetId: string): Cleanup {
           actions,
         ),
       );
+      void market.load(asset);
       await loadMyHolding(asset);
     } catch (error) {
       if (signal.aborted) return;
