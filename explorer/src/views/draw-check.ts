@@ -3,7 +3,11 @@
 // (docs/architecture/stores-and-rewards.md, src/domain/ledger/draw-algorithm.ts) with WebCrypto's
 // SHA-256 and HMAC-SHA256, from the API's answers alone: the revealed server seed, the player's
 // value, the nonce, the tables and the box. Nothing here trusts the draw's own values.
-import type { Schemas } from '../api/client.ts';
+// Types straight from the generated contract (not ../api/client.ts): this module runs in Node too, in
+// test/unit/explorer/draw-check.test.ts, checked against the draw vectors.
+import type { components } from '../../../generated/openapi/types.ts';
+
+type Schemas = components['schemas'];
 
 type Draw = Schemas['Draw'];
 type DrawSeed = Schemas['DrawSeed'];
@@ -11,6 +15,9 @@ type DropTable = Schemas['DropTable'];
 type LootBox = Schemas['LootBox'];
 
 const ALGORITHM = 'gats-draw-v1';
+
+/** WebCrypto's key (written so that both the DOM's and Node's type declarations read it). */
+type HmacKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 /** The browser can recompute (WebCrypto exists only in secure contexts: https or localhost). */
 export function canCheckInBrowser(): boolean {
@@ -51,7 +58,7 @@ function bitLength(n: bigint): number {
 
 /** The first value below `total` of the HMAC blocks of the roll's messages, and the attempts. */
 async function uniformRoll(
-  key: CryptoKey,
+  key: HmacKey,
   parts: (string | number)[],
   total: bigint,
 ): Promise<{ value: bigint; attempts: number }> {
