@@ -18,6 +18,12 @@ const PASSWORD = 'bench-password-not-secret';
 
 export class ApiError extends Error {
   override name = 'ApiError';
+  /** The answer's HTTP status. */
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.status = status;
+  }
 }
 
 /** Calls the API and returns the parsed JSON body; anything but 2xx throws with the problem detail. */
@@ -39,7 +45,7 @@ export async function call<T = unknown>(
     body: options.body === undefined ? undefined : JSON.stringify(options.body),
   });
   const text = await response.text();
-  if (!response.ok) throw new ApiError(`${method} ${path}: ${response.status} ${text}`);
+  if (!response.ok) throw new ApiError(`${method} ${path}: ${response.status} ${text}`, response.status);
   return (text === '' ? undefined : JSON.parse(text)) as T;
 }
 
@@ -48,17 +54,23 @@ export async function call<T = unknown>(
  * token carries the role) and creates an API key.
  */
 export async function createUser(service: Service, role: Role = 'player'): Promise<Session> {
-  const username = `bench-${randomBytes(6).toString('hex')}`;
-  const user = await call<{ id: string; wallets: string[] }>(
-    service.baseUrl,
-    'POST',
-    '/api/v1/auth/register',
-    {
-      body: { username, password: PASSWORD },
-    },
-  );
-  if (role !== 'player') await service.setRole(user.id, role);
-  return signIn(service.baseUrl, { id: user.id, wallet: user.wallets[0] }, username, PASSWORD);
+  // A registration runs the password KDF at the service's cost; on a loaded machine one can outrun
+  // a short REQUEST_TIMEOUT_MS (the outage run's 3 s) and answer 503 with its outcome unknown: then
+  // another name is registered (a user left over from the first try holds nothing).
+  for (let attempt = 1; ; attempt++) {
+    const username = `bench-${randomBytes(6).toString('hex')}`;
+    let user: { id: string; wallets: string[] };
+    try {
+      user = await call<{ id: string; wallets: string[] }>(service.baseUrl, 'POST', '/api/v1/auth/register', {
+        body: { username, password: PASSWORD },
+      });
+    } catch (error) {
+      if (attempt < 3 && error instanceof ApiError && error.status === 503) continue;
+      throw error;
+    }
+    if (role !== 'player') await service.setRole(user.id, role);
+    return signIn(service.baseUrl, { id: user.id, wallet: user.wallets[0] }, username, PASSWORD);
+  }
 }
 
 /** Logs an existing user in (password login) and creates an API key: a session of that user. */
@@ -68,9 +80,20 @@ export async function signIn(
   username: string,
   password: string,
 ): Promise<Session> {
-  const login = await call<{ access_token: string }>(baseUrl, 'POST', '/api/v1/auth/login', {
-    body: { username, password },
-  });
+  // The login verifies at the service's cost too: a 503 (a short REQUEST_TIMEOUT_MS on a loaded
+  // machine) is tried again; a login changes nothing.
+  let login: { access_token: string };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      login = await call<{ access_token: string }>(baseUrl, 'POST', '/api/v1/auth/login', {
+        body: { username, password },
+      });
+      break;
+    } catch (error) {
+      if (attempt < 3 && error instanceof ApiError && error.status === 503) continue;
+      throw error;
+    }
+  }
   const bearer = { authorization: `Bearer ${login.access_token}` };
   const key = await call<{ key: string }>(baseUrl, 'POST', '/api/v1/api-keys', {
     session: { headers: bearer },
