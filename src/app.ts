@@ -22,8 +22,8 @@ import { externalCommitCounter } from './db/write-statements.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
 import { type MarketKeeper, startMarketKeeper } from './domain/ledger/market-keeper.ts';
+import { type LedgerDatabase, ledgerDatabase } from './domain/ledger/store/index.ts';
 import { drainRealtime } from './drain.ts';
-import { commitHookOf } from './events/commit-hook.ts';
 import { createEvents, type EventsModule } from './events/index.ts';
 import { type ContractRouter, createContractRouter } from './http/api.ts';
 import { docsStatic } from './http/docs-static.ts';
@@ -49,6 +49,8 @@ export interface AppInstance {
   koa: Koa;
   config: Config;
   orm: MikroORM;
+  /** The ORM with the one ledger store over it and its commit hook (src/domain/ledger/store/index.ts). */
+  database: LedgerDatabase;
   logger: Logger;
   metrics: Metrics;
   router: ContractRouter;
@@ -107,7 +109,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     const services = await withStartupLock(orm, () =>
       createServices(config, { orm, logger, metrics, redis }),
     );
-    const { events, auth, identity, webhooks, chain } = services;
+    const { database, events, auth, identity, webhooks, chain } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
     // Cached reads are invalidated by what committed changes touched (src/after-commit.ts); a commit
     // by another process on the same SQLite file empties the cache.
@@ -146,7 +148,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redis,
     });
     // Every part exists now: the relay's sinks (the read cache, the sockets, the webhooks).
-    const stopDelivering = deliverCommits(commitHookOf(orm), events.tail, { readCache, gateway, webhooks });
+    const stopDelivering = deliverCommits(database.commits, events.tail, { readCache, gateway, webhooks });
     watchDependencies(metrics, {
       pool: () => poolStats(orm),
       redisUsable: redis ? () => redis.usable() : undefined,
@@ -170,6 +172,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       koa,
       config,
       orm,
+      database,
       logger,
       metrics,
       router,
@@ -217,12 +220,14 @@ interface Infrastructure {
  */
 async function createServices(config: Config, { orm, logger, metrics, redis }: Infrastructure) {
   await migrate(orm);
+  // The one ledger store over the migrated database, and the hook it announces its commits on.
+  const database = ledgerDatabase(orm);
   const events = await createEvents({ orm, config, logger, metrics, redis });
   // A commit reaches the relays from now on (src/after-commit.ts); their sinks are wired once built.
-  announceCommits(commitHookOf(orm), events.bus, events.tail);
+  announceCommits(database.commits, events.bus, events.tail);
   const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
   const secretBox = createSecretBox(secret);
-  const ledger = createLedger({ orm, config, secretBox });
+  const ledger = createLedger({ database, config, secretBox });
   const onUserRegistered: UserRegisteredHook = (em, user) =>
     ledger.wallets.createCustodialWallet(em, user.id);
   await checkPublicUrl(orm, config);
@@ -257,8 +262,8 @@ async function createServices(config: Config, { orm, logger, metrics, redis }: I
     metrics,
     accountOf: auth.owners.of,
   });
-  const chain = await createChainModule({ orm, config, logger });
-  return { events, ledger, auth, identity, webhooks, chain, onUserRegistered };
+  const chain = await createChainModule({ database, config, logger });
+  return { database, events, ledger, auth, identity, webhooks, chain, onUserRegistered };
 }
 
 /** The HTTP middleware stack, outermost first. */

@@ -25,6 +25,7 @@ import { ChainIndexer } from '../../src/chain/indexer.ts';
 import { ChainContract, ChainTransfer, Collection, Transfer, User } from '../../src/db/entities/index.ts';
 import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
 import { createScratchDatabase } from '../../src/db/scratch-database.ts';
+import { ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
 import { createLogger } from '../../src/observability/logger.ts';
 import { call, createCollection, createUser } from '../lib/api.ts';
 import { Histogram } from '../lib/histogram.ts';
@@ -182,7 +183,7 @@ async function main(): Promise<void> {
       indexer: true,
     };
     const indexer = new ChainIndexer(
-      orm,
+      ledgerDatabase(orm),
       { chainId: 31337, rpcUrl: node.url, confirmations: 12 },
       settings,
       createLogger('warn'),

@@ -16,10 +16,9 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/sql';
 import { ChainContract, ChainTransfer, ChainTransferRemoval } from '../db/entities/index.ts';
-import type { Orm } from '../db/orm.ts';
 import { inTransaction } from '../db/transactions.ts';
 import { pendingEventsPlan, removedEventsPlan } from '../domain/ledger/chain-projection.ts';
-import { ledgerStoreOf } from '../domain/ledger/store/index.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import type { IdempotencyKey, Plan } from '../domain/ledger/store/plan.ts';
 import { holdLease, LeaseLost } from './apply.ts';
 import { type MovementRow, movementOf, tokenContract } from './rows.ts';
@@ -74,7 +73,7 @@ interface Announcement<T> {
  * transaction that checks the lease.
  */
 async function announceGroups<T extends MovementRow & { id: number; contract: { id: number } }>(
-  orm: Orm,
+  { orm, store }: LedgerDatabase,
   options: AnnounceOptions,
   rows: T[],
   announcement: Announcement<T>,
@@ -88,7 +87,7 @@ async function announceGroups<T extends MovementRow & { id: number; contract: { 
     const first = group.reduce((min, row) => (row.id < min.id ? row : min));
     const contract = contracts.get(first.contract.id) as ChainContract;
     const key = keyOf(announcement.kind, contract, first.blockHash, first.id);
-    const outcome = await ledgerStoreOf(orm).apply(announcement.plan(contract, group, key));
+    const outcome = await store.apply(announcement.plan(contract, group, key));
     if (outcome.outcome === 'rejected')
       throw new Error(`chain events rejected by guard ${outcome.guard.kind}`);
     const groupIds = group.map((row) => row.id);
@@ -106,11 +105,12 @@ async function announceGroups<T extends MovementRow & { id: number; contract: { 
 }
 
 /** Publishes `chainTransferRemoved` for every removal a rollback left. Answers how many. */
-export async function announceRemoved(orm: Orm, options: AnnounceOptions): Promise<number> {
+export async function announceRemoved(database: LedgerDatabase, options: AnnounceOptions): Promise<number> {
+  const { orm } = database;
   const removals = await orm.em
     .fork()
     .find(ChainTransferRemoval, { contract: { chainId: options.chainId } }, { orderBy: { id: 'asc' } });
-  return announceGroups(orm, options, removals, {
+  return announceGroups(database, options, removals, {
     kind: 'removed',
     plan: (contract, group, key) =>
       removedEventsPlan({
@@ -128,7 +128,8 @@ export async function announceRemoved(orm: Orm, options: AnnounceOptions): Promi
  * than `confirmations` blocks on top (a transfer read already confirmed, in a backfill or with
  * CHAIN_CONFIRMATIONS=0, is never pending: its `newTransfer` is its only event). Answers how many.
  */
-export async function announcePending(orm: Orm, options: AnnounceOptions): Promise<number> {
+export async function announcePending(database: LedgerDatabase, options: AnnounceOptions): Promise<number> {
+  const { orm } = database;
   const unconfirmedFrom = options.head - BigInt(options.confirmations) + 1n;
   const rows = await orm.em.fork().find(
     ChainTransfer,
@@ -140,7 +141,7 @@ export async function announcePending(orm: Orm, options: AnnounceOptions): Promi
     },
     { orderBy: { blockNumber: 'asc', logIndex: 'asc', batchIndex: 'asc' } },
   );
-  return announceGroups(orm, options, rows, {
+  return announceGroups(database, options, rows, {
     kind: 'pending',
     plan: (contract, group, key) =>
       pendingEventsPlan({
@@ -158,10 +159,10 @@ export async function announcePending(orm: Orm, options: AnnounceOptions): Promi
 
 /** Removals first, then pending transfers: a replaced transfer reads removed, then pending again. */
 export async function announce(
-  orm: Orm,
+  database: LedgerDatabase,
   options: AnnounceOptions,
 ): Promise<{ removed: number; pending: number }> {
-  const removed = await announceRemoved(orm, options);
-  const pending = await announcePending(orm, options);
+  const removed = await announceRemoved(database, options);
+  const pending = await announcePending(database, options);
   return { removed, pending };
 }

@@ -24,6 +24,7 @@ import {
 } from '../domain/errors.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
 import { parseAddress } from '../domain/ledger/addresses.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import { assertControlsContract } from './control.ts';
 import { startBlock } from './from-block.ts';
 import { createErc20Asset } from './projection.ts';
@@ -98,13 +99,13 @@ async function supportsErc165(rpc: ChainRpc, address: Address): Promise<boolean>
 }
 
 export async function registerContract(
-  orm: Orm,
+  database: LedgerDatabase,
   rpcs: ReadonlyMap<number, ChainRpc>,
   actor: Actor,
   input: RegisterContractInput,
   tokenImage = 'https://localhost/explorer/chain-token.svg',
 ): Promise<RegisteredContract> {
-  const em = orm.em.fork();
+  const em = database.orm.em.fork();
   const collection = await em.findOne(Collection, { id: input.collectionId });
   if (!collection) throw new NotFoundError(`No collection with id ${input.collectionId}.`);
   assertCollectionPowers(
@@ -122,7 +123,7 @@ export async function registerContract(
     );
   }
   try {
-    return await registerOnChain(orm, rpc, actor, input, collection, stored, tokenImage);
+    return await registerOnChain(database, rpc, actor, input, collection, stored, tokenImage);
   } catch (error) {
     if (error instanceof AppError) throw error;
     if (isTimeout(error) || isRangeTooLarge(error) || isRpcFailure(error))
@@ -140,7 +141,7 @@ function isRpcFailure(error: unknown): boolean {
 }
 
 async function registerOnChain(
-  orm: Orm,
+  database: LedgerDatabase,
   rpc: ChainRpc,
   actor: Actor,
   input: RegisterContractInput,
@@ -148,6 +149,7 @@ async function registerOnChain(
   stored: string,
   tokenImage: string,
 ): Promise<RegisteredContract> {
+  const { orm } = database;
   const em = orm.em.fork();
   const address = getAddress(stored);
   const head = await rpc.blockNumber();
@@ -231,7 +233,7 @@ async function registerOnChain(
     throw error;
   }
   // An ERC-20 is one ledger asset, there from registration on (its supply and holdings follow).
-  if (contract.standard === 'erc20') await createErc20Asset(orm, contract, tokenImage);
+  if (contract.standard === 'erc20') await createErc20Asset(database, contract, tokenImage);
   return contractView(contract);
 }
 

@@ -3,8 +3,8 @@
 // start; a node that does not answer yet is checked again by its indexer before it reads anything).
 import type { Config } from '../config/index.ts';
 import { ConfigError } from '../config/index.ts';
-import type { Orm } from '../db/orm.ts';
 import type { Actor } from '../domain/ledger/actor.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { adminResume, adminSuspend, adminUnregister, type ContractRef } from './admin.ts';
 import {
@@ -32,16 +32,18 @@ export interface ChainModule {
 }
 
 export async function createChainModule(deps: {
-  orm: Orm;
+  database: LedgerDatabase;
   config: Config;
   logger: Logger;
   hooks?: IndexerHooks;
 }): Promise<ChainModule> {
-  const { orm, config, logger } = deps;
+  const { database, config, logger } = deps;
+  const { orm } = database;
   // An on-chain token's image until its metadata is fetched (explorer/public/chain-token.svg).
   const tokenImage = `${config.publicUrl}/explorer/chain-token.svg`;
   const indexers = config.chain.chains.map(
-    (endpoint) => new ChainIndexer(orm, endpoint, config.chain, logger, { hooks: deps.hooks, tokenImage }),
+    (endpoint) =>
+      new ChainIndexer(database, endpoint, config.chain, logger, { hooks: deps.hooks, tokenImage }),
   );
   for (const indexer of indexers) {
     try {
@@ -60,7 +62,7 @@ export async function createChainModule(deps: {
   if (config.chain.indexer) for (const indexer of indexers) indexer.start();
   const rpcs = new Map<number, ChainRpc>(indexers.map((indexer) => [indexer.chainId, indexer.rpc]));
   return {
-    register: (actor, input) => registerContract(orm, rpcs, actor, input, tokenImage),
+    register: (actor, input) => registerContract(database, rpcs, actor, input, tokenImage),
     list: (collectionId) => listContracts(orm, collectionId),
     suspend: (actor, ref, reason) => adminSuspend(orm, actor, ref, reason),
     resume: (actor, ref) => adminResume(orm, actor, ref),

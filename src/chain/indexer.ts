@@ -10,6 +10,7 @@ import type { Address, Hex } from 'viem';
 import type { ChainEndpoint, ChainSettings } from '../config/index.ts';
 import { ChainContract, type ChainTransfer } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import type { Logger } from '../observability/logger.ts';
 import { announce } from './announce.ts';
 import {
@@ -104,6 +105,7 @@ export class ChainIndexer {
   private chainIdVerified = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  private readonly database: LedgerDatabase;
   private readonly orm: Orm;
   private readonly endpoint: ChainEndpoint;
   private readonly settings: ChainSettings;
@@ -116,7 +118,7 @@ export class ChainIndexer {
   readonly metadata: MetadataFetcher | null;
 
   constructor(
-    orm: Orm,
+    database: LedgerDatabase,
     endpoint: ChainEndpoint,
     settings: ChainSettings,
     logger: Logger,
@@ -129,7 +131,8 @@ export class ChainIndexer {
       tokenImage?: string;
     } = {},
   ) {
-    this.orm = orm;
+    this.database = database;
+    this.orm = database.orm;
     this.endpoint = endpoint;
     this.settings = settings;
     this.logger = logger;
@@ -139,7 +142,9 @@ export class ChainIndexer {
     this.backfillBudgetMs = options.backfillBudgetMs ?? BACKFILL_BUDGET_MS;
     this.rpc = new ChainRpc(endpoint, settings);
     this.tokenImage = options.tokenImage ?? 'https://localhost/explorer/chain-token.svg';
-    this.metadata = settings.metadata ? new MetadataFetcher(orm, this.rpc, settings.metadata, logger) : null;
+    this.metadata = settings.metadata
+      ? new MetadataFetcher(database, this.rpc, settings.metadata, logger)
+      : null;
   }
 
   get chainId(): number {
@@ -333,7 +338,7 @@ export class ChainIndexer {
       if (confirmed.length > 0) this.hooks.confirmed?.(confirmed);
     }
     // Confirmed transfers into the ledger (also what a crash left between a batch and its cursor).
-    const projection = await projectConfirmed(this.orm, {
+    const projection = await projectConfirmed(this.database, {
       chainId: this.chainId,
       holder: this.holder,
       image: this.tokenImage,
@@ -474,7 +479,7 @@ export class ChainIndexer {
 
   /** Publishes the advisory events of what the chain tables hold unannounced (src/chain/announce.ts). */
   private async announce(head: bigint): Promise<void> {
-    await announce(this.orm, {
+    await announce(this.database, {
       chainId: this.chainId,
       holder: this.holder,
       head,

@@ -21,6 +21,7 @@ import type { ChainMetadataSettings } from '../config/index.ts';
 import { ChainContract } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { applyFetchedMetadata } from '../domain/ledger/asset-updates.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import { GuardedGetError, guardedGet } from '../net/guarded-get.ts';
 import type { Logger } from '../observability/logger.ts';
 import { FairQueue, HostGate } from './metadata-queue.ts';
@@ -167,6 +168,7 @@ export class MetadataFetcher {
   private stopped = false;
   private readonly idle: (() => void)[] = [];
   private readonly timer: NodeJS.Timeout;
+  private readonly database: LedgerDatabase;
   private readonly orm: Orm;
   private readonly rpc: ChainRpc;
   private readonly settings: ChainMetadataSettings;
@@ -174,13 +176,14 @@ export class MetadataFetcher {
   private readonly options: Required<MetadataFetcherOptions>;
 
   constructor(
-    orm: Orm,
+    database: LedgerDatabase,
     rpc: ChainRpc,
     settings: ChainMetadataSettings,
     logger: Logger,
     options: MetadataFetcherOptions = {},
   ) {
-    this.orm = orm;
+    this.database = database;
+    this.orm = database.orm;
     this.rpc = rpc;
     this.settings = settings;
     this.logger = logger;
@@ -373,7 +376,7 @@ export class MetadataFetcher {
         this.logger.info({ assetId, err: outcome.error }, 'chain metadata: fetch failed');
       // Fetched after the projection created the asset (with the placeholder): written into it as a
       // new metadata version, with its assetUpdated event (issue 21's living metadata).
-      if (outcome.kind === 'fetched') await applyFetchedMetadata(this.orm, assetId, outcome.metadata);
+      if (outcome.kind === 'fetched') await applyFetchedMetadata(this.database, assetId, outcome.metadata);
     } finally {
       this.drop(job);
     }

@@ -27,7 +27,7 @@ import {
   netDeltas,
   projectionPlan,
 } from '../domain/ledger/chain-projection.ts';
-import { ledgerStoreOf } from '../domain/ledger/store/index.ts';
+import type { LedgerDatabase } from '../domain/ledger/store/index.ts';
 import type { IdempotencyKey } from '../domain/ledger/store/plan.ts';
 import { holdLease, LeaseLost } from './apply.ts';
 import { movementOf, tokenContract } from './rows.ts';
@@ -91,12 +91,16 @@ async function ensureChainAssets(
  * Creates an ERC-20's ledger asset (at registration): the chain_asset row, then the asset through
  * the store (guarded by `assetAbsent`, so a second call changes nothing).
  */
-export async function createErc20Asset(orm: Orm, contract: ChainContract, image: string): Promise<void> {
+export async function createErc20Asset(
+  { orm, store }: LedgerDatabase,
+  contract: ChainContract,
+  image: string,
+): Promise<void> {
   const token = tokenContract(contract);
   const asset = chainAsset(token, '', { image, owner: null, at: new Date() });
   await ensureChainAssets(orm, contract, [{ assetId: asset.id, tokenId: '', caip19: asset.caip19 }]);
   const { caip19: _, ...row } = asset;
-  await ledgerStoreOf(orm).apply({
+  await store.apply({
     at: row.createdAt,
     guards: [{ kind: 'assetAbsent', assetId: row.id }],
     assets: [row],
@@ -141,7 +145,11 @@ async function currentSums(
  * Projects one batch of `contract`'s confirmed transfers after its cursor. Answers how many
  * transfers the batch held (0: nothing to do).
  */
-async function projectBatch(orm: Orm, contract: ChainContract, options: ProjectionOptions): Promise<number> {
+async function projectBatch(
+  { orm, store }: LedgerDatabase,
+  contract: ChainContract,
+  options: ProjectionOptions,
+): Promise<number> {
   const batch = options.batch ?? PROJECTION_BATCH;
   const cursor = contract.projectedBlock ?? contract.fromBlock - 1;
   const em = orm.em.fork();
@@ -196,7 +204,7 @@ async function projectBatch(orm: Orm, contract: ChainContract, options: Projecti
     image: options.image,
     at: new Date(),
   });
-  const outcome = await ledgerStoreOf(orm).apply(plan);
+  const outcome = await store.apply(plan);
   let projectedTo = upTo;
   if (outcome.outcome === 'replay') {
     // Applied before a crash: move the cursor to where that batch ended.
@@ -242,9 +250,10 @@ async function moveCursor(
  * are left, and the contracts suspended.
  */
 export async function projectConfirmed(
-  orm: Orm,
+  database: LedgerDatabase,
   options: ProjectionOptions & { maxBatches?: number },
 ): Promise<{ projected: number; more: boolean; suspended: { contract: ChainContract; reason: string }[] }> {
+  const { orm } = database;
   const contracts = await orm.em
     .fork()
     .find(ChainContract, { chainId: options.chainId, status: 'active' }, { orderBy: { id: 'asc' } });
@@ -254,7 +263,7 @@ export async function projectConfirmed(
   for (const contract of contracts) {
     try {
       for (let i = 0; i < (options.maxBatches ?? 4); i++) {
-        const count = await projectBatch(orm, contract, options);
+        const count = await projectBatch(database, contract, options);
         projected += count;
         if (count === 0) break;
         if (i === (options.maxBatches ?? 4) - 1) more = true;

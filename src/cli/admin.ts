@@ -28,6 +28,7 @@ import { closeDatabase, migrate, openDatabase } from '../db/orm.ts';
 import { auditDraft, commandOrigin, recordAudit, withAuditOrigin } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createLedger } from '../domain/ledger/index.ts';
+import { ledgerDatabase } from '../domain/ledger/store/index.ts';
 
 const USAGE = `usage:
   npm run admin -- create-user NAME --role ${USER_ROLES.join('|')} [--password-stdin]
@@ -93,7 +94,7 @@ async function run(
   await migrate(orm);
   if (plan.command === 'create-user') {
     const secretBox = createSecretBox(resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl));
-    const ledger = createLedger({ orm, config, secretBox });
+    const ledger = createLedger({ database: ledgerDatabase(orm), config, secretBox });
     const password = given ?? randomBytes(18).toString('base64url');
     const user = await registerUser(orm, { username: plan.name, password }, async (em, created) => {
       await ledger.wallets.createCustodialWallet(em, created.id);

@@ -44,15 +44,3 @@ export class CommitHook {
     });
   }
 }
-
-const hooks = new WeakMap<object, CommitHook>();
-
-/** The commit hook of a database (one per ORM instance: one per app). */
-export function commitHookOf(orm: object): CommitHook {
-  let hook = hooks.get(orm);
-  if (!hook) {
-    hook = new CommitHook();
-    hooks.set(orm, hook);
-  }
-  return hook;
-}

@@ -25,7 +25,6 @@ import { createIdempotency, type IdempotencyKey } from '../../src/domain/ledger/
 import {
   type EventData,
   type LedgerStore,
-  ledgerStoreOf,
   NegativeBalanceError,
   type NewAsset,
   type NewEvent,
@@ -33,7 +32,6 @@ import {
   type Plan,
 } from '../../src/domain/ledger/store/index.ts';
 import { planJson } from '../../src/domain/ledger/store/postgres.ts';
-import { commitHookOf } from '../../src/events/commit-hook.ts';
 import { OUTBOX_LOCK_KEY } from '../../src/events/outbox-lock.ts';
 import { DB_KINDS } from '../helpers/db.ts';
 import {
@@ -69,12 +67,12 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
 
   beforeAll(async () => {
     fx = await openLedger(kind);
-    store = ledgerStoreOf(fx.orm);
+    store = fx.database.store;
     studio = await createUser(fx, 'studio');
     player = await createUser(fx);
     from = player.wallet as StoredAddress;
     await fx.ledger.collections.create(studio, { id: 'conf', name: 'Conformance' });
-    commitHookOf(fx.orm).onInvalidate((keys) => invalidated.push([...keys].sort()));
+    fx.database.commits.onInvalidate((keys) => invalidated.push([...keys].sort()));
   });
 
   afterAll(async () => {

@@ -10,11 +10,14 @@ import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
+import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
 import { migratedDatabase, type TestDatabaseKind } from './db.ts';
 import { FIXTURE_PASSWORD } from './fixture-passwords.ts';
 
 export interface LedgerFixture {
   orm: Orm;
+  /** The ORM with its one ledger store and commit hook, as the app builds it. */
+  database: LedgerDatabase;
   ledger: Ledger;
   close(): Promise<void>;
 }
@@ -22,24 +25,26 @@ export interface LedgerFixture {
 export const TEST_PUBLIC_URL = 'http://localhost:3000';
 
 export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture> {
-  const database = await migratedDatabase(kind);
+  const scratch = await migratedDatabase(kind);
   // The fixtures fire up to 100 writes at once at one row: they queue for the pool's 30 connections
   // behind one row lock, which on a loaded machine can take longer than the production wait for a
   // connection (5 s, whose expiry is a fault tested in test/faults/). These tests are about the
   // ledger's invariants, so they wait as long as it takes.
-  const orm = await openDatabase({ ...database, poolMax: 30, connectTimeoutMs: 60_000 });
+  const orm = await openDatabase({ ...scratch, poolMax: 30, connectTimeoutMs: 60_000 });
   await migrate(orm);
+  const database = ledgerDatabase(orm);
   const ledger = createLedger({
-    orm,
+    database,
     config: { publicUrl: TEST_PUBLIC_URL, idempotencyTtlSeconds: 86_400 },
     secretBox: createSecretBox('ledger-test-secret-0123456789abcdef'),
   });
   return {
     orm,
+    database,
     ledger,
     async close() {
       await closeDatabase(orm);
-      await database.drop();
+      await scratch.drop();
     },
   };
 }

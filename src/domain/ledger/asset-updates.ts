@@ -19,7 +19,7 @@ import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
 import { endListingsOf, listingDecimalsFrom } from './listings.ts';
 import { assetUpdatedEvent } from './outbox.ts';
-import { ledgerStoreOf } from './store/index.ts';
+import type { LedgerDatabase } from './store/index.ts';
 import type { AssetUpdate, LedgerStore, NewMetadataVersion, Plan } from './store/plan.ts';
 import { type AssetFields, type AssetMetadataView, type AssetView, assetView } from './views.ts';
 import { earlierAnswerOr } from './writes.ts';
@@ -181,12 +181,11 @@ function versionPlan(
  * when there is no asset yet (its creation takes the metadata) or nothing changes.
  */
 export async function applyFetchedMetadata(
-  orm: Orm,
+  { orm, store }: LedgerDatabase,
   assetId: string,
   fetched: Record<string, unknown>,
 ): Promise<boolean> {
   const statements = readStatements(orm);
-  const store = ledgerStoreOf(orm);
   const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await readCurrent(statements, assetId);

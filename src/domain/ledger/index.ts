@@ -2,7 +2,6 @@
 // app builds once. Services own the rules and know nothing of HTTP.
 import type { Config } from '../../config/index.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import type { Orm } from '../../db/orm.ts';
 import { type AssetUpdateService, createAssetUpdateService } from './asset-updates.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
@@ -14,7 +13,7 @@ import { createLootBoxService, type LootBoxService } from './loot-boxes.ts';
 import { createMarketService, type MarketService } from './market.ts';
 import { createPriceService, type PriceService } from './prices.ts';
 import { createRecipeService, type RecipeService } from './recipes.ts';
-import { ledgerStoreOf } from './store/index.ts';
+import type { LedgerDatabase } from './store/index.ts';
 import { createStoreService, type StoreService } from './stores.ts';
 import { createTradeService, type TradeService } from './trades.ts';
 import { createTransferService, type TransferService } from './transfers.ts';
@@ -22,7 +21,8 @@ import { createWalletLinkService, type WalletLinkService } from './wallet-links.
 import { createWalletService, type WalletService } from './wallets.ts';
 
 export interface LedgerDependencies {
-  orm: Orm;
+  /** The ORM, and the one ledger store every service writes through. */
+  database: LedgerDatabase;
   config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades' | 'market'>>;
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
@@ -52,14 +52,13 @@ export interface Ledger {
 }
 
 export function createLedger({
-  orm,
+  database: { orm, store },
   config,
   secretBox,
   walletLinkTtlSeconds = 600,
 }: LedgerDependencies): Ledger {
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
-  const store = ledgerStoreOf(orm);
   const legs = createLegWriter(orm, idempotency, store);
   const assets = createAssetService(orm, wallets, idempotency, store);
   return {

@@ -15,7 +15,6 @@ import { ChainIndexer } from '../../../src/chain/indexer.ts';
 import type { ChainSettings } from '../../../src/config/index.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { chainAssetId } from '../../../src/domain/ledger/chain-assets.ts';
-import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import {
   caip,
@@ -84,7 +83,7 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
 
   function indexer(holder: string, confirmations = CONFIRMATIONS): ChainIndexer {
     return new ChainIndexer(
-      orm,
+      t.app.database,
       { chainId: HARDHAT_CHAIN_ID, rpcUrl: node.url, confirmations },
       settings,
       t.app.logger,
@@ -373,7 +372,7 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
     try {
       await drain(chain);
       // A crash after the chain tables' commit, before the events plan: the plan fails once.
-      const store = ledgerStoreOf(orm);
+      const store = t.app.database.store;
       const crash = vi.spyOn(store, 'apply').mockRejectedValueOnce(new Error('crash before the events plan'));
       const snapshot = await node.testClient.snapshot();
       await send(node, ERC20_PRESET, silver, 'mint', [carol, 5n]);
@@ -395,7 +394,7 @@ describe.each(DB_KINDS)('pending and removed on-chain transfer events on %s', (k
       await expect(drain(restarted)).rejects.toThrow('crash before the events plan');
       crashAfter.mockRestore();
       await expect(
-        announcePending(orm, {
+        announcePending(t.app.database, {
           chainId: HARDHAT_CHAIN_ID,
           holder: 'intruder',
           head: await node.publicClient.getBlockNumber(),

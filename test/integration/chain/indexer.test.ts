@@ -114,7 +114,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
 
   async function register(address: Address, standard: 'erc20' | 'erc721' | 'erc1155', fromBlock?: number) {
     const block = fromBlock ?? Number(await node.publicClient.getBlockNumber());
-    return registerContract(fixture.orm, rpcs, studio, {
+    return registerContract(fixture.database, rpcs, studio, {
       collectionId: collection,
       chainId: HARDHAT_CHAIN_ID,
       address,
@@ -208,7 +208,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     });
     expect(
       await problem(
-        registerContract(fixture.orm, rpcs, studio, {
+        registerContract(fixture.database, rpcs, studio, {
           collectionId: collection,
           chainId: 1,
           address: coin,
@@ -228,7 +228,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     ]);
     expect(
       await problem(
-        registerContract(fixture.orm, dead, studio, {
+        registerContract(fixture.database, dead, studio, {
           collectionId: collection,
           chainId: HARDHAT_CHAIN_ID,
           address: coin,
@@ -240,7 +240,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     const player = await createUser(fixture, 'player');
     expect(
       await problem(
-        registerContract(fixture.orm, rpcs, player, {
+        registerContract(fixture.database, rpcs, player, {
           collectionId: collection,
           chainId: HARDHAT_CHAIN_ID,
           address: coin,
@@ -278,7 +278,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     await send(node, ERC1155_PRESET, erc1155, 'safeTransferFrom', [B, A, 2n, 5n, '0x'], 1);
     await send(node, ERC1155_PRESET, erc1155, 'burn', [C, 1n, 4n], 2);
 
-    const indexer = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 4 }), logger);
+    const indexer = new ChainIndexer(fixture.database, endpoint(), settings({ maxBlockRange: 4 }), logger);
     await drain(indexer);
     expect(await holdings(fixture.orm, erc20)).toEqual({ [`${a(1)}:`]: '700', [`${a(2)}:`]: '200' });
     expect(await holdings(fixture.orm, erc721)).toEqual({ [`${a(2)}:1`]: '1' });
@@ -312,7 +312,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     expect(pending.every((t) => BigInt(t.blockNumber) > head - BigInt(CONFIRMATIONS))).toBe(true);
     expect(pending.length).toBeGreaterThan(0);
     const confirmedNow: ChainTransfer[] = [];
-    const hooked = new ChainIndexer(fixture.orm, endpoint(), settings(), logger, {
+    const hooked = new ChainIndexer(fixture.database, endpoint(), settings(), logger, {
       hooks: { confirmed: (rows) => confirmedNow.push(...rows) },
     });
     await indexer.stop();
@@ -334,7 +334,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     await send(node, ERC20_PRESET, erc20, 'mint', [B, 100n]);
     await node.testClient.mine({ blocks: CONFIRMATIONS });
     const removedNow: ChainTransfer[] = [];
-    const indexer = new ChainIndexer(fixture.orm, endpoint(), settings(), logger, {
+    const indexer = new ChainIndexer(fixture.database, endpoint(), settings(), logger, {
       hooks: { removed: (rows) => removedNow.push(...rows) },
     });
     await drain(indexer);
@@ -382,7 +382,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     // One block per request and one request per step (no backfill budget beyond its first range):
     // the first indexer applies a few ranges, then "crashes" (its lease is neither released nor
     // renewed; a second instance takes over once it expires).
-    const first = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 1 }), logger, {
+    const first = new ChainIndexer(fixture.database, endpoint(), settings({ maxBlockRange: 1 }), logger, {
       holder: 'crashed',
       leaseMs: 2000,
       backfillBudgetMs: 0,
@@ -391,7 +391,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     const partial = await transfers(fixture.orm, erc20);
     expect(partial.length).toBeGreaterThan(0);
     expect(partial.length).toBeLessThan(12);
-    const second = new ChainIndexer(fixture.orm, endpoint(), settings({ maxBlockRange: 3 }), logger, {
+    const second = new ChainIndexer(fixture.database, endpoint(), settings({ maxBlockRange: 3 }), logger, {
       holder: 'successor',
       leaseMs: 2000,
     });
@@ -409,8 +409,8 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
 
   it('runs one indexer per deployment: a second instance stands by and takes over when the first stops', async () => {
     await isolated();
-    const one = new ChainIndexer(fixture.orm, endpoint(), settings(), logger, { holder: 'one' });
-    const two = new ChainIndexer(fixture.orm, endpoint(), settings(), logger, { holder: 'two' });
+    const one = new ChainIndexer(fixture.database, endpoint(), settings(), logger, { holder: 'one' });
+    const two = new ChainIndexer(fixture.database, endpoint(), settings(), logger, { holder: 'two' });
     expect(await one.step()).not.toBe('standby');
     expect(await two.step()).toBe('standby');
     expect(two.status().state).toBe('standby');
@@ -444,7 +444,7 @@ describe.each(DB_KINDS)('chain indexer on %s', (kind) => {
     const port = await freePort();
     await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
     const indexer = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       { chainId: HARDHAT_CHAIN_ID, rpcUrl: `http://127.0.0.1:${port}`, confirmations: CONFIRMATIONS },
       settings({ rpcTimeoutMs: 300, pollMs: 20 }),
       logger,

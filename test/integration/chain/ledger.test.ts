@@ -235,7 +235,7 @@ describe.each(DB_KINDS)('on-chain tokens in the ledger on %s', (kind) => {
       const minted = await send(node, ERC20_PRESET, silver, 'mint', [carol, 4n * 10n ** 18n]);
       const holder = 'crash-test';
       const indexer = new ChainIndexer(
-        orm,
+        t2.app.database,
         { chainId: HARDHAT_CHAIN_ID, rpcUrl: node.url, confirmations: 2 },
         { chains: [], rpcRate: 1000, maxBlockRange: 500, pollMs: 20, rpcTimeoutMs: 2000, indexer: true },
         t2.app.logger,
@@ -256,7 +256,7 @@ describe.each(DB_KINDS)('on-chain tokens in the ledger on %s', (kind) => {
       await confirmUpTo(orm, HARDHAT_CHAIN_ID, holder, minted);
       // A projection that dies after the ledger commit, before its cursor moves (it lost the lease).
       await expect(
-        projectConfirmed(orm, {
+        projectConfirmed(t2.app.database, {
           chainId: HARDHAT_CHAIN_ID,
           holder: 'intruder',
           image: 'https://x.test/i.svg',

@@ -193,7 +193,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
       [swords, 'erc721'],
       [items, 'erc1155'],
     ] as const) {
-      await registerContract(fixture.orm, rpcs, studio, {
+      await registerContract(fixture.database, rpcs, studio, {
         collectionId: collection,
         chainId: HARDHAT_CHAIN_ID,
         address,
@@ -207,7 +207,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await send(node, ERC1155_PRESET, items, 'mint', [owner, 7n, 2n, '0x']);
     // Read while unconfirmed (50 confirmations): the fetches start, indexing goes on without them.
     const reader = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       { ...endpoint(), confirmations: 50 },
       settings(metadataSettings()),
       createLogger('silent'),
@@ -216,7 +216,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await reader.metadata?.settled();
     await reader.stop();
     const indexer = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       endpoint(),
       settings(metadataSettings()),
       createLogger('silent'),
@@ -262,7 +262,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
   it('refuses a loopback metadata host unless configured, and indexing goes on', async () => {
     const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
     const swords = await deployErc721(node, 'Closed', 'CLS', `${base}/swords/`);
-    await registerContract(fixture.orm, rpcs, studio, {
+    await registerContract(fixture.database, rpcs, studio, {
       collectionId: collection,
       chainId: HARDHAT_CHAIN_ID,
       address: swords,
@@ -273,7 +273,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await node.testClient.mine({ blocks: 2 });
     const before = hits.get('/swords/0') ?? 0;
     const indexer = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       endpoint(),
       settings(metadataSettings({ allowLoopback: false })),
       createLogger('silent'),
@@ -295,7 +295,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
   it('writes a fetch that ends after the asset exists into it: a new version, an assetUpdated event', async () => {
     const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
     const late = await deployErc721(node, 'Late swords', 'LSW', `${base}/swords/`);
-    await registerContract(fixture.orm, rpcs, studio, {
+    await registerContract(fixture.database, rpcs, studio, {
       collectionId: collection,
       chainId: HARDHAT_CHAIN_ID,
       address: late,
@@ -305,7 +305,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await send(node, ERC721_PRESET, late, 'mint', [node.address(7)]);
     // Indexed and projected with no fetcher: the asset is created with the placeholder.
     const indexer = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       { ...endpoint(), confirmations: 0 },
       { ...settings(metadataSettings()), metadata: undefined },
       createLogger('silent'),
@@ -322,7 +322,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
       await indexer.stop();
     }
     const fetcher = new MetadataFetcher(
-      fixture.orm,
+      fixture.database,
       rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc,
       metadataSettings(),
       createLogger('silent'),
@@ -352,7 +352,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     const escaping = await deployErc1155(node, 'ipfs://QmGame/../../api/v0/config');
     const plain = await deployErc1155(node, 'ipfs://QmGame/items/1.json');
     for (const address of [escaping, plain]) {
-      await registerContract(fixture.orm, rpcs, studio, {
+      await registerContract(fixture.database, rpcs, studio, {
         collectionId: collection,
         chainId: HARDHAT_CHAIN_ID,
         address,
@@ -363,7 +363,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await send(node, ERC1155_PRESET, escaping, 'mint', [node.address(6), 1n, 1n, '0x']);
     await send(node, ERC1155_PRESET, plain, 'mint', [node.address(6), 1n, 1n, '0x']);
     const indexer = new ChainIndexer(
-      fixture.orm,
+      fixture.database,
       { ...endpoint(), confirmations: 50 },
       settings(metadataSettings({ ipfsGateway: base })),
       createLogger('silent'),
@@ -429,7 +429,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
       [slow, 'erc1155'],
       [quick, 'erc721'],
     ] as const) {
-      await registerContract(fixture.orm, rpcs, studio, {
+      await registerContract(fixture.database, rpcs, studio, {
         collectionId: collection,
         chainId: HARDHAT_CHAIN_ID,
         address,
@@ -442,7 +442,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await send(node, ERC721_PRESET, quick, 'mint', [node.address(5)]);
     const [slowId, quickId] = [await contractId(slow), await contractId(quick)];
     const fetcher = new MetadataFetcher(
-      fixture.orm,
+      fixture.database,
       rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc,
       metadataSettings({ timeoutMs: 1000 }),
       createLogger('silent'),
@@ -477,7 +477,7 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
   it('30.8: nothing is dropped: tokens over the memory limit and those a stopped fetcher held are fetched by the next', async () => {
     const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
     const many = await deployErc1155(node, `${base}/many/{id}.json`);
-    await registerContract(fixture.orm, rpcs, studio, {
+    await registerContract(fixture.database, rpcs, studio, {
       collectionId: collection,
       chainId: HARDHAT_CHAIN_ID,
       address: many,
@@ -488,13 +488,13 @@ describe.each(DB_KINDS)('chain metadata fetcher on %s', (kind) => {
     await send(node, ERC1155_PRESET, many, 'mintBatch', [node.address(5), ids, ids.map(() => 1n), '0x']);
     const id = await contractId(many);
     const rpc = rpcs.get(HARDHAT_CHAIN_ID) as ChainRpc;
-    const first = new MetadataFetcher(fixture.orm, rpc, metadataSettings(), createLogger('silent'), {
+    const first = new MetadataFetcher(fixture.database, rpc, metadataSettings(), createLogger('silent'), {
       memoryLimit: 3,
       sweepMs: 60_000,
     });
     first.enqueue(ids.map((token) => ({ contractId: id, tokenId: String(token) })));
     await first.stop(); // a shutdown (or crash) with tokens queued
-    const second = new MetadataFetcher(fixture.orm, rpc, metadataSettings(), createLogger('silent'), {
+    const second = new MetadataFetcher(fixture.database, rpc, metadataSettings(), createLogger('silent'), {
       sweepMs: 100,
     });
     try {

@@ -18,7 +18,6 @@ import { createExpiryService } from '../../../src/domain/ledger/expiries.ts';
 import { createIdempotency } from '../../../src/domain/ledger/idempotency.ts';
 import { createLedger } from '../../../src/domain/ledger/index.ts';
 import { createLegWriter } from '../../../src/domain/ledger/leg-writer.ts';
-import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
 import type { LedgerStore, Plan } from '../../../src/domain/ledger/store/plan.ts';
 import { createWalletService } from '../../../src/domain/ledger/wallets.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -315,7 +314,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
     await endNow(ids);
     // One batch of 2, then the process "stops": the next pass takes the other 3.
     const ledger = createLedger({
-      orm: orm(),
+      database: t.app.database,
       config: { publicUrl: TEST_PUBLIC_URL, idempotencyTtlSeconds: 86_400 },
       secretBox: createSecretBox('expiry-test-secret-0123456789abcdef'),
     });
@@ -329,7 +328,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
   function sweeperOver(store: LedgerStore, perPlan?: number) {
     const idempotency = createIdempotency(orm(), 60);
     const secretBox = createSecretBox('expiry-test-secret-0123456789abcdef');
-    const real = ledgerStoreOf(orm());
+    const real = t.app.database.store;
     const assets = createAssetService(orm(), createWalletService(orm(), secretBox), idempotency, real);
     return createExpiryService(
       orm(),
@@ -342,7 +341,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
   }
   /** A store that runs `before` once, right before the first plan it is given (between read and plan). */
   function storeRunningFirst(before: () => Promise<unknown>): LedgerStore & { plans: number } {
-    const real = ledgerStoreOf(orm());
+    const real = t.app.database.store;
     const store = {
       plans: 0,
       async apply(plan: Plan) {
@@ -358,7 +357,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
     await endNow(ids);
     // The sweep's service over a store that dies: the 2nd plan (2 items) commits and its answer is
     // lost, every later plan is never sent (as a process killed at that moment).
-    const real = ledgerStoreOf(orm());
+    const real = t.app.database.store;
     let plans = 0;
     const sent: Promise<unknown>[] = [];
     const dying: LedgerStore = {
@@ -409,7 +408,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
     await orm()
       .em.fork()
       .nativeUpdate(Asset, { id: ids[2] }, { expiresAt: new Date(Date.now() - 5000) });
-    const other = sweeperOver(ledgerStoreOf(orm()), 1);
+    const other = sweeperOver(t.app.database.store, 1);
     let otherExpired = 0;
     const store = storeRunningFirst(async () => {
       otherExpired = await other.expireDue(new Date(), 1);
@@ -428,7 +427,7 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
     await endNow([kept, moved, burnt]);
     // Between the read and the plan: one NFT moves to bob and another is burnt by plans without
     // guards (as the chain projection applies an on-chain transfer as seen).
-    const real = ledgerStoreOf(orm());
+    const real = t.app.database.store;
     const moveTo = async (assetId: string, to: string) => {
       const at = new Date();
       const outcome = await real.apply({

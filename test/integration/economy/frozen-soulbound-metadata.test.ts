@@ -411,7 +411,7 @@ describe.each(DB_KINDS)('soulbound, frozen, burn policies and living metadata on
     });
 
     it('late metadata (the chain fetcher): a new version by the service, with its event', async () => {
-      const orm = t.app.orm as unknown as Orm;
+      const _orm = t.app.orm as unknown as Orm;
       const late = await mintTo('living', alice);
       const before = await lastEventId();
       const fetched = {
@@ -420,9 +420,11 @@ describe.each(DB_KINDS)('soulbound, frozen, burn policies and living metadata on
         attributes: [{ trait_type: 'level', value: 7 }],
         creator: 'chain',
       };
-      expect(await applyFetchedMetadata(orm, late, fetched)).toBe(true);
-      expect(await applyFetchedMetadata(orm, late, fetched)).toBe(false); // nothing changes
-      expect(await applyFetchedMetadata(orm, 'nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ', fetched)).toBe(false);
+      expect(await applyFetchedMetadata(t.app.database, late, fetched)).toBe(true);
+      expect(await applyFetchedMetadata(t.app.database, late, fetched)).toBe(false); // nothing changes
+      expect(await applyFetchedMetadata(t.app.database, 'nft_01JD3Z6W8Q5N2M7K4R9T1V0XYZ', fetched)).toBe(
+        false,
+      );
       const updated = await asset(late);
       expect(updated).toMatchObject({ name: 'Sword of Dusk', metadataVersion: 1 });
       expect(updated.metadata).toEqual({

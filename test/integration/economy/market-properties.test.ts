@@ -21,7 +21,6 @@ import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { createIdempotency } from '../../../src/domain/ledger/idempotency.ts';
 import { createLegWriter } from '../../../src/domain/ledger/leg-writer.ts';
 import { createMarketService, type MarketService } from '../../../src/domain/ledger/market.ts';
-import { ledgerStoreOf } from '../../../src/domain/ledger/store/index.ts';
 import type { LedgerStore } from '../../../src/domain/ledger/store/plan.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import { expectLedgerHistoryHolds } from '../../helpers/economy-invariants.ts';
@@ -66,7 +65,7 @@ describe.each(DB_KINDS)('marketplace invariants on %s', (kind) => {
     studio = await createUser(fx, 'studio');
     await fx.ledger.collections.create(studio, { id: 'bazaar', name: 'Bazaar' });
     const idempotency = createIdempotency(fx.orm, 600);
-    const store = ledgerStoreOf(fx.orm);
+    const store = fx.database.store;
     market = createMarketService(fx.orm, idempotency, store, createLegWriter(fx.orm, idempotency, store), {
       feeBps: 250,
       feeWallet: FEE_WALLET,
@@ -424,7 +423,7 @@ describe.each(DB_KINDS)('marketplace invariants on %s', (kind) => {
   it('a metadata change committing while a trait offer is accepted: the version guard refuses the plan, the item is read again', async () => {
     // The store between the acceptance's read of the item and its plan: `between` runs there once
     // (a metadata update committing), then the plan applies as it was decided.
-    const store = ledgerStoreOf(fx.orm);
+    const store = fx.database.store;
     let between: (() => Promise<unknown>) | undefined;
     const outcomes: string[] = [];
     const racing: LedgerStore = {

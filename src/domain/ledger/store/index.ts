@@ -1,24 +1,33 @@
-// The ledger store of a database: one per ORM (one per app), so that every ledger write of the
-// process shares it (on SQLite, one group-commit writer for transfers, mints and the rest).
+// The ledger's database: the ORM, the one ledger store over it and the commit hook the store
+// announces its commits on. Built once per app at start-up (src/app.ts) and passed to what writes the
+// ledger, so that every ledger write of the process shares one store (on SQLite, one group-commit
+// writer for transfers, mints and the rest) and one hook.
 import type { Orm } from '../../../db/orm.ts';
 import { databaseKindOf } from '../../../db/platform.ts';
+import { CommitHook } from '../../../events/commit-hook.ts';
 import type { LedgerStore } from './plan.ts';
 import { createPostgresLedgerStore } from './postgres.ts';
 import { createSqliteLedgerStore } from './sqlite.ts';
 
-const stores = new WeakMap<Orm, LedgerStore>();
+export interface LedgerDatabase {
+  readonly orm: Orm;
+  /** The one ledger store of this database in this process. */
+  readonly store: LedgerStore;
+  /** Where the store announces what each of its transactions committed (src/after-commit.ts listens). */
+  readonly commits: CommitHook;
+}
+
+/** The ledger's database over an open ORM: one per app (a second would be a second writer). */
+export function ledgerDatabase(orm: Orm): LedgerDatabase {
+  const commits = new CommitHook();
+  return { orm, commits, store: createLedgerStore(orm, commits) };
+}
 
 /** The only place the ledger looks at the database kind: to pick its store. */
-export function ledgerStoreOf(orm: Orm): LedgerStore {
-  let store = stores.get(orm);
-  if (!store) {
-    store =
-      databaseKindOf(orm.em.getPlatform()) === 'postgresql'
-        ? createPostgresLedgerStore(orm)
-        : createSqliteLedgerStore(orm);
-    stores.set(orm, store);
-  }
-  return store;
+function createLedgerStore(orm: Orm, commits: CommitHook): LedgerStore {
+  return databaseKindOf(orm.em.getPlatform()) === 'postgresql'
+    ? createPostgresLedgerStore(orm, commits)
+    : createSqliteLedgerStore(orm, commits);
 }
 
 export * from './plan.ts';

@@ -10,7 +10,7 @@ import type { Orm } from '../../../db/orm.ts';
 import type { Row } from '../../../db/read-statements.ts';
 import { isTransient, retrying } from '../../../db/transactions.ts';
 import { pgStatements } from '../../../db/write-statements.ts';
-import { commitHookOf } from '../../../events/commit-hook.ts';
+import type { CommitHook } from '../../../events/commit-hook.ts';
 import { OUTBOX_LOCK_KEY } from '../../../events/outbox-lock.ts';
 import {
   type Guard,
@@ -428,9 +428,8 @@ export function planJson(plan: Plan): string {
   return JSON.stringify(p);
 }
 
-export function createPostgresLedgerStore(orm: Orm): LedgerStore {
+export function createPostgresLedgerStore(orm: Orm, hook: CommitHook): LedgerStore {
   const statements = pgStatements(orm);
-  const hook = commitHookOf(orm);
   return {
     async apply(plan) {
       const argument = planJson(plan);

@@ -12,7 +12,7 @@ import { sqliteSequence } from '../../../db/sequences.ts';
 import { Uint256Type } from '../../../db/types/uint256.ts';
 import { sqliteWriter } from '../../../db/write-statements.ts';
 import type { Change } from '../../../events/change-keys.ts';
-import { commitHookOf } from '../../../events/commit-hook.ts';
+import type { CommitHook } from '../../../events/commit-hook.ts';
 import { chainDrafts, RESERVE_AUDIT_SEQS, SET_AUDIT_TIP } from '../../audit.ts';
 import { amountOf } from '../asset-rows.ts';
 import {
@@ -154,12 +154,11 @@ function epochMs(value: unknown): number {
   return typeof value === 'number' ? value : new Date(String(value)).getTime();
 }
 
-export function createSqliteLedgerStore(orm: Orm): LedgerStore {
+export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore {
   const platform = orm.em.getPlatform();
   const uint256 = new Uint256Type();
   const amount = (value: bigint | null) =>
     value === null ? null : uint256.convertToDatabaseValue(value, platform);
-  const hook = commitHookOf(orm);
 
   const prepared = sqliteWriter<Change>(orm, (changes) => hook.committed(changes)).then((writer) => {
     const s = Object.fromEntries(
