@@ -458,6 +458,8 @@ describe.each(DB_KINDS)('auctions on %s', (kind) => {
       } finally {
         await restarted.close();
       }
-    });
+      // Three apps start in this test (two instances, then a restart): more than the suite's 30 s
+      // on a loaded machine (it timed out once at load 13).
+    }, 90_000);
   }
 });
