@@ -27,6 +27,16 @@ function amounts(list: readonly { assetId: string; amount: string }[]): string {
   return list.map((item) => `${item.amount} ${item.assetId}`).join(' + ');
 }
 
+/** A price: its currency amounts and its items by template ("3 × Iron Ore"); "Free" when empty. */
+function priceText(price: readonly Schemas['StorePrice'][]): string {
+  if (price.length === 0) return 'Free';
+  return price
+    .map((item) =>
+      'nft' in item ? `${item.nft.quantity} × ${item.nft.name}` : `${item.amount} ${item.assetId}`,
+    )
+    .join(' + ');
+}
+
 /** "1 h", "2 days", "45 min": a rental's length or the time left. */
 export function duration(seconds: number): string {
   if (seconds < 3600) return `${Math.max(1, Math.round(seconds / 60))} min`;
@@ -65,7 +75,7 @@ function windowText(offer: Offer, now: number): string | null {
 function terms(offer: Offer): HTMLElement {
   const now = Date.now();
   const rows: [string, string][] = [
-    ['Price', offer.price.length > 0 ? amounts(offer.price) : 'Free'],
+    ['Price', priceText(offer.price)],
     ['You get', offer.grants.map(describeGrant).join(' + ')],
   ];
   const limits: string[] = [];
@@ -307,7 +317,7 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
               h(
                 'p',
                 {},
-                `Nothing was bought. It now costs ${offer.price.length > 0 ? amounts(offer.price) : 'nothing'} for ${offer.grants.map(describeGrant).join(' + ')} (version ${offer.version}). Press Buy again to accept the new terms.`,
+                `Nothing was bought. It now costs ${offer.price.length > 0 ? priceText(offer.price) : 'nothing'} for ${offer.grants.map(describeGrant).join(' + ')} (version ${offer.version}). Press Buy again to accept the new terms.`,
               ),
             ),
           );
