@@ -534,7 +534,8 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
           wallet: input.wallet,
           version: input.version,
           quantity: input.quantity ?? 1,
-          items: input.items ?? [],
+          // Only when named: a purchase without items hashes as it did before item prices existed.
+          ...(input.items?.length && { items: input.items }),
         },
       });
       return settle(actor, id, input, key, false);
