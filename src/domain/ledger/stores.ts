@@ -1,8 +1,9 @@
 // Stores (issue 36): a collection's studio publishes offers (a price in currencies, paid to a wallet
-// of the studio, and in items by template, burned from the buyer's wallet: ./store-items.ts; for grants minted to the buyer: currency amounts and NFT templates, a bundle when
-// there are several), with optional limits (units per wallet, units in all) and a window. An offer
-// is configuration (a row, like a recipe); every change makes a new version, and a purchase names
-// the version it accepted.
+// of the studio, and in items by template, burned from the buyer's wallet: ./store-items.ts; for
+// grants minted to the buyer: currency amounts and NFT templates, a bundle when there are several),
+// with optional limits (units per wallet, units in all) and a window. An offer is configuration (a
+// row, like a recipe); every change makes a new version, and a purchase names the version it
+// accepted.
 //
 // A purchase is ONE ledger plan through the one ledger store:
 //   guards: the offer still available at the version (`offerAvailable`: active, inside its window,
@@ -10,10 +11,10 @@
 //           the offer row, so of two buyers racing for the last unit exactly one wins), the buyer
 //           controls its wallet and holds the price, each paid item still its and burnable (the
 //           leg writer's guards), each granted currency's supply within its max;
-//   rows:   the payments from the buyer to `payTo` and the burns of the paid items (legs), the grants minted to the buyer (as
-//           mints are: ./assets.ts), the units counted (`offerSales`), the purchase row, the events
-//           (`newTransfer`s, `newNFT`s, `storePurchase`), all under one `op_` id and one
-//           idempotency record.
+//   rows:   the payments from the buyer to `payTo` and the burns of the paid items (legs), the
+//           grants minted to the buyer (as mints are: ./assets.ts), the units counted
+//           (`offerSales`), the purchase row, the events (`newTransfer`s, `newNFT`s,
+//           `storePurchase`), all under one `op_` id and one idempotency record.
 // The grants are minted with the powers the offer's creator has at the purchase (a demoted studio
 // sells nothing more: src/domain/authorization.ts, `assertCreatorMayGrant`).
 
