@@ -2001,9 +2001,9 @@ export interface paths {
         put?: never;
         /**
          * Buy a store offer
-         * @description Buys `quantity` (default 1) units of the offer at `version` (the version whose terms the buyer accepted) with `wallet`, a wallet the caller controls, as ONE ledger operation: `wallet` pays the version's price times `quantity` to the offer's `payTo` wallet, and the version's grants times `quantity` are minted to `wallet` (currency amounts within their `maxSupply`, new NFTs from the templates), with the powers the offer's creator has now (a creator demoted since can no longer sell). Everything is checked inside the transaction, which locks the offer: the offer still active, at `version` and inside its window, the units sold plus `quantity` within `totalLimit`, the wallet's units plus `quantity` within `perWalletLimit` (of two buyers racing for the last unit, exactly one wins; the other gets 409 `/problems/offer-limit-reached`), the buyer's balances. All or nothing, under one `op_` id carried by every event (the `newTransfer`s, the `newNFT`s, then `storePurchase`). One `Idempotency-Key` covers the purchase: a retry answers the same purchase.
+         * @description Buys `quantity` (default 1) units of the offer at `version` (the version whose terms the buyer accepted) with `wallet`, a wallet the caller controls, as ONE ledger operation: `wallet` pays the version's currency prices times `quantity` to the offer's `payTo` wallet, the NFTs named in `items` pay its item prices (each item price's `quantity` times `quantity` NFTs of the offer's collection with the price's name, held by `wallet`) and are burned, and the version's grants times `quantity` are minted to `wallet` (currency amounts within their `maxSupply`, new NFTs from the templates), with the powers the offer's creator has now (a creator demoted since can no longer sell). Everything is checked inside the transaction, which locks the offer: the offer still active, at `version` and inside its window, the units sold plus `quantity` within `totalLimit`, the wallet's units plus `quantity` within `perWalletLimit` (of two buyers racing for the last unit, exactly one wins; the other gets 409 `/problems/offer-limit-reached`), the buyer's balances, and each paid NFT still held by `wallet` and free to burn (not frozen, lent or expired; of two purchases racing to pay with the same NFT, exactly one wins). All or nothing, under one `op_` id carried by every event (the `newTransfer`s, the burns' among them, the `newNFT`s, then `storePurchase`, whose `paid` names the burned NFTs). One `Idempotency-Key` covers the purchase: a retry answers the same purchase.
          *
-         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or the offer's creator may no longer mint into its collection; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer has this id; 409 `/problems/offer-not-available` when the offer is closed, not yet started or ended; 409 `/problems/offer-version-changed` when the offer is no longer at `version` (read it again); 409 `/problems/offer-limit-reached` when `quantity` more units would pass `totalLimit` or the wallet's `perWalletLimit`; 409 `/problems/insufficient-balance` when `wallet` holds less than the price; 409 `/problems/asset-frozen` when a price currency is frozen; 409 `/problems/max-supply-exceeded` when a granted currency would pass its maximum supply; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-address-checksum` for a mixed-case `wallet` with a wrong checksum; 400 `/problems/validation-failed` for a malformed `offer_id` or body; 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `transfers:write`, or the offer's creator may no longer mint into its collection; 403 `/problems/wallet-not-controlled` when the caller does not control `wallet`; 404 `/problems/not-found` when no offer has this id; 409 `/problems/offer-not-available` when the offer is closed, not yet started or ended; 409 `/problems/offer-version-changed` when the offer is no longer at `version` (read it again); 409 `/problems/offer-limit-reached` when `quantity` more units would pass `totalLimit` or the wallet's `perWalletLimit`; 409 `/problems/insufficient-balance` when `wallet` holds less than the price or does not own a named item; 409 `/problems/asset-frozen` when a price currency or a named item is frozen; 409 `/problems/item-lent`, `/problems/item-expired` when a named item is lent or past its end time; 409 `/problems/item-listed` when a named item is listed on the market; 422 `/problems/store-items-mismatch` when `items` do not match the item prices (count, template, collection, a burned NFT); 409 `/problems/asset-on-chain` when a named item is an on-chain token; 404 `/problems/not-found` when a named item does not exist; 409 `/problems/max-supply-exceeded` when a granted currency would pass its maximum supply; 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used for another request; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["purchaseStoreOffer"];
         delete?: never;
@@ -5942,13 +5942,20 @@ export interface components {
         StoreOfferId: string;
         /**
          * StorePrice
-         * @description One currency amount of a store offer's price, paid from the buying wallet to the offer's `payTo` wallet.
+         * @description One part of a store offer's price, for each unit bought: an amount of a currency (`assetId`, `amount`), paid from the buying wallet to the offer's `payTo` wallet, or items by template (`nft`: `quantity` NFTs of the offer's collection named `name`), which the buyer names in the purchase request's `items` and which are burned from the buying wallet, as a craft burns its inputs (not paid to `payTo`; docs/architecture/stores-and-rewards.md says why).
          */
         StorePrice: {
             /** @description A ledger currency (any collection's; not an on-chain token). */
             assetId: components["schemas"]["AssetId"];
             /** @description A positive amount with at most the currency's `decimals` fractional digits. */
             amount: components["schemas"]["Amount"];
+        } | {
+            nft: {
+                /** @description The template: the name each paid NFT must have (exactly); the NFT must be of the offer's collection. */
+                name: string;
+                /** @description How many such NFTs one unit costs (an offer's item prices add up to at most 20 NFTs a unit). */
+                quantity: number;
+            };
         };
         /**
          * StoreGrant
@@ -5972,7 +5979,7 @@ export interface components {
         };
         /**
          * StoreOffer
-         * @description An offer of a collection's store: what a buyer pays (`price`: one or more currency amounts, to `payTo`) and what it gets (`grants`: currency amounts and NFT templates, minted to the buying wallet; a bundle when there are several), with optional limits (`perWalletLimit` units per wallet, `totalLimit` units in all) and an optional window (`startsAt`, `endsAt`). Every change of the offer makes a new `version`; a purchase names the version it accepted and is refused (409 `/problems/offer-version-changed`) when the offer changed meanwhile, so a buyer never pays terms it did not see. `sold` counts the units sold; `walletBought` (only when the request names a `wallet`) the units that wallet bought.
+         * @description An offer of a collection's store: what a buyer pays (`price`: currency amounts, paid to `payTo`, and items by template, NFTs of the collection burned from the buyer's wallet) and what it gets (`grants`: currency amounts and NFT templates, minted to the buying wallet; a bundle when there are several), with optional limits (`perWalletLimit` units per wallet, `totalLimit` units in all) and an optional window (`startsAt`, `endsAt`). Every change of the offer makes a new `version`; a purchase names the version it accepted and is refused (409 `/problems/offer-version-changed`) when the offer changed meanwhile, so a buyer never pays terms it did not see. `sold` counts the units sold; `walletBought` (only when the request names a `wallet`) the units that wallet bought.
          */
         StoreOffer: {
             id: components["schemas"]["StoreOfferId"];
@@ -6008,7 +6015,7 @@ export interface components {
         };
         /**
          * CreateStoreOfferRequest
-         * @description A store offer of the collection: 1 to 10 currency amounts paid to `payTo` (a wallet the caller controls), 1 to 10 grants minted to the buyer, optional limits and window.
+         * @description A store offer of the collection: a price of 1 to 10 parts, each a currency amount paid to `payTo` (a wallet the caller controls) or items by template (NFTs of the collection named `name`, `quantity` a unit, at most 20 a unit in all, burned from the buyer's wallet; each template once), 1 to 10 grants minted to the buyer, optional limits and window.
          * @example {
          *       "name": "Starter bundle",
          *       "price": [
@@ -6076,10 +6083,19 @@ export interface components {
         };
         /**
          * PurchaseStoreOfferRequest
-         * @description Buys `quantity` (default 1) units of the offer's `version` with `wallet`, a wallet the caller controls.
+         * @description Buys `quantity` (default 1) units of the offer's `version` with `wallet`, a wallet the caller controls; `items` names the NFTs that pay the offer's item prices.
          * @example {
          *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
          *       "version": 2
+         *     }
+         * @example {
+         *       "wallet": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "version": 1,
+         *       "items": [
+         *         "nft_01JD4A3D4E5F6G7H8J9K0M1N2A",
+         *         "nft_01JD4A3D4E5F6G7H8J9K0M1N2B",
+         *         "nft_01JD4A3D4E5F6G7H8J9K0M1N2C"
+         *       ]
          *     }
          */
         PurchaseStoreOfferRequest: {
@@ -6088,6 +6104,8 @@ export interface components {
             version: number;
             /** @default 1 */
             quantity: number;
+            /** @description The NFTs that pay the offer's item prices (`nft` entries of its `price`), each exactly once: for each item price, `quantity` (the price's) times `quantity` (the purchase's) NFTs of the offer's collection with the price's name, held by `wallet` and free to burn (not frozen, lent, expired or listed on the market). They are burned in the purchase. Absent or empty when the price has no items. The service never picks items itself. */
+            items?: components["schemas"]["AssetId"][];
         };
         /**
          * StoreAmount
@@ -6103,7 +6121,7 @@ export interface components {
         };
         /**
          * StorePurchase
-         * @description A settled store purchase, one operation (`id`, its `op_` id): `wallet` bought `quantity` times version `version` of the offer `offerId`, paid `paid` (the version's price times `quantity`) to `payTo`, and received `granted` (the version's grants times `quantity`: currency amounts, and one entry per minted NFT with its new id).
+         * @description A settled store purchase, one operation (`id`, its `op_` id): `wallet` bought `quantity` times version `version` of the offer `offerId`, paid `paid` (the version's price times `quantity`: currency amounts paid to `payTo`, then one entry per NFT burned for an item price, with its id, in the order the request's `items` named them), and received `granted` (the version's grants times `quantity`: currency amounts, and one entry per minted NFT with its new id).
          * @example {
          *       "id": "op_01JD4A3D4E5F6G7H8J9K0M1N2P",
          *       "offerId": "sof_01JD4A1B2C3D4E5F6G7H8J9K0M",
@@ -6145,7 +6163,7 @@ export interface components {
         };
         /**
          * StorePurchaseResult
-         * @description A settled store purchase, one operation (`id`): the purchase, the transfers (the buyer's payments to `payTo`, then the currency grants minted to the buyer), each with its `newTransfer` event, and the NFTs minted to the buyer, each with its `newNFT` event, then the `storePurchase` event, all under `id`.
+         * @description A settled store purchase, one operation (`id`): the purchase, the transfers (the buyer's currency payments to `payTo`, the burns of the NFTs paid for item prices (to the zero address), then the currency grants minted to the buyer), each with its `newTransfer` event, and the NFTs minted to the buyer, each with its `newNFT` event, then the `storePurchase` event, all under `id`.
          */
         StorePurchaseResult: {
             id: components["schemas"]["OperationId"];
@@ -7033,7 +7051,7 @@ export interface components {
         };
         /**
          * StorePurchaseEvent
-         * @description A store offer was bought: `data` is the purchase (the offer version, what was paid and what was granted). The moves are the `newTransfer` and `newNFT` events of the same `operationId`, right before it.
+         * @description A store offer was bought: `data` is the purchase (the offer version, what was paid and what was granted; `paid` names each NFT burned for an item price). The moves are the `newTransfer` and `newNFT` events of the same `operationId`, right before it.
          */
         StorePurchaseEvent: {
             id: components["schemas"]["EventId"];

@@ -3,8 +3,10 @@
 // the contract; script errors and CSP violations fail). The studio sets the store up through the
 // API; alice buys an offer (a double click buys once), meets changed terms (409
 // offer-version-changed shown with the new price), redeems a claim code, opens a loot box after
-// reading its odds and checks the draw in her browser once its seed is revealed, and sees a loan's
-// end time on its card and its page. At 390 px the store scrolls only vertically.
+// reading its odds and checks the draw in her browser once its seed is revealed, pays an offer with
+// items she ticks (too few ticked is caught on the page; the ores paid are burned), watches an
+// offer's units left follow another buyer's purchase live, and sees a loan's end time on its card
+// and its page. At 390 px the store scrolls only vertically.
 // Screenshots go to test-results/store/.
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -37,6 +39,10 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
   let bundle = '';
   let potion = '';
   let loaner = '';
+  let smith = '';
+  let elixir = '';
+  let ores: string[] = [];
+  let bob: ApiSession;
 
   const api = <T = any>(method: string, urlPath: string, body?: unknown, headers?: Record<string, string>) =>
     harness.api<T>(method, urlPath, body, headers);
@@ -47,7 +53,11 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
 
   beforeAll(async () => {
     harness = await startExplorerHarness();
-    [alice, studio] = await Promise.all([harness.session('alice'), harness.session('studio')]);
+    [alice, studio, bob] = await Promise.all([
+      harness.session('alice'),
+      harness.session('studio'),
+      harness.session('bob'),
+    ]);
     const offer = (name: string, price: string, grants: unknown[], extra: object = {}) =>
       asStudio('POST', `/api/v1/collections/${COLLECTION}/store-offers`, {
         name,
@@ -88,6 +98,21 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
         maxRedemptions: 100,
       }),
     ]);
+    // Three Iron Ore for alice, an offer priced in gold and 3 Iron Ore, one with 5 units in all.
+    const minted = await asStudio('POST', `/api/v1/collections/${COLLECTION}/mint/batch`, {
+      items: Array.from({ length: 3 }, () => ({
+        to: alice.wallet,
+        nft: { name: 'Iron Ore', metadata: METADATA },
+      })),
+    });
+    ores = minted.nfts.map((nft: { id: string }) => nft.id);
+    smith = await asStudio('POST', `/api/v1/collections/${COLLECTION}/store-offers`, {
+      name: 'Steel Sword',
+      price: [{ assetId: 'gold', amount: '5' }, { nft: { name: 'Iron Ore', quantity: 3 } }],
+      grants: [{ nft: { name: 'Steel Sword', metadata: METADATA } }],
+      payTo: studio.wallet,
+    }).then((created) => created.id as string);
+    elixir = await offer('Elixir', '1', [{ assetId: 'gems', amount: '1' }], { totalLimit: 5 });
     // A loan of two hours from the studio to alice.
     const sword = await asStudio('POST', '/api/v1/nft/create', {
       name: 'Loaner Sword',
@@ -171,6 +196,41 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
     await dialog.getByRole('button', { name: 'Close' }).click();
     // One box bought, one opened: none left.
     await expect.poll(() => box.textContent()).toContain('You hold none.');
+  });
+
+  it('pays with the items ticked; too few ticked is caught before anything is sent', async () => {
+    const card = page.locator(`[data-offer-id="${smith}"]`);
+    await expect.poll(() => card.textContent()).toContain('5 gold + 3 × Iron Ore');
+    const boxes = card.locator('input[name="pay-item"]');
+    await expect.poll(() => boxes.count()).toBe(3);
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    await card.getByRole('button', { name: 'Buy' }).click();
+    await expect
+      .poll(() => card.getByRole('alert').textContent())
+      .toContain('Tick 3 × Iron Ore to pay (2 ticked)');
+    await boxes.nth(2).check();
+    await screenshot(page, SHOTS, 'pay-with-items');
+    await card.getByRole('button', { name: 'Buy' }).click();
+    await expect.poll(() => card.getByTestId('receipt').textContent()).toContain('Bought 1 × Steel Sword');
+    for (const id of ores)
+      expect((await api('GET', `/assets/${id}`, undefined, alice.headers)).burned).toBe(true);
+    // The ores paid leave the picker.
+    await expect.poll(() => boxes.count()).toBe(0);
+    expect(await card.getByTestId('pay-items').textContent()).toContain('you hold 0');
+  });
+
+  it('follows another buyer’s purchase live: the units left go down without a reload', async () => {
+    const card = page.locator(`[data-offer-id="${elixir}"]`);
+    await expect.poll(() => card.textContent()).toContain('5 of 5 left');
+    const bought = await api(
+      'POST',
+      `/api/v1/store-offers/${elixir}/purchase`,
+      { wallet: bob.wallet, version: 1, quantity: 2 },
+      { ...bob.headers, 'Idempotency-Key': 'e2e-elixir-bob' },
+    );
+    expect(bought.purchase.quantity).toBe(2);
+    await expect.poll(() => card.textContent(), { timeout: 15_000 }).toContain('3 of 5 left');
   });
 
   it('shows a loan’s end time on its card and its page', async () => {

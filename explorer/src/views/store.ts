@@ -1,8 +1,10 @@
 // A collection's store (issue 36): its offers (price, what each grants, the limits left, the sale
 // window), buying one (a quantity where more than one unit may be bought; the offer's `version` sent,
 // so terms changed since the page read them are refused with 409 offer-version-changed and shown
-// again; one Idempotency-Key per submission), a box to redeem a claim code, and the collection's loot
-// boxes with their published odds, opened from the boxes you hold (loot-box.ts).
+// again; one Idempotency-Key per submission; an offer priced in items by template lists the buying
+// wallet's matching NFTs to tick, the service never picks them), a box to redeem a claim code, and
+// the collection's loot boxes with their published odds, opened from the boxes you hold
+// (loot-box.ts). The sold and left counts follow the collection's `storePurchase` events live.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import { paths } from '../router.ts';
@@ -12,19 +14,33 @@ import { formatTime, shortAddress } from '../ui/format.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { SubmissionGuard } from '../ui/submission.ts';
 import { toast } from '../ui/toast.ts';
-import type { Cleanup, ViewContext } from './context.ts';
+import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { oddsTable, openLootBoxDialog, pityText } from './loot-box.ts';
 
 type Offer = Schemas['StoreOffer'];
 type Grant = Schemas['StoreGrant'];
 type Amount = Schemas['StoreAmount'];
 type LootBox = Schemas['LootBox'];
+type Holding = Schemas['MyAssetHolding'];
+type ItemPrice = Extract<Schemas['StorePrice'], { nft: unknown }>;
+
+const itemPricesOf = (offer: Offer) => offer.price.filter((part): part is ItemPrice => 'nft' in part);
 
 /** The most units one purchase buys (the contract's `quantity` maximum). */
 const MAX_QUANTITY = 20;
 
 function amounts(list: readonly { assetId: string; amount: string }[]): string {
   return list.map((item) => `${item.amount} ${item.assetId}`).join(' + ');
+}
+
+/** A price: its currency amounts and its items by template ("3 × Iron Ore"); "Free" when empty. */
+function priceText(price: readonly Schemas['StorePrice'][]): string {
+  if (price.length === 0) return 'Free';
+  return price
+    .map((item) =>
+      'nft' in item ? `${item.nft.quantity} × ${item.nft.name}` : `${item.amount} ${item.assetId}`,
+    )
+    .join(' + ');
 }
 
 /** "1 h", "2 days", "45 min": a rental's length or the time left. */
@@ -65,7 +81,7 @@ function windowText(offer: Offer, now: number): string | null {
 function terms(offer: Offer): HTMLElement {
   const now = Date.now();
   const rows: [string, string][] = [
-    ['Price', offer.price.length > 0 ? amounts(offer.price) : 'Free'],
+    ['Price', priceText(offer.price)],
     ['You get', offer.grants.map(describeGrant).join(' + ')],
   ];
   const limits: string[] = [];
@@ -164,6 +180,10 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
       : null;
   const buyer = () => walletSelect?.value ?? wallets[0] ?? null;
   const offerList = h('div', { class: 'offer-list', 'aria-busy': 'true' }, skeleton('row', 3));
+  /** The caller's NFTs of the collection (the boxes to open, the items to pay with). */
+  let holdings: Holding[] = [];
+  const painters = new Set<() => void>();
+  const countUpdaters = new Map<string, (offer: Offer) => void>();
   const boxList = h('div', { class: 'box-list', 'aria-busy': 'true' }, skeleton('row', 2));
 
   replace(
@@ -234,7 +254,9 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
     const quantityField = labelled('Quantity', quantity);
     const submit = h('button', { type: 'submit' }, 'Buy');
     submit.setAttribute('aria-describedby', headingId);
-    const form = h('form', { class: 'offer-buy' }, quantityField, submit);
+    // Items by template: the buying wallet's matching NFTs, ticked by the buyer.
+    const picker = h('fieldset', { class: 'pay-items', 'data-testid': 'pay-items' });
+    const form = h('form', { class: 'offer-buy' }, picker, quantityField, submit);
     const card = h(
       'article',
       { class: 'offer-card', 'aria-labelledby': headingId, 'data-offer-id': offer.id },
@@ -244,7 +266,58 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
       status,
     );
 
+    const paintPicker = () => {
+      const prices = itemPricesOf(offer);
+      picker.hidden = prices.length === 0;
+      if (prices.length === 0) return;
+      const ticked = new Set(
+        [...picker.querySelectorAll<HTMLInputElement>('input:checked')].map((input) => input.value),
+      );
+      const wallet = buyer()?.toLowerCase();
+      replace(
+        picker,
+        h('legend', {}, 'Pay with'),
+        prices.map(({ nft }) => {
+          const mine = holdings.filter(
+            (held) =>
+              held.wallet.toLowerCase() === wallet && held.asset.name === nft.name && !held.asset.burned,
+          );
+          return h(
+            'div',
+            { class: 'pay-template' },
+            h(
+              'p',
+              { class: 'small' },
+              `Tick ${nft.quantity} × ${nft.name} a unit (you hold ${mine.length}).`,
+            ),
+            mine.map((held) => {
+              const box = h('input', { type: 'checkbox', name: 'pay-item', value: held.asset.id });
+              box.dataset.template = nft.name;
+              box.checked = ticked.has(held.asset.id);
+              return h(
+                'label',
+                { class: 'pay-item' },
+                box,
+                ` ${held.asset.name} …${held.asset.id.slice(-6)}`,
+              );
+            }),
+          );
+        }),
+      );
+    };
+    painters.add(paintPicker);
+    countUpdaters.set(offer.id, (next) => {
+      // Only the counts follow live: the terms shown stay those the buyer is accepting.
+      offer = {
+        ...offer,
+        sold: next.sold,
+        ...(next.walletBought !== undefined && { walletBought: next.walletBought }),
+      };
+      refresh();
+    });
+
     const refresh = () => {
+      paintPicker();
       replace(termsBox, terms(offer));
       const left = unitsLeft(offer);
       const most = Math.min(MAX_QUANTITY, left ?? MAX_QUANTITY);
@@ -274,7 +347,27 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
         quantity.focus();
         return;
       }
-      const body: Schemas['PurchaseStoreOfferRequest'] = { wallet, version: offer.version, quantity: units };
+      const items = [...picker.querySelectorAll<HTMLInputElement>('input:checked')];
+      for (const { nft } of itemPricesOf(offer)) {
+        const count = items.filter((input) => input.dataset.template === nft.name).length;
+        if (count !== nft.quantity * units) {
+          replace(
+            status,
+            h(
+              'p',
+              { class: 'problem', role: 'alert' },
+              `Tick ${nft.quantity * units} × ${nft.name} to pay (${count} ticked).`,
+            ),
+          );
+          return;
+        }
+      }
+      const body: Schemas['PurchaseStoreOfferRequest'] = {
+        wallet,
+        version: offer.version,
+        quantity: units,
+        ...(items.length > 0 && { items: items.map((input) => input.value) }),
+      };
       submit.disabled = true;
       form.setAttribute('aria-busy', 'true');
       replace(status, h('p', { class: 'muted' }, 'Buying…'));
@@ -290,8 +383,8 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
         if (!bought) return;
         replace(status, receipt(bought, offer));
         toast(`Bought ${offer.name}.`);
-        // A box bought is listed under the loot boxes at once.
-        if (bought.nfts.length > 0) void loadBoxes();
+        // A box bought is listed under the loot boxes at once; items paid leave the pickers.
+        if (bought.nfts.length > 0 || items.length > 0) void loadBoxes();
         offer = await readOffer(offer.id).catch(() => offer);
       } catch (error) {
         const problem = problemOf(error);
@@ -307,12 +400,19 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
               h(
                 'p',
                 {},
-                `Nothing was bought. It now costs ${offer.price.length > 0 ? amounts(offer.price) : 'nothing'} for ${offer.grants.map(describeGrant).join(' + ')} (version ${offer.version}). Press Buy again to accept the new terms.`,
+                `Nothing was bought. It now costs ${offer.price.length > 0 ? priceText(offer.price) : 'nothing'} for ${offer.grants.map(describeGrant).join(' + ')} (version ${offer.version}). Press Buy again to accept the new terms.`,
               ),
             ),
           );
         } else {
-          replace(status, problemBox(problem, { '/body/quantity': 'Quantity', '/body/wallet': 'Wallet' }));
+          replace(
+            status,
+            problemBox(problem, {
+              '/body/quantity': 'Quantity',
+              '/body/wallet': 'Wallet',
+              '/body/items': 'Pay with',
+            }),
+          );
           if (problem.type === '/problems/offer-limit-reached')
             offer = await readOffer(offer.id).catch(() => offer);
         }
@@ -325,6 +425,8 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
   }
 
   async function loadOffers(): Promise<void> {
+    painters.clear();
+    countUpdaters.clear();
     try {
       const page = unwrap(
         await session.api.GET('/api/v1/collections/{collection_id}/store-offers', {
@@ -388,6 +490,8 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
               .GET('/api/v1/assets', { params: { query: { kind: 'nft', collection, limit: 100 } }, signal })
               .then(unwrap),
       ]);
+      holdings = held.data;
+      for (const paint of painters) paint();
       replace(
         boxList,
         boxes.data.length === 0
@@ -401,10 +505,32 @@ export function storeView(ctx: ViewContext, collection: string): Cleanup {
     }
   }
 
+  /** Re-reads the offers whose units sold changed (live), keeping each card's form as it is. */
+  const stale = new Set<string>();
+  const recount = debounced(() => {
+    const ids = stale.size > 0 ? [...stale] : [...countUpdaters.keys()];
+    stale.clear();
+    for (const id of ids)
+      void readOffer(id)
+        .then((offer) => countUpdaters.get(id)?.(offer))
+        .catch(() => undefined);
+  });
+  const unsubscribe = ctx.live.subscribe(
+    { collection, events: ['storePurchase'] },
+    {
+      onEvent(event) {
+        if (event.type !== 'storePurchase' || !countUpdaters.has(event.data.offerId)) return;
+        stale.add(event.data.offerId);
+        recount();
+      },
+      onFreshStart: recount,
+    },
+  );
+
   walletSelect?.addEventListener('change', () => void loadOffers());
   void loadOffers();
   void loadBoxes();
-  return () => undefined;
+  return unsubscribe;
 }
 
 /** A claim code redeemed into the buying wallet. */

@@ -1,19 +1,20 @@
 // Stores (issue 36): a collection's studio publishes offers (a price in currencies, paid to a wallet
-// of the studio, for grants minted to the buyer: currency amounts and NFT templates, a bundle when
-// there are several), with optional limits (units per wallet, units in all) and a window. An offer
-// is configuration (a row, like a recipe); every change makes a new version, and a purchase names
-// the version it accepted.
+// of the studio, and in items by template, burned from the buyer's wallet: ./store-items.ts; for
+// grants minted to the buyer: currency amounts and NFT templates, a bundle when there are several),
+// with optional limits (units per wallet, units in all) and a window. An offer is configuration (a
+// row, like a recipe); every change makes a new version, and a purchase names the version it
+// accepted.
 //
 // A purchase is ONE ledger plan through the one ledger store:
 //   guards: the offer still available at the version (`offerAvailable`: active, inside its window,
 //           the units sold and the wallet's units within their limits after this purchase; it locks
 //           the offer row, so of two buyers racing for the last unit exactly one wins), the buyer
-//           controls its wallet and holds the price (the leg writer's guards), each granted
-//           currency's supply within its max;
-//   rows:   the payments from the buyer to `payTo` (legs), the grants minted to the buyer (as
-//           mints are: ./assets.ts), the units counted (`offerSales`), the purchase row, the events
-//           (`newTransfer`s, `newNFT`s, `storePurchase`), all under one `op_` id and one
-//           idempotency record.
+//           controls its wallet and holds the price, each paid item still its and burnable (the
+//           leg writer's guards), each granted currency's supply within its max;
+//   rows:   the payments from the buyer to `payTo` and the burns of the paid items (legs), the
+//           grants minted to the buyer (as mints are: ./assets.ts), the units counted
+//           (`offerSales`), the purchase row, the events (`newTransfer`s, `newNFT`s,
+//           `storePurchase`), all under one `op_` id and one idempotency record.
 // The grants are minted with the powers the offer's creator has at the purchase (a demoted studio
 // sells nothing more: src/domain/authorization.ts, `assertCreatorMayGrant`).
 
@@ -50,6 +51,7 @@ import type {
   NewStorePurchase,
   NewTransfer,
 } from './store/plan.ts';
+import { type ItemPrice, itemLegs, MAX_ITEMS_PER_UNIT } from './store-items.ts';
 import type { AssetView, TransferView } from './views.ts';
 import { WalletNotControlledError } from './wallets.ts';
 import { earlierAnswerOr } from './writes.ts';
@@ -78,6 +80,8 @@ export interface PurchaseInput {
   wallet: StoredAddress;
   version: number;
   quantity?: number;
+  /** The NFTs paying the offer's item prices, as the buyer named them. */
+  items?: string[];
 }
 
 export type ClaimCodeView = Schemas['ClaimCode'];
@@ -232,6 +236,7 @@ const OFFER =
   'select id, collection_id, name, version, status, price, grants, pay_to, limit_per_wallet, limit_total, sold, ' +
   'starts_at, ends_at, created_by, created_at, updated_at, code_hash, code_prefix from store_offer where id = ?';
 const MAX_SUPPLY = 'select max_supply from asset where id = ?';
+const BURN_POLICY = 'select burn_policy from collection where id = ?';
 const OFFER_OF_CODE = 'select id, version from store_offer where code_hash = ?';
 
 export function createStoreService(orm: Orm, idempotency: Idempotency, writer: LegWriter): StoreService {
@@ -295,12 +300,38 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
     return facts;
   }
 
-  /** The price, normalized (amounts as the currency formats them); one entry per currency. */
-  async function checkPrice(price: StorePriceView[]): Promise<StorePriceView[]> {
+  /**
+   * The price, normalized (amounts as the currency formats them); one entry per currency and per
+   * item template, the items of a unit at most MAX_ITEMS_PER_UNIT, burnable in the collection.
+   */
+  async function checkPrice(collectionId: string, price: StorePriceView[]): Promise<StorePriceView[]> {
     const seen = new Set<string>();
     const out: StorePriceView[] = [];
+    let items = 0;
     for (const [i, item] of price.entries()) {
       const label = `Price ${i}`;
+      if ('nft' in item) {
+        const pointer = `/body/price/${i}/nft`;
+        if (seen.has(`nft ${item.nft.name}`))
+          throw new ValidationError(`${label}: ${item.nft.name} appears twice; give each template once.`, [
+            { pointer: `${pointer}/name`, detail: 'appears twice' },
+          ]);
+        seen.add(`nft ${item.nft.name}`);
+        items += item.nft.quantity;
+        if (items > MAX_ITEMS_PER_UNIT)
+          throw new ValidationError(
+            `${label}: a unit would cost ${items} items, more than ${MAX_ITEMS_PER_UNIT}.`,
+            [{ pointer: `${pointer}/quantity`, detail: `at most ${MAX_ITEMS_PER_UNIT} items a unit in all` }],
+          );
+        const [row] = await reads.all(BURN_POLICY, [collectionId]);
+        if (row?.burn_policy === 'none')
+          throw new ValidationError(
+            `${label}: the collection ${collectionId} allows no burns (burnPolicy none), and paid items are burned.`,
+            [{ pointer, detail: 'the collection allows no burns' }],
+          );
+        out.push({ nft: { name: item.nft.name, quantity: item.nft.quantity } });
+        continue;
+      }
       if (seen.has(item.assetId))
         throw new ValidationError(`${label}: ${item.assetId} appears twice; give each currency once.`, [
           { pointer: `/body/price/${i}/assetId`, detail: 'appears twice' },
@@ -378,7 +409,7 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
     async create(actor, collectionId, input) {
       const collection = await collectionOf(collectionId);
       assertCollectionPowers(actor, collection, 'sell in its store');
-      const price = await checkPrice(input.price);
+      const price = await checkPrice(collectionId, input.price);
       const grants = await checkGrants(actor, collectionId, input.grants);
       await writer.assertControls(actor, [
         { from: input.payTo, place: { pointer: '/body/payTo', label: '' } },
@@ -445,7 +476,7 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
       const next: Partial<StoreOffer> = {};
       if (change.name !== undefined) next.name = change.name;
       if (change.status !== undefined) next.status = change.status;
-      if (change.price !== undefined) next.price = await checkPrice(change.price);
+      if (change.price !== undefined) next.price = await checkPrice(offer.collectionId, change.price);
       if (change.grants !== undefined)
         next.grants = await checkGrants(actor, offer.collectionId, change.grants);
       if (change.payTo !== undefined) {
@@ -499,7 +530,14 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
         userId: actor.userId,
         operation: 'purchaseStoreOffer',
         key: idempotencyKey,
-        request: { id, wallet: input.wallet, version: input.version, quantity: input.quantity ?? 1 },
+        request: {
+          id,
+          wallet: input.wallet,
+          version: input.version,
+          quantity: input.quantity ?? 1,
+          // Only when named: a purchase without items hashes as it did before item prices existed.
+          ...(input.items?.length && { items: input.items }),
+        },
       });
       return settle(actor, id, input, key, false);
     },
@@ -633,7 +671,12 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
         const collection = await collectionOf(offer.collectionId);
         assertCreatorMayGrant(await actingNow(orm, offer.createdBy), collection, 'offer');
         const payTo = offer.payTo as StoredAddress;
+        const itemPrices: ItemPrice[] = [];
         for (const [i, item] of offer.price.entries()) {
+          if ('nft' in item) {
+            itemPrices.push({ index: i, ...item.nft });
+            continue;
+          }
           const currency = await writer.factsOf(item.assetId);
           const amount =
             parseAmount(item.amount, currency.decimals, { pointer: '/body', positive: true }) *
@@ -649,6 +692,17 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
               place: { pointer: '/body/wallet', label: `Price ${i}: ` },
             });
         }
+        // Items by template: burned from the buyer, named in `paid` one by one after the currencies.
+        const burns = await itemLegs(reads, writer, {
+          collectionId: offer.collectionId,
+          prices: itemPrices,
+          quantity,
+          wallet: input.wallet,
+          items: input.items ?? [],
+          at,
+        });
+        legs.push(...burns);
+        for (const burn of burns) paid.push({ assetId: burn.asset.id, amount: '1' });
         for (let unit = 0; unit < quantity; unit++) {
           for (const [i, item] of offer.grants.entries()) {
             if ('nft' in item) {

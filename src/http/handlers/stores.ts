@@ -52,7 +52,12 @@ export function storeHandlers(ledger: Ledger): HandlerMap {
       const bought = await stores.purchase(
         actorOf(request),
         request.params.offer_id,
-        { wallet: parseAddress(body.wallet, '/body/wallet'), version: body.version, quantity: body.quantity },
+        {
+          wallet: parseAddress(body.wallet, '/body/wallet'),
+          version: body.version,
+          quantity: body.quantity,
+          items: body.items,
+        },
         idempotencyKeyOf(request),
       );
       sendStored(ctx, 'purchaseStoreOffer', bought);
