@@ -266,6 +266,8 @@ describe.skipIf(!hasChromium)('the explorer market in a real browser', () => {
     // The holder of the legendary Sword sees it among the offers it can accept.
     await bobPage.goto(`${harness.base}/explorer/asset/${ids['Sword of Dawn']}`);
     await bobPage.getByRole('button', { name: 'Accept the offer of 7 gold for Sword of Dawn' }).waitFor();
+    // Its market price: the Sword's last sale, 100 gold to bob.
+    expect(await bobPage.getByTestId('asset-last-sale').textContent()).toContain('Last sold for 100 gold');
     await alicePage.getByRole('button', { name: 'Cancel your offer for any rarity legendary item' }).click();
     await alicePage.getByTestId('market-result').filter({ hasText: 'is cancelled' }).waitFor();
   });

@@ -4,7 +4,7 @@
 //   collection offers, trait offers it matches), each after a confirmation;
 // - its running auction (best bid or reserve, end; Cancel for its seller before any bid);
 // - if you do not: "Make an offer" and your open offers for it, with Cancel.
-// A link leads to the collection's market page.
+// Its last sale (its market price) and a link to the collection's market page.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';
@@ -43,11 +43,13 @@ export function assetMarket(session: Session, signal: AbortSignal) {
   const listings = h('div', { class: 'market-list' });
   const offers = h('div', { class: 'market-list' });
   const marketLink = h('p', {});
+  const lastSale = h('p', { 'data-testid': 'asset-last-sale' });
   const element = h(
     'section',
     { class: 'panel', 'aria-labelledby': 'market-heading' },
     h('h2', { id: 'market-heading' }, 'Market'),
     marketLink,
+    lastSale,
     actions,
     status,
     h('h3', {}, 'For sale'),
@@ -63,7 +65,7 @@ export function assetMarket(session: Session, signal: AbortSignal) {
     replace(marketLink, h('a', { href: paths.market(asset.collection) }, `Market of ${asset.collection}`));
     const wallet = session.user?.wallets[0] ?? null;
     try {
-      const [found, holdings, active, auctions] = await Promise.all([
+      const [found, holdings, active, auctions, sales] = await Promise.all([
         currencyChoices(session, asset.collection, signal),
         session.api
           .GET('/api/v1/assets', {
@@ -85,7 +87,22 @@ export function assetMarket(session: Session, signal: AbortSignal) {
               })
               .then(unwrap)
           : { data: [] as Auction[] },
+        session.api
+          .GET('/api/v1/sales', { params: { query: { assetId: asset.id, limit: 1 } }, signal })
+          .then(unwrap),
       ]);
+      // Its market price: the last sale (what `GET /api/v1/price/{id}` answers, source `market`).
+      const last = sales.data[0];
+      replace(
+        lastSale,
+        last
+          ? [
+              'Last sold for ',
+              h('strong', {}, `${last.price} ${last.currency}`),
+              ` on ${formatTime(last.createdAt)}.`,
+            ]
+          : 'Not sold on the market yet.',
+      );
       // An NFT in a running auction is held for it: it can be neither listed nor auctioned again.
       const auction = auctions.data[0] ?? null;
       const mine = holdings.data.filter((holding) => holding.asset.id === asset.id);
