@@ -1065,7 +1065,7 @@ export interface paths {
         };
         /**
          * Market figures of a collection
-         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value and the best offer a holder of such an item can accept (a collection offer or a trait offer for that value); the other figures stay the collection's. The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
+         * @description The collection's market in one currency: the floor (the cheapest active, unexpired listing), the best offer (the highest open, unexpired collection offer: what any holder of one of its items can accept now), the last sale and the sales of the last 24 hours. `traitType` with `traitValue` gives the floor among the items with that attribute value and the best offer a holder of such an item can accept (a collection offer or a trait offer for that value); the other figures stay the collection's; that floor is looked for among the collection's 1,000 cheapest buyable listings in the currency (none of them with the attribute value: `floor` null). The floor and the best offer are read in price order from an index and the last sale in id order: no read grows with the number of listings, offers or sales.
          *
          *     Errors: 400 `/problems/validation-failed` for a missing or malformed `currency` or a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no collection has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -1679,9 +1679,9 @@ export interface paths {
         };
         /**
          * List marketplace listings
-         * @description Lists listings, newest first, paginated with `limit` and `cursor`; `collection`, `seller`, `assetId` and `status` narrow them (`active`: buyable now, `expired`: active past its expiry). Listings are public market data.
+         * @description Lists listings, newest first, paginated with `limit` and `cursor`; `collection`, `seller`, `assetId`, `currency` and `status` narrow them (`active`: buyable now, `expired`: active past its expiry). With `sort=price` it lists the buyable listings cheapest first (equal prices in id order) in one `currency`, which it requires (prices in different currencies are not compared), optionally of one `collection` or `assetId`: each page is read from an index in price order and its cursor carries the last price and id seen, so a listing bought, cancelled or listed between two pages neither repeats nor shifts the others. Listings are public market data.
          *
-         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or a malformed or foreign `cursor`; 400 `/problems/invalid-address-checksum` for a mixed-case `seller` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/validation-failed` for a `limit` outside 1..100, an unknown `status` or `sort`, a malformed `cursor` or one of another order, currency or list, and with `sort=price` a missing `currency`, a `seller`, or a `status` other than `active`; 400 `/problems/invalid-address-checksum` for a mixed-case `seller` with a wrong checksum; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         get: operations["listListings"];
         put?: never;
@@ -5764,7 +5764,7 @@ export interface components {
         };
         /**
          * ListingPage
-         * @description A page of listings, newest first.
+         * @description A page of listings, newest first or (with `sort=price`) cheapest first.
          */
         ListingPage: {
             data: components["schemas"]["Listing"][];
@@ -14295,6 +14295,16 @@ export interface operations {
                  * @example active
                  */
                 status?: components["schemas"]["ListingStatus"];
+                /**
+                 * @description Only listings priced in this currency (an asset id); required with `sort=price`.
+                 * @example gold
+                 */
+                currency?: components["schemas"]["AssetId"];
+                /**
+                 * @description `newest` (the default): newest first, any filters. `price`: the buyable listings cheapest first, ties in id order; requires `currency`, takes `collection` and `assetId`, refuses `seller` and any `status` but `active`.
+                 * @example price
+                 */
+                sort?: "newest" | "price";
                 /**
                  * @description Page size (1 to 100, default 20).
                  * @example 20

@@ -489,6 +489,11 @@ async function reads(
     body: { wallet: studio.wallet, assetId: item, currency: CURRENCY, price: '5000' },
   });
   const seller = `0x${(1).toString(16).padStart(40, '0')}`;
+  // A price-order cursor half way up the seeded prices (10,000 to 1,009,999 base units): the page
+  // after it (src/domain/ledger/listings-by-price.ts; the cursor is the API's own format).
+  const MIDDLE = Buffer.from(
+    JSON.stringify({ l: `listings:price:${CURRENCY}`, k: ['510000', 'lst_0'] }),
+  ).toString('base64url');
   const reader = users[0];
   const paths: [string, string][] = [
     [
@@ -506,6 +511,15 @@ async function reads(
     ['listings: collection, expired', `/api/v1/listings?collection=${COLLECTION}&status=expired&limit=20`],
     ['listings: seller, active', `/api/v1/listings?seller=${seller}&status=active&limit=20`],
     ['listings: item', `/api/v1/listings?assetId=${item}`],
+    [
+      'listings: collection, cheapest first',
+      `/api/v1/listings?collection=${COLLECTION}&currency=${CURRENCY}&sort=price&limit=20`,
+    ],
+    [
+      'listings: collection, cheapest first, from the middle',
+      `/api/v1/listings?collection=${COLLECTION}&currency=${CURRENCY}&sort=price&limit=20&cursor=${MIDDLE}`,
+    ],
+    ['listings: item, cheapest first', `/api/v1/listings?assetId=${item}&currency=${CURRENCY}&sort=price`],
     ['sales: collection', `/api/v1/sales?collection=${COLLECTION}&limit=20`],
   ];
   // One request of each first: a read that takes seconds is reported, and measured with fewer clients.

@@ -4,7 +4,10 @@
 // page and buys it (one purchase however often he clicks; alice paid, bob the owner, the last sale
 // shown); a listing cancelled behind bob's back answers 409 listing-not-active, said on the page;
 // bob offers for the Dragon Egg and alice accepts it after the confirmation; bob bids in an auction;
-// a collection offer is made and cancelled; at 390 px wide nothing scrolls sideways.
+// a collection offer is made and cancelled; at 390 px wide nothing scrolls sideways; bob starts an
+// auction of the Egg from its asset page (reserve, increment, end) and cancels it before any bid;
+// alice makes a trait offer (a trait of the collection's items) that the Sword's holder can accept;
+// 24 listings are shown cheapest first across two pages (the API's price order, not page by page).
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -193,6 +196,110 @@ describe.skipIf(!hasChromium)('the explorer market in a real browser', () => {
     await bobPage.goto(`${harness.base}/explorer/asset/${ids['Hunter Bow']}`);
     await bobPage.getByRole('button', { name: 'List for sale' }).waitFor();
     expect(await noSidewaysScroll(bobPage)).toBe(true);
+  });
+
+  it('starts an auction from the asset page (reserve, increment, end) and cancels it before any bid', async () => {
+    const egg = ids['Dragon Egg'];
+    await bobPage.setViewportSize({ width: 1280, height: 900 });
+    await bobPage.goto(`${harness.base}/explorer/asset/${egg}`);
+    await bobPage.getByRole('button', { name: 'Start an auction' }).click();
+    const dialog = bobPage.getByRole('dialog', { name: 'Auction Dragon Egg' });
+    await dialog.getByLabel('Reserve price').fill('30');
+    await dialog.getByLabel('Minimum increment').fill('3');
+    await dialog.getByLabel('Currency').selectOption('gold');
+    await dialog.getByLabel('Ends in').selectOption('3600');
+    const started = Date.now();
+    await dialog.getByRole('button', { name: 'Start auction' }).dblclick();
+    await bobPage.getByTestId('market-result').filter({ hasText: 'Dragon Egg is up for auction' }).waitFor();
+    const open = await api('GET', `/api/v1/auctions?assetId=${egg}&status=open`, undefined, bob.headers);
+    expect(open.data).toHaveLength(1);
+    const [auction] = open.data;
+    expect(auction).toMatchObject({
+      seller: bob.wallet,
+      currency: 'gold',
+      reservePrice: '30',
+      minIncrement: '3',
+    });
+    expect(Math.abs(Date.parse(auction.endsAt) - started - 3_600_000)).toBeLessThan(300_000);
+    // Held for the auction: no listing or second auction offered; its line says the reserve.
+    const line = bobPage.locator('.market-auction');
+    await expect.poll(() => line.textContent()).toContain('reserve 30 gold');
+    expect(await bobPage.getByRole('button', { name: 'Start an auction' }).count()).toBe(0);
+    expect(await bobPage.getByRole('button', { name: 'List for sale' }).count()).toBe(0);
+    await screenshot(bobPage, SHOTS, 'asset-auction');
+    await bobPage.getByRole('button', { name: 'Cancel the auction of Dragon Egg' }).click();
+    await bobPage
+      .getByTestId('market-result')
+      .filter({ hasText: 'The auction of Dragon Egg is cancelled' })
+      .waitFor();
+    expect((await api('GET', `/api/v1/auctions/${auction.id}`, undefined, bob.headers)).status).toBe(
+      'cancelled',
+    );
+    await bobPage.getByRole('button', { name: 'Start an auction' }).waitFor();
+  });
+
+  it("makes a trait offer on the market page, a trait chosen from the collection's items", async () => {
+    await alicePage.goto(marketUrl());
+    await alicePage.getByRole('button', { name: 'Make a collection offer' }).click();
+    const dialog = alicePage.getByRole('dialog', { name: `Make an offer for any item of ${COLLECTION}` });
+    await dialog.getByLabel('For', { exact: true }).waitFor();
+    const choices = await dialog.getByLabel('For', { exact: true }).locator('option').allTextContents();
+    expect(choices).toContain('rarity: legendary');
+    expect(choices[0]).toBe('Any item');
+    await dialog.getByLabel('For', { exact: true }).selectOption({ label: 'rarity: legendary' });
+    await dialog.getByLabel('Price').fill('7');
+    await dialog.getByLabel('Currency').selectOption('gold');
+    await dialog.getByRole('button', { name: 'Make offer' }).dblclick();
+    await alicePage
+      .getByTestId('market-result')
+      .filter({ hasText: 'You offer 7 gold for any rarity legendary item' })
+      .waitFor();
+    const offers = await api(
+      'GET',
+      `/api/v1/offers?bidder=${alice.wallet}&status=open`,
+      undefined,
+      alice.headers,
+    );
+    expect(offers.data.map((offer: any) => [offer.trait, offer.price, offer.assetId])).toEqual([
+      [{ type: 'rarity', value: 'legendary' }, '7', null],
+    ]);
+    // The holder of the legendary Sword sees it among the offers it can accept.
+    await bobPage.goto(`${harness.base}/explorer/asset/${ids['Sword of Dawn']}`);
+    await bobPage.getByRole('button', { name: 'Accept the offer of 7 gold for Sword of Dawn' }).waitFor();
+    // Its market price: the Sword's last sale, 100 gold to bob.
+    expect(await bobPage.getByTestId('asset-last-sale').textContent()).toContain('Last sold for 100 gold');
+    await alicePage.getByRole('button', { name: 'Cancel your offer for any rarity legendary item' }).click();
+    await alicePage.getByTestId('market-result').filter({ hasText: 'is cancelled' }).waitFor();
+  });
+
+  it('shows the listings cheapest first across pages, not page by page', async () => {
+    // 24 listings of one gem each, at prices in no order (some equal): more than a page of 20.
+    const prices = Array.from({ length: 24 }, (_, i) => String(1 + ((i * 7) % 11)));
+    const listed: string[] = [];
+    for (const [i, price] of prices.entries()) {
+      const listing = await api(
+        'POST',
+        '/api/v1/listings',
+        { wallet: alice.wallet, assetId: 'gems', amount: '1', currency: 'gold', price },
+        { ...alice.headers, 'idempotency-key': `e2e-list-gem-${i}-${Date.now()}` },
+      );
+      listed.push(listing.id);
+    }
+    await bobPage.goto(marketUrl());
+    const forSale = bobPage.getByRole('region', { name: 'For sale' });
+    const shown = async () =>
+      (await forSale.locator('li[data-listing-id] strong.number').allTextContents()).map((text) =>
+        Number(text.replace(' gold', '')),
+      );
+    await expect.poll(async () => (await shown()).length).toBe(20);
+    const first = await shown();
+    await forSale.getByRole('button', { name: 'Next page of listings' }).click();
+    await expect.poll(async () => (await shown()).length).toBe(4);
+    const second = await shown();
+    const all = [...first, ...second];
+    expect(all).toEqual(prices.map(Number).sort((a, b) => a - b));
+    await screenshot(bobPage, SHOTS, 'market-cheapest-second-page');
+    for (const id of listed) await api('POST', `/api/v1/listings/${id}/cancel`, undefined, alice.headers);
   });
 
   it('ran without script errors, Content-Security-Policy violations or API answers off the contract', async () => {

@@ -1,8 +1,10 @@
 // The asset page's market panel: the item's active listings (Buy, or Cancel for yours), and
-// - if you hold it: "List for sale" (price, currency, expiry) and the open offers a holder can accept
-//   (offers for this item, collection offers, trait offers it matches), each after a confirmation;
+// - if you hold it: "List for sale" (price, currency, expiry), "Start an auction" (reserve, minimum
+//   increment, currency, end) and the open offers a holder can accept (offers for this item,
+//   collection offers, trait offers it matches), each after a confirmation;
+// - its running auction (best bid or reserve, end; Cancel for its seller before any bid);
 // - if you do not: "Make an offer" and your open offers for it, with Cancel.
-// A link leads to the collection's market page.
+// Its last sale (its market price) and a link to the collection's market page.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';
@@ -18,6 +20,7 @@ import {
   buyButton,
   compareAmounts,
   currencyChoices,
+  openAuctionDialog,
   openListDialog,
   openOfferDialog,
 } from './market-forms.ts';
@@ -25,6 +28,7 @@ import { walletLink } from './transfer-history.ts';
 
 type Asset = Schemas['Asset'];
 type Offer = Schemas['Offer'];
+type Auction = Schemas['Auction'];
 
 /** Whether `asset` has the attribute value a trait offer asks for (numbers and booleans as text). */
 function hasTrait(asset: Asset, trait: NonNullable<Offer['trait']>): boolean {
@@ -39,11 +43,13 @@ export function assetMarket(session: Session, signal: AbortSignal) {
   const listings = h('div', { class: 'market-list' });
   const offers = h('div', { class: 'market-list' });
   const marketLink = h('p', {});
+  const lastSale = h('p', { 'data-testid': 'asset-last-sale' });
   const element = h(
     'section',
     { class: 'panel', 'aria-labelledby': 'market-heading' },
     h('h2', { id: 'market-heading' }, 'Market'),
     marketLink,
+    lastSale,
     actions,
     status,
     h('h3', {}, 'For sale'),
@@ -59,7 +65,7 @@ export function assetMarket(session: Session, signal: AbortSignal) {
     replace(marketLink, h('a', { href: paths.market(asset.collection) }, `Market of ${asset.collection}`));
     const wallet = session.user?.wallets[0] ?? null;
     try {
-      const [found, holdings, active] = await Promise.all([
+      const [found, holdings, active, auctions, sales] = await Promise.all([
         currencyChoices(session, asset.collection, signal),
         session.api
           .GET('/api/v1/assets', {
@@ -73,9 +79,35 @@ export function assetMarket(session: Session, signal: AbortSignal) {
             signal,
           })
           .then(unwrap),
+        asset.kind === 'nft'
+          ? session.api
+              .GET('/api/v1/auctions', {
+                params: { query: { assetId: asset.id, status: 'open', limit: 1 } },
+                signal,
+              })
+              .then(unwrap)
+          : { data: [] as Auction[] },
+        session.api
+          .GET('/api/v1/sales', { params: { query: { assetId: asset.id, limit: 1 } }, signal })
+          .then(unwrap),
       ]);
+      // Its market price: the last sale (what `GET /api/v1/price/{id}` answers, source `market`).
+      const last = sales.data[0];
+      replace(
+        lastSale,
+        last
+          ? [
+              'Last sold for ',
+              h('strong', {}, `${last.price} ${last.currency}`),
+              ` on ${formatTime(last.createdAt)}.`,
+            ]
+          : 'Not sold on the market yet.',
+      );
+      // An NFT in a running auction is held for it: it can be neither listed nor auctioned again.
+      const auction = auctions.data[0] ?? null;
       const mine = holdings.data.filter((holding) => holding.asset.id === asset.id);
       const tradable =
+        auction === null &&
         found.settings.tradingEnabled &&
         !asset.frozen &&
         !asset.soulbound &&
@@ -111,6 +143,36 @@ export function assetMarket(session: Session, signal: AbortSignal) {
               return button;
             })
           : null,
+        tradable && asset.kind === 'nft'
+          ? mine.map((holding) => {
+              const button = h(
+                'button',
+                { type: 'button', class: 'secondary' },
+                mine.length > 1
+                  ? `Start an auction from ${shortAddress(holding.wallet)}`
+                  : 'Start an auction',
+              );
+              button.addEventListener('click', () =>
+                openAuctionDialog(
+                  session,
+                  { asset, wallet: holding.wallet, currencies: found.choices },
+                  (started) => {
+                    replace(
+                      status,
+                      h(
+                        'p',
+                        { class: 'result good', 'data-testid': 'market-result' },
+                        `${asset.name} is up for auction until ${formatTime(started.endsAt)}: bids from ${started.reservePrice} ${started.currency}, in steps of ${started.minIncrement}.`,
+                      ),
+                    );
+                    void load();
+                  },
+                ),
+              );
+              return button;
+            })
+          : null,
+        auction ? auctionLine(asset, auction) : null,
         tradable && mine.length === 0 && asset.kind === 'nft' && wallet
           ? (() => {
               const button = h('button', { type: 'button' }, 'Make an offer');
@@ -307,6 +369,46 @@ export function assetMarket(session: Session, signal: AbortSignal) {
       },
       () => void load(),
       true,
+    );
+  }
+
+  /** The item's running auction: its best bid or reserve and end; its seller may cancel it before a bid. */
+  function auctionLine(asset: Asset, auction: Auction): HTMLElement {
+    const mine = session.controls(auction.seller);
+    return h(
+      'p',
+      { class: 'market-auction', 'data-auction-id': auction.id },
+      h(
+        'span',
+        {},
+        `Up for auction until ${formatTime(auction.endsAt)}: `,
+        h(
+          'strong',
+          {},
+          auction.bestBid === null
+            ? `reserve ${auction.reservePrice} ${auction.currency}`
+            : `best bid ${auction.bestBid} ${auction.currency}`,
+        ),
+        ` (${auction.bids} bids). `,
+        h('a', { href: paths.market(asset.collection) }, 'Bid on the market page'),
+        '.',
+      ),
+      mine && auction.bids === 0
+        ? actionButton(
+            'Cancel auction',
+            `Cancel the auction of ${asset.name}`,
+            status,
+            async () => {
+              unwrap(
+                await session.api.POST('/api/v1/auctions/{auction_id}/cancel', {
+                  params: { path: { auction_id: auction.id } },
+                }),
+              );
+              return `The auction of ${asset.name} is cancelled: it is free again.`;
+            },
+            () => void load(),
+          )
+        : null,
     );
   }
 

@@ -1,7 +1,7 @@
 // What the market page and the asset page share: the currencies a collection accepts, asset names,
 // price order, buying a listing (one Idempotency-Key per submission; a listing sold meanwhile
-// answers 409 listing-not-active, said in words), and the dialogs that list an item for sale and
-// make an offer (for an item, or for any item of a collection).
+// answers 409 listing-not-active, said in words), and the dialogs that list an item for sale, start
+// an auction, and make an offer (for an item, any item of a collection, or a trait's items).
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';
@@ -27,6 +27,9 @@ const FIELD_LABELS: Record<string, string> = {
   '/body/amount': 'Amount',
   '/body/currency': 'Currency',
   '/body/expiresIn': 'Open for',
+  '/body/reservePrice': 'Reserve price',
+  '/body/minIncrement': 'Minimum increment',
+  '/body/duration': 'Ends in',
 };
 
 /** Compares two non-negative decimal strings exactly ("9.5" < "10"). */
@@ -121,44 +124,32 @@ interface FormParts {
   send(body: unknown, key: string): Promise<void>;
 }
 
-/** A dialog with a price, a currency and an expiry, one Idempotency-Key per submission. */
-function priceDialog(parts: FormParts): void {
+/**
+ * A dialog around `fields` whose submission builds a body (a string is a mistake to show instead) and
+ * sends it with one Idempotency-Key per submission (a double click sends once); closed when sent.
+ */
+function submitDialog(
+  title: string,
+  fields: (HTMLElement | null)[],
+  submitLabel: string,
+  build: () => unknown,
+  send: (body: unknown, key: string) => Promise<void>,
+): { status: HTMLElement } {
   const guard = new SubmissionGuard();
-  const price = priceInput();
-  const currency = select('currency', parts.currencies);
-  const expiry = select('expires', EXPIRIES, '');
   const status = h('div', { class: 'form-status', 'aria-live': 'polite' });
-  const submit = h('button', { type: 'submit' }, parts.submitLabel);
+  const submit = h('button', { type: 'submit' }, submitLabel);
   const form = h(
     'form',
     { class: 'stack' },
-    parts.fields,
-    labelled('Price', price, 'The whole price, in the currency below.'),
-    labelled('Currency', currency),
-    labelled('Open for', expiry),
+    fields.filter((field): field is HTMLElement => field !== null),
     status,
     h('div', { class: 'form-actions' }, submit),
   );
-  const dialog = openDialog(parts.title, form);
-  if (parts.currencies.length === 0)
-    replace(
-      status,
-      h('p', { class: 'problem', role: 'alert' }, 'You hold no currency this collection accepts.'),
-    );
-  price.focus();
+  const dialog = openDialog(title, form);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     if (guard.busy) return;
-    const amount = decimal(price);
-    if (amount === null) {
-      replace(
-        status,
-        h('p', { class: 'problem', role: 'alert' }, 'Enter a price above 0, such as 12 or 12.5.'),
-      );
-      price.focus();
-      return;
-    }
-    const body = parts.body(amount, currency.value, expiry.value ? Number(expiry.value) : undefined);
+    const body = build();
     if (typeof body === 'string') {
       replace(status, h('p', { class: 'problem', role: 'alert' }, body));
       return;
@@ -168,7 +159,7 @@ function priceDialog(parts: FormParts): void {
     replace(status, h('p', { class: 'muted' }, 'Sending…'));
     try {
       const done = await guard.run(body, async (key) => {
-        await parts.send(body, key);
+        await send(body, key);
         return true;
       });
       if (done) dialog.close();
@@ -179,6 +170,121 @@ function priceDialog(parts: FormParts): void {
       form.removeAttribute('aria-busy');
     }
   });
+  return { status };
+}
+
+/** A dialog with a price, a currency and an expiry. */
+function priceDialog(parts: FormParts): void {
+  const price = priceInput();
+  const currency = select('currency', parts.currencies);
+  const expiry = select('expires', EXPIRIES, '');
+  const { status } = submitDialog(
+    parts.title,
+    [
+      ...parts.fields,
+      labelled('Price', price, 'The whole price, in the currency below.'),
+      labelled('Currency', currency),
+      labelled('Open for', expiry),
+    ],
+    parts.submitLabel,
+    () => {
+      const amount = decimal(price);
+      if (amount === null) {
+        price.focus();
+        return 'Enter a price above 0, such as 12 or 12.5.';
+      }
+      return parts.body(amount, currency.value, expiry.value ? Number(expiry.value) : undefined);
+    },
+    parts.send,
+  );
+  noCurrency(status, parts.currencies);
+  price.focus();
+}
+
+function noCurrency(status: HTMLElement, currencies: [string, string][]): void {
+  if (currencies.length === 0)
+    replace(
+      status,
+      h('p', { class: 'problem', role: 'alert' }, 'You hold no currency this collection accepts.'),
+    );
+}
+
+/** How long an auction runs, in seconds. */
+export const AUCTION_DURATIONS = [
+  ['600', '10 minutes'],
+  ['3600', 'an hour'],
+  ['86400', 'a day'],
+  ['259200', 'three days'],
+  ['604800', 'a week'],
+] as const;
+
+/**
+ * Starts an English auction of the NFT `asset` held by `wallet`: a reserve price, a minimum
+ * increment, a currency and an end. The item is escrowed at once; a bid in the last 5 minutes
+ * pushes the end (the API's default extension).
+ */
+export function openAuctionDialog(
+  session: Session,
+  target: { asset: Schemas['Asset']; wallet: string; currencies: [string, string][] },
+  onCreated: (auction: Schemas['Auction']) => void,
+): void {
+  const { asset, wallet } = target;
+  const reserve = priceInput();
+  const increment = textInput('increment', {
+    inputmode: 'decimal',
+    pattern: '[0-9]+([.][0-9]+)?',
+    required: true,
+    placeholder: '1',
+  });
+  const currency = select('auction-currency', target.currencies);
+  const duration = select('auction-duration', AUCTION_DURATIONS, '86400');
+  const { status } = submitDialog(
+    `Auction ${asset.name}`,
+    [
+      h(
+        'p',
+        { class: 'muted small' },
+        `From your wallet ${shortAddress(wallet)}. It is held for the auction at once and goes to the best bidder at the end; without a bid it comes back. You can cancel only before the first bid.`,
+      ),
+      labelled('Reserve price', reserve, 'The lowest bid accepted.'),
+      labelled('Minimum increment', increment, 'How much each bid must beat the best bid by.'),
+      labelled('Currency', currency),
+      labelled('Ends in', duration, 'A bid in the last 5 minutes pushes the end 5 minutes on.'),
+    ],
+    'Start auction',
+    () => {
+      const reservePrice = decimal(reserve);
+      if (reservePrice === null) {
+        reserve.focus();
+        return 'Enter a reserve price above 0, such as 50.';
+      }
+      const minIncrement = decimal(increment);
+      if (minIncrement === null) {
+        increment.focus();
+        return 'Enter a minimum increment above 0, such as 5.';
+      }
+      return {
+        wallet,
+        assetId: asset.id,
+        currency: currency.value,
+        reservePrice,
+        minIncrement,
+        duration: Number(duration.value),
+      };
+    },
+    async (body, key) => {
+      onCreated(
+        unwrap(
+          await session.api.POST('/api/v1/auctions', {
+            params: { header: { 'Idempotency-Key': key } },
+            body: body as Schemas['CreateAuctionRequest'],
+          }),
+        ),
+      );
+    },
+  );
+  noCurrency(status, target.currencies);
+  reserve.focus();
 }
 
 /** Lists `asset` from `wallet` (an amount for a currency, 1 for an NFT). */
@@ -233,7 +339,16 @@ export function openListDialog(
   });
 }
 
-/** Offers a price for one NFT (`assetId`) or any NFT of a collection. */
+/** A trait an offer can ask for: an attribute type and its value as text. */
+export interface Trait {
+  type: string;
+  value: string;
+}
+
+/**
+ * Offers a price for one NFT (`assetId`), any NFT of a collection, or (with `traits` to choose from)
+ * any NFT of the collection with one attribute value: a trait offer.
+ */
 export function openOfferDialog(
   session: Session,
   target: {
@@ -242,9 +357,15 @@ export function openOfferDialog(
     collection?: string;
     name: string;
     currencies: [string, string][];
+    traits?: Trait[];
   },
   onOffered: (offer: Offer) => void,
 ): void {
+  const traits = target.traits ?? [];
+  const which = select('offer-for', [
+    ['', 'Any item'],
+    ...traits.map((trait, index): [string, string] => [String(index), `${trait.type}: ${trait.value}`]),
+  ]);
   priceDialog({
     title: target.assetId
       ? `Make an offer for ${target.name}`
@@ -257,11 +378,16 @@ export function openOfferDialog(
         { class: 'muted small' },
         `The price is reserved in your wallet ${shortAddress(target.wallet)} until the offer is accepted, cancelled or ends.`,
       ),
-    ],
+      !target.assetId && traits.length > 0
+        ? labelled('For', which, 'Any item of the collection, or only items with this trait.')
+        : null,
+    ].filter((field): field is HTMLElement => field !== null),
     body(price, currency, expiresIn) {
+      const trait = which.value === '' ? undefined : traits[Number(which.value)];
       return {
         wallet: target.wallet,
         ...(target.assetId ? { assetId: target.assetId } : { collection: target.collection }),
+        ...(trait ? { trait } : {}),
         currency,
         price,
         ...(expiresIn ? { expiresIn } : {}),

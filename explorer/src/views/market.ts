@@ -1,8 +1,8 @@
 // A collection's market page (/explorer/collection/{id}/market): its figures in a chosen currency
-// (floor and the floor listing, best offer, last sale, 24 h volume), its active listings (each page
-// of the API's cursor shown cheapest first) with Buy, its recent sales, a collection offer, your open
-// offers with Cancel, and its running auctions (current bid, end, a bid).
-// The listings API pages newest first (it has no price order): each page is sorted by price.
+// (floor and the floor listing, best offer, last sale, 24 h volume), its active listings in that
+// currency cheapest first across pages (`GET /api/v1/listings?sort=price`) with Buy, its recent
+// sales, a collection offer or a trait offer, your open offers with Cancel, and its running auctions
+// (current bid, end, a bid).
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
 import { PAGE_SIZE } from '../config.ts';
@@ -18,9 +18,9 @@ import {
   actionButton,
   assetNames,
   buyButton,
-  compareAmounts,
   currencyChoices,
   openOfferDialog,
+  type Trait,
 } from './market-forms.ts';
 import { walletLink } from './transfer-history.ts';
 
@@ -76,7 +76,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
       'section',
       { class: 'panel', 'aria-labelledby': 'listings-heading' },
       h('h2', { id: 'listings-heading' }, 'For sale'),
-      h('p', { class: 'muted small' }, 'Active listings, each page cheapest first.'),
+      h('p', { class: 'muted small' }, 'Active listings in the chosen currency, cheapest first.'),
       status,
       listingsBody,
       listingsPager.element,
@@ -88,7 +88,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
       h(
         'p',
         { class: 'muted small' },
-        'A collection offer buys any item of the collection its holder chooses to sell.',
+        'A collection offer buys any item of the collection its holder chooses to sell; a trait offer, any item with the trait you choose.',
       ),
       h('div', { class: 'asset-actions' }, offerButton),
       offerStatus,
@@ -182,7 +182,30 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
     }
   }
 
+  /** The collection's items this page has seen (listed, sold, auctioned, yours): their traits. */
+  const seenItems = new Set<string>();
+  async function knownTraits(): Promise<Trait[]> {
+    if (wallet) {
+      const yours = await session.api
+        .GET('/api/v1/assets', { params: { query: { kind: 'nft', collection, limit: 100 } }, signal })
+        .then((result) => result.data?.data ?? []);
+      for (const holding of yours) seenItems.add(holding.asset.id);
+    }
+    const traits = new Map<string, Trait>();
+    for (const asset of await Promise.all([...seenItems].map(names.get)))
+      for (const attribute of asset?.kind === 'nft' && asset.collection === collection
+        ? asset.metadata.attributes
+        : []) {
+        const trait = { type: attribute.trait_type, value: String(attribute.value) };
+        traits.set(JSON.stringify(trait), trait);
+      }
+    return [...traits.values()].sort(
+      (a, b) => a.type.localeCompare(b.type) || a.value.localeCompare(b.value),
+    );
+  }
+
   async function listingRow(listing: Listing): Promise<HTMLElement> {
+    seenItems.add(listing.assetId);
     const name = await names.name(listing.assetId);
     const mine = session.controls(listing.seller);
     return h(
@@ -218,30 +241,37 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
   }
 
   async function loadListings(): Promise<void> {
+    const chosen = currency.value;
+    if (!chosen) {
+      listingsPager.update(null);
+      replace(listingsBody, emptyState('No currency to show listings in.'));
+      listingsBody.removeAttribute('aria-busy');
+      return;
+    }
     listingsBody.setAttribute('aria-busy', 'true');
     try {
+      // Cheapest first across pages: the API's price order (its cursor carries the last price and
+      // id), in the chosen currency (prices in different currencies are not compared).
       const page = unwrap(
         await session.api.GET('/api/v1/listings', {
           params: {
-            query: { collection, status: 'active', cursor: listingsPager.cursor, limit: LISTINGS_PAGE },
+            query: {
+              collection,
+              currency: chosen,
+              sort: 'price',
+              cursor: listingsPager.cursor,
+              limit: LISTINGS_PAGE,
+            },
           },
           signal,
         }),
       );
       listingsPager.update(page.next_cursor);
-      // The chosen currency first, cheapest first; prices in other currencies after, each cheapest first.
-      const chosen = currency.value;
-      const sorted = [...page.data].sort(
-        (a, b) =>
-          Number(a.currency !== chosen) - Number(b.currency !== chosen) ||
-          a.currency.localeCompare(b.currency) ||
-          compareAmounts(a.price, b.price),
-      );
-      const rows = await Promise.all(sorted.map(listingRow));
+      const rows = await Promise.all(page.data.map(listingRow));
       replace(
         listingsBody,
         rows.length === 0
-          ? emptyState('Nothing is for sale in this collection right now.')
+          ? emptyState(`Nothing is for sale in this collection in ${chosen} right now.`)
           : h('ul', { class: 'market-rows' }, rows),
       );
     } catch (error) {
@@ -262,8 +292,9 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
       );
       salesPager.update(page.next_cursor);
       const rows = await Promise.all(
-        page.data.map(async (sale) =>
-          h(
+        page.data.map(async (sale) => {
+          seenItems.add(sale.assetId);
+          return h(
             'li',
             {},
             h(
@@ -280,8 +311,8 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
               ),
             ),
             h('strong', { class: 'number' }, `${sale.price} ${sale.currency}`),
-          ),
-        ),
+          );
+        }),
       );
       replace(
         salesBody,
@@ -423,6 +454,7 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
       );
       const rows = await Promise.all(
         page.data.map(async (auction) => {
+          seenItems.add(auction.assetId);
           const name = await names.name(auction.assetId);
           const mine = session.controls(auction.seller);
           const leading = auction.bestBidder !== null && session.controls(auction.bestBidder);
@@ -473,17 +505,23 @@ export function marketView(ctx: ViewContext, collection: string): Cleanup {
 
   currency.addEventListener('change', () => {
     void loadFigures();
+    listingsPager.reset();
     void loadListings();
   });
-  offerButton.addEventListener('click', () => {
-    if (!wallet) return;
-    openOfferDialog(session, { wallet, collection, name: collection, currencies }, (offer) => {
+  offerButton.addEventListener('click', async () => {
+    if (!wallet || offerButton.getAttribute('aria-busy')) return;
+    offerButton.setAttribute('aria-busy', 'true');
+    const traits = await knownTraits().catch(() => []);
+    offerButton.removeAttribute('aria-busy');
+    openOfferDialog(session, { wallet, collection, name: collection, currencies, traits }, (offer) => {
       replace(
         offerStatus,
         h(
           'p',
           { class: 'result good', 'data-testid': 'market-result' },
-          `You offer ${offer.price} ${offer.currency} for any item of ${collection}.`,
+          offer.trait
+            ? `You offer ${offer.price} ${offer.currency} for any ${offer.trait.type} ${offer.trait.value} item of ${collection}.`
+            : `You offer ${offer.price} ${offer.currency} for any item of ${collection}.`,
         ),
       );
       refresh();

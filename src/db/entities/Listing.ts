@@ -19,10 +19,12 @@ export const Listing = defineEntity({
   indexes: [
     // The expiry sweep: active listings by expiry.
     { properties: ['status', 'expiresAt'] },
-    // The floor: the cheapest active listing of a collection in a currency, read first in price order.
+    // The floor: the cheapest active listing of a collection in a currency, read first in price order
+    // (and the collection's listings cheapest first, `sort=price`).
     { properties: ['collectionId', 'status', 'currencyId', 'price', 'id'] },
-    // An item's active listings (its floor, ending them when it moves).
-    { properties: ['assetId', 'status', 'price', 'id'] },
+    // An item's active listings (its floor and its listings cheapest first in one currency; ending
+    // them when it moves reads the (asset_id, status) prefix).
+    { properties: ['assetId', 'status', 'currencyId', 'price', 'id'] },
     { properties: ['sellerWallet', 'id'] },
     { properties: ['collectionId', 'id'] },
   ],

@@ -48,6 +48,7 @@ import {
   listingStatusOf,
   listingView,
 } from './listings.ts';
+import { checkPriceOrder, listingsByPrice } from './listings-by-price.ts';
 import { type Attributes, createOfferMethods, hasTrait, type OfferMethods, traitsOf } from './offers.ts';
 import { newPriceEvent } from './outbox.ts';
 import { MARKET_SOURCE } from './prices.ts';
@@ -77,6 +78,9 @@ export interface ListingFilters {
   seller?: StoredAddress;
   assetId?: string;
   status?: ListingView['status'];
+  currency?: string;
+  /** `newest` (the default) or `price`: the buyable listings of one currency, cheapest first. */
+  sort?: 'newest' | 'price';
   limit: number;
   cursor?: string;
 }
@@ -557,21 +561,28 @@ export function createMarketService(
       return listingView(listing, await decimalsOf(listing));
     },
 
-    async listListings({ collection, seller, assetId, status, limit, cursor }) {
+    async listListings({ collection, seller, assetId, status, currency, sort, limit, cursor }) {
       const now = new Date();
-      const where: FilterQuery<Listing>[] = [];
-      if (collection) where.push({ collectionId: collection });
-      if (seller) where.push({ sellerWallet: seller });
-      if (assetId) where.push({ assetId });
-      if (status === 'active') where.push(buyable());
-      else if (status === 'expired') where.push({ status: 'active', expiresAt: { $lte: now } });
-      else if (status) where.push({ status });
-      const rows = await pageById(orm.em.fork(), Listing, where, {
-        list: 'listings',
-        order: 'newest',
-        limit,
-        cursor,
-      });
+      let rows: Page<Listing>;
+      if (sort === 'price') {
+        const filters = checkPriceOrder({ currency, collection, assetId, seller, status });
+        rows = await listingsByPrice(orm.em.fork(), filters, { limit, cursor }, now);
+      } else {
+        const where: FilterQuery<Listing>[] = [];
+        if (collection) where.push({ collectionId: collection });
+        if (seller) where.push({ sellerWallet: seller });
+        if (assetId) where.push({ assetId });
+        if (currency) where.push({ currencyId: currency });
+        if (status === 'active') where.push(buyable());
+        else if (status === 'expired') where.push({ status: 'active', expiresAt: { $lte: now } });
+        else if (status) where.push({ status });
+        rows = await pageById(orm.em.fork(), Listing, where, {
+          list: 'listings',
+          order: 'newest',
+          limit,
+          cursor,
+        });
+      }
       return mapPage(rows, async (row) => {
         const listing = rowOfEntity(row);
         return listingView(listing, await decimalsOf(listing), now);

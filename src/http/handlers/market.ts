@@ -47,6 +47,8 @@ export function marketHandlers(ledger: Ledger): HandlerMap {
         seller: query.seller === undefined ? undefined : parseAddress(query.seller, '/query/seller'),
         assetId: query.assetId,
         status: query.status,
+        currency: query.currency,
+        sort: query.sort,
         limit: limitOf(request),
         cursor: cursorOf(request),
       });

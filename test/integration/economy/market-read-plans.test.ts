@@ -2,17 +2,33 @@
 // read the service issues (src/domain/ledger/market.ts: the floor of a collection and of an item, the
 // best offer of each and of a trait, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
 // analyzed: each walks its index in the order asked (no sort of the matches) and stops at its limit.
+// The listings cheapest first (`sort=price`, src/domain/ledger/listings-by-price.ts) are EXPLAINed as
+// the service builds them, first page and after a cursor, here and on PostgreSQL with stale statistics
+// (50,000 listings written after the table was analyzed, autovacuum off for it).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Listing } from '../../../src/db/entities/Listing.ts';
 import { Offer } from '../../../src/db/entities/Offer.ts';
 import { Sale } from '../../../src/db/entities/Sale.ts';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
+import { type PriceOrderFilters, priceOrderQuery } from '../../../src/domain/ledger/listings-by-price.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
+import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
 
 const ROWS = 3000;
 const OFFERS = 20_000;
 const WALLET = '0x00000000000000000000000000000000000000a1';
+const id = (prefix: string, i: number) => `${prefix}_${String(i).padStart(26, '0')}`;
+
+/** The shapes of a price-ordered listings read, with the index each walks. */
+const PRICE_SHAPES: [PriceOrderFilters, string][] = [
+  [{ currency: 'gold', collection: 'realm' }, 'listing_collection_id_status_currency_id_price_id_index'],
+  [{ currency: 'gold', assetId: id('nft', 7) }, 'listing_asset_id_status_currency_id_price_id_index'],
+  [
+    { currency: 'gold', collection: 'realm', assetId: id('nft', 7) },
+    'listing_asset_id_status_currency_id_price_id_index',
+  ],
+];
 
 describe.each(DB_KINDS)('market read plans on %s', (kind) => {
   let db: ScratchDatabase;
@@ -23,7 +39,6 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
     orm = await openDatabase(db);
     const em = orm.em.fork();
     const at = Date.now() - 3_600_000;
-    const id = (prefix: string, i: number) => `${prefix}_${String(i).padStart(26, '0')}`;
     await em.insertMany(
       Listing,
       Array.from({ length: ROWS }, (_, i) => ({
@@ -125,7 +140,7 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
           .where({ assetId: `nft_${'7'.padStart(26, '0')}`, currencyId: 'gold', ...buyable() })
           .orderBy([{ price: 'asc' }, { id: 'asc' }])
           .limit(1),
-        'listing_asset_id_status_price_id_index',
+        'listing_asset_id_status_currency_id_price_id_index',
       ],
     ] as const;
     for (const [query, index] of floors) {
@@ -177,4 +192,91 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
       expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
     }
   });
+  it('the listings cheapest first (sort=price): each shape walks its index in price order, no sort', async () => {
+    // PostgreSQL knows an NFT's 6 listings here and rightly sorts them: an item listed many times is
+    // checked below, on stale statistics.
+    for (const [filters, index] of PRICE_SHAPES.filter(([f]) => kind === 'sqlite' || !f.assetId)) {
+      for (const after of [undefined, ['50000', id('lst', 1500)] as [string, string]]) {
+        const query = priceOrderQuery(orm.em.fork(), filters, after, 20, new Date());
+        const explained = await plan(query.getFormattedQuery());
+        expect(explained, explained).toContain(index);
+        expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
+      }
+    }
+  });
 });
+
+/** How stale the statistics are when the 50,000 listings arrive. */
+const STALE: [name: string, analyzedAt: number][] = [
+  ['analyzed while empty', 0],
+  ['analyzed at 1,000 listings', 1_000],
+];
+const LISTINGS = 50_000;
+
+/**
+ * Listings first..last: 20 collections, 9 in 10 in gold, 2 in 3 active (some expired), every fifth an
+ * amount of the currency `ore`, the others of 10,000 NFTs, prices from 1 to 5,000 (many equal).
+ */
+const insertListings = (first: number, last: number) => `insert into listing (id, status, end_reason,
+    seller_user_id, seller_wallet, asset_id, collection_id, amount, currency_id, price, expires_at,
+    created_at, updated_at, operation_id, closed_by)
+  select 'lst_' || lpad(g::text, 26, '0'), case when g % 3 = 0 then 'sold' else 'active' end, null,
+    'usr_1', '${WALLET}', case when g % 5 = 0 then 'ore' else 'nft_' || lpad((g % 10000)::text, 26, '0') end,
+    'c' || (g % 20),
+    1, case when g % 10 = 0 then 'gems' else 'gold' end, 1 + (g * 7919) % 5000,
+    case when g % 7 = 0 then now() - interval '1 hour' else null end, now(), now(), null, null
+  from generate_series(${first}, ${last}) g`;
+
+describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
+  'listings cheapest first on PostgreSQL, %s',
+  (_state, analyzedAt) => {
+    let db: ScratchDatabase;
+    let orm: Orm;
+
+    beforeAll(async () => {
+      db = await migratedDatabase('postgres');
+      orm = await openDatabase(db);
+      const connection = orm.em.getConnection();
+      // Nothing analyzes the table behind the test's back: the planner sees it as at `analyzedAt`.
+      await connection.execute('alter table listing set (autovacuum_enabled = false)');
+      if (analyzedAt > 0) await connection.execute(insertListings(1, analyzedAt));
+      await connection.execute('analyze listing');
+      await connection.execute(insertListings(analyzedAt + 1, LISTINGS));
+    }, 120_000);
+
+    afterAll(async () => {
+      await closeDatabase(orm);
+      await db.drop();
+    });
+
+    const shapes: [PriceOrderFilters, string][] = [
+      [{ currency: 'gold', collection: 'c3' }, 'listing_collection_id_status_currency_id_price_id_index'],
+      // An amount of a currency listed 10,000 times (every fifth listing), and an NFT listed 5 times.
+      [{ currency: 'gold', assetId: 'ore' }, 'listing_asset_id_status_currency_id_price_id_index'],
+      [{ currency: 'gold', assetId: id('nft', 7) }, 'listing_asset_id_status_currency_id_price_id_index'],
+      [
+        { currency: 'gold', collection: 'c3', assetId: 'ore' },
+        'listing_asset_id_status_currency_id_price_id_index',
+      ],
+    ];
+
+    it.each(shapes)(
+      'reads %j from its index under the LIMIT, no sort, first page and after a cursor',
+      async (filters, index) => {
+        for (const after of [undefined, ['2500', id('lst', 25_000)] as [string, string]]) {
+          for (const limit of [20, 100]) {
+            const query = priceOrderQuery(orm.em.fork(), filters, after, limit, new Date());
+            const [row] = await orm.em
+              .fork()
+              .execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+                `explain (format json) ${query.getFormattedQuery()}`,
+              );
+            const planned = row['QUERY PLAN'][0].Plan;
+            expect(pagePlanProblems(planned, 'listing'), JSON.stringify(planned)).toEqual([]);
+            expect(JSON.stringify(planned)).toContain(index);
+          }
+        }
+      },
+    );
+  },
+);

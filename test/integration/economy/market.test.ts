@@ -138,7 +138,7 @@ describe.each(DB_KINDS)('the marketplace on %s', (kind) => {
     expect(await read(path)).toEqual(set.body);
   });
 
-  it('refuses what cannot be listed: soulbound, frozen, burned, another’s wallet, more than held, a currency not accepted, trading off', async () => {
+  it('refuses what cannot be listed: soulbound, frozen, burned, on-chain, another’s wallet, more than held, a currency not accepted, trading off', async () => {
     const soulbound = await sword(alice.wallet, 'bound');
     const frozen = await sword(alice.wallet);
     expect((await call(studio, 'POST', `/api/v1/assets/${frozen}/freeze`)).status).toBe(200);
@@ -153,6 +153,26 @@ describe.each(DB_KINDS)('the marketplace on %s', (kind) => {
       (await call(studio, 'PUT', '/api/v1/collections/closed/market/settings', { tradingEnabled: false }))
         .status,
     ).toBe(200);
+    // An on-chain token (issue 20) as the chain projection records it, held by alice: it moves on
+    // chain only, so it is neither listed nor auctioned.
+    const chainItem = 'chn_0000000000000000000000MKT1';
+    const now = kind === 'postgres' ? 'now()' : String(Date.now());
+    await orm()
+      .em.getConnection()
+      .execute(
+        `insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, total_supply, owner, created_at)
+         select '${chainItem}', 900001, 'nft', 'Chain Sword', '{}', 'realm', owner_id, '1', '${alice.wallet.toLowerCase()}', ${now}
+         from collection where id = 'realm'`,
+      );
+    const onChainAuction = await call(alice, 'POST', '/api/v1/auctions', {
+      wallet: alice.wallet,
+      assetId: chainItem,
+      currency: 'gold',
+      reservePrice: '1',
+      minIncrement: '1',
+      duration: 60,
+    });
+    expect([onChainAuction.status, onChainAuction.body.type]).toEqual([409, '/problems/asset-on-chain']);
     const before = await lastEventId();
     const attempt = (user: HttpUser, body: Record<string, unknown>) =>
       call(user, 'POST', '/api/v1/listings', { wallet: user.wallet, currency: 'gold', price: '10', ...body });
@@ -170,6 +190,7 @@ describe.each(DB_KINDS)('the marketplace on %s', (kind) => {
       [bob, { assetId: mine }, 409, '/problems/insufficient-balance'],
       [bob, { assetId: mine, wallet: alice.wallet }, 403, '/problems/wallet-not-controlled'],
       [alice, { assetId: 'chn_5Q2W8E3R7T1Y9V4J6K0P2A8S5D' }, 404, '/problems/not-found'],
+      [alice, { assetId: chainItem }, 409, '/problems/asset-on-chain'],
     ];
     for (const [user, body, status, type] of cases) {
       const refused = await attempt(user, body);
@@ -179,6 +200,8 @@ describe.each(DB_KINDS)('the marketplace on %s', (kind) => {
       ]);
     }
     expect(await eventsAfter(before)).toEqual([]);
+    // The row stood for the projection's: gone again, so the ledger's invariants stay the ledger's own.
+    await orm().em.getConnection().execute(`delete from asset where id = '${chainItem}'`);
   });
 
   it('sells a Sword in one operation: the item, seller + royalty + fee == price, the sale, the market price, one op id, replay', async () => {
