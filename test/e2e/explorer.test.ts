@@ -264,6 +264,13 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
     await alicePage.locator('.asset-summary h1 .badge', { hasText: 'Burned' }).waitFor();
     await alicePage.getByText('None: burned').waitFor();
+    // Its history: the burn, then its mint (an NFT's mint writes no transfer row; issue 37).
+    const rows = alicePage.locator('.transfers tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.nth(0).locator('td').nth(2).textContent()).toBe('burned');
+    expect(await rows.nth(1).getAttribute('data-transfer-id')).toBe(`tr_${nft.id.slice('nft_'.length)}`);
+    expect(await rows.nth(1).locator('td').nth(1).textContent()).toBe('minted');
+    await shot(alicePage, 'asset-burned-history');
   });
 
   it("proposes a trade from the counterparty's wallet page, and the counterparty accepts it in the Trades panel", async () => {
