@@ -1,10 +1,11 @@
 // End to end: the studio and admin console of the explorer (explorer/src/views/console/), driven in
 // Chromium against the real service with the demo seed (test/helpers/explorer-browser.ts). A studio
 // creates a collection with its policies, airdrops to 50 wallets from a CSV file (one bad row shown
-// first, nothing sent), freezes and edits an item and finds both in the audit log; an admin changes a
-// role and sees it in the audit log, and reads health and the chain indexer's state. Every API answer
-// the pages and the test receive is checked against the contract. Screenshots of each screen at
-// desktop and phone size go to test-results/console/.
+// first, nothing sent), creates a recipe from its items and currency (mistakes shown on the page, a
+// refusal of the service shown, asked first), freezes and edits an item and finds both in the audit
+// log; an admin changes a role and sees it in the audit log, and reads health and the chain
+// indexer's state. Every API answer the pages and the test receive is checked against the contract.
+// Screenshots of each screen at desktop and phone size go to test-results/console/.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -49,6 +50,15 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
       'document.documentElement.scrollWidth - document.documentElement.clientWidth',
     );
     expect(overflow, `${name} overflows a phone's width`).toBeLessThanOrEqual(0);
+    await page.setViewportSize(DESKTOP);
+  }
+
+  /** One region of a long page, at desktop and phone width (the full page is in `shots`). */
+  async function regionShots(page: Page, region: string, name: string): Promise<void> {
+    const element = page.getByRole('region', { name: region });
+    await element.screenshot({ path: path.join(SHOTS, `${name}-desktop.png`) });
+    await page.setViewportSize(PHONE);
+    await element.screenshot({ path: path.join(SHOTS, `${name}-phone.png`) });
     await page.setViewportSize(DESKTOP);
   }
 
@@ -167,6 +177,90 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
       .toBe('12.5');
     await shots(studioPage, 'studio-collection');
   }, 45_000);
+
+  it('lists, checks and creates a recipe from its templates and currencies, asked first, by keyboard and at phone width', async () => {
+    const region = studioPage.getByRole('region', { name: 'Recipes' });
+    await region.getByText('No recipe yet').waitFor();
+    // The form, opened and filled with the keyboard alone.
+    await region.getByText('New recipe').focus();
+    await studioPage.keyboard.press('Enter');
+    const name = region.getByLabel('Recipe name');
+    await name.focus();
+    await studioPage.keyboard.type('Crown a hero');
+    await studioPage.keyboard.press('Tab');
+    expect(await studioPage.evaluate('document.activeElement.name')).toBe('input-kind');
+    const input1 = region.getByRole('group', { name: 'Input 1' });
+    await input1.getByLabel('Kind').selectOption('nft');
+    await input1.getByLabel('NFT name').fill('Hero 3');
+    await region.getByRole('button', { name: 'Add an input' }).click();
+    const input2 = region.getByRole('group', { name: 'Input 2' });
+    // The new row has the focus.
+    expect(await studioPage.evaluate('document.activeElement.name')).toBe('input-kind');
+    await input2.getByLabel('Currency').fill('e2e-crowns');
+    await input2.getByLabel('Amount').fill('1.234');
+    const output1 = region.getByRole('group', { name: 'Output 1' });
+    // A template: an item of the collection, copied into the new NFT's fields.
+    await output1.getByLabel('Start from an item').selectOption({ label: 'Hero 5' });
+    expect(await output1.getByLabel('Name').inputValue()).toBe('Hero 5');
+    expect(await output1.getByLabel('Attributes, one per line').inputValue()).toBe('level: 1');
+    await output1.getByLabel('Name').fill('Crowned Hero');
+    await region.getByRole('button', { name: 'Add an output' }).click();
+    const output2 = region.getByRole('group', { name: 'Output 2' });
+    await output2.getByLabel('Kind').selectOption('currency');
+    await output2.getByLabel('Currency').selectOption('e2e-crowns');
+    await output2.getByLabel('Amount').fill('0');
+
+    // Checked on the page: two mistakes, said by field, the first focused, nothing sent.
+    await name.press('Enter');
+    const mistakes = region.getByTestId('recipe-mistakes');
+    await mistakes.waitFor();
+    expect(await mistakes.textContent()).toContain('Input 2, amount: has at most 2 decimals');
+    expect(await mistakes.textContent()).toContain('Output 2, amount: must be more than 0');
+    expect(await input2.getByLabel('Amount').getAttribute('aria-invalid')).toBe('true');
+    expect(await studioPage.evaluate('document.activeElement.name')).toBe('input-amount');
+    await shots(studioPage, 'studio-recipe-mistakes');
+    await regionShots(studioPage, 'Recipes', 'studio-recipe-mistakes-panel');
+    const recipesPath = `/api/v1/collections/${COLLECTION}/recipes`;
+    expect((await harness.api('GET', recipesPath, undefined, studio.headers)).data).toHaveLength(0);
+
+    // Checked by the service: a currency that does not exist, its problem shown.
+    await input2.getByLabel('Amount').fill('1.5');
+    await output2.getByLabel('Amount').fill('2');
+    await input2.getByLabel('Currency').fill('no-such-coin');
+    await region.getByRole('button', { name: 'Create recipe' }).click();
+    const confirm = studioPage.getByRole('alertdialog', { name: 'Create the recipe “Crown a hero”?' });
+    expect(await confirm.textContent()).toContain(
+      'each craft burns 1 “Hero 3” of e2e-heroes, 1.5 no-such-coin from the crafter’s wallet and mints a new “Crowned Hero”, 2 e2e-crowns into it',
+    );
+    expect(await confirm.textContent()).toContain('cannot be changed or removed afterwards');
+    // The safe choice has the focus; Escape sends nothing.
+    expect(await studioPage.evaluate('document.activeElement.textContent')).toBe('Cancel');
+    await studioPage.keyboard.press('Escape');
+    await confirm.waitFor({ state: 'detached' });
+    await region.getByRole('button', { name: 'Create recipe' }).click();
+    await confirm.getByRole('button', { name: 'Create recipe' }).click();
+    await region.getByRole('alert').filter({ hasText: 'no-such-coin' }).waitFor();
+    expect((await harness.api('GET', recipesPath, undefined, studio.headers)).data).toHaveLength(0);
+
+    // Fixed: created, listed with what it burns and mints.
+    await input2.getByLabel('Currency').fill('e2e-crowns');
+    await region.getByRole('button', { name: 'Create recipe' }).click();
+    await confirm.getByRole('button', { name: 'Create recipe' }).click();
+    const row = region.locator('tr[data-recipe-id]', { hasText: 'Crown a hero' });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('1 “Hero 3” of e2e-heroes1.5 e2e-crowns');
+    const [recipe] = (await harness.api('GET', recipesPath, undefined, studio.headers)).data;
+    expect(await row.getAttribute('data-recipe-id')).toBe(recipe.id);
+    expect([recipe.inputs, recipe.outputs.map((part: any) => part.assetId ?? part.nft.name)]).toEqual([
+      [{ nft: { collection: COLLECTION, name: 'Hero 3' } }, { assetId: 'e2e-crowns', amount: '1.5' }],
+      ['Crowned Hero', 'e2e-crowns'],
+    ]);
+    expect(recipe.outputs[0].nft.metadata.attributes).toEqual([{ trait_type: 'level', value: 1 }]);
+    // The form is fresh again.
+    expect(await name.inputValue()).toBe('');
+    await shots(studioPage, 'studio-recipes');
+    await regionShots(studioPage, 'Recipes', 'studio-recipes-panel');
+  }, 60_000);
 
   it('freezes an item after a confirmation that says what happens, edits its metadata, and finds both in the audit log', async () => {
     await studioPage.getByRole('link', { name: `Manage Hero 1 (${itemId})` }).click();
