@@ -2,10 +2,11 @@
 // Chromium against the real service with the demo seed (test/helpers/explorer-browser.ts). A studio
 // creates a collection with its policies, airdrops to 50 wallets from a CSV file (one bad row shown
 // first, nothing sent), creates a recipe from its items and currency (mistakes shown on the page, a
-// refusal of the service shown, asked first), freezes and edits an item and finds both in the audit
-// log; an admin changes a role and sees it in the audit log, and reads health and the chain
-// indexer's state. Every API answer the pages and the test receive is checked against the contract.
-// Screenshots of each screen at desktop and phone size go to test-results/console/.
+// refusal of the service shown, asked first), reads its store offers and loot boxes, freezes and
+// edits an item and finds both in the audit log; an admin changes a role and sees it in the audit
+// log, and reads health and the chain indexer's state. Every API answer the pages and the test
+// receive is checked against the contract. Screenshots of each screen at desktop and phone size go
+// to test-results/console/.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -261,6 +262,52 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
     await shots(studioPage, 'studio-recipes');
     await regionShots(studioPage, 'Recipes', 'studio-recipes-panel');
   }, 60_000);
+
+  it("lists the collection's store offers and loot boxes, read only, with a link to its public store page", async () => {
+    const asStudio = (urlPath: string, body: unknown) => harness.api('POST', urlPath, body, studio.headers);
+    const image = 'https://cdn.example.com/crown.png';
+    const table = await asStudio(`/api/v1/collections/${COLLECTION}/drop-tables`, {
+      name: 'Crown chest',
+      entries: [
+        { weight: 3, outcome: { assetId: 'e2e-crowns', amount: '1' } },
+        {
+          weight: 1,
+          outcome: { nft: { name: 'Golden Crown', metadata: { image, attributes: [], creator: 'e2e' } } },
+        },
+      ],
+    });
+    const box = await asStudio(`/api/v1/collections/${COLLECTION}/loot-boxes`, {
+      name: 'Crown Chest',
+      table: table.id,
+      paid: false,
+      pity: { after: 5, entry: 1 },
+    });
+    const offer = await asStudio(`/api/v1/collections/${COLLECTION}/store-offers`, {
+      name: 'Crown bundle',
+      price: [{ assetId: 'e2e-crowns', amount: '3' }],
+      grants: [{ nft: { name: 'Crown Chest', metadata: { image, attributes: [], creator: 'e2e' } } }],
+      payTo: studio.wallet,
+      totalLimit: 100,
+      perWalletLimit: 2,
+    });
+    await studioPage.reload();
+    const region = studioPage.getByRole('region', { name: 'Store offers and loot boxes' });
+    const offerRow = region.locator(`tr[data-offer-id="${offer.id}"]`);
+    await offerRow.waitFor();
+    expect(await offerRow.textContent()).toContain('3 e2e-crowns');
+    expect(await offerRow.textContent()).toContain('a new “Crown Chest”');
+    expect(await offerRow.textContent()).toContain('0 of 100 sold2 per wallet');
+    const boxRow = region.locator(`tr[data-box-id="${box.id}"]`);
+    expect(await boxRow.textContent()).toContain('2 outcomes, odds published');
+    expect(await boxRow.textContent()).toContain('entry 1 after 5 openings');
+    // Read only: no button in it.
+    expect(await region.getByRole('button').count()).toBe(0);
+    await regionShots(studioPage, 'Store offers and loot boxes', 'studio-store-objects');
+    await region.getByRole('link', { name: 'the public store page' }).click();
+    await studioPage.waitForURL(`**/explorer/collection/${COLLECTION}/store`);
+    await studioPage.goBack();
+    await studioPage.getByRole('heading', { name: 'E2E Heroes', level: 1 }).waitFor();
+  });
 
   it('freezes an item after a confirmation that says what happens, edits its metadata, and finds both in the audit log', async () => {
     await studioPage.getByRole('link', { name: `Manage Hero 1 (${itemId})` }).click();

@@ -2,7 +2,8 @@
 // airdrop from a pasted list or a CSV file (previewed row by row, sent only when confirmed, as
 // POST /api/v1/collections/{id}/mint/batch of up to 100 items each), and the items minted into it
 // (read from its newNFT events), each leading to its management page; its currencies and its
-// crafting recipes (./currencies.ts, ./recipes.ts).
+// crafting recipes (./currencies.ts, ./recipes.ts); its store offers and loot boxes, read only
+// (./store-objects.ts).
 import type { Schemas } from '../../api/client.ts';
 import { problemOf, unwrap } from '../../api/problem.ts';
 import { BASE_PATH } from '../../config.ts';
@@ -21,6 +22,7 @@ import { allCollections, policySummary } from './collections.ts';
 import { currenciesPanel } from './currencies.ts';
 import { consolePage, panel } from './frame.ts';
 import { recipesPanel } from './recipes.ts';
+import { storeObjectsPanel } from './store-objects.ts';
 
 type Asset = Schemas['Asset'];
 type MintBatchItem = Schemas['MintBatchItem'];
@@ -63,6 +65,7 @@ export function collectionView(ctx: ViewContext, collectionId: string): Cleanup 
     ),
     panel('currencies', 'Currencies', currenciesPanel(ctx, collectionId, recipes.setCurrencies)),
     panel('recipes', 'Recipes', recipes.element),
+    panel('store', 'Store offers and loot boxes', storeObjectsPanel(ctx, collectionId)),
     panel('items', 'Items', items),
   );
   if (!shown) return () => undefined;

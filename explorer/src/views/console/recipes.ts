@@ -28,7 +28,7 @@ const AMOUNT = /^(0|[1-9][0-9]*)(\.[0-9]+)?$/;
 const PAGES = 5;
 
 /** What a recipe burns or mints, in words. */
-function partText(part: RecipeInput | RecipeOutput, side: 'input' | 'output'): string {
+export function partText(part: RecipeInput | RecipeOutput, side: 'input' | 'output'): string {
   if ('assetId' in part) return `${part.amount} ${part.assetId}`;
   if (side === 'input' && 'collection' in part.nft) return `1 “${part.nft.name}” of ${part.nft.collection}`;
   return `a new “${part.nft.name}”`;
