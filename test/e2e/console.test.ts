@@ -3,7 +3,8 @@
 // creates a collection with its policies, airdrops to 50 wallets from a CSV file (one bad row shown
 // first, nothing sent), creates a recipe from its items and currency (mistakes shown on the page, a
 // refusal of the service shown, asked first), reads its store offers and loot boxes, freezes and
-// edits an item and finds both in the audit log; an admin changes a role and sees it in the audit
+// edits an item and finds both in the audit log, adds a webhook (to a loopback receiver) and sends a
+// delivery again; an admin changes a role and sees it in the audit
 // log, and reads health and the chain indexer's state. Every API answer the pages and the test
 // receive is checked against the contract. Screenshots of each screen at desktop and phone size go
 // to test-results/console/.
@@ -21,6 +22,7 @@ import {
   startExplorerHarness,
   warnWithoutChromium,
 } from '../helpers/explorer-browser.ts';
+import { type Receiver, startReceiver } from '../integration/webhooks/receiver.ts';
 
 const SHOTS = path.join(ROOT, 'test-results', 'console');
 const PHONE = { width: 390, height: 844 };
@@ -35,6 +37,8 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   let studio: ApiSession;
   let bob: ApiSession;
   let itemId = '';
+  /** A webhook endpoint on loopback, for the Webhooks screen's deliveries. */
+  let receiver: Receiver;
 
   /** The page at desktop and phone width, then back. */
   async function shots(page: Page, name: string): Promise<void> {
@@ -64,13 +68,15 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   }
 
   beforeAll(async () => {
-    harness = await startExplorerHarness();
+    receiver = await startReceiver();
+    harness = await startExplorerHarness({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
     [studio, bob] = await Promise.all([harness.session('studio'), harness.session('bob')]);
     [studioPage, adminPage] = await Promise.all([harness.newPage(DESKTOP), harness.newPage(DESKTOP)]);
   }, 120_000);
 
   afterAll(async () => {
     await harness?.stop();
+    await receiver?.close();
   });
 
   it('shows a studio its console, and creates a collection with its policies', async () => {
@@ -349,9 +355,44 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
     await shots(studioPage, 'studio-audit');
   });
 
-  it('shows the studio its webhooks and service accounts, with a new secret shown once', async () => {
+  it('shows the studio its webhooks with their deliveries, sends one again, and its service accounts, with a new secret shown once', async () => {
     await studioPage.getByRole('link', { name: 'Webhooks' }).click();
     await studioPage.getByText('No webhook yet').waitFor();
+    await studioPage.getByLabel('Endpoint URL').fill(receiver.url);
+    await studioPage.getByLabel('Event kinds (comma separated)').fill('newNFT');
+    await studioPage.getByRole('button', { name: 'Add webhook' }).click();
+    const added = studioPage.getByRole('dialog', { name: 'Webhook added' });
+    await added.getByRole('button', { name: 'I have stored it' }).click();
+    const card = studioPage.locator('article[data-webhook-id]', { hasText: receiver.url });
+    await card.waitFor();
+    // An NFT minted into the collection is delivered; its delivery is listed, and sent again on request.
+    await harness.api(
+      'POST',
+      `/api/v1/collections/${COLLECTION}/mint/batch`,
+      {
+        items: [
+          {
+            to: studio.wallet,
+            nft: {
+              name: 'Webhook Hero',
+              metadata: { image: 'https://cdn.example.com/h.png', attributes: [], creator: 'e2e' },
+            },
+          },
+        ],
+      },
+      studio.headers,
+    );
+    await receiver.waitFor(1, 20_000);
+    await card.getByRole('button', { name: 'Deliveries' }).click();
+    const delivered = card.locator('tbody tr', { hasText: 'newNFT' }).first();
+    await expect.poll(() => delivered.textContent(), { timeout: 20_000 }).toContain('succeeded');
+    await delivered.getByRole('button', { name: /^Send event \d+ again$/ }).click();
+    // The same event again, under the same webhook-id: a receiver that saw it already can tell.
+    await expect
+      .poll(() => new Set(receiver.received.map((request) => request.id)).size < receiver.received.length, {
+        timeout: 20_000,
+      })
+      .toBe(true);
     await shots(studioPage, 'studio-webhooks');
     await studioPage.getByRole('link', { name: 'Service accounts' }).click();
     await studioPage.getByLabel('Name').fill('e2e-game-server');
