@@ -4,14 +4,21 @@
 // first, nothing sent), creates a recipe from its items and currency (mistakes shown on the page, a
 // refusal of the service shown, asked first), reads its store offers and loot boxes, freezes and
 // edits an item and finds both in the audit log, adds a webhook (to a loopback receiver) and sends a
-// delivery again; an admin changes a role and sees it in the audit
-// log, and reads health and the chain indexer's state. Every API answer the pages and the test
-// receive is checked against the contract. Screenshots of each screen at desktop and phone size go
-// to test-results/console/.
+// delivery again; an admin changes a role and sees it in the audit log, reads health and the chain
+// indexer's state (a local EVM node, a contract the studio registered), and finds the studio's
+// collection among its own. Every API answer the pages and the test receive is checked against the
+// contract. Screenshots of each screen at desktop and phone size go to test-results/console/.
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  deployErc721,
+  devAccount,
+  type EvmNode,
+  HARDHAT_CHAIN_ID,
+  startEvmNode,
+} from '../helpers/evm-node.ts';
 import {
   type ApiSession,
   type ExplorerHarness,
@@ -39,6 +46,8 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   let itemId = '';
   /** A webhook endpoint on loopback, for the Webhooks screen's deliveries. */
   let receiver: Receiver;
+  /** A local EVM node the service indexes, for the Chain indexer screen. */
+  let node: EvmNode;
 
   /** The page at desktop and phone width, then back. */
   async function shots(page: Page, name: string): Promise<void> {
@@ -68,8 +77,13 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   }
 
   beforeAll(async () => {
-    receiver = await startReceiver();
-    harness = await startExplorerHarness({ WEBHOOK_ALLOW_LOOPBACK: 'true' });
+    [receiver, node] = await Promise.all([startReceiver(), startEvmNode()]);
+    harness = await startExplorerHarness({
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      CHAINS: `${HARDHAT_CHAIN_ID}=${node.url}`,
+      CHAIN_CONFIRMATIONS: '2',
+      CHAIN_POLL_MS: '200',
+    });
     [studio, bob] = await Promise.all([harness.session('studio'), harness.session('bob')]);
     [studioPage, adminPage] = await Promise.all([harness.newPage(DESKTOP), harness.newPage(DESKTOP)]);
   }, 120_000);
@@ -77,6 +91,7 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
   afterAll(async () => {
     await harness?.stop();
     await receiver?.close();
+    await node?.stop();
   });
 
   it('shows a studio its console, and creates a collection with its policies', async () => {
@@ -443,9 +458,46 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
       .toContain('The database answers.');
     await expect.poll(() => adminPage.getByTestId('metrics').textContent()).toContain('HTTP requests');
     await shots(adminPage, 'admin-health');
+    // The studio registers an ERC-721 contract for its collection, its deployer's wallet linked first.
+    const account = devAccount(0);
+    const challenge = await harness.api(
+      'POST',
+      '/api/v1/wallets/link/challenge',
+      { address: account.address },
+      studio.headers,
+    );
+    const signature = await account.signMessage({ message: challenge.message });
+    await harness.api(
+      'POST',
+      '/api/v1/wallets/link',
+      { message: challenge.message, signature },
+      studio.headers,
+    );
+    const fromBlock = Number(await node.publicClient.getBlockNumber()) + 1;
+    const address = await deployErc721(node);
+    await harness.api(
+      'POST',
+      `/api/v1/collections/${COLLECTION}/contracts`,
+      { chainId: HARDHAT_CHAIN_ID, address: address.toLowerCase(), standard: 'erc721', fromBlock },
+      studio.headers,
+    );
+    await expect
+      .poll(async () => (await harness.api('GET', '/readyz')).chains?.[0]?.state, { timeout: 30_000 })
+      .toBe('following');
     await adminPage.getByRole('link', { name: 'Chain indexer' }).click();
-    await adminPage.getByText('No chain is configured').waitFor();
+    const chain = adminPage.locator(`tr[data-chain-id="${HARDHAT_CHAIN_ID}"]`);
+    await expect.poll(() => chain.textContent()).toContain('following the head');
+    const contract = adminPage
+      .getByRole('region', { name: 'Contracts' })
+      .locator('tbody tr', { hasText: COLLECTION });
+    await contract.waitFor();
+    expect(await contract.textContent()).toContain('ERC721 Swords');
+    expect(await contract.textContent()).toContain('indexed');
+    expect(await chain.textContent()).not.toContain('1 blocks');
     await shots(adminPage, 'admin-chains');
+    // An admin runs every studio's objects: the studio's collection is in the admin's Studio screen.
+    await adminPage.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Studio' }).click();
+    await adminPage.locator(`[data-collection-id="${COLLECTION}"]`).waitFor();
   });
 
   it('ran without script errors, Content-Security-Policy violations or API answers off the contract', async () => {
