@@ -409,6 +409,19 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
       })
       .toBe(true);
     await shots(studioPage, 'studio-webhooks');
+    // Deleting it asks first, says what happens, and defaults to Cancel.
+    await card.getByRole('button', { name: 'Delete' }).click();
+    const confirmDelete = studioPage.getByRole('alertdialog', { name: 'Delete this webhook?' });
+    expect(await confirmDelete.textContent()).toContain('its pending deliveries are dropped');
+    expect(await studioPage.evaluate('document.activeElement.textContent')).toBe('Cancel');
+    await studioPage.keyboard.press('Escape');
+    await confirmDelete.waitFor({ state: 'detached' });
+    expect(await harness.api('GET', '/api/v1/webhooks', undefined, studio.headers)).toMatchObject({
+      data: [{ url: receiver.url }],
+    });
+    await card.getByRole('button', { name: 'Delete' }).click();
+    await confirmDelete.getByRole('button', { name: 'Delete webhook' }).click();
+    await studioPage.getByText('No webhook yet').waitFor();
     await studioPage.getByRole('link', { name: 'Service accounts' }).click();
     await studioPage.getByLabel('Name').fill('e2e-game-server');
     await studioPage.getByRole('button', { name: 'Create service account' }).click();
