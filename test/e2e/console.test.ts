@@ -328,6 +328,21 @@ describe.skipIf(!hasChromium)('studio and admin console in a real browser', () =
     await studioPage.waitForURL(`**/explorer/collection/${COLLECTION}/store`);
     await studioPage.goBack();
     await studioPage.getByRole('heading', { name: 'E2E Heroes', level: 1 }).waitFor();
+    // Turning trading off asks first and says what ends; Escape keeps it on.
+    const trading = studioPage.getByRole('region', { name: 'Trading' });
+    await trading.getByRole('checkbox', { name: 'Players may list and buy its items' }).uncheck();
+    await trading.getByRole('button', { name: 'Save trading settings' }).click();
+    const stop = studioPage.getByRole('alertdialog', { name: 'Stop trading?' });
+    expect(await stop.textContent()).toContain(`Every active listing of ${COLLECTION} ends now`);
+    await studioPage.keyboard.press('Escape');
+    await stop.waitFor({ state: 'detached' });
+    const settings = await harness.api(
+      'GET',
+      `/api/v1/collections/${COLLECTION}/market/settings`,
+      undefined,
+      studio.headers,
+    );
+    expect(settings.tradingEnabled).toBe(true);
   });
 
   it('freezes an item after a confirmation that says what happens, edits its metadata, and finds both in the audit log', async () => {
