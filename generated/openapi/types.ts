@@ -2631,7 +2631,7 @@ export interface paths {
         };
         /**
          * List transfers
-         * @description Lists transfers (including mints, which come from the zero address), newest first, paginated with `limit` and `cursor`. Transfers are public ledger data, like a chain explorer: any authenticated caller may list every transfer, of any wallet or asset. `wallet` keeps the transfers from or to that wallet (any valid case); `assetId` keeps the transfers of that asset; both together keep the transfers matching both. A wallet or asset with no transfers gives an empty `data`.
+         * @description Lists transfers (including mints, which come from the zero address), newest first, paginated with `limit` and `cursor`. Transfers are public ledger data, like a chain explorer: any authenticated caller may list every transfer, of any wallet or asset. `wallet` keeps the transfers from or to that wallet (any valid case); `assetId` keeps the transfers of that asset; both together keep the transfers matching both. A wallet or asset with no transfers gives an empty `data`. An NFT minted in the ledger has no transfer row for its mint: its history (`assetId`) ends with its mint entry all the same (see `Transfer`: `tr_` + the NFT's ULID, from the zero address to the wallet it was minted to, at the NFT's `createdAt`), also with `wallet` when that is the wallet it was minted to; a wallet's history alone (`wallet` without `assetId`) lists transfer rows only.
          *
          *     Errors: 400 `/problems/invalid-address-checksum` when `wallet` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `wallet` or `assetId`, a `limit` outside 1..100, or a malformed or foreign `cursor`; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -2659,7 +2659,7 @@ export interface paths {
         };
         /**
          * Get a transfer
-         * @description Returns one transfer (or mint) with its status. Transfers made through this API are `completed` by the time their id is known; `pending` and `failed` exist for transfers applied asynchronously (such as, later, on a real chain), `failureReason` then naming the problem type. Transfers are public ledger data: any authenticated caller may read any transfer.
+         * @description Returns one transfer (or mint) with its status. Transfers made through this API are `completed` by the time their id is known; `pending` and `failed` exist for transfers applied asynchronously (such as, later, on a real chain), `failureReason` then naming the problem type. Transfers are public ledger data: any authenticated caller may read any transfer. The id of an NFT's mint entry (`tr_` + the NFT's ULID, listed in its history) answers that entry.
          *
          *     Errors: 400 `/problems/validation-failed` when `transfer_id` is not `tr_` + a ULID; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 `/problems/not-found` when no transfer has this id; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
@@ -4983,7 +4983,7 @@ export interface components {
         TransferStatus: "pending" | "completed" | "failed";
         /**
          * Transfer
-         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`.
+         * @description A move of an asset between two wallets. A mint is a transfer from the zero address `0x0000000000000000000000000000000000000000`. An NFT minted in the ledger (id `nft_…`) writes no transfer row: its mint entry is built from the NFT itself, with the id `tr_` + the NFT's ULID, `from` the zero address, `to` the wallet it was minted to, `amount` `"1"`, `completed`, and `createdAt`/`completedAt` the NFT's `createdAt`.
          * @example {
          *       "id": "tr_01JD3Z7A1B2C3D4E5F6G7H8J9K",
          *       "assetId": "gold",
@@ -4995,9 +4995,20 @@ export interface components {
          *       "completedAt": "2026-11-22T09:31:00.004Z",
          *       "failureReason": null
          *     }
+         * @example {
+         *       "id": "tr_01JD3Y2B8C4D6E8F0G2H4J6K8M",
+         *       "assetId": "nft_01JD3Y2B8C4D6E8F0G2H4J6K8M",
+         *       "from": "0x0000000000000000000000000000000000000000",
+         *       "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+         *       "amount": "1",
+         *       "status": "completed",
+         *       "createdAt": "2026-11-22T09:02:00.000Z",
+         *       "completedAt": "2026-11-22T09:02:00.000Z",
+         *       "failureReason": null
+         *     }
          */
         Transfer: {
-            /** @description Transfer id, `tr_` + a ULID. */
+            /** @description Transfer id, `tr_` + a ULID; an NFT's mint entry's is `tr_` + the NFT's own ULID (`nft_X` is minted by `tr_X`). */
             id: string;
             assetId: components["schemas"]["AssetId"];
             from: components["schemas"]["Address"];

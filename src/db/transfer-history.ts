@@ -73,3 +73,17 @@ export async function transferHistoryIds(
   const rows = await dialectOf(em).pinnedRead<{ id: string }>(em, transferHistoryQuery(filter));
   return rows.map((row) => row.id);
 }
+
+/**
+ * Who sent an asset's first transfer (its oldest by `seq`; undefined: it never moved): one step of
+ * the `(asset_id, seq)` index, pinned like the pages. An NFT's first sender is the wallet it was
+ * minted to, as every change of an NFT's owner writes a transfer row (the leg writer's, an expiry's,
+ * the chain projection's).
+ */
+export async function firstTransferSender(em: EntityManager, assetId: string): Promise<string | undefined> {
+  const rows = await dialectOf(em).pinnedRead<{ from_address: string }>(em, {
+    sql: 'select from_address from transfer where asset_id = ? order by seq asc limit 1',
+    params: [assetId],
+  });
+  return rows[0]?.from_address;
+}

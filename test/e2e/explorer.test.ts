@@ -2,7 +2,8 @@
 // seed, driven in Debian's Chromium (test/helpers/explorer-browser.ts).
 // Covers sign-in through the real login page (no consent: the explorer is the service), the demo wallet, an invalid address,
 // mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
-// catch-up by lastEventId after a dropped connection, the price chart, a burned NFT, a trade accepted
+// catch-up by lastEventId after a dropped connection, the price chart, a burned NFT (its history
+// ending with its mint), a phone's width (cards, transfer table), a trade accepted
 // in the Trades panel, and sign-out.
 // Screenshots go to test-results/explorer/ (and docs/explorer.png when missing or EXPLORER_SCREENSHOT=1).
 import { existsSync } from 'node:fs';
@@ -264,6 +265,53 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
     await alicePage.locator('.asset-summary h1 .badge', { hasText: 'Burned' }).waitFor();
     await alicePage.getByText('None: burned').waitFor();
+    // Its history: the burn, then its mint (an NFT's mint writes no transfer row; issue 37).
+    const rows = alicePage.locator('.transfers tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    expect(await rows.nth(0).locator('td').nth(2).textContent()).toBe('burned');
+    expect(await rows.nth(1).getAttribute('data-transfer-id')).toBe(`tr_${nft.id.slice('nft_'.length)}`);
+    expect(await rows.nth(1).locator('td').nth(1).textContent()).toBe('minted');
+    await shot(alicePage, 'asset-burned-history');
+  });
+
+  it('fits a phone: a long personal collection name stays in its card, the transfer table scrolls instead of squeezing addresses', async () => {
+    // An NFT of alice's personal collection (`user-` + a ULID: a long unbroken name).
+    const nft = await api<{ id: string; collection: string }>(
+      'POST',
+      '/api/v1/nft/create',
+      {
+        name: 'Lantern',
+        metadata: { image: 'https://cdn.example.com/lantern.png', attributes: [], creator: 'e2e' },
+      },
+      alice.headers,
+    );
+    expect(nft.collection).toMatch(/^user-/);
+    await alicePage.setViewportSize({ width: 390, height: 844 });
+    try {
+      await alicePage.goto(`${base}/explorer/wallet/${alice.wallet}`);
+      await alicePage.locator(`.nft-card[data-asset-id="${nft.id}"]`, { hasText: nft.collection }).waitFor();
+      const spilled = await alicePage.evaluate(
+        "[...document.querySelectorAll('.nft-card')].filter((card) => card.scrollWidth > card.clientWidth || [...card.querySelectorAll('*')].some((el) => el.getBoundingClientRect().right > card.getBoundingClientRect().right + 1)).length",
+      );
+      expect(spilled).toBe(0);
+      const pageOverflow = () =>
+        alicePage.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect(await pageOverflow()).toBeLessThanOrEqual(0);
+      await shot(alicePage, 'wallet-cards-phone');
+
+      // An asset's transfers: each address on one line, the table scrolling inside its own box.
+      await alicePage.goto(`${base}/explorer/asset/${encodeURIComponent(nft.id)}`);
+      await alicePage.locator('.transfers tbody tr').first().waitFor();
+      const table = await alicePage.evaluate(
+        "(() => { const box = document.querySelector('.transfers'); const codes = [...box.querySelectorAll('td code')]; return { codes: codes.length, wrapped: codes.filter((code) => code.getClientRects().length > 1).length, scrolls: box.scrollWidth > box.clientWidth }; })()",
+      );
+      expect(table).toMatchObject({ wrapped: 0, scrolls: true });
+      expect((table as { codes: number }).codes).toBeGreaterThan(0);
+      expect(await pageOverflow()).toBeLessThanOrEqual(0);
+      await shot(alicePage, 'asset-transfers-phone');
+    } finally {
+      await alicePage.setViewportSize({ width: 1280, height: 900 });
+    }
   });
 
   it("proposes a trade from the counterparty's wallet page, and the counterparty accepts it in the Trades panel", async () => {

@@ -57,7 +57,8 @@ export interface ExplorerHarness {
   stop(): Promise<void>;
 }
 
-export async function startExplorerHarness(): Promise<ExplorerHarness> {
+/** `env`: settings added to the service's (a test's own, such as `WEBHOOK_ALLOW_LOOPBACK`). */
+export async function startExplorerHarness(env: Record<string, string> = {}): Promise<ExplorerHarness> {
   // The service serves explorer/dist: (re)build it when the sources are newer.
   execFileSync(process.execPath, ['scripts/build-explorer.ts'], { cwd: ROOT, stdio: 'inherit' });
   const port = await freePort();
@@ -81,6 +82,7 @@ export async function startExplorerHarness(): Promise<ExplorerHarness> {
       DATA_DIR: dataDir,
       SEED_DEMO: 'always',
       LOG_LEVEL: 'warn',
+      ...env,
     });
     // Up to 90 s: a start on a loaded 2-core machine beside the rest of the suite once took over 30 s.
     await server.ready(port, 90_000, '/readyz');

@@ -441,7 +441,7 @@ describe.each(DB_KINDS)('the audit trail on %s', (kind) => {
   });
 
   it('covered every action kind but those needing a chain node or the command line', () => {
-    // A contract's registration (test/integration/chain/) needs an EVM node; the command's
+    // A contract's registration (test/integration/chain/api.test.ts) needs an EVM node; the command's
     // (test/integration/admin-command.test.ts) a child process: each is checked there.
     const elsewhere = Object.keys(AUDIT_ACTIONS).filter(
       (action) => action === 'chainContract.registered' || action === 'user.created',

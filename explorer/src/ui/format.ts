@@ -24,3 +24,12 @@ export function attributeValue(raw: string): Schemas['AssetAttribute']['value'] 
   if (raw === 'true' || raw === 'false') return raw === 'true';
   return raw;
 }
+
+/** Lines of `trait: value` (or `trait=value`) as attributes. */
+export function parseAttributes(text: string): Schemas['AssetAttribute'][] {
+  return text
+    .split('\n')
+    .map((line) => line.split(/[:=]/))
+    .filter((parts) => parts.length >= 2 && parts[0].trim())
+    .map(([trait, ...rest]) => ({ trait_type: trait.trim(), value: attributeValue(rest.join(':').trim()) }));
+}

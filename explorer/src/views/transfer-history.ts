@@ -20,9 +20,9 @@ type Filter =
       nameOf(assetId: string): Promise<string>;
     };
 
-/** A wallet, linked to its page; the zero address as "minted". */
-export function walletLink(address: string): HTMLElement {
-  if (address === ZERO_ADDRESS) return h('span', { class: 'muted' }, 'minted');
+/** A wallet, linked to its page; the zero address as "minted" (as a sender) or "burned" (as a recipient). */
+export function walletLink(address: string, zero: 'minted' | 'burned' = 'minted'): HTMLElement {
+  if (address === ZERO_ADDRESS) return h('span', { class: 'muted' }, zero);
   return h('a', { href: paths.wallet(address), title: address }, h('code', {}, shortAddress(address)));
 }
 
@@ -81,7 +81,7 @@ export function transferHistory(
                     assetCell,
                     h('td', {}, h('time', { datetime: transfer.createdAt }, formatTime(transfer.createdAt))),
                     h('td', {}, walletLink(transfer.from)),
-                    h('td', {}, walletLink(transfer.to)),
+                    h('td', {}, walletLink(transfer.to, 'burned')),
                     h('td', { class: 'number' }, transfer.amount),
                     h(
                       'td',

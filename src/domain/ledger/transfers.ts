@@ -5,9 +5,11 @@
 // address that credits no one (the currency's supply goes down, a burned NFT is owned by the zero
 // address and so held by no one: it never moves again).
 
+import type { EntityManager } from '@mikro-orm/sql';
+import { Asset } from '../../db/entities/Asset.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
-import { transferHistoryIds } from '../../db/transfer-history.ts';
+import { firstTransferSender, transferHistoryIds } from '../../db/transfer-history.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -24,6 +26,7 @@ import {
   named,
   type TransferInput,
 } from './legs.ts';
+import { mintView } from './mints.ts';
 import type { LedgerStore } from './store/plan.ts';
 import { decimalsOf, type TransferView, transferView } from './views.ts';
 
@@ -43,6 +46,33 @@ export interface BurnInput {
 export interface TransferBatchView {
   id: string;
   transfers: TransferView[];
+}
+
+/**
+ * Issue 37: where an NFT's mint entry sorts in its history: before every transfer (their `seq`s
+ * start at 1), so it is the last entry of the last page, and a cursor at it ends the list.
+ */
+const MINT_SEQ = 0;
+const LEDGER_NFT_ID = /^nft_([0-9A-HJKMNP-TV-Z]{26})$/;
+const TRANSFER_ID = /^tr_([0-9A-HJKMNP-TV-Z]{26})$/;
+
+/**
+ * The mint entry of a ledger NFT (`nft_X`), which writes its asset row but no transfer row: `tr_X`,
+ * from the zero address to the wallet it was minted to (its first transfer's sender, or its owner
+ * when it never moved), at its `createdAt`. Null for anything else: a currency's mints and an
+ * on-chain token's (`chn_`) are transfer rows of their own.
+ */
+async function nftMintEntry(
+  em: EntityManager,
+  assetId: string,
+): Promise<{ view: TransferView; to: string } | null> {
+  const ulid = LEDGER_NFT_ID.exec(assetId)?.[1];
+  if (!ulid) return null;
+  const asset = await em.findOne(Asset, { id: assetId, kind: 'nft' }, { fields: ['owner', 'createdAt'] });
+  if (!asset) return null;
+  const to = (await firstTransferSender(em, assetId)) ?? asset.owner;
+  if (!to) return null;
+  return { view: mintView(`tr_${ulid}`, assetId, to as StoredAddress, 1n, 0, asset.createdAt), to };
 }
 
 /** The most legs one batch takes (the contract's `TransferBatchRequest.legs.maxItems`). */
@@ -143,9 +173,13 @@ export function createTransferService(
     },
 
     async get(id) {
-      const transfer = await orm.em.fork().findOne(Transfer, { id }, { populate: ['asset'] });
-      if (!transfer) throw new NotFoundError(`No transfer with id ${id}.`);
-      return transferView(transfer, decimalsOf(transfer.asset.getEntity()));
+      const em = orm.em.fork();
+      const transfer = await em.findOne(Transfer, { id }, { populate: ['asset'] });
+      if (transfer) return transferView(transfer, decimalsOf(transfer.asset.getEntity()));
+      const ulid = TRANSFER_ID.exec(id)?.[1];
+      const mint = ulid ? await nftMintEntry(em, `nft_${ulid}`) : null;
+      if (!mint) throw new NotFoundError(`No transfer with id ${id}.`);
+      return mint.view;
     },
 
     async list({ wallet, assetId, limit, cursor }) {
@@ -156,11 +190,18 @@ export function createTransferService(
         ids.length === 0
           ? []
           : await em.find(Transfer, { id: { $in: ids } }, { populate: ['asset'], orderBy: { seq: 'desc' } });
-      const result = page(rows, limit, 'transfers', (row) => row.seq);
-      return {
-        data: result.data.map((row) => transferView(row, decimalsOf(row.asset.getEntity()))),
-        next_cursor: result.next_cursor,
-      };
+      const entries = rows.map((row) => ({
+        seq: row.seq,
+        view: transferView(row, decimalsOf(row.asset.getEntity())),
+      }));
+      // An NFT's history ends with its mint: read (two indexed lookups) only on the page it ends.
+      if (assetId !== undefined && entries.length <= limit && (before === undefined || before > MINT_SEQ)) {
+        const mint = await nftMintEntry(em, assetId);
+        if (mint && (wallet === undefined || mint.to === wallet))
+          entries.push({ seq: MINT_SEQ, view: mint.view });
+      }
+      const result = page(entries, limit, 'transfers', (entry) => entry.seq);
+      return { data: result.data.map((entry) => entry.view), next_cursor: result.next_cursor };
     },
   };
 }

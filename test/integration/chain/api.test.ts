@@ -90,6 +90,24 @@ describe.each(DB_KINDS)('on-chain contract registration API on %s', (kind) => {
     const again = await t.http('POST', path, { body, headers: studio.headers });
     expect(again.status).toBe(409);
     expect(again.body.type).toBe('/problems/contract-exists');
+    // Issue 37: the registration is in the audit trail, once: the refused attempts (403, 404, 400,
+    // 422, and the 409 whose insert rolled back with its entry) left none.
+    const objectId = `${HARDHAT_CHAIN_ID}:${address.toLowerCase()}`;
+    const audit = await t.http(
+      'GET',
+      `/api/v1/audit-log?action=chainContract.registered&objectId=${objectId}`,
+      {
+        headers: studio.headers,
+      },
+    );
+    expect(audit.status, audit.text).toBe(200);
+    expect(audit.body.data).toHaveLength(1);
+    expect(audit.body.data[0]).toMatchObject({
+      action: 'chainContract.registered',
+      actor: { kind: 'user', id: studio.userId },
+      object: { type: 'chainContract', id: objectId, ownerId: studio.userId, collectionId: `chain-${kind}` },
+      after: { address: getAddress(address), standard: 'erc721' },
+    });
     const listed = await t.http('GET', path, { headers: player.headers });
     expect(listed.status).toBe(200);
     expect(listed.body.data).toEqual([created.body]);

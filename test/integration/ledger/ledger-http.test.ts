@@ -150,6 +150,85 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
     expect((await call(player, 'GET', `/api/v1/transfers/${gold.body.id}`)).body).toEqual(gold.body);
   });
 
+  it("ends an NFT's history with its mint, which writes no transfer row (issue 37)", async () => {
+    const nft = await call(player, 'POST', '/api/v1/nft/create', { name: 'Shield of Dusk', metadata });
+    expect(nft.status, nft.text).toBe(201);
+    const id: string = nft.body.id;
+    const mint = {
+      id: `tr_${id.slice('nft_'.length)}`,
+      assetId: id,
+      from: '0x0000000000000000000000000000000000000000',
+      to: player.wallet,
+      amount: '1',
+      status: 'completed',
+      createdAt: nft.body.createdAt,
+      completedAt: nft.body.createdAt,
+      failureReason: null,
+    };
+    const history = (query: string) => call(player, 'GET', `/api/v1/transfers?assetId=${id}${query}`);
+    expect((await history('')).body).toEqual({ data: [mint], next_cursor: null });
+    expect(await t.app.orm.em.fork().count(Transfer, { asset: id })).toBe(0);
+    expect((await call(player, 'GET', `/api/v1/transfers/${mint.id}`)).body).toEqual(mint);
+
+    // It moves on twice, then is burned: the mint stays the first entry, to the wallet it was minted to.
+    const away = await call(player, 'POST', '/api/v1/transfer', {
+      assetId: id,
+      from: player.wallet,
+      to: studio.wallet,
+      amount: '1',
+    });
+    expect(away.status, away.text).toBe(201);
+    const back = await call(studio, 'POST', '/api/v1/transfer', {
+      assetId: id,
+      from: studio.wallet,
+      to: player.wallet,
+      amount: '1',
+    });
+    expect(back.status, back.text).toBe(201);
+    const burn = await call(player, 'POST', `/api/v1/assets/${id}/burn`, {
+      from: player.wallet,
+      amount: '1',
+    });
+    expect(burn.status, burn.text).toBe(201);
+    const all = await history('');
+    expect(all.body.data.map((entry: { id: string }) => entry.id)).toEqual([
+      burn.body.id,
+      back.body.id,
+      away.body.id,
+      mint.id,
+    ]);
+    expect(all.body.data[3]).toEqual(mint);
+
+    // Paged: the mint is the last page's last entry, also when the transfers fill a page exactly.
+    for (const limit of [1, 2, 3]) {
+      const ids: string[] = [];
+      let cursor = '';
+      for (let pages = 0; pages < 5; pages++) {
+        const page = await history(`&limit=${limit}${cursor}`);
+        expect(page.status, page.text).toBe(200);
+        ids.push(...page.body.data.map((entry: { id: string }) => entry.id));
+        if (page.body.next_cursor === null) break;
+        cursor = `&cursor=${page.body.next_cursor}`;
+      }
+      expect(ids, `limit ${limit}`).toEqual([burn.body.id, back.body.id, away.body.id, mint.id]);
+    }
+
+    // With a wallet: only the wallet it was minted to sees the mint; a wallet's own history lists rows only.
+    const byWallet = async (wallet: string, asset = `&assetId=${id}`) =>
+      (await call(player, 'GET', `/api/v1/transfers?wallet=${wallet}${asset}`)).body.data.map(
+        (entry: { id: string }) => entry.id,
+      );
+    expect(await byWallet(player.wallet)).toEqual([burn.body.id, back.body.id, away.body.id, mint.id]);
+    expect(await byWallet(studio.wallet)).toEqual([back.body.id, away.body.id]);
+    expect(await byWallet(player.wallet, '')).not.toContain(mint.id);
+
+    // A currency's mint is its own transfer row; no other id answers as a mint.
+    const gold = await call(player, 'GET', '/api/v1/transfers?assetId=gold');
+    expect(gold.body.data.length).toBe(await t.app.orm.em.fork().count(Transfer, { asset: 'gold' }));
+    const unknown = await call(player, 'GET', `/api/v1/transfers/tr_${'0'.repeat(26)}`);
+    expect([unknown.status, unknown.body.type]).toEqual([404, '/problems/not-found']);
+  });
+
   it('pages with limit and cursor', async () => {
     const first = await call(player, 'GET', '/api/v1/transfers?limit=1');
     expect(first.status, first.text).toBe(200);

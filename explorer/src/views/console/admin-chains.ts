@@ -72,7 +72,11 @@ export function chainsView(ctx: ViewContext): Cleanup {
                       { class: 'number' },
                       chain.indexedBlock === null ? '—' : String(chain.indexedBlock),
                     ),
-                    h('td', { class: 'number' }, chain.lag === null ? '—' : `${chain.lag} blocks`),
+                    h(
+                      'td',
+                      { class: 'number' },
+                      chain.lag === null ? '—' : `${chain.lag} block${chain.lag === 1 ? '' : 's'}`,
+                    ),
                   ),
                 ),
               ),

@@ -1,7 +1,9 @@
 // A studio's collection: its policies and trading settings, minting one NFT into any wallet, an
 // airdrop from a pasted list or a CSV file (previewed row by row, sent only when confirmed, as
 // POST /api/v1/collections/{id}/mint/batch of up to 100 items each), and the items minted into it
-// (read from its newNFT events), each leading to its management page.
+// (read from its newNFT events), each leading to its management page; its currencies and its
+// crafting recipes (./currencies.ts, ./recipes.ts); its store offers and loot boxes, read only
+// (./store-objects.ts).
 import type { Schemas } from '../../api/client.ts';
 import { problemOf, unwrap } from '../../api/problem.ts';
 import { BASE_PATH } from '../../config.ts';
@@ -10,7 +12,7 @@ import { addressField } from '../../ui/address.ts';
 import { confirmAction } from '../../ui/confirm.ts';
 import { h, replace, skeleton, uid } from '../../ui/dom.ts';
 import { checkbox, labelled, select, textInput } from '../../ui/field.ts';
-import { attributeValue, shortAddress } from '../../ui/format.ts';
+import { parseAttributes, shortAddress } from '../../ui/format.ts';
 import { emptyState, problemBox } from '../../ui/problem-view.ts';
 import { SubmissionGuard } from '../../ui/submission.ts';
 import { toast } from '../../ui/toast.ts';
@@ -19,6 +21,8 @@ import { type AirdropKind, type AirdropList, readAirdrop } from './airdrop-rows.
 import { allCollections, policySummary } from './collections.ts';
 import { currenciesPanel } from './currencies.ts';
 import { consolePage, panel } from './frame.ts';
+import { recipesPanel } from './recipes.ts';
+import { storeObjectsPanel } from './store-objects.ts';
 
 type Asset = Schemas['Asset'];
 type MintBatchItem = Schemas['MintBatchItem'];
@@ -38,6 +42,7 @@ export function collectionView(ctx: ViewContext, collectionId: string): Cleanup 
   const facts = h('div', { 'aria-busy': 'true' }, skeleton('line', 3));
   const trading = h('div', {}, skeleton('line', 2));
   const items = h('div', { class: 'table-scroll', 'aria-busy': 'true' }, skeleton('row', 3));
+  const recipes = recipesPanel(ctx, collectionId);
   const shown = consolePage(
     ctx,
     'studio',
@@ -58,7 +63,9 @@ export function collectionView(ctx: ViewContext, collectionId: string): Cleanup 
       'Airdrop',
       airdropForm(ctx, collectionId, () => void loadItems()),
     ),
-    panel('currencies', 'Currencies', currenciesPanel(ctx, collectionId)),
+    panel('currencies', 'Currencies', currenciesPanel(ctx, collectionId, recipes.setCurrencies)),
+    panel('recipes', 'Recipes', recipes.element),
+    panel('store', 'Store offers and loot boxes', storeObjectsPanel(ctx, collectionId)),
     panel('items', 'Items', items),
   );
   if (!shown) return () => undefined;
@@ -139,6 +146,7 @@ export function collectionView(ctx: ViewContext, collectionId: string): Cleanup 
         after = result.next_cursor;
       }
       minted.reverse();
+      recipes.setTemplates(minted);
       replace(
         items,
         minted.length === 0
@@ -261,15 +269,6 @@ function tradingForm(
     }
   });
   return form;
-}
-
-/** Lines of `trait: value` (or `trait=value`) as attributes. */
-function parseAttributes(text: string): Schemas['AssetAttribute'][] {
-  return text
-    .split('\n')
-    .map((line) => line.split(/[:=]/))
-    .filter((parts) => parts.length >= 2 && parts[0].trim())
-    .map(([trait, ...rest]) => ({ trait_type: trait.trim(), value: attributeValue(rest.join(':').trim()) }));
 }
 
 function defaultImage(): string {

@@ -44,13 +44,19 @@ async function collectionCurrencies(ctx: ViewContext, collectionId: string): Pro
   );
 }
 
-export function currenciesPanel(ctx: ViewContext, collectionId: string): HTMLElement {
+/** `onLoaded` hears of the currencies each time they are read (the recipes' form offers them). */
+export function currenciesPanel(
+  ctx: ViewContext,
+  collectionId: string,
+  onLoaded: (currencies: Asset[]) => void = () => undefined,
+): HTMLElement {
   const list = h('div', { class: 'table-scroll', 'data-testid': 'currencies' }, skeleton('row', 2));
   const mintArea = h('div');
 
   async function load(): Promise<void> {
     try {
       const currencies = await collectionCurrencies(ctx, collectionId);
+      onLoaded(currencies);
       replace(
         list,
         currencies.length === 0
