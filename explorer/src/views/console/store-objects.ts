@@ -58,7 +58,15 @@ function offerRow(offer: StoreOffer): HTMLElement {
     h(
       'td',
       {},
-      offer.price.length ? lines(offer.price.map((price) => `${price.amount} ${price.assetId}`)) : 'free',
+      offer.price.length
+        ? lines(
+            offer.price.map((price) =>
+              'nft' in price
+                ? `${price.nft.quantity} × ${price.nft.name}`
+                : `${price.amount} ${price.assetId}`,
+            ),
+          )
+        : 'free',
     ),
     h('td', {}, lines(offer.grants.map((grant) => partText(grant, 'output')))),
     h('td', {}, lines([...limits, windowText(offer)])),
