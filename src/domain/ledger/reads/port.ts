@@ -1,10 +1,12 @@
 // The hot read path behind one port: an asset by id, who holds an asset, what a wallet holds,
 // everything in a user's wallets, and a listing as the API answers it (its JSON and the change keys
-// of what it shows). One adapter per database (./sqlite/, ./postgres.ts; the SQL and row mapping both
-// share: ./queries.ts), held to the same answers by test/conformance/reads.test.ts: the shape of the
-// ledger's LedgerStore and the webhooks' DeliveryStore. The handlers and the read cache see this port
-// only; the SQLite adapter's thread and fixed-view cache are its own (a dependency rule,
-// .dependency-cruiser.cjs `reads-adapters-private`, keeps them so).
+// of what it shows). One adapter per database (./sqlite/, ./postgres.ts; what both run: the SQL, rows,
+// pages and change keys in ./queries.ts, the listings and their fixed-view cache in ./listings.ts and
+// ./fixed-views.ts, one cache per adapter), held to the same answers by
+// test/conformance/reads.test.ts: the shape of the ledger's LedgerStore and the webhooks'
+// DeliveryStore. The handlers and the read cache see this port only; the SQLite adapter's thread is
+// its own (dependency rules, .dependency-cruiser.cjs `reads-adapters-private` and
+// `edge-reads-through-port`, keep them so).
 // Holdings are public ledger data (like a chain explorer). Zero rows are kept by the write side and
 // filtered out here. Pages are keyed on immutable values: asset id, wallet address.
 import type { StoredAddress } from '../addresses.ts';

@@ -3,16 +3,16 @@
 // A listing asked as the API answers it runs on the adapter's thread (./thread.ts, ./worker.ts): the
 // statement, the views and the JSON of a listing answered from the database take most of its cost,
 // and node:sqlite runs them synchronously; on the thread they use the second core. The listings the
-// domain asks for run on the event loop over the same code (./listings.ts). Each keeps its own
-// fixed-view cache (./fixed-views.ts). The thread stops when the database closes.
+// domain asks for run on the event loop over the same code (../listings.ts). Each keeps its own
+// fixed-view cache (../fixed-views.ts). The thread stops when the database closes.
 import { databaseFile } from '../../../../db/dialect.ts';
 import { type Orm, onDatabaseClose } from '../../../../db/orm.ts';
 import { readStatements } from '../../../../db/read-statements.ts';
 import { externalCommitCounter } from '../../../../db/write-statements.ts';
+import { listingReads } from '../listings.ts';
 import type { HoldingReads, Reads } from '../port.ts';
 import { assetById, assetOwners } from '../queries.ts';
 import { zeroBalanceOf } from '../zero.ts';
-import { sqliteHoldingReads } from './listings.ts';
 import { type HoldingThread, holdingThread } from './thread.ts';
 
 export function createSqliteReads(orm: Orm): Reads {
@@ -24,8 +24,7 @@ export function createSqliteReads(orm: Orm): Reads {
   const commitCounter = () => externalCommitCounter(orm);
   let local: Promise<HoldingReads> | undefined;
   /** The listings on the event loop. */
-  const reads = () =>
-    (local ??= commitCounter().then((commits) => sqliteHoldingReads(statements, zero, commits)));
+  const reads = () => (local ??= commitCounter().then((commits) => listingReads(statements, zero, commits)));
   let thread: Promise<HoldingThread> | undefined;
   /** The listings' thread, stopped when the database closes. */
   const listingThread = () =>

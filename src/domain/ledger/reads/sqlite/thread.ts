@@ -4,7 +4,7 @@
 // event loop (every other request, the WebSocket fan-out) is free while they run.
 // The thread has its own read-only connection on the file (WAL: it reads the last committed state,
 // never waits for the writer): a listing asked after a commit was answered reads that commit. It keeps
-// its own assets' fixed views (./fixed-views.ts), dropped when another process commits to the file
+// its own assets' fixed views (../fixed-views.ts), dropped when another process commits to the file
 // (the event loop's count of such commits comes with every request).
 // A thread that fails or stops fails the listings waiting on it (500) and is started again by the
 // next one. PostgreSQL's listings stay on the event loop: the driver's I/O is asynchronous already.
@@ -27,7 +27,7 @@ export interface HoldingThreadData {
 export interface HoldingThreadRequest {
   id: number;
   request: ListingRequest;
-  /** The event loop's count of commits by other processes (./fixed-views.ts). */
+  /** The event loop's count of commits by other processes (../fixed-views.ts). */
   externalCommits: number;
 }
 

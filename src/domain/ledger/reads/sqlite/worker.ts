@@ -1,11 +1,11 @@
 // The SQLite adapter's listings thread (./thread.ts): answers each request with the listing's JSON,
-// computed by the same code as on the event loop (./listings.ts) over a read-only connection of its
+// computed by the same code as on the event loop (../listings.ts) over a read-only connection of its
 // own.
 import { parentPort, workerData } from 'node:worker_threads';
 import { sqliteReadStatements } from '../../../../db/sqlite-read-statements.ts';
 import { AppError } from '../../../errors.ts';
+import { listingReads } from '../listings.ts';
 import { holdingListing } from '../queries.ts';
-import { sqliteHoldingReads } from './listings.ts';
 import {
   type HoldingThreadAnswer,
   type HoldingThreadData,
@@ -17,7 +17,7 @@ const port = parentPort;
 if (!port) throw new Error('worker.ts runs as a worker thread (thread.ts)');
 const data = workerData as HoldingThreadData;
 let externalCommits = 0;
-const reads = sqliteHoldingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
+const reads = listingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
 
 port.on('message', async ({ id, request, externalCommits: count }: HoldingThreadRequest) => {
   externalCommits = count;

@@ -1,21 +1,27 @@
-// The SQLite adapter's holdings listings, on the event loop and on the adapter's thread alike
-// (./worker.ts). A listing reads each holding's balance and its asset's changing fields (`owner`,
-// `total_supply`, `frozen`, `metadata_version`, ...) every time; the fields that change only with a
-// new metadata version (name, metadata, decimals, ...: ../../views.ts, FixedAssetFields) are read once
-// per asset version and kept, already shaped as their part of the view (./fixed-views.ts), so a
-// listing answered from the database (`Cache-Control: no-cache` included) reads what can change and
-// nothing else: a narrower statement, no metadata to parse, no dates or CAIP-19 ids to format.
-import type { ReadStatements } from '../../../../db/sqlite-read-statements.ts';
-import type { StoredAddress } from '../../addresses.ts';
-import { formatUnits } from '../../amounts.ts';
-import { type AssetView, assetViewOf, type FixedAssetView } from '../../views.ts';
-import type { HoldingReads } from '../port.ts';
-import { type HoldingRow, holdingReads, holdingsSql, userWallets } from '../queries.ts';
+// The holdings listings of both adapters: on PostgreSQL on the event loop, on SQLite on the event loop
+// and on the adapter's thread alike (./sqlite/worker.ts). A listing reads each holding's balance and
+// its asset's changing fields (`owner`, `total_supply`, `frozen`, `metadata_version`, ...) every
+// time; the fields that change only with a new metadata version (name, metadata, decimals, ...:
+// ../views.ts, FixedAssetFields) are read once per asset version and kept, already shaped as their
+// part of the view (./fixed-views.ts: one cache per adapter and per thread), so a listing answered
+// from the database (`Cache-Control: no-cache` included) reads what can change and nothing else: a
+// narrower statement, no metadata to parse, no dates or CAIP-19 ids to format.
+import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
+import type { StoredAddress } from '../addresses.ts';
+import { formatUnits } from '../amounts.ts';
+import { type AssetView, assetViewOf, type FixedAssetView } from '../views.ts';
 import { fixedViews } from './fixed-views.ts';
+import type { HoldingReads } from './port.ts';
+import { type HoldingRow, holdingReads, holdingsSql, userWallets } from './queries.ts';
 
 /** The asset's columns a listing reads every time (in this order, after the holding's three). */
 const CHANGING_COLUMNS =
   'a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version, a.expires_at, a.lender';
+
+/** A listing's statement with `conditions` in `order` (./queries.ts, holdingsSql). */
+export function listingSql(conditions: readonly string[], order: string): string {
+  return holdingsSql(CHANGING_COLUMNS, conditions, order);
+}
 
 /** One holding as the listings read it: the asset's changing fields beside it. */
 interface ListedRow extends HoldingRow {
@@ -32,10 +38,10 @@ interface ListedRow extends HoldingRow {
 
 /**
  * The listings over `statements`. `zero`: a zero balance as the balance column stores it
- * (zero-padded text); `externalCommits`: a number that changes when another process commits to the
- * file (the kept fixed views are then dropped).
+ * (zero-padded text on SQLite); `externalCommits`: a number that changes when another process commits
+ * to the database (the kept fixed views are then dropped; () => 0 where none can: PostgreSQL).
  */
-export function sqliteHoldingReads(
+export function listingReads(
   statements: ReadStatements,
   zero: unknown,
   externalCommits: () => number,
@@ -50,7 +56,7 @@ export function sqliteHoldingReads(
       const shape = `${conditions.join(' and ')} order by ${order}`;
       let sql = sqlTexts.get(shape);
       if (sql === undefined) {
-        sql = holdingsSql(CHANGING_COLUMNS, conditions, order);
+        sql = listingSql(conditions, order);
         sqlTexts.set(shape, sql);
       }
       const rows = await statements.arrays(sql, [zero, ...parameters]);
@@ -62,7 +68,7 @@ export function sqliteHoldingReads(
           balance: String(balance),
           owner: owner == null ? null : String(owner),
           totalSupply: totalSupply == null ? null : String(totalSupply),
-          // Booleans come back as 0/1.
+          // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
           frozen: Boolean(frozen),
           frozenBy: frozenBy == null ? null : String(frozenBy),
           version: Number(version),

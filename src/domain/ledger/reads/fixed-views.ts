@@ -1,12 +1,12 @@
-// The SQLite adapter's fixed-view cache: the fixed part of assets' views (../../views.ts,
-// FixedAssetView), read from the database once per asset version and kept, one cache per thread
-// that lists (the event loop's, the adapter thread's). A write of the service changes that part only
-// with a new `metadata_version`, which every listing row carries. A commit by another process on the
-// file (an admin script editing rows: `externalCommits`, `PRAGMA data_version` on the service's
+// The listings' fixed-view cache (./listings.ts): the fixed part of assets' views (../views.ts,
+// FixedAssetView), read from the database once per asset version and kept, one cache per adapter and
+// per thread that lists (on SQLite the event loop's and the adapter thread's). A write of the service changes that part only
+// with a new `metadata_version`, which every listing row carries. A commit by another process on a
+// SQLite file (an admin script editing rows: `externalCommits`, `PRAGMA data_version` on the service's
 // writing connection, looked at at most once a millisecond, as the read cache does) drops them all.
-import type { ReadStatements } from '../../../../db/sqlite-read-statements.ts';
-import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from '../../asset-rows.ts';
-import { type FixedAssetView, fixedAssetView } from '../../views.ts';
+import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
+import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from '../asset-rows.ts';
+import { type FixedAssetView, fixedAssetView } from '../views.ts';
 
 /** Most assets whose fixed views are kept (past it the oldest go first): a few hundred bytes each. */
 const FIXED_ASSETS_KEPT = 10_000;
