@@ -1,6 +1,6 @@
-// What both Reads adapters (./port.ts) run: the SQL text of each read, the typed rows it returns, the
-// page and cursor logic of the listings, and the change keys of each read's answer, next to the query
-// that produces it (the read cache tags an answer with them: src/http/read-cache.ts; what a committed
+// What both Reads adapters (./port.ts) run besides the listings (./listings.ts): the SQL text of each
+// read, the typed answer it makes, and the change keys of each read's answer, next to the query that
+// produces it (the read cache tags an answer with them: src/http/read-cache.ts; what a committed
 // change touches, the other side of the same keys: src/events/change-keys.ts).
 // Statements are written once with `?` placeholders (../../../db/read-statements.ts). Nothing here
 // needs the ORM: the SQLite adapter runs the listings on a thread that loads node:sqlite alone
@@ -11,15 +11,9 @@ import { NotFoundError } from '../../errors.ts';
 import { formatAddress, type StoredAddress } from '../addresses.ts';
 import { formatUnits } from '../amounts.ts';
 import { ASSET_COLUMNS, assetFieldsOf } from '../asset-rows.ts';
-import { decodeCursor, isString, isStringPair, page } from '../cursor.ts';
+import { decodeCursor, isString, page } from '../cursor.ts';
 import { type AssetView, assetView } from '../views.ts';
-import type {
-  AssetOwnersPage,
-  HoldingFilters,
-  HoldingListing,
-  HoldingReads,
-  ListingRequest,
-} from './port.ts';
+import type { AssetOwnersPage, HoldingListing, HoldingReads, ListingRequest } from './port.ts';
 
 export function assetNotFound(id: string): NotFoundError {
   return new NotFoundError(`No asset with id ${id}.`);
@@ -79,89 +73,7 @@ export function assetOwnersChangeKeys(assetId: string): string[] {
   return [holdersKey(assetId)];
 }
 
-// The holdings listings (GET /wallets/{id}/assets, GET /me/assets).
-
-/**
- * The listings' one statement: positive holdings (`h`) joined to their asset (`a`), the asset's
- * `columns`, with `conditions` (SQL with `?` placeholders) in `order`. Each combination of filters is
- * its own SQL text, hence its own prepared statement: a handful per listing. Bound to a zero balance
- * as the column stores it, then the conditions' parameters, then the limit.
- */
-export function holdingsSql(columns: string, conditions: readonly string[], order: string): string {
-  return (
-    `select h.wallet, h.asset_id, h.balance, ${columns} from holding h ` +
-    `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
-  );
-}
-
-/** One listed holding as read: the wallet, the asset, its balance in base units as the column stores it. */
-export interface HoldingRow {
-  wallet: StoredAddress;
-  assetId: string;
-  /** Digits (zero-padded on SQLite). */
-  balance: string;
-}
-
-/** Where an adapter's listings come from: its rows, and the views of the rows a page keeps. */
-export interface HoldingSource<R extends HoldingRow> {
-  rows(conditions: readonly string[], order: string, parameters: readonly unknown[]): Promise<R[]>;
-  views(rows: R[]): Promise<{ asset: AssetView; balance: string }[]>;
-  userWallets(userId: string): Promise<StoredAddress[]>;
-}
-
-/** The kind and collection filters, on the joined asset. */
-function assetFilter(filters: HoldingFilters, conditions: string[], parameters: unknown[]): void {
-  if (filters.kind) {
-    conditions.push('a.kind = ?');
-    parameters.push(filters.kind);
-  }
-  if (filters.collection) {
-    conditions.push('a.collection_id = ?');
-    parameters.push(filters.collection);
-  }
-}
-
-/** The listings (pages, cursors, filters) over an adapter's `source`. */
-export function holdingReads<R extends HoldingRow>(source: HoldingSource<R>): HoldingReads {
-  return {
-    async walletAssets(wallet, filters) {
-      const after = decodeCursor(filters.cursor, 'wallet-assets', isString);
-      const conditions = ['h.wallet = ?'];
-      const parameters: unknown[] = [wallet];
-      assetFilter(filters, conditions, parameters);
-      // On the holding's (wallet, asset_id) index: no sort, the cursor a range of it.
-      if (after !== undefined) {
-        conditions.push('h.asset_id > ?');
-        parameters.push(after);
-      }
-      parameters.push(filters.limit + 1);
-      const rows = await source.rows(conditions, 'h.asset_id', parameters);
-      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.assetId);
-      const data = await source.views(result.data);
-      return { wallet: formatAddress(wallet), data, next_cursor: result.next_cursor };
-    },
-
-    async userAssets(userId, filters) {
-      const after = decodeCursor(filters.cursor, 'my-assets', isStringPair);
-      // The wallets the user controls (custodial and linked), in the same statement.
-      const conditions = ['h.wallet in (select address from wallet where user_id = ?)'];
-      const parameters: unknown[] = [userId];
-      assetFilter(filters, conditions, parameters);
-      if (after !== undefined) {
-        conditions.push('(h.wallet > ? or (h.wallet = ? and h.asset_id > ?))');
-        parameters.push(after[0], after[0], after[1]);
-      }
-      parameters.push(filters.limit + 1);
-      const rows = await source.rows(conditions, 'h.wallet, h.asset_id', parameters);
-      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.assetId]);
-      const views = await source.views(result.data);
-      const data = result.data.map((row, index) => ({ wallet: formatAddress(row.wallet), ...views[index] }));
-      return { data, next_cursor: result.next_cursor };
-    },
-
-    userWallets: (userId) => source.userWallets(userId),
-  };
-}
+// The holdings listings (GET /wallets/{id}/assets, GET /me/assets: ./listings.ts).
 
 const USER_WALLETS_SQL = 'select address from wallet where user_id = ?';
 
