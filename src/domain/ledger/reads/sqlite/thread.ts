@@ -14,6 +14,7 @@
 import { Worker } from 'node:worker_threads';
 import { AppError, type FieldError, type ProblemType } from '../../../errors.ts';
 import type { HoldingListing, ListingRequest } from '../port.ts';
+import { listingChangeKeys } from '../queries.ts';
 
 /** What the thread is started with. */
 export interface HoldingThreadData {
@@ -31,9 +32,12 @@ export interface HoldingThreadRequest {
   externalCommits: number;
 }
 
-/** The thread's answer: the listing (its JSON's bytes moved, not copied), or why it failed. */
+/**
+ * The thread's answer: the listing (its JSON's bytes moved, not copied; its change keys are derived
+ * here, from what it lists, not copied across), or why it failed.
+ */
 export type HoldingThreadAnswer =
-  | (Omit<HoldingListing, 'body'> & { id: number; bytes: ArrayBuffer })
+  | (Omit<HoldingListing, 'body' | 'keys'> & { id: number; bytes: ArrayBuffer })
   | { id: number; problem: ProblemFields }
   | { id: number; failure: string };
 
@@ -59,7 +63,7 @@ export interface HoldingThread {
 }
 
 interface Waiting {
-  resolve(listing: HoldingListing): void;
+  resolve(listing: Omit<HoldingListing, 'keys'>): void;
   reject(error: Error): void;
 }
 
@@ -83,7 +87,6 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
           body: Buffer.from(answer.bytes),
           assetIds: answer.assetIds,
           wallets: answer.wallets,
-          keys: answer.keys,
         });
       else if ('problem' in answer) entry.reject(appErrorOf(answer.problem));
       else entry.reject(new Error(`holdings listing failed: ${answer.failure}`));
@@ -107,7 +110,11 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
       const id = ++nextId;
       const message: HoldingThreadRequest = { id, request, externalCommits: externalCommits() };
       return new Promise<HoldingListing>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
+        waiting.set(id, {
+          resolve: (listing) =>
+            resolve({ ...listing, keys: listingChangeKeys(request, listing.assetIds, listing.wallets) }),
+          reject,
+        });
         worker.postMessage(message);
       });
     },

@@ -26,7 +26,7 @@ port.on('message', async ({ id, request, externalCommits: count }: HoldingThread
     const listing = await holdingListing(reads, request);
     // Its own ArrayBuffer (a Buffer may share a pooled one), moved to the event loop, not copied.
     const bytes = new Uint8Array(listing.body).buffer;
-    answer = { id, bytes, assetIds: listing.assetIds, wallets: listing.wallets, keys: listing.keys };
+    answer = { id, bytes, assetIds: listing.assetIds, wallets: listing.wallets };
     port.postMessage(answer, [bytes]);
     return;
   } catch (error) {
