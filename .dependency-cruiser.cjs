@@ -101,7 +101,7 @@ module.exports = {
       name: 'reads-adapters-private',
       comment:
         'The hot reads are one port (src/domain/ledger/reads/port.ts, built by reads/index.ts): the ' +
-        "adapters' internals (the SQLite thread, worker and fixed-view cache, the PostgreSQL statements) " +
+        "adapters' internals (the SQLite adapter's listings thread and worker, the PostgreSQL adapter) " +
         'are imported by the reads themselves and by tests of those internals only.',
       severity: 'error',
       from: { pathNot: '^(src/domain/ledger/reads/|test/)' },

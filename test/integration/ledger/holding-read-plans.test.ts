@@ -1,4 +1,4 @@
-// The wallet listing (`GET /wallets/{id}/assets`, src/domain/ledger/reads/listings.ts) walks the
+// The wallet listing (`GET /wallets/{id}/assets`, src/domain/ledger/reads/holdings.ts) walks the
 // holding's unique (wallet, asset_id) index in asset order on PostgreSQL whatever its statistics
 // (issue 34): 200,000 holdings of 40,000 wallets written after the tables were analyzed empty,
 // autovacuum off for them (as after a large airdrop). The statement is EXPLAINed as the service's
@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
-import { listingSql } from '../../../src/domain/ledger/reads/listings.ts';
+import { listingSql } from '../../../src/domain/ledger/reads/holdings.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 
 const HOLDINGS = 200_000;

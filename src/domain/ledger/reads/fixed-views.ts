@@ -1,4 +1,4 @@
-// The listings' fixed-view cache (./listings.ts): the fixed part of assets' views (../views.ts,
+// The listings' fixed-view cache (./holdings.ts): the fixed part of assets' views (../views.ts,
 // FixedAssetView), read from the database once per asset version and kept, one cache per adapter and
 // per thread that lists (on SQLite the event loop's and the adapter thread's). A write of the service changes that part only
 // with a new `metadata_version`, which every listing row carries. A commit by another process on a

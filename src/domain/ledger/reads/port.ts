@@ -2,7 +2,7 @@
 // everything in a user's wallets, and a listing as the API answers it (its JSON and the change keys
 // of what it shows). One adapter per database (./sqlite/, ./postgres.ts; what both run: an asset, its
 // owners and the change keys of every answer in ./queries.ts, the listings and their fixed-view cache
-// in ./listings.ts and ./fixed-views.ts, one cache per adapter), held to the same answers by
+// in ./holdings.ts and ./fixed-views.ts, one cache per adapter), held to the same answers by
 // test/conformance/reads.test.ts: the shape of the ledger's LedgerStore and the webhooks'
 // DeliveryStore. The handlers and the read cache see this port only; the SQLite adapter's thread is
 // its own (dependency rules, .dependency-cruiser.cjs `reads-adapters-private` and

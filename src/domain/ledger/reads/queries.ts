@@ -1,4 +1,4 @@
-// What both Reads adapters (./port.ts) run besides the listings (./listings.ts): the SQL text of each
+// What both Reads adapters (./port.ts) run besides the listings (./holdings.ts): the SQL text of each
 // read, the typed answer it makes, and the change keys of each read's answer, next to the query that
 // produces it (the read cache tags an answer with them: src/http/read-cache.ts; what a committed
 // change touches, the other side of the same keys: src/events/change-keys.ts).
@@ -73,7 +73,7 @@ export function assetOwnersChangeKeys(assetId: string): string[] {
   return [holdersKey(assetId)];
 }
 
-// The holdings listings (GET /wallets/{id}/assets, GET /me/assets: ./listings.ts).
+// The holdings listings (GET /wallets/{id}/assets, GET /me/assets: ./holdings.ts).
 
 const USER_WALLETS_SQL = 'select address from wallet where user_id = ?';
 

@@ -3,13 +3,13 @@
 // A listing asked as the API answers it runs on the adapter's thread (./thread.ts, ./worker.ts): the
 // statement, the views and the JSON of a listing answered from the database take most of its cost,
 // and node:sqlite runs them synchronously; on the thread they use the second core. The listings the
-// domain asks for run on the event loop over the same code (../listings.ts). Each keeps its own
+// domain asks for run on the event loop over the same code (../holdings.ts). Each keeps its own
 // fixed-view cache (../fixed-views.ts). The thread stops when the database closes.
 import { databaseFile } from '../../../../db/dialect.ts';
 import { type Orm, onDatabaseClose } from '../../../../db/orm.ts';
 import { readStatements } from '../../../../db/read-statements.ts';
 import { externalCommitCounter } from '../../../../db/write-statements.ts';
-import { listingReads } from '../listings.ts';
+import { listingReads } from '../holdings.ts';
 import type { HoldingReads, Reads } from '../port.ts';
 import { assetById, assetOwners } from '../queries.ts';
 import { zeroBalanceOf } from '../zero.ts';

@@ -1,10 +1,10 @@
 // The SQLite adapter's listings thread (./thread.ts): answers each request with the listing's JSON,
-// computed by the same code as on the event loop (../listings.ts) over a read-only connection of its
+// computed by the same code as on the event loop (../holdings.ts) over a read-only connection of its
 // own.
 import { parentPort, workerData } from 'node:worker_threads';
 import { sqliteReadStatements } from '../../../../db/sqlite-read-statements.ts';
 import { AppError } from '../../../errors.ts';
-import { listingReads } from '../listings.ts';
+import { listingReads } from '../holdings.ts';
 import { holdingListing } from '../queries.ts';
 import {
   type HoldingThreadAnswer,
