@@ -94,8 +94,30 @@ module.exports = {
         'src/db/dialect.ts (the SQL and behaviour that differ) and src/db/transactions.ts (transactions, ' +
         'retries, row locks).',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(db|domain/ledger/store|webhooks/store)/' },
+      from: { path: '^src/', pathNot: '^src/(db|domain/ledger/store|domain/ledger/reads|webhooks/store)/' },
       to: { path: '^src/db/platform\\.ts$' },
+    },
+    {
+      name: 'reads-adapters-private',
+      comment:
+        'The hot reads are one port (src/domain/ledger/reads/port.ts, built by reads/index.ts): the ' +
+        "adapters' internals (the SQLite adapter's listings thread and worker, the PostgreSQL adapter) " +
+        'are imported by the reads themselves and by tests of those internals only.',
+      severity: 'error',
+      from: { pathNot: '^(src/domain/ledger/reads/|test/)' },
+      to: { path: '^src/domain/ledger/reads/(sqlite/|postgres\\.ts$)' },
+    },
+    {
+      name: 'edge-reads-through-port',
+      comment:
+        'The HTTP edge (handlers, read cache) reads the ledger through the Reads port: never the ' +
+        "reads' shared queries or the read statements beneath them.",
+      severity: 'error',
+      from: { path: '^src/http/' },
+      to: {
+        path: ['^src/domain/ledger/reads/', '^src/db/(sqlite-)?read-statements\\.ts$'],
+        pathNot: '^src/domain/ledger/reads/(index|port)\\.ts$',
+      },
     },
     {
       name: 'not-to-unresolvable',

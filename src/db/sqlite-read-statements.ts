@@ -1,6 +1,6 @@
 // Read statements on a SQLite file through a read-only connection of their own (read-statements.ts
 // describes them). Apart from read-statements.ts, so that a thread reading the file (the holdings
-// listings' thread, ../domain/ledger/holding-worker.ts) loads node:sqlite alone, not the ORM: the
+// listings' thread, ../domain/ledger/reads/sqlite/worker.ts) loads node:sqlite alone, not the ORM: the
 // ORM's modules took that thread about 0.6 s to load on a slow machine, and the first listing waited.
 import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
 
@@ -24,7 +24,8 @@ export interface ReadStatements {
 
 /**
  * Read statements on the SQLite file at `path` through a read-only connection of their own, opened on
- * first use (for the ORM's database, and for the holdings listings' thread: holding-thread.ts).
+ * first use (for the ORM's database, and for the SQLite reads' listings thread:
+ * ../domain/ledger/reads/sqlite/thread.ts).
  */
 export function sqliteReadStatements(path: string): ReadStatements {
   let database: DatabaseSync | undefined;

@@ -125,7 +125,7 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
     expect((await holdings(t, player, player.wallet)).get(gold)?.asset.totalSupply).toBe('100');
     // Behind the ledger store (no commit hook, no event): only a read of the source shows it. What
     // can change (a balance, a supply, an owner) is read every time; the fields an asset keeps are
-    // read once (src/domain/ledger/holding-lists.ts).
+    // read once (src/domain/ledger/reads/fixed-views.ts).
     const em = (t.app.orm as unknown as Orm).em.fork();
     await em.nativeUpdate(Asset, { id: gold }, { totalSupply: 12_345n });
     await em.nativeUpdate(

@@ -11,7 +11,6 @@ import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '.
 import type { Actor } from './actor.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, InvalidAmountError, parseAmount } from './amounts.ts';
-import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
 import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { ensurePersonalCollection, requireMintableCollection } from './collections.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
@@ -24,6 +23,7 @@ import {
   nftMintParts,
   noMintWallet,
 } from './mints.ts';
+import { assetById, assetNotFound } from './reads/queries.ts';
 import type { LedgerStore, NewAsset } from './store/plan.ts';
 import { type AssetMetadataView, type AssetView, assetView, type TransferView } from './views.ts';
 import { WalletNotControlledError, type WalletService } from './wallets.ts';
@@ -88,9 +88,7 @@ class AssetExistsError extends ConflictError {
   }
 }
 
-export function assetNotFound(id: string): NotFoundError {
-  return new NotFoundError(`No asset with id ${id}.`);
-}
+export { assetNotFound };
 
 export function createAssetService(
   orm: Orm,
@@ -100,12 +98,8 @@ export function createAssetService(
 ): AssetService {
   const statements = readStatements(orm);
   return {
-    // A hot read: one prepared statement, the view built from the row (no entity).
-    async get(id) {
-      const [row] = await statements.all(`select ${ASSET_COLUMNS} from asset a where a.id = ?`, [id]);
-      if (!row) throw assetNotFound(id);
-      return assetView(assetFieldsOf(row, statements));
-    },
+    // The API's GET /assets/{id} is the Reads port's (./reads/port.ts); this, the same read, for the domain.
+    get: (id) => assetById(statements, id),
 
     async createNft(actor, input, idempotencyKey) {
       const key = idempotency.keyOf({

@@ -6,12 +6,12 @@ import { type AssetUpdateService, createAssetUpdateService } from './asset-updat
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
 import { createExpiryService, type ExpiryService } from './expiries.ts';
-import { createHoldingLists, type HoldingLists } from './holding-lists.ts';
 import { createIdempotency } from './idempotency.ts';
 import { createLegWriter } from './leg-writer.ts';
 import { createLootBoxService, type LootBoxService } from './loot-boxes.ts';
 import { createMarketService, type MarketService } from './market.ts';
 import { createPriceService, type PriceService } from './prices.ts';
+import { createReads, type Reads } from './reads/index.ts';
 import { createRecipeService, type RecipeService } from './recipes.ts';
 import type { LedgerDatabase } from './store/index.ts';
 import { createStoreService, type StoreService } from './stores.ts';
@@ -36,7 +36,8 @@ export interface Ledger {
   assets: AssetService;
   /** Freezes, unfreezes, metadata updates and their history (issue 21). */
   assetUpdates: AssetUpdateService;
-  holdings: HoldingLists;
+  /** The hot reads: an asset, its owners, the holdings listings (./reads/port.ts). */
+  reads: Reads;
   transfers: TransferService;
   recipes: RecipeService;
   trades: TradeService;
@@ -70,7 +71,7 @@ export function createLedger({
     collections: createCollectionService(orm),
     assets,
     assetUpdates: createAssetUpdateService(orm, idempotency, store),
-    holdings: createHoldingLists(orm),
+    reads: createReads(orm),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),
     trades: createTradeService(orm, idempotency, store, legs, config.trades),

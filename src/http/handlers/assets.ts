@@ -2,9 +2,13 @@
 
 import type { Context } from 'koa';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
-import type { HoldingFilters, HoldingListing, ListingRequest } from '../../domain/ledger/holding-lists.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
-import { assetKey, holdersKey, userKey, walletKey } from '../../events/change-keys.ts';
+import {
+  assetChangeKeys,
+  assetOwnersChangeKeys,
+  type HoldingFilters,
+  type ListingRequest,
+} from '../../domain/ledger/reads/index.ts';
 import { type HandlerMap, type ResponseBody, respond, type TypedRequest, typedHandlers } from '../handler.ts';
 import { bypassesCache, type ReadCache } from '../read-cache.ts';
 import { actorOf, cursorOf, idempotencyKeyOf, limitOf, sendStored } from './ledger-request.ts';
@@ -23,8 +27,9 @@ function holdingFilters(request: TypedRequest<HoldingsOperation>): HoldingFilter
 export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   /**
    * Answers with the JSON of `compute()`, cached under the operation and `key` until a change touches
-   * one of the change keys `keysOf` names (../read-cache.ts, ../../events/change-keys.ts). The
-   * answer is the 200 body the contract declares for the request's operation.
+   * one of the change keys `keysOf` names (../read-cache.ts; each read's keys are exported next to its
+   * query: ../../domain/ledger/reads/queries.ts). The answer is the 200 body the contract declares for
+   * the request's operation.
    */
   async function sendCached<Id extends 'getAsset' | 'listAssetOwners'>(
     ctx: Context,
@@ -40,24 +45,21 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   }
 
   /**
-   * A holdings listing (a wallet's or a user's), cached under its filters; its answer is the 200 body
-   * the contract declares for the operation (holding-reads.ts builds it from the contract's types).
+   * A holdings listing (a wallet's or a user's), cached under its filters with the change keys the
+   * listing names; its answer is the 200 body the contract declares for the operation (the reads build
+   * it from the contract's types).
    */
   async function sendHoldings(
     ctx: Context,
     request: TypedRequest<HoldingsOperation>,
     owner: string,
     listing: (filters: HoldingFilters) => ListingRequest,
-    keysOf: (listed: HoldingListing) => readonly string[],
   ): Promise<void> {
     const filters = holdingFilters(request);
     const key = [request.operationId, owner, filters.kind, filters.collection, filters.limit, filters.cursor];
     const body = await cache.body(
       JSON.stringify(key),
-      async () => {
-        const listed = await ledger.holdings.listing(listing(filters));
-        return { body: listed.body, keys: keysOf(listed) };
-      },
+      () => ledger.reads.listing(listing(filters)),
       bypassesCache(request.headers['cache-control']),
     );
     ctx.type = 'application/json';
@@ -77,14 +79,7 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
   >({
     async getAsset(request, ctx) {
       const id = request.params.asset_id;
-      await sendCached(
-        ctx,
-        request,
-        [id],
-        () => ledger.assets.get(id),
-        // An NFT's `owner` changes with every transfer of it, which touches its holders.
-        (asset) => (asset.kind === 'nft' ? [assetKey(id), holdersKey(id)] : [assetKey(id)]),
-      );
+      await sendCached(ctx, request, [id], () => ledger.reads.asset(id), assetChangeKeys);
     },
 
     async listAssetOwners(request, ctx) {
@@ -94,33 +89,19 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
         ctx,
         request,
         [id, options.limit, options.cursor],
-        () => ledger.holdings.assetOwners(id, options),
-        () => [holdersKey(id)],
+        () => ledger.reads.assetOwners(id, options),
+        () => assetOwnersChangeKeys(id),
       );
     },
 
     async listWalletAssets(request, ctx) {
       const wallet = parseAddress(request.params.wallet_id, '/path/wallet_id');
-      await sendHoldings(
-        ctx,
-        request,
-        wallet,
-        (filters) => ({ op: 'walletAssets', wallet, filters }),
-        // An NFT's owner is the listed wallet: `w:` covers it.
-        (listed) => [walletKey(wallet), ...listed.assetIds.map(assetKey)],
-      );
+      await sendHoldings(ctx, request, wallet, (filters) => ({ op: 'walletAssets', wallet, filters }));
     },
 
     async listMyAssets(request, ctx) {
       const { userId } = actorOf(request);
-      await sendHoldings(
-        ctx,
-        request,
-        userId,
-        (filters) => ({ op: 'userAssets', userId, filters }),
-        // Every wallet the user controls, holding or not: a transfer into any of them changes the answer.
-        (listed) => [userKey(userId), ...listed.wallets.map(walletKey), ...listed.assetIds.map(assetKey)],
-      );
+      await sendHoldings(ctx, request, userId, (filters) => ({ op: 'userAssets', userId, filters }));
     },
 
     async createCollection(request, ctx) {

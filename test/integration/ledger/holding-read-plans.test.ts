@@ -1,4 +1,4 @@
-// The wallet listing (`GET /wallets/{id}/assets`, src/domain/ledger/holding-reads.ts) walks the
+// The wallet listing (`GET /wallets/{id}/assets`, src/domain/ledger/reads/holdings.ts) walks the
 // holding's unique (wallet, asset_id) index in asset order on PostgreSQL whatever its statistics
 // (issue 34): 200,000 holdings of 40,000 wallets written after the tables were analyzed empty,
 // autovacuum off for them (as after a large airdrop). The statement is EXPLAINed as the service's
@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
-import { holdingsSql } from '../../../src/domain/ledger/holding-reads.ts';
+import { listingSql } from '../../../src/domain/ledger/reads/holdings.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 
 const HOLDINGS = 200_000;
@@ -99,7 +99,7 @@ describe.runIf(DB_KINDS.includes('postgres'))(
     it.each(SHAPES)(
       'reads %s from (wallet, asset_id), custom and generic plans alike',
       async (_name, conditions, params, ordered) => {
-        const sql = holdingsSql(conditions, 'h.asset_id');
+        const sql = listingSql(conditions, 'h.asset_id');
         let n = 0;
         const text = sql.replace(/\?/g, () => `$${++n}`);
         // As walletAssets binds them: the zero balance first, the page size plus one last.

@@ -1,4 +1,4 @@
-// The holdings listings' thread on SQLite (src/domain/ledger/holding-thread.ts): a thread that stops
+// The holdings listings' thread on SQLite (src/domain/ledger/reads/sqlite/thread.ts): a thread that stops
 // fails the listings waiting on it instead of leaving them hanging, the next listing starts a new one,
 // and a listing that fails on the thread fails as an error, not a crash. The count of commits by other
 // processes that rides with each listing is the database's one counter, shared with the read cache.
@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Uint256Type } from '../../../src/db/types/uint256.ts';
 import { externalCommitCounter } from '../../../src/db/write-statements.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
-import { holdingThread } from '../../../src/domain/ledger/holding-thread.ts';
+import { holdingThread } from '../../../src/domain/ledger/reads/sqlite/thread.ts';
 import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
 
 describe('the holdings listings thread on sqlite', () => {

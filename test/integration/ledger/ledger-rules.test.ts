@@ -334,7 +334,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
         failureReason: null,
       });
       expect(await fx.ledger.transfers.get(result.body.id)).toEqual(result.body);
-      const owners = await fx.ledger.holdings.assetOwners(id, { limit: 10 });
+      const owners = await fx.ledger.reads.assetOwners(id, { limit: 10 });
       expect(owners.data.map((o) => [o.wallet.toLowerCase(), o.balance]).sort()).toEqual(
         [
           [player.wallet, '7.75'],
@@ -406,7 +406,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
         amount: '1',
       });
       expect((await fx.ledger.assets.get(nft)).owner?.toLowerCase()).toBe(STRANGER);
-      expect((await fx.ledger.holdings.assetOwners(nft, { limit: 5 })).data).toEqual([
+      expect((await fx.ledger.reads.assetOwners(nft, { limit: 5 })).data).toEqual([
         { wallet: '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB', balance: '1' },
       ]);
       expect(await checkInvariants(fx.orm)).toEqual([]);
@@ -426,7 +426,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       const other = await createUser(fx);
       expect((await rejection(fx.ledger.transfers.create(other, input, 'key-1'))).status).toBe(403);
       expect(
-        (await fx.ledger.holdings.walletAssets(STRANGER, { limit: 100 })).data.find((h) => h.asset.id === id)
+        (await fx.ledger.reads.walletAssets(STRANGER, { limit: 100 })).data.find((h) => h.asset.id === id)
           ?.balance,
       ).toBe('1');
     });
@@ -478,24 +478,24 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       await fx.ledger.assets.mint(studio, gold, { to: holder.wallet as StoredAddress, amount: '3' });
       for (let i = 0; i < 3; i++) await fx.ledger.assets.createNft(holder, { name: `Item ${i}`, metadata });
       const wallet = holder.wallet as StoredAddress;
-      const all = await fx.ledger.holdings.walletAssets(wallet, { limit: 100 });
+      const all = await fx.ledger.reads.walletAssets(wallet, { limit: 100 });
       expect(all.data).toHaveLength(4);
       expect(all.data.map((h) => h.asset.id)).toEqual(all.data.map((h) => h.asset.id).sort());
-      const nfts = await fx.ledger.holdings.walletAssets(wallet, { limit: 2, kind: 'nft' });
-      const more = await fx.ledger.holdings.walletAssets(wallet, {
+      const nfts = await fx.ledger.reads.walletAssets(wallet, { limit: 2, kind: 'nft' });
+      const more = await fx.ledger.reads.walletAssets(wallet, {
         limit: 2,
         kind: 'nft',
         cursor: nfts.next_cursor as string,
       });
       expect([...nfts.data, ...more.data].map((h) => h.balance)).toEqual(['1', '1', '1']);
-      expect((await fx.ledger.holdings.walletAssets(wallet, { limit: 10, kind: 'fungible' })).data).toEqual([
+      expect((await fx.ledger.reads.walletAssets(wallet, { limit: 10, kind: 'fungible' })).data).toEqual([
         { asset: expect.objectContaining({ id: gold }), balance: '3' },
       ]);
-      expect((await fx.ledger.holdings.walletAssets(wallet, { limit: 10, collection: 'zz-a' })).data).toEqual(
+      expect((await fx.ledger.reads.walletAssets(wallet, { limit: 10, collection: 'zz-a' })).data).toEqual(
         [],
       );
       expect(
-        await fx.ledger.holdings.walletAssets('0x2222222222222222222222222222222222222222' as StoredAddress, {
+        await fx.ledger.reads.walletAssets('0x2222222222222222222222222222222222222222' as StoredAddress, {
           limit: 10,
         }),
       ).toEqual({
@@ -503,8 +503,8 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
         data: [],
         next_cursor: null,
       });
-      const mine = await fx.ledger.holdings.userAssets(holder.userId, { limit: 3 });
-      const rest = await fx.ledger.holdings.userAssets(holder.userId, {
+      const mine = await fx.ledger.reads.userAssets(holder.userId, { limit: 3 });
+      const rest = await fx.ledger.reads.userAssets(holder.userId, {
         limit: 3,
         cursor: mine.next_cursor as string,
       });
@@ -519,24 +519,24 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       await fx.ledger.assets.createNft(holder, { name: 'Thread item', metadata });
       const wallet = holder.wallet as StoredAddress;
       const filters = { limit: 1 };
-      const listed = await fx.ledger.holdings.listing({ op: 'walletAssets', wallet, filters });
-      const page = await fx.ledger.holdings.walletAssets(wallet, filters);
+      const listed = await fx.ledger.reads.listing({ op: 'walletAssets', wallet, filters });
+      const page = await fx.ledger.reads.walletAssets(wallet, filters);
       expect(JSON.parse(listed.body.toString('utf8'))).toEqual(page);
       expect(listed.body.toString('utf8')).toBe(JSON.stringify(page));
       expect(listed.assetIds).toEqual(page.data.map((holding) => holding.asset.id));
       expect(listed.wallets).toEqual([]);
-      const mine = await fx.ledger.holdings.listing({
+      const mine = await fx.ledger.reads.listing({
         op: 'userAssets',
         userId: holder.userId,
         filters: { limit: 5 },
       });
       expect(JSON.parse(mine.body.toString('utf8'))).toEqual(
-        await fx.ledger.holdings.userAssets(holder.userId, { limit: 5 }),
+        await fx.ledger.reads.userAssets(holder.userId, { limit: 5 }),
       );
       expect(mine.wallets).toEqual([wallet]);
       // A write committed before the listing is asked is in it.
       await fx.ledger.assets.mint(studio, gold, { to: wallet, amount: '1' });
-      const after = await fx.ledger.holdings.listing({ op: 'walletAssets', wallet, filters: { limit: 5 } });
+      const after = await fx.ledger.reads.listing({ op: 'walletAssets', wallet, filters: { limit: 5 } });
       expect(
         JSON.parse(after.body.toString('utf8')).data.find(
           (h: { asset: { id: string } }) => h.asset.id === gold,
@@ -544,7 +544,7 @@ describe.each(DB_KINDS)('ledger rules on %s', (kind) => {
       ).toMatchObject({ balance: '3.5' });
       // The domain's errors cross the thread as themselves (400 problem, field pointer kept).
       const bad = await rejection(
-        fx.ledger.holdings.listing({
+        fx.ledger.reads.listing({
           op: 'walletAssets',
           wallet,
           filters: { limit: 5, cursor: 'bm90LWEtY3Vyc29y' },

@@ -221,7 +221,7 @@ describe.each(DB_KINDS)('transfer statements on %s', (kind) => {
       );
     expect(await fx.orm.em.fork().count(Transfer, { asset: id })).toBe(before + 4);
     expect(await fx.orm.em.fork().count(OutboxEvent, { assetId: id })).toBe(before + 4);
-    const holdings = await fx.ledger.holdings.walletAssets(from, { limit: 100 });
+    const holdings = await fx.ledger.reads.walletAssets(from, { limit: 100 });
     const left = 1000n - 600n - (winner.value.body.amount === '0.5' ? 50n : 25n);
     expect(holdings.data.find((holding) => holding.asset.id === id)?.balance).toBe(
       `${left / 100n}.${String(left % 100n).padStart(2, '0')}`.replace(/\.?0+$/, ''),

@@ -1,19 +1,20 @@
-// The holdings listings on SQLite, run on a thread of their own: the statement, the views and the
+// The SQLite adapter's holdings listings, run on a thread of their own: the statement, the views and the
 // JSON of a listing answered from the database (a cache miss, `Cache-Control: no-cache`) take most of
 // its cost, and node:sqlite runs them synchronously. On the thread they use the second core, and the
 // event loop (every other request, the WebSocket fan-out) is free while they run.
 // The thread has its own read-only connection on the file (WAL: it reads the last committed state,
 // never waits for the writer): a listing asked after a commit was answered reads that commit. It keeps
-// its own assets' fixed views (holding-reads.ts), dropped when another process commits to the file
+// its own assets' fixed views (../fixed-views.ts), dropped when another process commits to the file
 // (the event loop's count of such commits comes with every request).
 // A thread that fails or stops fails the listings waiting on it (500) and is started again by the
 // next one. PostgreSQL's listings stay on the event loop: the driver's I/O is asynchronous already.
-// Hand-written on node:worker_threads, as the verification pool (../identity/jsonld-pool.ts) and the
-// webhook sender (../../webhooks/send-thread.ts) are: one task type, many in flight on one thread,
+// Hand-written on node:worker_threads, as the verification pool (../../../identity/jsonld-pool.ts) and
+// the webhook sender (../../../../webhooks/send-thread.ts) are: one task type, many in flight on one thread,
 // answers moved rather than copied, and domain errors carried across.
 import { Worker } from 'node:worker_threads';
-import { AppError, type FieldError, type ProblemType } from '../errors.ts';
-import type { HoldingListing, ListingRequest } from './holding-reads.ts';
+import { AppError, type FieldError, type ProblemType } from '../../../errors.ts';
+import type { HoldingListing, ListingRequest } from '../port.ts';
+import { listingChangeKeys } from '../queries.ts';
 
 /** What the thread is started with. */
 export interface HoldingThreadData {
@@ -27,13 +28,16 @@ export interface HoldingThreadData {
 export interface HoldingThreadRequest {
   id: number;
   request: ListingRequest;
-  /** The event loop's count of commits by other processes (holding-reads.ts, fixedAssets). */
+  /** The event loop's count of commits by other processes (../fixed-views.ts). */
   externalCommits: number;
 }
 
-/** The thread's answer: the listing (its JSON's bytes moved, not copied), or why it failed. */
+/**
+ * The thread's answer: the listing (its JSON's bytes moved, not copied; its change keys are derived
+ * here, from what it lists, not copied across), or why it failed.
+ */
 export type HoldingThreadAnswer =
-  | { id: number; bytes: ArrayBuffer; assetIds: string[]; wallets: HoldingListing['wallets'] }
+  | (Omit<HoldingListing, 'body' | 'keys'> & { id: number; bytes: ArrayBuffer })
   | { id: number; problem: ProblemFields }
   | { id: number; failure: string };
 
@@ -59,7 +63,7 @@ export interface HoldingThread {
 }
 
 interface Waiting {
-  resolve(listing: HoldingListing): void;
+  resolve(listing: Omit<HoldingListing, 'keys'>): void;
   reject(error: Error): void;
 }
 
@@ -69,7 +73,7 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
   let nextId = 0;
 
   function start(): NonNullable<typeof current> {
-    const worker = new Worker(new URL('./holding-worker.ts', import.meta.url), { workerData: data });
+    const worker = new Worker(new URL('./worker.ts', import.meta.url), { workerData: data });
     const waiting = new Map<number, Waiting>();
     const started = { worker, waiting };
     // The server keeps the process alive; a thread left idle must not.
@@ -106,7 +110,11 @@ export function holdingThread(data: HoldingThreadData, externalCommits: () => nu
       const id = ++nextId;
       const message: HoldingThreadRequest = { id, request, externalCommits: externalCommits() };
       return new Promise<HoldingListing>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
+        waiting.set(id, {
+          resolve: (listing) =>
+            resolve({ ...listing, keys: listingChangeKeys(request, listing.assetIds, listing.wallets) }),
+          reject,
+        });
         worker.postMessage(message);
       });
     },

@@ -1,22 +1,23 @@
-// The holdings listings' thread (holding-thread.ts): answers each request with the listing's JSON,
-// computed by the same code as on the event loop (holding-reads.ts) over a read-only connection of
-// its own.
+// The SQLite adapter's listings thread (./thread.ts): answers each request with the listing's JSON,
+// computed by the same code as on the event loop (../holdings.ts) over a read-only connection of its
+// own.
 import { parentPort, workerData } from 'node:worker_threads';
-import { sqliteReadStatements } from '../../db/sqlite-read-statements.ts';
-import { AppError } from '../errors.ts';
-import { createHoldingReads, holdingListing } from './holding-reads.ts';
+import { sqliteReadStatements } from '../../../../db/sqlite-read-statements.ts';
+import { AppError } from '../../../errors.ts';
+import { listingReads } from '../holdings.ts';
+import { holdingListing } from '../queries.ts';
 import {
   type HoldingThreadAnswer,
   type HoldingThreadData,
   type HoldingThreadRequest,
   problemFields,
-} from './holding-thread.ts';
+} from './thread.ts';
 
 const port = parentPort;
-if (!port) throw new Error('holding-worker.ts runs as a worker thread (holding-thread.ts)');
+if (!port) throw new Error('worker.ts runs as a worker thread (thread.ts)');
 const data = workerData as HoldingThreadData;
 let externalCommits = 0;
-const reads = createHoldingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
+const reads = listingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
 
 port.on('message', async ({ id, request, externalCommits: count }: HoldingThreadRequest) => {
   externalCommits = count;

@@ -1,0 +1,62 @@
+// The listings' fixed-view cache (./holdings.ts): the fixed part of assets' views (../views.ts,
+// FixedAssetView), read from the database once per asset version and kept, one cache per adapter and
+// per thread that lists (on SQLite the event loop's and the adapter thread's). A write of the service changes that part only
+// with a new `metadata_version`, which every listing row carries. A commit by another process on a
+// SQLite file (an admin script editing rows: `externalCommits`, `PRAGMA data_version` on the service's
+// writing connection, looked at at most once a millisecond, as the read cache does) drops them all.
+import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
+import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from '../asset-rows.ts';
+import { type FixedAssetView, fixedAssetView } from '../views.ts';
+
+/** Most assets whose fixed views are kept (past it the oldest go first): a few hundred bytes each. */
+const FIXED_ASSETS_KEPT = 10_000;
+
+export function fixedViews(statements: ReadStatements, externalCommits: () => number) {
+  const kept = new Map<string, FixedAssetView>();
+  const sql = `select ${FIXED_ASSET_COLUMNS} from asset a where a.id = ?`;
+  let seen = externalCommits();
+  let checkedAt = performance.now();
+  return {
+    /** Drops what was kept if another process committed to the database since the last look. */
+    check(): void {
+      const now = performance.now();
+      if (now - checkedAt < 1) return;
+      checkedAt = now;
+      const latest = externalCommits();
+      if (latest !== seen) {
+        seen = latest;
+        kept.clear();
+      }
+    },
+    /**
+     * The asset's fixed view if it is kept for `version` (a map lookup: no promise on the hot path).
+     * A metadata update writes a new version, so a view kept by this or any other instance before it
+     * is never served after it.
+     */
+    kept(assetId: string, version: number): FixedAssetView | undefined {
+      const view = kept.get(assetId);
+      return view?.metadataVersion === version ? view : undefined;
+    },
+    async read(assetId: string): Promise<FixedAssetView> {
+      const [row] = await statements.all(sql, [assetId]);
+      // The holding that names it was read first, and assets are never deleted.
+      if (!row) throw new Error(`asset ${assetId} of a holding was not found`);
+      // Shared by every answer that shows the asset from now on: frozen, so none can alter another's.
+      const view = deepFreeze(fixedAssetView(fixedAssetFieldsOf(row, statements)));
+      if (kept.size >= FIXED_ASSETS_KEPT) {
+        const oldest = kept.keys().next();
+        if (!oldest.done) kept.delete(oldest.value);
+      }
+      kept.set(assetId, view);
+      return view;
+    },
+  };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,161 @@
+// The holdings listings of both adapters: on PostgreSQL on the event loop, on SQLite on the event loop
+// and on the adapter's thread alike (./sqlite/worker.ts). A listing reads each holding's balance and
+// its asset's changing fields (`owner`, `total_supply`, `frozen`, `metadata_version`, ...) every
+// time; the fields that change only with a new metadata version (name, metadata, decimals, ...:
+// ../views.ts, FixedAssetFields) are read once per asset version and kept, already shaped as their
+// part of the view (./fixed-views.ts: one cache per adapter and per thread), so a listing answered
+// from the database (`Cache-Control: no-cache` included) reads what can change and nothing else: a
+// narrower statement, no metadata to parse, no dates or CAIP-19 ids to format.
+import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
+import { formatAddress, type StoredAddress } from '../addresses.ts';
+import { formatUnits } from '../amounts.ts';
+import { decodeCursor, isString, isStringPair, page } from '../cursor.ts';
+import { type AssetView, assetViewOf, type FixedAssetView } from '../views.ts';
+import { fixedViews } from './fixed-views.ts';
+import type { HoldingFilters, HoldingReads } from './port.ts';
+import { userWallets } from './queries.ts';
+
+/**
+ * A listing's one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
+ * (SQL with `?` placeholders) in `order`. Each combination of filters is its own SQL text, hence its
+ * own prepared statement: a handful per listing. Of the asset, only what changes (the rest is kept:
+ * ./fixed-views.ts). Bound to a zero balance as the column stores it, then the conditions'
+ * parameters, then the limit.
+ */
+export function listingSql(conditions: readonly string[], order: string): string {
+  return (
+    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version, ' +
+    'a.expires_at, a.lender from holding h ' +
+    `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
+  );
+}
+
+/** One holding as a listing reads it: the asset's changing fields beside it. */
+interface ListedRow {
+  wallet: StoredAddress;
+  assetId: string;
+  /** Base units as the column stores them (digits; zero-padded on SQLite). */
+  balance: string;
+  owner: string | null;
+  totalSupply: string | null;
+  frozen: boolean;
+  frozenBy: string | null;
+  /** The asset's metadata version: a kept fixed view of another version is read again. */
+  version: number;
+  /** Issue 36: the item's end time and lender. */
+  expiresAt: Date | null;
+  lender: string | null;
+}
+
+/** The kind and collection filters, on the joined asset. */
+function assetFilter(filters: HoldingFilters, conditions: string[], parameters: unknown[]): void {
+  if (filters.kind) {
+    conditions.push('a.kind = ?');
+    parameters.push(filters.kind);
+  }
+  if (filters.collection) {
+    conditions.push('a.collection_id = ?');
+    parameters.push(filters.collection);
+  }
+}
+
+/**
+ * The listings over `statements`. `zero`: a zero balance as the balance column stores it
+ * (zero-padded text on SQLite); `externalCommits`: a number that changes when another process commits
+ * to the database (the kept fixed views are then dropped; () => 0 where none can: PostgreSQL).
+ */
+export function listingReads(
+  statements: ReadStatements,
+  zero: unknown,
+  externalCommits: () => number,
+): HoldingReads {
+  const assets = fixedViews(statements, externalCommits);
+  /** The SQL text of each combination of conditions and order, built once. */
+  const sqlTexts = new Map<string, string>();
+
+  async function readHoldings(
+    conditions: string[],
+    order: string,
+    parameters: unknown[],
+  ): Promise<ListedRow[]> {
+    assets.check();
+    const shape = `${conditions.join(' and ')} order by ${order}`;
+    let sql = sqlTexts.get(shape);
+    if (sql === undefined) {
+      sql = listingSql(conditions, order);
+      sqlTexts.set(shape, sql);
+    }
+    const rows = await statements.arrays(sql, [zero, ...parameters]);
+    // In listingSql's select order.
+    return rows.map(
+      ([wallet, assetId, balance, owner, totalSupply, frozen, frozenBy, version, expiresAt, lender]) => ({
+        wallet: String(wallet) as StoredAddress,
+        assetId: String(assetId),
+        balance: String(balance),
+        owner: owner == null ? null : String(owner),
+        totalSupply: totalSupply == null ? null : String(totalSupply),
+        // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
+        frozen: Boolean(frozen),
+        frozenBy: frozenBy == null ? null : String(frozenBy),
+        version: Number(version),
+        expiresAt: expiresAt == null ? null : statements.date(expiresAt),
+        lender: lender == null ? null : String(lender),
+      }),
+    );
+  }
+
+  /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
+  async function holdingViews(rows: ListedRow[]): Promise<{ asset: AssetView; balance: string }[]> {
+    const fixed: FixedAssetView[] = [];
+    // A promise only for an asset not kept yet.
+    for (const row of rows)
+      fixed.push(assets.kept(row.assetId, row.version) ?? (await assets.read(row.assetId)));
+    return rows.map((row, index) => {
+      const decimals = fixed[index].decimals ?? 0;
+      const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
+      return {
+        asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen, row.frozenBy, row),
+        balance: formatUnits(row.balance, decimals),
+      };
+    });
+  }
+
+  return {
+    async walletAssets(wallet, filters) {
+      const after = decodeCursor(filters.cursor, 'wallet-assets', isString);
+      const conditions = ['h.wallet = ?'];
+      const parameters: unknown[] = [wallet];
+      assetFilter(filters, conditions, parameters);
+      // On the holding's (wallet, asset_id) index: no sort, the cursor a range of it.
+      if (after !== undefined) {
+        conditions.push('h.asset_id > ?');
+        parameters.push(after);
+      }
+      parameters.push(filters.limit + 1);
+      const rows = await readHoldings(conditions, 'h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'wallet-assets', (row) => row.assetId);
+      const data = await holdingViews(result.data);
+      return { wallet: formatAddress(wallet), data, next_cursor: result.next_cursor };
+    },
+
+    async userAssets(userId, filters) {
+      const after = decodeCursor(filters.cursor, 'my-assets', isStringPair);
+      // The wallets the user controls (custodial and linked), in the same statement.
+      const conditions = ['h.wallet in (select address from wallet where user_id = ?)'];
+      const parameters: unknown[] = [userId];
+      assetFilter(filters, conditions, parameters);
+      if (after !== undefined) {
+        conditions.push('(h.wallet > ? or (h.wallet = ? and h.asset_id > ?))');
+        parameters.push(after[0], after[0], after[1]);
+      }
+      parameters.push(filters.limit + 1);
+      const rows = await readHoldings(conditions, 'h.wallet, h.asset_id', parameters);
+      const result = page(rows, filters.limit, 'my-assets', (row) => [row.wallet, row.assetId]);
+      const views = await holdingViews(result.data);
+      const data = result.data.map((row, index) => ({ wallet: formatAddress(row.wallet), ...views[index] }));
+      return { data, next_cursor: result.next_cursor };
+    },
+
+    userWallets: (userId) => userWallets(statements, userId),
+  };
+}
