@@ -20,9 +20,7 @@ export class Migration20261129131005_currency_lots extends DualPlatformMigration
         'create index "currency_lot_asset_id_wallet_expires_at_index" on "currency_lot" ("asset_id", "wallet", "expires_at");',
         'create index "currency_lot_expires_at_index" on "currency_lot" ("expires_at");',
       ],
-      down: [
-        'drop table if exists "currency_lot" cascade;',
-      ],
+      down: ['drop table if exists "currency_lot" cascade;'],
     },
   };
 }
