@@ -3893,6 +3893,18 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /**
+         * ExpiringAmount
+         * @description Issue 36, timed currency grants: units of a wallet's balance of a currency that end at `expiresAt`.
+         * @example {
+         *       "amount": "40",
+         *       "expiresAt": "2026-12-31T23:59:59.000Z"
+         *     }
+         */
+        ExpiringAmount: {
+            amount: components["schemas"]["Amount"];
+            expiresAt: components["schemas"]["Timestamp"];
+        };
+        /**
          * WalletAssetHolding
          * @description An asset a wallet holds, and how much of it.
          */
@@ -3900,6 +3912,8 @@ export interface components {
             asset: components["schemas"]["Asset"];
             /** @description The wallet's balance of the asset (`"1"` for an NFT); never zero. */
             balance: components["schemas"]["Amount"];
+            /** @description Issue 36, timed currency grants: the part of a currency's `balance` that ends, by end time (soonest first; present only when some does). These units are spent first, keep their end time when they move, never move after it and are burned shortly after it (an `itemExpired` event with `amount`); until then they count in `balance`. */
+            expiring?: components["schemas"]["ExpiringAmount"][];
         };
         /**
          * WalletAssetsPage
@@ -5557,6 +5571,8 @@ export interface components {
             asset: components["schemas"]["Asset"];
             /** @description The wallet's balance of the asset (`"1"` for an NFT); never zero. */
             balance: components["schemas"]["Amount"];
+            /** @description Issue 36, timed currency grants: the part of a currency's `balance` that ends, by end time (soonest first; present only when some does). These units are spent first, keep their end time when they move, never move after it and are burned shortly after it (an `itemExpired` event with `amount`); until then they count in `balance`. */
+            expiring?: components["schemas"]["ExpiringAmount"][];
         };
         /**
          * MyAssetsPage

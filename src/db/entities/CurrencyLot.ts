@@ -11,8 +11,8 @@ import { Uint256Type } from '../types/uint256.ts';
 export const CurrencyLot = defineEntity({
   name: 'CurrencyLot',
   indexes: [
-    // The debit order: a holding's lots, soonest end first.
-    { properties: ['assetId', 'wallet', 'expiresAt'] },
+    // The debit order (a holding's lots, soonest end first) and a wallet's listing (its lots by asset).
+    { properties: ['wallet', 'assetId', 'expiresAt'] },
     // The sweep: lots due, oldest end first.
     { properties: ['expiresAt'] },
   ],

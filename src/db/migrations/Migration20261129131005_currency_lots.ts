@@ -9,7 +9,7 @@ export class Migration20261129131005_currency_lots extends DualPlatformMigration
     sqlite: {
       up: [
         'create table `currency_lot` (`id` text not null primary key, `asset_id` text not null, `wallet` text not null, `amount` text not null, `expires_at` datetime not null, `source_id` text not null, `created_at` datetime not null);',
-        'create index `currency_lot_asset_id_wallet_expires_at_index` on `currency_lot` (`asset_id`, `wallet`, `expires_at`);',
+        'create index `currency_lot_wallet_asset_id_expires_at_index` on `currency_lot` (`wallet`, `asset_id`, `expires_at`);',
         'create index `currency_lot_expires_at_index` on `currency_lot` (`expires_at`);',
       ],
       down: ['drop table if exists `currency_lot`;'],
@@ -17,7 +17,7 @@ export class Migration20261129131005_currency_lots extends DualPlatformMigration
     postgresql: {
       up: [
         'create table "currency_lot" ("id" varchar(32) not null, "asset_id" varchar(32) not null, "wallet" varchar(42) not null, "amount" numeric(78,0) not null, "expires_at" timestamptz not null, "source_id" varchar(32) not null, "created_at" timestamptz not null, primary key ("id"));',
-        'create index "currency_lot_asset_id_wallet_expires_at_index" on "currency_lot" ("asset_id", "wallet", "expires_at");',
+        'create index "currency_lot_wallet_asset_id_expires_at_index" on "currency_lot" ("wallet", "asset_id", "expires_at");',
         'create index "currency_lot_expires_at_index" on "currency_lot" ("expires_at");',
       ],
       down: ['drop table if exists "currency_lot" cascade;'],

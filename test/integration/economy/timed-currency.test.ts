@@ -115,6 +115,26 @@ describe.each(DB_KINDS)('timed currency grants on %s', (kind) => {
       ['10', soon],
       ['5', later],
     ]);
+    // The wallet listings show the timed part by end time.
+    const held = async (path: string, wallet: string) =>
+      (await read(path)).data.find(
+        (h: { asset: { id: string }; wallet?: string }) =>
+          h.asset.id === gem && (h.wallet ?? wallet) === wallet,
+      );
+    expect(await held(`/wallets/${bob.wallet}/assets?kind=fungible`, bob.wallet)).toMatchObject({
+      balance: '15',
+      expiring: [
+        { amount: '10', expiresAt: soon },
+        { amount: '5', expiresAt: later },
+      ],
+    });
+    const mine = await call(alice, 'GET', '/api/v1/assets?kind=fungible', undefined);
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.body.data.find((h: { asset: { id: string } }) => h.asset.id === gem)).toMatchObject({
+      balance: '115',
+      expiring: [{ amount: '15', expiresAt: later }],
+    });
+    expect(await held(`/wallets/${alice.wallet}/assets?kind=nft`, alice.wallet)).toBeUndefined();
 
     // Past their end, not swept yet: those units are not Alice's to send (115 held, 100 free).
     await endNow(gem);
