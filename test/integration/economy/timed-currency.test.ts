@@ -247,6 +247,32 @@ describe.each(DB_KINDS)('timed currency grants on %s', (kind) => {
     expect(await lotsOf(gem, alice.wallet)).toHaveLength(1);
   });
 
+  if (kind === 'postgres') {
+    it('two instances on one database sweeping together burn each lot once', async () => {
+      const second = await startTestApp(kind, QUIET, { databaseUrl: t.app.config.databaseUrl });
+      try {
+        const gem = await currency();
+        for (let i = 0; i < 12; i++)
+          await mint(gem, i % 2 ? alice.wallet : bob.wallet, String(i + 1), inAnHour(i + 1));
+        await endNow(gem);
+        const sweeps = await Promise.all([
+          t.app.marketKeeper.sweep(),
+          second.app.marketKeeper.sweep(),
+          t.app.marketKeeper.sweep(),
+          second.app.marketKeeper.sweep(),
+        ]);
+        expect(sweeps.reduce((n, s) => n + s.itemsExpired, 0)).toBe(12);
+        const burned = await orm().em.fork().find(OutboxEvent, { type: 'itemExpired', assetId: gem });
+        expect(
+          burned.map((e) => Number((e.data as { amount: string }).amount)).sort((a, b) => a - b),
+        ).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+        expect((await read(`/assets/${gem}`)).totalSupply).toBe('0');
+      } finally {
+        await second.close();
+      }
+    });
+  }
+
   it('the end time is checked: in the future, an RFC 3339 instant', async () => {
     const gem = await currency();
     for (const expiresAt of [new Date(Date.now() - 1000).toISOString(), 'tomorrow']) {
