@@ -512,11 +512,8 @@ begin
       exit when v_need = 0;
       continue when v_lot."expires_at" <= v_at;
       v_units := least(v_need, v_lot."amount");
-      if v_units = v_lot."amount" then
-        delete from "currency_lot" where "id" = v_lot."id";
-      else
-        update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
-      end if;
+      update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
+      delete from "currency_lot" where "id" = v_lot."id" and "amount" = 0;
       v_need := v_need - v_units;
       if e->>'t' <> '0x0000000000000000000000000000000000000000' then
         update "currency_lot" set "amount" = "amount" + v_units
@@ -571,11 +568,8 @@ begin
         where l."asset_id" = e->>'a' and l."wallet" = e->>'w' order by l."expires_at", l."id" loop
       exit when v_need <= 0;
       v_units := least(v_need, v_lot."amount");
-      if v_units = v_lot."amount" then
-        delete from "currency_lot" where "id" = v_lot."id";
-      else
-        update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
-      end if;
+      update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
+      delete from "currency_lot" where "id" = v_lot."id" and "amount" = 0;
       v_need := v_need - v_units;
     end loop;
   end loop;
