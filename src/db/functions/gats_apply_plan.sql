@@ -557,9 +557,11 @@ begin
     end if;
   end loop;
   for e in select value from jsonb_each(v_debited) loop
+    -- A holding without lots (most) costs one index probe.
+    v_units := coalesce((select sum(l."amount") from "currency_lot" l where l."asset_id" = e->>'a' and l."wallet" = e->>'w'), 0);
+    continue when v_units = 0;
     select h."balance", h."reserved" into v_row from "holding" h where h."asset_id" = e->>'a' and h."wallet" = e->>'w';
-    v_need := coalesce((select sum(l."amount") from "currency_lot" l where l."asset_id" = e->>'a' and l."wallet" = e->>'w'), 0)
-      + coalesce(v_row."reserved", 0) - coalesce(v_row."balance", 0);
+    v_need := v_units + coalesce(v_row."reserved", 0) - coalesce(v_row."balance", 0);
     continue when v_need <= 0;
     if ((e->>'a') || ' ' || (e->>'w')) = any(v_reserving) then
       raise exception 'negative balance' using errcode = 'GTN01', detail = (e->>'a') || ' ' || (e->>'w');
