@@ -814,6 +814,62 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
       expect(await checkInvariants(fx.orm)).toEqual([]);
     });
 
+    it('one plan passing timed units on: the second leg spends the lot the first leg brought', async () => {
+      const id = await funded(10n);
+      const ends = Date.now() + HOUR;
+      await grant(id, from, 5n, ends);
+      // B holds 3 permanent units only (minted to it); in one plan it gets 2 timed units from the
+      // player and sends 5 on: the 2 timed ones first.
+      const minted = new Date();
+      expect(
+        await store.apply({
+          at: minted,
+          guards: [],
+          supplies: [{ assetId: id, delta: 3n }],
+          balances: [{ assetId: id, wallet: B, delta: 3n }],
+          transfers: [
+            {
+              id: newId('tr'),
+              assetId: id,
+              from: ZERO_WALLET,
+              to: B,
+              amount: 3n,
+              requestedBy: null,
+              createdAt: minted,
+            },
+          ],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, B)).toEqual([]);
+      const at = new Date();
+      const leg = (f: StoredAddress, t: StoredAddress, amount: bigint) => ({
+        id: newId('tr'),
+        assetId: id,
+        from: f,
+        to: t,
+        amount,
+        requestedBy: null,
+        createdAt: at,
+      });
+      expect(
+        await store.apply({
+          at,
+          guards: [{ kind: 'holds', assetId: id, wallet: from, atLeast: 2n }],
+          balances: [
+            { assetId: id, wallet: from, delta: -2n },
+            { assetId: id, wallet: B, delta: 2n },
+            { assetId: id, wallet: B, delta: -5n },
+            { assetId: id, wallet: A, delta: 5n },
+          ],
+          transfers: [leg(from, B, 2n), leg(B, A, 5n)],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, B)).toEqual([]);
+      expect(await lotsOf(id, A)).toEqual([[2n, ends]]);
+      expect(await lotsOf(id, from)).toEqual([[3n, ends]]);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
     it('an unguarded debit trims the soonest lots to the balance; a lot moved back merges with its kind', async () => {
       const id = await funded(0n);
       const now = Date.now();

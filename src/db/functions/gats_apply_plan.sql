@@ -54,6 +54,9 @@ declare
   -- {a, w}), those the plan reserves on, and the units a debit still takes or a trim removes.
   v_debited jsonb := '{}';
   v_reserving text[] := '{}';
+  -- The holdings ('asset wallet') that have lots (read with their lock) or get some in this plan:
+  -- the lots' work is skipped for every other one.
+  v_timed text[] := '{}';
   v_need numeric;
   v_units numeric;
   v_lot record;
@@ -101,8 +104,13 @@ begin
   part := p->'locks';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
-    select "balance", "reserved" into v_row from "holding" where "asset_id" = e->>'a' and "wallet" = e->>'w' for update;
+    select h."balance", h."reserved", exists(select 1 from "currency_lot" l
+        where l."wallet" = h."wallet" and l."asset_id" = h."asset_id") as "timed"
+      into v_row from "holding" h where h."asset_id" = e->>'a' and h."wallet" = e->>'w' for update of h;
     if found then
+      if v_row."timed" then
+        v_timed := v_timed || ((e->>'a') || ' ' || (e->>'w'));
+      end if;
       held := held || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."balance" - v_row."reserved");
       held_reserved := held_reserved || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."reserved");
     end if;
@@ -122,7 +130,7 @@ begin
         -- The caller locks every holding a holds guard names: absent from `held`, it does not exist.
         v_found := coalesce((held->>((e->>'a') || ' ' || (e->>'w')))::numeric, 0);
         -- Issue 36: the units of lots past their end (with `untimed`, of any lot) are never free.
-        if held ? ((e->>'a') || ' ' || (e->>'w')) then
+        if ((e->>'a') || ' ' || (e->>'w')) = any(v_timed) then
           v_found := v_found - coalesce((select sum(l."amount") from "currency_lot" l
             where l."asset_id" = e->>'a' and l."wallet" = e->>'w' and (e ? 'untimed' or l."expires_at" <= v_at)), 0);
         end if;
@@ -500,7 +508,8 @@ begin
     -- Issue 36, timed currency grants (docs/architecture/stores-and-rewards.md): the debit takes the
     -- sender's live lots first, soonest end first, and moves them to the receiver (a burn consumes
     -- them); a sweep's burn (`lot`) takes its lot.
-    continue when e->>'f' = '0x0000000000000000000000000000000000000000';
+    continue when e->>'f' = '0x0000000000000000000000000000000000000000'
+      or not (((e->>'a') || ' ' || (e->>'f')) = any(v_timed));
     if e ? 'lot' then
       update "currency_lot" set "amount" = "amount" - least("amount", (e->>'n')::numeric) where "id" = e->>'lot';
       delete from "currency_lot" where "id" = e->>'lot' and "amount" = 0;
@@ -524,6 +533,7 @@ begin
             values ('lot_' || upper(substr(md5((e->>'id') || ' ' || v_lot."id"), 1, 26)), e->>'a', e->>'t', v_units,
               v_lot."expires_at", v_lot."source_id", v_at);
         end if;
+        v_timed := v_timed || ((e->>'a') || ' ' || (e->>'t'));
       end if;
     end loop;
   end loop;
@@ -540,6 +550,7 @@ begin
       insert into "currency_lot" ("id", "asset_id", "wallet", "amount", "expires_at", "source_id", "created_at")
         values (e->>'id', e->>'a', e->>'w', (e->>'n')::numeric, (e->>'x')::timestamptz, e->>'src', v_at);
     end if;
+    v_timed := v_timed || ((e->>'a') || ' ' || (e->>'w'));
   end loop;
   part := p->'balances';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -557,7 +568,7 @@ begin
     end if;
   end loop;
   for e in select value from jsonb_each(v_debited) loop
-    -- A holding without lots (most) costs one index probe.
+    continue when not (((e->>'a') || ' ' || (e->>'w')) = any(v_timed));
     v_units := coalesce((select sum(l."amount") from "currency_lot" l where l."asset_id" = e->>'a' and l."wallet" = e->>'w'), 0);
     continue when v_units = 0;
     select h."balance", h."reserved" into v_row from "holding" h where h."asset_id" = e->>'a' and h."wallet" = e->>'w';
