@@ -1333,9 +1333,9 @@ export interface paths {
         put?: never;
         /**
          * Mint supply of a currency
-         * @description Creates `amount` new units of a currency and credits them to `to` (any wallet, such as a player's). Only the currency's creator or an admin may mint, and the caller's role must be `studio` or `admin`. The mint is recorded as a completed transfer from the zero address `0x0000000000000000000000000000000000000000`: the balance, the total supply, the transfer and its `newTransfer` event are written in one transaction, so the supply never passes `maxSupply`, even under concurrent mints. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice.
+         * @description Creates `amount` new units of a currency and credits them to `to` (any wallet, such as a player's). Only the currency's creator or an admin may mint, and the caller's role must be `studio` or `admin`. The mint is recorded as a completed transfer from the zero address `0x0000000000000000000000000000000000000000`: the balance, the total supply, the transfer and its `newTransfer` event are written in one transaction, so the supply never passes `maxSupply`, even under concurrent mints. `Location` names the transfer (`/api/v1/transfers/{id}`). Send an `Idempotency-Key`: a retry with the same key and body returns the first result without minting twice. With `expiresAt` (issue 36) the units are a timed grant (a season currency): spent first, they keep their end time when they move, never move after it, are never escrowed, and what is left of them is burned shortly after it (an `itemExpired` event with `amount`).
          *
-         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 409 `/problems/asset-on-chain` when the currency is an on-chain ERC-20 or ERC-1155 token (its supply changes on chain only); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
+         *     Errors: 400 `/problems/invalid-amount` when `amount` is zero or has more fractional digits than the currency's `decimals`; 400 `/problems/invalid-address-checksum` when `to` is mixed case with a wrong EIP-55 checksum; 400 `/problems/validation-failed` for a malformed `asset_id` or a missing, malformed or extra field (`to` may not be the zero address, `expiresAt` must be in the future); 401 when the bearer token or API key is missing or invalid; 403 `/problems/forbidden` when the token lacks `assets:write`, the caller's role is not `studio` or `admin`, or the caller is neither the currency's creator nor an admin; 404 `/problems/not-found` when no currency has this id (an NFT id is not a currency); 409 `/problems/max-supply-exceeded` when the mint would take the total supply past `maxSupply` (nothing is minted); 409 `/problems/asset-on-chain` when the currency is an on-chain ERC-20 or ERC-1155 token (its supply changes on chain only); 413 when the body is too large; 415 when it is not JSON; 422 `/problems/idempotency-key-reused` when the `Idempotency-Key` was used with a different body; 429 when the API key's rate limit is used up; 500 on an unexpected failure.
          */
         post: operations["mintCurrency"];
         delete?: never;
@@ -3564,7 +3564,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * An NFT reached its end time and was returned to its lender or burned (issue 36).
+         * An NFT reached its end time and was returned to its lender or burned, or a timed currency grant's rest was burned (issue 36).
          * @description Sent to every webhook subscribed to `itemExpired` whose filter matches: the event envelope, exactly as on the WebSocket and `GET /api/v1/events`. Verify `webhook-signature` with the subscription's secret (Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `webhook-id.webhook-timestamp.body`, space-separated when two secrets sign after a rotation), reject stale timestamps, and deduplicate on `webhook-id`: delivery is at least once. Answer 2xx within `WEBHOOK_TIMEOUT_MS`; anything else is retried.
          */
         post: operations["itemExpiredWebhook"];
@@ -3893,6 +3893,18 @@ export interface components {
             next_cursor: components["schemas"]["NextCursor"];
         };
         /**
+         * ExpiringAmount
+         * @description Issue 36, timed currency grants: units of a wallet's balance of a currency that end at `expiresAt`.
+         * @example {
+         *       "amount": "40",
+         *       "expiresAt": "2026-12-31T23:59:59.000Z"
+         *     }
+         */
+        ExpiringAmount: {
+            amount: components["schemas"]["Amount"];
+            expiresAt: components["schemas"]["Timestamp"];
+        };
+        /**
          * WalletAssetHolding
          * @description An asset a wallet holds, and how much of it.
          */
@@ -3900,6 +3912,8 @@ export interface components {
             asset: components["schemas"]["Asset"];
             /** @description The wallet's balance of the asset (`"1"` for an NFT); never zero. */
             balance: components["schemas"]["Amount"];
+            /** @description Issue 36, timed currency grants: the part of a currency's `balance` that ends, by end time (soonest first; present only when some does). These units are spent first, keep their end time when they move, never move after it and are burned shortly after it (an `itemExpired` event with `amount`); until then they count in `balance`. */
+            expiring?: components["schemas"]["ExpiringAmount"][];
         };
         /**
          * WalletAssetsPage
@@ -5464,12 +5478,19 @@ export interface components {
          *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
          *       "amount": "500.25"
          *     }
+         * @example {
+         *       "to": "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+         *       "amount": "100",
+         *       "expiresAt": "2026-12-31T23:59:59.000Z"
+         *     }
          */
         MintCurrencyRequest: {
             /** @description The wallet credited with the new supply (any wallet, such as a player's). */
             to: components["schemas"]["Address"];
             /** @description A positive amount with at most the currency's `decimals` fractional digits. */
             amount: components["schemas"]["Amount"];
+            /** @description Issue 36, a timed grant (a season currency): the minted units end at this time (in the future). They are spent first by the wallet's debits (soonest end first), keep their end time when they move to another wallet, never move after it, are never escrowed by an offer or a bid, and the service burns what is left of them shortly after it (an `itemExpired` event with `amount`). The wallet's holdings show them as `expiring`. Absent: permanent units. */
+            expiresAt?: components["schemas"]["Timestamp"];
         };
         /**
          * BurnRequest
@@ -5561,6 +5582,8 @@ export interface components {
             asset: components["schemas"]["Asset"];
             /** @description The wallet's balance of the asset (`"1"` for an NFT); never zero. */
             balance: components["schemas"]["Amount"];
+            /** @description Issue 36, timed currency grants: the part of a currency's `balance` that ends, by end time (soonest first; present only when some does). These units are spent first, keep their end time when they move, never move after it and are burned shortly after it (an `itemExpired` event with `amount`); until then they count in `balance`. */
+            expiring?: components["schemas"]["ExpiringAmount"][];
         };
         /**
          * MyAssetsPage
@@ -5977,6 +6000,8 @@ export interface components {
             assetId: components["schemas"]["AssetId"];
             /** @description A positive amount with at most the currency's `decimals` fractional digits. */
             amount: components["schemas"]["Amount"];
+            /** @description Issue 36: a timed currency grant (a season currency): the granted units end at the purchase's time plus this many seconds (60 to 31,536,000, a year). They are spent first, keep their end time when they move, never move after it and are burned shortly after it (an `itemExpired` event with `amount`). Absent: permanent units. */
+            expiresInSeconds?: number;
         } | {
             nft: {
                 name: string;
@@ -7137,7 +7162,7 @@ export interface components {
         };
         /**
          * ItemExpiry
-         * @description Issue 36, items that expire: an NFT reached its end time (`expiresAt`) and the service processed it, exactly once: a lent NFT returned from its holder to its lender (`outcome: returned`), any other burned (`outcome: burned`, `to` the zero address). The move is the `newTransfer` event (`transferId`) of the same `operationId`, right before it.
+         * @description Issue 36, items that expire: an NFT reached its end time (`expiresAt`) and the service processed it, exactly once: a lent NFT returned from its holder to its lender (`outcome: returned`), any other burned (`outcome: burned`, `to` the zero address). Or, with `amount`, a timed grant of a currency (`assetId`) reached its end time: what was left of it in `holder` (`amount`) was burned (`outcome: burned`), exactly once. The move is the `newTransfer` event (`transferId`) of the same `operationId`, right before it.
          */
         ItemExpiry: {
             assetId: components["schemas"]["AssetId"];
@@ -7152,10 +7177,12 @@ export interface components {
             expiresAt: components["schemas"]["Timestamp"];
             /** @description The transfer that returned or burned it (`GET /api/v1/transfers/{id}`). */
             transferId: string;
+            /** @description A timed currency grant's: the units left of it that were burned (absent for an NFT). */
+            amount?: components["schemas"]["Amount"];
         };
         /**
          * ItemExpiredEvent
-         * @description Issue 36: an NFT reached its end time and was returned to its lender or burned, exactly once. The move is the `newTransfer` event of the same `operationId`, right before it.
+         * @description Issue 36: an NFT reached its end time and was returned to its lender or burned, or (with `amount`) what was left of a timed currency grant was burned, exactly once. The move is the `newTransfer` event of the same `operationId`, right before it.
          */
         ItemExpiredEvent: {
             id: components["schemas"]["EventId"];

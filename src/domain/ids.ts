@@ -33,7 +33,8 @@ export type IdPrefix =
   | 'dtb'
   | 'lbx'
   | 'dsd'
-  | 'auc';
+  | 'auc'
+  | 'lot';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${ulid()}`;

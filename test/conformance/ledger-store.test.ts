@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { AssetMetadataVersion } from '../../src/db/entities/AssetMetadataVersion.ts';
 import { Collection } from '../../src/db/entities/Collection.ts';
+import { CurrencyLot } from '../../src/db/entities/CurrencyLot.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { IdempotencyRecord } from '../../src/db/entities/IdempotencyRecord.ts';
 import { LedgerChange } from '../../src/db/entities/LedgerChange.ts';
@@ -624,6 +625,284 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     expect(await count(Transfer, id)).toBe(4);
     expect(await events(id)).toBe(3);
     expect(await checkInvariants(fx.orm)).toEqual([]);
+  });
+
+  describe('timed currency grants (issue 36)', () => {
+    const ZERO_WALLET = `0x${'0'.repeat(40)}` as StoredAddress;
+    const HOUR = 3_600_000;
+
+    /** The lots of a holding, soonest end first: amount and end time (ms). */
+    async function lotsOf(assetId: string, wallet: StoredAddress): Promise<[bigint, number][]> {
+      const rows = await fx.orm.em
+        .fork()
+        .find(CurrencyLot, { assetId, wallet }, { orderBy: { expiresAt: 'asc', id: 'asc' } });
+      return rows.map((row) => [row.amount as bigint, (row.expiresAt as Date).getTime()]);
+    }
+
+    /** Mints `amount` of `assetId` to `to` as a lot ending at `ends`. */
+    async function grant(assetId: string, to: StoredAddress, amount: bigint, ends: number): Promise<string> {
+      const at = new Date();
+      const transferId = newId('tr');
+      const lotId = newId('lot');
+      expect(
+        await store.apply({
+          at,
+          guards: [],
+          supplies: [{ assetId, delta: amount }],
+          balances: [{ assetId, wallet: to, delta: amount }],
+          transfers: [
+            {
+              id: transferId,
+              assetId,
+              from: ZERO_WALLET,
+              to,
+              amount,
+              requestedBy: studio.userId,
+              createdAt: at,
+            },
+          ],
+          lots: [
+            {
+              id: lotId,
+              assetId,
+              wallet: to,
+              amount,
+              expiresAt: new Date(ends),
+              sourceId: transferId,
+              createdAt: at,
+            },
+          ],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      return lotId;
+    }
+
+    /** The sweep's burn of a lot as read (its remaining amount), at `at`. */
+    const sweep = (
+      lotId: string,
+      assetId: string,
+      wallet: StoredAddress,
+      amount: bigint,
+      at: Date,
+    ): Plan => ({
+      at,
+      guards: [{ kind: 'lotAt', lotId, assetId, wallet, amount }],
+      balances: [{ assetId, wallet, delta: -amount }],
+      supplies: [{ assetId, delta: -amount }],
+      transfers: [
+        {
+          id: newId('tr'),
+          assetId,
+          from: wallet,
+          to: ZERO_WALLET,
+          amount,
+          requestedBy: null,
+          createdAt: at,
+          lotId,
+        },
+      ],
+      events: [{ ...transferEvent(assetId, wallet, ZERO_WALLET, at), operationId: newId('op') }],
+    });
+
+    it('spends live lots first, soonest end first, moves them with their units, and a burn consumes them', async () => {
+      const id = await funded(100n);
+      const now = Date.now();
+      await grant(id, from, 20n, now + 2 * HOUR);
+      await grant(id, from, 10n, now + HOUR);
+      expect(await store.apply(transferPlan(id, B, 15n))).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, from)).toEqual([[15n, now + 2 * HOUR]]);
+      expect(await lotsOf(id, B)).toEqual([
+        [10n, now + HOUR],
+        [5n, now + 2 * HOUR],
+      ]);
+      expect(await balances(id)).toEqual({ [from]: 115n, [B]: 15n });
+      // A burn of 20: the 15 timed units, then 5 permanent ones.
+      const at = new Date();
+      const burn: Plan = {
+        at,
+        guards: [{ kind: 'holds', assetId: id, wallet: from, atLeast: 20n }],
+        balances: [{ assetId: id, wallet: from, delta: -20n }],
+        supplies: [{ assetId: id, delta: -20n }],
+        transfers: [
+          {
+            id: newId('tr'),
+            assetId: id,
+            from,
+            to: ZERO_WALLET,
+            amount: 20n,
+            requestedBy: null,
+            createdAt: at,
+          },
+        ],
+      };
+      expect(await store.apply(burn)).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, from)).toEqual([]);
+      expect(await balances(id)).toEqual({ [from]: 95n, [B]: 15n });
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('never moves units past their end (holds counts them out, swept or not), never escrows timed units', async () => {
+      const id = await funded(10n);
+      const ends = Date.now() + HOUR;
+      await grant(id, from, 5n, ends);
+      const later = (plan: Plan): Plan => ({ ...plan, at: new Date(ends + 1000) });
+      const tooMuch = later(transferPlan(id, B, 11n));
+      expect(await store.apply(tooMuch)).toMatchObject({
+        outcome: 'rejected',
+        guard: tooMuch.guards[1],
+        found: 10n,
+      });
+      expect(await store.apply(later(transferPlan(id, B, 10n)))).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, from)).toEqual([[5n, ends]]);
+      expect(await balances(id)).toEqual({ [from]: 5n, [B]: 10n });
+      // Before its end the lot is spendable, but not to a reservation (`untimed`).
+      const reserve: Plan = {
+        at: new Date(),
+        guards: [{ kind: 'holds', assetId: id, wallet: from, atLeast: 1n, untimed: true }],
+        reserves: [{ assetId: id, wallet: from, delta: 1n }],
+      };
+      expect(await store.apply(reserve)).toMatchObject({ outcome: 'rejected', found: 0n });
+      await expect(store.apply({ ...reserve, guards: [] })).rejects.toBeInstanceOf(NegativeBalanceError);
+      expect(await lotsOf(id, from)).toEqual([[5n, ends]]);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('burns a lot once at its end (lotAt: open before, changed, missing after), the rest of the wallet untouched', async () => {
+      const id = await funded(30n);
+      const ends = Date.now() + HOUR;
+      const lot = await grant(id, from, 8n, ends);
+      expect(await store.apply(transferPlan(id, B, 3n))).toEqual({ outcome: 'applied' });
+      const early = sweep(lot, id, from, 5n, new Date());
+      expect(await store.apply(early)).toEqual({
+        outcome: 'rejected',
+        guard: early.guards[0],
+        reason: 'open',
+      });
+      const stale = sweep(lot, id, from, 8n, new Date(ends + 1000));
+      expect(await store.apply(stale)).toEqual({
+        outcome: 'rejected',
+        guard: stale.guards[0],
+        reason: 'changed',
+      });
+      const due = sweep(lot, id, from, 5n, new Date(ends + 1000));
+      expect(await store.apply(due)).toEqual({ outcome: 'applied' });
+      expect(await store.apply(due)).toEqual({
+        outcome: 'rejected',
+        guard: due.guards[0],
+        reason: 'missing',
+      });
+      expect(await lotsOf(id, from)).toEqual([]);
+      // 30 + 8 granted, 3 sent (from the lot), the lot's other 5 burned.
+      expect(await balances(id)).toEqual({ [from]: 30n, [B]: 3n });
+      expect((await fx.orm.em.fork().findOneOrFail(Asset, { id })).totalSupply).toBe(33n);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('two sweeps of one lot at once: exactly one burns it', async () => {
+      const id = await funded(0n);
+      const ends = Date.now() + HOUR;
+      const lot = await grant(id, from, 9n, ends);
+      const at = new Date(ends + 1000);
+      const outcomes = await Promise.all([
+        store.apply(sweep(lot, id, from, 9n, at)),
+        store.apply(sweep(lot, id, from, 9n, at)),
+      ]);
+      expect(outcomes.map((o) => o.outcome).sort()).toEqual(['applied', 'rejected']);
+      expect(await balances(id)).toEqual({ [from]: 0n });
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('one plan passing timed units on: the second leg spends the lot the first leg brought', async () => {
+      const id = await funded(10n);
+      const ends = Date.now() + HOUR;
+      await grant(id, from, 5n, ends);
+      // B holds 3 permanent units only (minted to it); in one plan it gets 2 timed units from the
+      // player and sends 5 on: the 2 timed ones first.
+      const minted = new Date();
+      expect(
+        await store.apply({
+          at: minted,
+          guards: [],
+          supplies: [{ assetId: id, delta: 3n }],
+          balances: [{ assetId: id, wallet: B, delta: 3n }],
+          transfers: [
+            {
+              id: newId('tr'),
+              assetId: id,
+              from: ZERO_WALLET,
+              to: B,
+              amount: 3n,
+              requestedBy: null,
+              createdAt: minted,
+            },
+          ],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, B)).toEqual([]);
+      const at = new Date();
+      const leg = (f: StoredAddress, t: StoredAddress, amount: bigint) => ({
+        id: newId('tr'),
+        assetId: id,
+        from: f,
+        to: t,
+        amount,
+        requestedBy: null,
+        createdAt: at,
+      });
+      expect(
+        await store.apply({
+          at,
+          guards: [{ kind: 'holds', assetId: id, wallet: from, atLeast: 2n }],
+          balances: [
+            { assetId: id, wallet: from, delta: -2n },
+            { assetId: id, wallet: B, delta: 2n },
+            { assetId: id, wallet: B, delta: -5n },
+            { assetId: id, wallet: A, delta: 5n },
+          ],
+          transfers: [leg(from, B, 2n), leg(B, A, 5n)],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, B)).toEqual([]);
+      expect(await lotsOf(id, A)).toEqual([[2n, ends]]);
+      expect(await lotsOf(id, from)).toEqual([[3n, ends]]);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
+
+    it('an unguarded debit trims the soonest lots to the balance; a lot moved back merges with its kind', async () => {
+      const id = await funded(0n);
+      const now = Date.now();
+      await grant(id, from, 5n, now + HOUR);
+      await grant(id, from, 5n, now + 2 * HOUR);
+      expect(
+        await store.apply({
+          at: new Date(),
+          guards: [],
+          balances: [{ assetId: id, wallet: from, delta: -7n }],
+          supplies: [{ assetId: id, delta: -7n }],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, from)).toEqual([[3n, now + 2 * HOUR]]);
+      expect(await store.apply(transferPlan(id, B, 2n))).toEqual({ outcome: 'applied' });
+      const back = transferPlan(id, from, 2n);
+      const at = back.at;
+      const id2 = newId('tr');
+      expect(
+        await store.apply({
+          ...back,
+          guards: [],
+          balances: [
+            { assetId: id, wallet: B, delta: -2n },
+            { assetId: id, wallet: from, delta: 2n },
+          ],
+          transfers: [
+            { id: id2, assetId: id, from: B, to: from, amount: 2n, requestedBy: null, createdAt: at },
+          ],
+        }),
+      ).toEqual({ outcome: 'applied' });
+      expect(await lotsOf(id, from)).toEqual([[3n, now + 2 * HOUR]]);
+      expect(await lotsOf(id, B)).toEqual([]);
+      expect(await checkInvariants(fx.orm)).toEqual([]);
+    });
   });
 
   // ---- Stores (issue 36) ----

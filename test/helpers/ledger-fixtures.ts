@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { grantableScopes, isApiScope } from '../../src/auth/scopes.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
+import { CurrencyLot } from '../../src/db/entities/CurrencyLot.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { User, type UserRole } from '../../src/db/entities/User.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
@@ -99,6 +100,19 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
       problems.push(
         `reserved ${holding.reserved} of ${holding.balance} ${holding.wallet} ${holding.asset.id}`,
       );
+  }
+  // Issue 36, timed currency grants: a holding's lots and reserved part never exceed its balance.
+  const lots = new Map<string, bigint>();
+  for (const lot of await em.find(CurrencyLot, {})) {
+    if ((lot.amount as bigint) <= 0n) problems.push(`empty lot ${lot.id}`);
+    const key = `${lot.assetId} ${lot.wallet}`;
+    lots.set(key, (lots.get(key) ?? 0n) + (lot.amount as bigint));
+  }
+  for (const [key, sum] of lots) {
+    const [assetId, wallet] = key.split(' ');
+    const holding = holdings.find((h) => h.asset.id === assetId && h.wallet === wallet);
+    const room = holding ? (holding.balance as bigint) - (holding.reserved as bigint) : 0n;
+    if (sum > room) problems.push(`lots of ${wallet} ${assetId}: ${sum}, balance less reserved ${room}`);
   }
   for (const asset of assets) {
     const mine = holdings.filter(

@@ -9,4 +9,5 @@ export interface ItemExpiry {
   'outcome': ItemExpiryOutcome;
   'expiresAt': string;
   'transferId': string;
+  'amount'?: string;
 }

@@ -14,6 +14,7 @@ import { ChainTransferRemoval } from './ChainTransferRemoval.ts';
 import { ClientSecret } from './ClientSecret.ts';
 import { Collection } from './Collection.ts';
 import { CollectionMarket } from './CollectionMarket.ts';
+import { CurrencyLot } from './CurrencyLot.ts';
 import { Holding } from './Holding.ts';
 import { IdempotencyRecord } from './IdempotencyRecord.ts';
 import { Identity } from './Identity.ts';
@@ -59,6 +60,7 @@ export {
   ClientSecret,
   Collection,
   CollectionMarket,
+  CurrencyLot,
   DrawRecord,
   DrawSeed,
   DropTable,
@@ -150,4 +152,6 @@ export const entities = [
   Auction,
   AuditEntry,
   AuditTip,
+  // Timed currency grants (issue 36)
+  CurrencyLot,
 ];

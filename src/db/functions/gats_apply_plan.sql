@@ -50,6 +50,16 @@ declare
   v_row record;
   -- Listings whose status change found them closed already: their `lc` events are not written.
   v_unchanged text[] := '{}';
+  -- Issue 36, timed currency grants: the holdings whose lots a transfer took ('asset wallet' ->
+  -- {a, w}), those the plan reserves on, and the units a debit still takes or a trim removes.
+  v_debited jsonb := '{}';
+  v_reserving text[] := '{}';
+  -- The holdings ('asset wallet') that have lots (read with their lock) or get some in this plan:
+  -- the lots' work is skipped for every other one.
+  v_timed text[] := '{}';
+  v_need numeric;
+  v_units numeric;
+  v_lot record;
 begin
   -- The idempotency record first, with the answer: a concurrent request with the same key waits
   -- here for this transaction, then finds the record (or, if this one rolled back, takes the key).
@@ -94,8 +104,13 @@ begin
   part := p->'locks';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
-    select "balance", "reserved" into v_row from "holding" where "asset_id" = e->>'a' and "wallet" = e->>'w' for update;
+    select h."balance", h."reserved", exists(select 1 from "currency_lot" l
+        where l."wallet" = h."wallet" and l."asset_id" = h."asset_id") as "timed"
+      into v_row from "holding" h where h."asset_id" = e->>'a' and h."wallet" = e->>'w' for update of h;
     if found then
+      if v_row."timed" then
+        v_timed := v_timed || ((e->>'a') || ' ' || (e->>'w'));
+      end if;
       held := held || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."balance" - v_row."reserved");
       held_reserved := held_reserved || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), v_row."reserved");
     end if;
@@ -114,6 +129,11 @@ begin
       when 'holds' then
         -- The caller locks every holding a holds guard names: absent from `held`, it does not exist.
         v_found := coalesce((held->>((e->>'a') || ' ' || (e->>'w')))::numeric, 0);
+        -- Issue 36: the units of lots past their end (with `untimed`, of any lot) are never free.
+        if ((e->>'a') || ' ' || (e->>'w')) = any(v_timed) then
+          v_found := v_found - coalesce((select sum(l."amount") from "currency_lot" l
+            where l."asset_id" = e->>'a' and l."wallet" = e->>'w' and (e ? 'untimed' or l."expires_at" <= v_at)), 0);
+        end if;
         if v_found < (e->>'n')::numeric then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_found::text;
         end if;
@@ -261,6 +281,17 @@ begin
             or (e ? 'o' and v_row."owner" is distinct from e->>'o') then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'changed';
         elsif e ? 'due' and (v_row."expires_at" is null or v_row."expires_at" > v_at) then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'open';
+        end if;
+      -- ---- Timed currency grants (issue 36) ----
+      when 'lot_at' then
+        -- The holding it debits is locked by the locks step (a balance change names it).
+        select "asset_id", "wallet", "amount", "expires_at" into v_row from "currency_lot" where "id" = e->>'l';
+        if not found then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'missing';
+        elsif v_row."asset_id" <> e->>'a' or v_row."wallet" <> e->>'w' or v_row."amount" <> (e->>'n')::numeric then
+          raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'changed';
+        elsif v_row."expires_at" > v_at then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = 'open';
         end if;
       else
@@ -474,6 +505,86 @@ begin
         "failure_reason", "requested_by_id", "created_at", "completed_at")
       values (e->>'id', nextval('transfer_seq'), e->>'a', e->>'f', e->>'t', (e->>'n')::numeric, 'completed', null,
         e->>'u', (e->>'at')::timestamptz, (e->>'at')::timestamptz);
+    -- Issue 36, timed currency grants (docs/architecture/stores-and-rewards.md): the debit takes the
+    -- sender's live lots first, soonest end first, and moves them to the receiver (a burn consumes
+    -- them); a sweep's burn (`lot`) takes its lot.
+    continue when e->>'f' = '0x0000000000000000000000000000000000000000'
+      or not (((e->>'a') || ' ' || (e->>'f')) = any(v_timed));
+    if e ? 'lot' then
+      update "currency_lot" set "amount" = "amount" - least("amount", (e->>'n')::numeric) where "id" = e->>'lot';
+      delete from "currency_lot" where "id" = e->>'lot' and "amount" = 0;
+      continue;
+    end if;
+    v_need := (e->>'n')::numeric;
+    for v_lot in select l."id", l."amount", l."expires_at", l."source_id" from "currency_lot" l
+        where l."asset_id" = e->>'a' and l."wallet" = e->>'f' order by l."expires_at", l."id" loop
+      exit when v_need = 0;
+      continue when v_lot."expires_at" <= v_at;
+      v_units := least(v_need, v_lot."amount");
+      update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
+      delete from "currency_lot" where "id" = v_lot."id" and "amount" = 0;
+      v_need := v_need - v_units;
+      if e->>'t' <> '0x0000000000000000000000000000000000000000' then
+        update "currency_lot" set "amount" = "amount" + v_units
+          where "asset_id" = e->>'a' and "wallet" = e->>'t' and "expires_at" = v_lot."expires_at"
+            and "source_id" = v_lot."source_id";
+        if not found then
+          insert into "currency_lot" ("id", "asset_id", "wallet", "amount", "expires_at", "source_id", "created_at")
+            values ('lot_' || upper(substr(md5((e->>'id') || ' ' || v_lot."id"), 1, 26)), e->>'a', e->>'t', v_units,
+              v_lot."expires_at", v_lot."source_id", v_at);
+        end if;
+        v_timed := v_timed || ((e->>'a') || ' ' || (e->>'t'));
+      end if;
+    end loop;
+  end loop;
+  -- Issue 36: the plan's new lots, then `sum(lots) + reserved <= balance` for every holding the plan
+  -- debits or reserves on: a debit no guard covered trims the soonest lots, a reservation past it
+  -- fails as a negative balance.
+  part := p->'lots';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    update "currency_lot" set "amount" = "amount" + (e->>'n')::numeric
+      where "asset_id" = e->>'a' and "wallet" = e->>'w' and "expires_at" = (e->>'x')::timestamptz
+        and "source_id" = e->>'src';
+    if not found then
+      insert into "currency_lot" ("id", "asset_id", "wallet", "amount", "expires_at", "source_id", "created_at")
+        values (e->>'id', e->>'a', e->>'w', (e->>'n')::numeric, (e->>'x')::timestamptz, e->>'src', v_at);
+    end if;
+    v_timed := v_timed || ((e->>'a') || ' ' || (e->>'w'));
+  end loop;
+  part := p->'balances';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    if (e->>'d')::numeric < 0 then
+      v_debited := v_debited || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), jsonb_build_object('a', e->>'a', 'w', e->>'w'));
+    end if;
+  end loop;
+  part := p->'reserves';
+  for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
+    e := part->j;
+    if (e->>'d')::numeric > 0 then
+      v_reserving := v_reserving || ((e->>'a') || ' ' || (e->>'w'));
+      v_debited := v_debited || jsonb_build_object((e->>'a') || ' ' || (e->>'w'), jsonb_build_object('a', e->>'a', 'w', e->>'w'));
+    end if;
+  end loop;
+  for e in select value from jsonb_each(v_debited) loop
+    continue when not (((e->>'a') || ' ' || (e->>'w')) = any(v_timed));
+    v_units := coalesce((select sum(l."amount") from "currency_lot" l where l."asset_id" = e->>'a' and l."wallet" = e->>'w'), 0);
+    continue when v_units = 0;
+    select h."balance", h."reserved" into v_row from "holding" h where h."asset_id" = e->>'a' and h."wallet" = e->>'w';
+    v_need := v_units + coalesce(v_row."reserved", 0) - coalesce(v_row."balance", 0);
+    continue when v_need <= 0;
+    if ((e->>'a') || ' ' || (e->>'w')) = any(v_reserving) then
+      raise exception 'negative balance' using errcode = 'GTN01', detail = (e->>'a') || ' ' || (e->>'w');
+    end if;
+    for v_lot in select l."id", l."amount" from "currency_lot" l
+        where l."asset_id" = e->>'a' and l."wallet" = e->>'w' order by l."expires_at", l."id" loop
+      exit when v_need <= 0;
+      v_units := least(v_need, v_lot."amount");
+      update "currency_lot" set "amount" = "amount" - v_units where "id" = v_lot."id";
+      delete from "currency_lot" where "id" = v_lot."id" and "amount" = 0;
+      v_need := v_need - v_units;
+    end loop;
   end loop;
   part := p->'prices';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

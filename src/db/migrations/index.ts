@@ -35,6 +35,7 @@ import { Migration20261129070117_market_best_offer } from './Migration2026112907
 import { Migration20261129074128_transfer_history_indexes } from './Migration20261129074128_transfer_history_indexes.ts';
 import { Migration20261129095535_webhook_audit_cursor } from './Migration20261129095535_webhook_audit_cursor.ts';
 import { Migration20261129095615_market_trait_offers } from './Migration20261129095615_market_trait_offers.ts';
+import { Migration20261129131005_currency_lots } from './Migration20261129131005_currency_lots.ts';
 import { Migration20261129131537_market_price_order } from './Migration20261129131537_market_price_order.ts';
 
 export const migrationsList = [
@@ -74,5 +75,6 @@ export const migrationsList = [
   Migration20261129074128_transfer_history_indexes,
   Migration20261129095535_webhook_audit_cursor,
   Migration20261129095615_market_trait_offers,
+  Migration20261129131005_currency_lots,
   Migration20261129131537_market_price_order,
 ];

@@ -22,6 +22,7 @@ import {
   mintedObject,
   nftMintParts,
   noMintWallet,
+  timedLot,
 } from './mints.ts';
 import { assetById, assetNotFound } from './reads/queries.ts';
 import type { LedgerStore, NewAsset } from './store/plan.ts';
@@ -57,6 +58,8 @@ export interface CreateCurrencyInput {
 export interface MintInput {
   to: StoredAddress;
   amount: string;
+  /** Issue 36: a timed grant: the units end then (RFC 3339, in the future); a lot of the wallet. */
+  expiresAt?: string;
 }
 
 export interface AssetService {
@@ -256,6 +259,7 @@ export function createAssetService(
         request: { currencyId, ...input },
       });
       const at = new Date();
+      const ends = input.expiresAt === undefined ? null : endTimeOf(input.expiresAt, at, '/body/expiresAt');
       const { transfer, view, balance, event } = currencyMintParts(
         { id: currencyId, collectionId: currency.collection.id, decimals },
         input.to,
@@ -277,12 +281,22 @@ export function createAssetService(
           supplies: [{ assetId: currencyId, delta: amount }],
           balances: [balance],
           transfers: [transfer],
+          // Issue 36: timed units are a lot of the wallet (docs/architecture/stores-and-rewards.md).
+          lots: ends ? [timedLot(transfer, ends)] : undefined,
           events: [event],
           audit: [
             auditDraft(
               'asset.minted',
               mintedObject(currencyId, currency.collection.getEntity().owner.id, currency.collection.id),
-              { after: { kind: 'fungible', to: input.to, amount, transfer: transfer.id } },
+              {
+                after: {
+                  kind: 'fungible',
+                  to: input.to,
+                  amount,
+                  transfer: transfer.id,
+                  ...(ends && { expiresAt: ends.toISOString() }),
+                },
+              },
               at,
             ),
           ],

@@ -533,7 +533,8 @@ export function createAuctionMethods(ctx: OfferContext): AuctionMethods {
               guards: [
                 { kind: 'auctionOpen', auctionId: id, at, bestBid: auction.bestBid },
                 controlsWallet(actor.userId, input.wallet),
-                { kind: 'holds', assetId: currency.id, wallet: input.wallet, atLeast: needed },
+                // Issue 36: timed units of the currency are never escrowed (their lots count out).
+                { kind: 'holds', assetId: currency.id, wallet: input.wallet, atLeast: needed, untimed: true },
               ],
               auctionBids: [
                 {

@@ -26,9 +26,17 @@
 // another instance) and without the refused item unless it changed (moved or burnt meanwhile, it is
 // planned as it is now); each retry removes or refreshes an item, so a batch never waits on one item
 // forever. Nothing is leased: the guards decide.
+//
+// Timed currency grants (lots, `currency_lot`; docs/architecture/stores-and-rewards.md) are swept by
+// the same call after the NFTs, the same way: the lots due, oldest end first, up to ITEMS_PER_PLAN in
+// one plan, each burned whole (its remaining amount, which the store keeps within the balance less
+// the reserved part) under the guard `lotAt` (the lot as read, due), with a `newTransfer` and an
+// `itemExpired` (with `amount`) under the lot's own `op_` id; a burned lot is gone, so a second sweep
+// of it is refused (`missing`) and the batch is read and planned again without it.
 
 import { dialectOf } from '../../db/dialect.ts';
 import { Asset } from '../../db/entities/Asset.ts';
+import { CurrencyLot } from '../../db/entities/CurrencyLot.ts';
 import { Listing } from '../../db/entities/Listing.ts';
 import type { Orm } from '../../db/orm.ts';
 import { readStatements } from '../../db/read-statements.ts';
@@ -36,6 +44,7 @@ import { ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
+import { formatAmount } from './amounts.ts';
 import type { AssetService } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
@@ -69,10 +78,21 @@ interface Due {
   listed: boolean;
 }
 
-/** The parts of a plan one item's expiry adds. */
+/** A lot of timed units due, as read. */
+interface DueLot {
+  id: string;
+  assetId: string;
+  wallet: StoredAddress;
+  amount: bigint;
+  expiresAt: Date;
+  collectionId: string;
+  decimals: number;
+}
+
+/** The parts of a plan one item's (or lot's) expiry adds. */
 type PlanParts = Pick<
   Plan,
-  'guards' | 'balances' | 'owners' | 'assetUpdates' | 'listingStatuses' | 'transfers' | 'events'
+  'guards' | 'balances' | 'supplies' | 'owners' | 'assetUpdates' | 'listingStatuses' | 'transfers' | 'events'
 >;
 
 const sameItem = (a: Due, b: Due | undefined) =>
@@ -107,8 +127,9 @@ export interface ExpiryService {
     idempotencyKey?: string,
   ): Promise<WriteResult<AssetView>>;
   /**
-   * Expires up to `limit` items whose end time is at or before `now`, oldest end first: returns how
-   * many this call expired (an item another instance expired first counts for that one).
+   * Expires up to `limit` items whose end time is at or before `now`, oldest end first, then burns up
+   * to `limit` lots of timed currency units due (issue 36): returns how many items and lots this call
+   * expired (one another instance expired first counts for that one).
    */
   expireDue(now: Date, limit: number): Promise<number>;
 }
@@ -280,6 +301,134 @@ export function createExpiryService(
     }
     return 0;
   }
+  /** The lots due at `now`, oldest end first, or, with `ids`, those of them still there. */
+  async function readDueLots(now: Date, limit: number, ids?: string[]): Promise<DueLot[]> {
+    const em = orm.em.fork();
+    const rows = await em.find(
+      CurrencyLot,
+      ids ? { id: { $in: ids }, expiresAt: { $lte: now } } : { expiresAt: { $lte: now } },
+      { orderBy: { expiresAt: 'asc' }, limit },
+    );
+    const currencies = new Map<string, { collectionId: string; decimals: number }>();
+    const assetIds = [...new Set(rows.map((row) => row.assetId))];
+    if (assetIds.length)
+      for (const asset of await em.find(
+        Asset,
+        { id: { $in: assetIds } },
+        { fields: ['id', 'decimals', 'collection'] },
+      ))
+        currencies.set(asset.id, { collectionId: asset.collection.id, decimals: asset.decimals ?? 0 });
+    return rows.map((row) => ({
+      id: row.id,
+      assetId: row.assetId,
+      wallet: row.wallet as StoredAddress,
+      amount: row.amount as bigint,
+      expiresAt: row.expiresAt as Date,
+      collectionId: currencies.get(row.assetId)?.collectionId ?? '',
+      decimals: currencies.get(row.assetId)?.decimals ?? 0,
+    }));
+  }
+
+  /** The parts of one lot's burn (the store takes the units from that lot: the transfer's `lotId`). */
+  function lotParts(lot: DueLot, at: Date): Partial<PlanParts> {
+    const operationId = newId('op');
+    const transferId = newId('tr');
+    const view = transferView(
+      {
+        id: transferId,
+        asset: { id: lot.assetId },
+        fromAddress: lot.wallet,
+        toAddress: ZERO_ADDRESS,
+        amount: lot.amount,
+        status: 'completed',
+        failureReason: null,
+        createdAt: at,
+        completedAt: at,
+      },
+      lot.decimals,
+    );
+    const expired: NewEvent = {
+      type: 'itemExpired',
+      occurredAt: at,
+      data: {
+        assetId: lot.assetId,
+        collection: lot.collectionId,
+        holder: formatAddress(lot.wallet),
+        to: formatAddress(ZERO_ADDRESS),
+        outcome: 'burned',
+        expiresAt: lot.expiresAt.toISOString(),
+        transferId,
+        amount: formatAmount(lot.amount, lot.decimals),
+      },
+      assetId: lot.assetId,
+      collectionId: lot.collectionId,
+      wallets: [lot.wallet],
+      fromWallet: lot.wallet,
+      toWallet: null,
+    };
+    return {
+      guards: [
+        { kind: 'lotAt', lotId: lot.id, assetId: lot.assetId, wallet: lot.wallet, amount: lot.amount },
+      ],
+      balances: [{ assetId: lot.assetId, wallet: lot.wallet, delta: -lot.amount }],
+      supplies: [{ assetId: lot.assetId, delta: -lot.amount }],
+      transfers: [
+        {
+          id: transferId,
+          assetId: lot.assetId,
+          from: lot.wallet,
+          to: ZERO_ADDRESS,
+          amount: lot.amount,
+          requestedBy: null,
+          createdAt: at,
+          lotId: lot.id,
+        },
+      ],
+      events: [newTransferEvent(view, lot.collectionId, at), expired].map((event) => ({
+        ...event,
+        operationId,
+      })),
+    };
+  }
+
+  /**
+   * Burns the lots as read in one plan; returns how many it burned. A refused plan is read again:
+   * the lots gone (burned by another instance) or no longer due leave it, the refused lot leaves it
+   * unless its amount changed (then it stays as it is now), as `expireBatch` does for items.
+   */
+  async function expireLotBatch(lots: DueLot[], now: Date): Promise<number> {
+    let batch = lots;
+    while (batch.length > 0) {
+      const at = new Date();
+      const plan = mergeParts(batch.map((lot) => lotParts(lot, at)));
+      const outcome = await store.apply({ ...plan, at });
+      if (outcome.outcome === 'applied') return batch.length;
+      if (outcome.outcome !== 'rejected') throw new Error(`Unexpected ${outcome.outcome} of a lot expiry.`);
+      const refused = outcome.guard.kind === 'lotAt' ? outcome.guard.lotId : undefined;
+      const before = new Map(batch.map((lot) => [lot.id, lot.amount]));
+      const current = await readDueLots(
+        now,
+        batch.length,
+        batch.map((lot) => lot.id),
+      );
+      batch = current.filter((lot) => lot.id !== refused || before.get(lot.id) !== lot.amount);
+    }
+    return 0;
+  }
+
+  /** Runs the batches of a pass: several plans in flight on PostgreSQL, one at a time on SQLite. */
+  async function inBatches<T>(due: T[], expire: (batch: T[]) => Promise<number>): Promise<number> {
+    const batches: T[][] = [];
+    for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
+    let expired = 0;
+    const inFlight = concurrentWriters ? IN_FLIGHT : 1;
+    for (let i = 0; i < batches.length; i += inFlight) {
+      const done = await Promise.all(batches.slice(i, i + inFlight).map(expire));
+      expired += done.reduce((n, d) => n + d, 0);
+    }
+    return expired;
+  }
+
   return {
     async lend(actor, assetId, input, idempotencyKey) {
       const place = { pointer: '/body', label: '' };
@@ -331,18 +480,10 @@ export function createExpiryService(
     },
 
     async expireDue(now, limit) {
-      const due = await readDue(now, limit);
-      const batches: Due[][] = [];
-      for (let i = 0; i < due.length; i += perPlan) batches.push(due.slice(i, i + perPlan));
-      let expired = 0;
-      const inFlight = concurrentWriters ? IN_FLIGHT : 1;
-      for (let i = 0; i < batches.length; i += inFlight) {
-        const done = await Promise.all(
-          batches.slice(i, i + inFlight).map((batch) => expireBatch(batch, now)),
-        );
-        expired += done.reduce((n, d) => n + d, 0);
-      }
-      return expired;
+      const items = await inBatches(await readDue(now, limit), (batch) => expireBatch(batch, now));
+      // Issue 36: then the timed currency grants' lots, up to `limit` as well.
+      const lots = await inBatches(await readDueLots(now, limit), (batch) => expireLotBatch(batch, now));
+      return items + lots;
     },
   };
 }

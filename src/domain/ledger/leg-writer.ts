@@ -219,6 +219,7 @@ export function createLegWriter(orm: Orm, idempotency: Idempotency, store: Ledge
       reserves: reserves.length ? reserves : undefined,
       sales: extra.sales,
       transfers: [...transfers.map((t) => t.row), ...(extra.transfers ?? [])],
+      lots: extra.lots,
       prices: extra.prices,
       events: [...transfers.map((t) => t.event), ...(extra.events ?? []), ...ended.events],
       operationId: extra.operationId,

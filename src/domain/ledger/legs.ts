@@ -19,6 +19,7 @@ import type {
   ListingStatusChange,
   NewAsset,
   NewEvent,
+  NewLot,
   NewPrice,
   NewSale,
   NewTrade,
@@ -208,6 +209,8 @@ export interface ExtraParts {
   stores?: StoreParts;
   /** Issue 36, items that expire (./expiries.ts): a loan's end time and lender, set or cleared. */
   assetUpdates?: AssetUpdate[];
+  /** Issue 36, timed currency grants: the lots a store grant makes. */
+  lots?: NewLot[];
 }
 
 /** 409 insufficient-balance for `leg`: its `from` held `held`, less than `amount`, naming the leg. */

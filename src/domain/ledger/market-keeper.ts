@@ -20,7 +20,7 @@ export interface MarketSweep {
   listingsExpired: number;
   offersExpired: number;
   auctionsSettled: number;
-  /** Issue 36: items returned to their lender or burned at their end time. */
+  /** Issue 36: items returned to their lender or burned at their end time, and timed currency lots burned. */
   itemsExpired: number;
 }
 

@@ -6,7 +6,7 @@ import { ConflictError, ForbiddenError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { newNftEvent, newTransferEvent } from './outbox.ts';
-import type { BalanceChange, NewAsset, NewEvent, NewTransfer } from './store/plan.ts';
+import type { BalanceChange, NewAsset, NewEvent, NewLot, NewTransfer } from './store/plan.ts';
 import {
   type AssetMetadataView,
   type AssetView,
@@ -100,6 +100,19 @@ export function currencyMintParts(
     view,
     balance: { assetId: currency.id, wallet: to, delta: amount },
     event: newTransferEvent(view, currency.collectionId, at),
+  };
+}
+
+/** Issue 36: the lot of timed units a currency mint's transfer grants, ending at `expiresAt`. */
+export function timedLot(transfer: NewTransfer, expiresAt: Date): NewLot {
+  return {
+    id: newId('lot'),
+    assetId: transfer.assetId,
+    wallet: transfer.to,
+    amount: transfer.amount,
+    expiresAt,
+    sourceId: transfer.id,
+    createdAt: transfer.createdAt,
   };
 }
 

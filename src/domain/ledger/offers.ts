@@ -538,7 +538,14 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
           at,
           guards: [
             controlsWallet(actor.userId, offer.bidderWallet),
-            { kind: 'holds', assetId: currency.id, wallet: offer.bidderWallet, atLeast: offer.price },
+            // Issue 36: timed units of the currency are never escrowed (their lots count out).
+            {
+              kind: 'holds',
+              assetId: currency.id,
+              wallet: offer.bidderWallet,
+              atLeast: offer.price,
+              untimed: true,
+            },
           ],
           offers: [offer],
           reserves: [{ assetId: currency.id, wallet: offer.bidderWallet, delta: offer.price }],

@@ -40,7 +40,7 @@ import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
 import type { AssetFacts, Leg } from './legs.ts';
-import { currencyMintParts, MaxSupplyExceededError, nftMintParts } from './mints.ts';
+import { currencyMintParts, MaxSupplyExceededError, nftMintParts, timedLot } from './mints.ts';
 import { actingNow } from './recipes.ts';
 import type {
   BalanceChange,
@@ -48,6 +48,7 @@ import type {
   GuardFailure,
   NewAsset,
   NewEvent,
+  NewLot,
   NewStorePurchase,
   NewTransfer,
 } from './store/plan.ts';
@@ -359,7 +360,12 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
         continue;
       }
       const amount = await mintedCurrencyAmount(em, actor, collectionId, item, label, `/body/grants/${i}`);
-      out.push({ assetId: item.assetId, amount });
+      // Issue 36: a timed currency grant keeps its duration.
+      out.push({
+        assetId: item.assetId,
+        amount,
+        ...(item.expiresInSeconds !== undefined && { expiresInSeconds: item.expiresInSeconds }),
+      });
     }
     return out;
   }
@@ -649,6 +655,7 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
       const assets: NewAsset[] = [];
       const balances: BalanceChange[] = [];
       const transfers: NewTransfer[] = [];
+      const lots: NewLot[] = [];
       const events: NewEvent[] = [];
       const minted: TransferView[] = [];
       const nfts: AssetView[] = [];
@@ -735,6 +742,9 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
             );
             balances.push(parts.balance);
             transfers.push(parts.transfer);
+            // Issue 36: a timed currency grant is a lot ending `expiresInSeconds` after the purchase.
+            if (item.expiresInSeconds !== undefined)
+              lots.push(timedLot(parts.transfer, new Date(at.getTime() + item.expiresInSeconds * 1000)));
             events.push(parts.event);
             minted.push(parts.view);
             const cap = caps.get(currency.id);
@@ -830,6 +840,7 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
             balances,
             supplies,
             transfers,
+            lots,
             events,
             operationId,
             stores: {

@@ -143,7 +143,11 @@ export function assetHandlers(ledger: Ledger, cache: ReadCache): HandlerMap {
 
     async mintCurrency(request, ctx) {
       const { body } = request;
-      const input = { to: parseAddress(body.to, '/body/to'), amount: body.amount };
+      const input = {
+        to: parseAddress(body.to, '/body/to'),
+        amount: body.amount,
+        ...(body.expiresAt !== undefined && { expiresAt: body.expiresAt }),
+      };
       const minted = await ledger.assets.mint(
         actorOf(request),
         request.params.asset_id,

@@ -5,9 +5,12 @@
 // (units sold == the purchases' quantities == the wallets' counts), and an item past its end never
 // moved: it is still with the holder it had at its end, or the sweep burned it from that holder once;
 // every item a purchase paid with is burned, and no item paid twice.
+// With timed grants of the currency (lots, some past their end): sum(lots) + reserved <= balance
+// always (checkInvariants), and a lot past its end was never spent: whole, or burned once.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Asset } from '../../../src/db/entities/Asset.ts';
+import { CurrencyLot } from '../../../src/db/entities/CurrencyLot.ts';
 import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { StoreOffer, StoreOfferWallet, StorePurchase } from '../../../src/db/entities/StoreOffer.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
@@ -124,13 +127,37 @@ describe.each(DB_KINDS)('store, loot box, claim code and expiry invariants on %s
     );
     const applied = { purchase: 0, pay: 0, open: 0, redeem: 0, expire: 0, transfer: 0, burn: 0 };
     let round = 0;
+    let lotsBurned = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(operation, { minLength: 4, maxLength: 14 }),
         fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }),
-        async (operations, ended) => {
+        fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+        async (operations, ended, lotEnded) => {
           round++;
           const em = fx.orm.em.fork();
+          // Issue 36, timed currency grants: each player gets a lot of ore (an amount of its own this
+          // run), spent first by its transfers, burns and purchases; some lots past their end.
+          const lotAmount = BigInt(10 + round);
+          const sources: string[] = [];
+          for (const user of users) {
+            const minted = await fx.ledger.assets.mint(studio, 'ore', {
+              to: wallet(user),
+              amount: String(lotAmount),
+              expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+            });
+            sources.push((minted.body as { id: string }).id);
+          }
+          const lotEndedAt = new Date(Date.now() - 1000);
+          const pastLots = await em.find(CurrencyLot, {
+            sourceId: { $in: sources.filter((_, u) => lotEnded[u]) },
+          });
+          if (pastLots.length)
+            await em.nativeUpdate(
+              CurrencyLot,
+              { id: { $in: pastLots.map((lot) => lot.id) } },
+              { expiresAt: lotEndedAt },
+            );
           // Each run: two boxes and two timed items per player; some timed items past their end.
           const later = new Date(Date.now() + 3_600_000).toISOString();
           const made = await fx.ledger.assets.mintBatch(
@@ -224,8 +251,25 @@ describe.each(DB_KINDS)('store, loot box, claim code and expiry invariants on %s
             .fork()
             .find(Asset, { id: { $in: paidItems } }, { fields: ['owner'] });
           for (const asset of paidOwners) expect(asset.owner).toBe(ZERO);
-          // An item past its end never moved: with its holder at its end, or burned from it once.
+          // A lot past its end was never spent: whole in its wallet, or burned from it once by a sweep.
           const check = fx.orm.em.fork();
+          for (const lot of pastLots) {
+            const now = await check.findOne(CurrencyLot, { id: lot.id });
+            const burns = (
+              await check.find(Transfer, {
+                asset: 'ore',
+                fromAddress: lot.wallet,
+                toAddress: ZERO,
+                createdAt: { $gte: lotEndedAt },
+              } as never)
+            ).filter((m) => m.amount === lotAmount);
+            if (now) expect([now.wallet, now.amount, burns.length]).toEqual([lot.wallet, lotAmount, 0]);
+            else {
+              expect(burns).toHaveLength(1);
+              lotsBurned++;
+            }
+          }
+          // An item past its end never moved: with its holder at its end, or burned from it once.
           for (const id of past) {
             const asset = await check.findOneOrFail(Asset, { id }, { fields: ['owner', 'expiresAt'] });
             const moves = await check.find(Transfer, { asset: id, createdAt: { $gte: endedAt } } as never);
@@ -243,5 +287,6 @@ describe.each(DB_KINDS)('store, loot box, claim code and expiry invariants on %s
     );
     // The property exercised every kind.
     for (const [op, count] of Object.entries(applied)) expect([op, count > 0]).toEqual([op, true]);
+    expect(lotsBurned).toBeGreaterThan(0);
   }, 120_000);
 });

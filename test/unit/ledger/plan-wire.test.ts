@@ -26,7 +26,7 @@ const other = '0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359' as StoredAddress;
 /** One guard of every kind, each with every optional member. */
 const guards: { [Kind in Guard['kind']]: Full<Extract<Guard, { kind: Kind }>> } = {
   controls: { kind: 'controls', userId: 'usr_1', wallet },
-  holds: { kind: 'holds', assetId: 'gold', wallet, atLeast: 5n },
+  holds: { kind: 'holds', assetId: 'gold', wallet, atLeast: 5n, untimed: true },
   supplyWithin: { kind: 'supplyWithin', assetId: 'gold', adding: 5n, max: 100n },
   assetAbsent: { kind: 'assetAbsent', assetId: 'sword' },
   walletAbsent: { kind: 'walletAbsent', wallet: other },
@@ -44,6 +44,8 @@ const guards: { [Kind in Guard['kind']]: Full<Extract<Guard, { kind: Kind }>> } 
   pityAt: { kind: 'pityAt', boxId: 'lbx_1', wallet, count: 4 },
   // ---- Items that expire (issue 36) ----
   assetExpiry: { kind: 'assetExpiry', assetId: 'sword', expiresAt: at, owner: wallet, due: true },
+  // ---- Timed currency grants (issue 36) ----
+  lotAt: { kind: 'lotAt', lotId: 'lot_1', assetId: 'gold', wallet, amount: 5n },
 };
 
 const event: Full<NewEvent> = {
@@ -228,7 +230,28 @@ const everything: FullPlan = {
   auctionBids: [{ auctionId: 'auc_1', amount: 12n, bidder: other, bidderUserId: 'usr_2', endsAt: at, at }],
   auctionStatuses: [{ auctionId: 'auc_1', status: 'sold', operationId: 'op_1', at }],
   transfers: [
-    { id: 'tx_1', assetId: 'gold', from: wallet, to: other, amount: 5n, requestedBy: 'usr_1', createdAt: at },
+    {
+      id: 'tx_1',
+      assetId: 'gold',
+      from: wallet,
+      to: other,
+      amount: 5n,
+      requestedBy: 'usr_1',
+      createdAt: at,
+      lotId: 'lot_1',
+    },
+  ],
+  // ---- Timed currency grants (issue 36) ----
+  lots: [
+    {
+      id: 'lot_2',
+      assetId: 'gold',
+      wallet: other,
+      amount: 5n,
+      expiresAt: at,
+      sourceId: 'tr_1',
+      createdAt: at,
+    },
   ],
   prices: [
     {
@@ -350,6 +373,7 @@ describe("the PostgreSQL store's wire: planJson and gats_apply_plan", () => {
       'controls',
       'holds',
       'listing_active',
+      'lot_at', // timed currency grants (issue 36)
       'movable',
       'offer_available', // stores (issue 36)
       'offer_open', // offers (issue 35)
@@ -361,7 +385,8 @@ describe("the PostgreSQL store's wire: planJson and gats_apply_plan", () => {
       'wallet_absent',
     ]);
     expect(Object.keys(guards)).toHaveLength(Object.keys(function_.guards).length);
-    expect(function_.parts.transfers).toEqual(['a', 'at', 'f', 'id', 'n', 't', 'u']);
+    expect(function_.parts.transfers).toEqual(['a', 'at', 'f', 'id', 'lot', 'n', 't', 'u']);
+    expect(function_.parts.lots).toEqual(['a', 'id', 'n', 'src', 'w', 'x']);
     expect(function_.guards.asset_version).toEqual(['a', 'f', 'k', 'o', 'v']);
     expect(function_.top).toContain('op');
   });

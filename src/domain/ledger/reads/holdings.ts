@@ -12,7 +12,7 @@ import { formatUnits } from '../amounts.ts';
 import { decodeCursor, isString, isStringPair, page } from '../cursor.ts';
 import { type AssetView, assetViewOf, type FixedAssetView } from '../views.ts';
 import { fixedViews } from './fixed-views.ts';
-import type { HoldingFilters, HoldingReads } from './port.ts';
+import type { Expiring, HoldingFilters, HoldingReads } from './port.ts';
 import { userWallets } from './queries.ts';
 
 /**
@@ -104,18 +104,67 @@ export function listingReads(
     );
   }
 
+  /**
+   * Issue 36: the lots (timed currency units) of the listed holdings, as stored (one past its end
+   * shows until the sweep burns it, as its balance does), keyed by wallet and asset: one statement
+   * for the page, on the lots' (wallet, asset_id, expires_at) index; none for a page of NFTs only.
+   */
+  async function lotsOf(
+    rows: ListedRow[],
+    fixed: FixedAssetView[],
+  ): Promise<Map<string, { amount: string; expiresAt: string }[]>> {
+    const lots = new Map<string, { amount: string; expiresAt: string }[]>();
+    const wanted = new Set(
+      rows
+        .filter((_, index) => fixed[index].kind === 'fungible')
+        .map((row) => `${row.wallet} ${row.assetId}`),
+    );
+    if (wanted.size === 0) return lots;
+    const wallets = [...new Set(rows.map((row) => row.wallet))];
+    const found = await statements.arrays(
+      `select wallet, asset_id, amount, expires_at from currency_lot where wallet in (${wallets.map(() => '?').join(', ')}) order by wallet, asset_id, expires_at`,
+      wallets,
+    );
+    const summed = new Map<string, Map<number, bigint>>();
+    for (const [wallet, assetId, amount, expiresAt] of found) {
+      const key = `${wallet} ${assetId}`;
+      if (!wanted.has(key)) continue;
+      const byEnd = summed.get(key) ?? new Map<number, bigint>();
+      const end = statements.date(expiresAt).getTime();
+      byEnd.set(end, (byEnd.get(end) ?? 0n) + BigInt(String(amount)));
+      summed.set(key, byEnd);
+    }
+    const decimalsOf = new Map(rows.map((row, index) => [row.assetId, fixed[index].decimals ?? 0]));
+    for (const [key, byEnd] of summed) {
+      const decimals = decimalsOf.get(key.slice(key.indexOf(' ') + 1)) ?? 0;
+      lots.set(
+        key,
+        [...byEnd].map(([end, units]) => ({
+          amount: formatUnits(String(units), decimals),
+          expiresAt: new Date(end).toISOString(),
+        })),
+      );
+    }
+    return lots;
+  }
+
   /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
-  async function holdingViews(rows: ListedRow[]): Promise<{ asset: AssetView; balance: string }[]> {
+  async function holdingViews(
+    rows: ListedRow[],
+  ): Promise<({ asset: AssetView; balance: string } & Expiring)[]> {
     const fixed: FixedAssetView[] = [];
     // A promise only for an asset not kept yet.
     for (const row of rows)
       fixed.push(assets.kept(row.assetId, row.version) ?? (await assets.read(row.assetId)));
+    const lots = await lotsOf(rows, fixed);
     return rows.map((row, index) => {
       const decimals = fixed[index].decimals ?? 0;
       const totalSupply = row.totalSupply === null ? null : formatUnits(row.totalSupply, decimals);
+      const expiring = lots.get(`${row.wallet} ${row.assetId}`);
       return {
         asset: assetViewOf(fixed[index], row.owner, totalSupply, row.frozen, row.frozenBy, row),
         balance: formatUnits(row.balance, decimals),
+        ...(expiring && { expiring }),
       };
     });
   }

@@ -20,11 +20,14 @@ export interface HoldingFilters {
   cursor?: string;
 }
 
-export interface WalletAssetsPage extends Page<{ asset: AssetView; balance: string }> {
+/** Issue 36: the timed part of a currency holding, by end time (absent when none). */
+export type Expiring = { expiring?: { amount: string; expiresAt: string }[] };
+
+export interface WalletAssetsPage extends Page<{ asset: AssetView; balance: string } & Expiring> {
   wallet: string;
 }
 
-export type UserAssetsPage = Page<{ wallet: string; asset: AssetView; balance: string }>;
+export type UserAssetsPage = Page<{ wallet: string; asset: AssetView; balance: string } & Expiring>;
 
 export interface AssetOwnersPage extends Page<{ wallet: string; balance: string }> {
   assetId: string;

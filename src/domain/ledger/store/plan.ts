@@ -7,6 +7,7 @@
 //
 // A plan may carry any number of legs: a batch transfer is one plan with more guards and changes, a
 // change without guards (an on-chain transfer applied as seen) is one whose `guards` is empty.
+import { createHash } from 'node:crypto';
 import type { components } from '../../../../generated/openapi/types.ts';
 import type { ListingEndReason } from '../../../db/entities/Listing.ts';
 import type { EventType } from '../../../db/entities/OutboxEvent.ts';
@@ -40,7 +41,18 @@ export type Guard =
    * `wallet` holds at least `atLeast` of `assetId` free to spend: its balance less its reserved part
    * (an absent holding holds 0).
    */
-  | { kind: 'holds'; assetId: string; wallet: StoredAddress; atLeast: bigint }
+  | {
+      kind: 'holds';
+      assetId: string;
+      wallet: StoredAddress;
+      atLeast: bigint;
+      /**
+       * Issue 36, timed currency grants: the units of the wallet's lots past their end at the plan's
+       * `at` are never free (swept or not); with `untimed` (a reservation: timed units are never
+       * escrowed) no unit of any lot is.
+       */
+      untimed?: boolean;
+    }
   /** The currency's total supply plus `adding` stays at or below `max`. */
   | { kind: 'supplyWithin'; assetId: string; adding: bigint; max: bigint }
   /** No asset has the id `assetId` yet. */
@@ -123,7 +135,15 @@ export type Guard =
    * refused, so an expiry applies once. A loan's guard (`expiresAt` null: not lent or timed yet).
    * Locks the asset row FOR UPDATE (PostgreSQL; it joins `asset_locks`).
    */
-  | { kind: 'assetExpiry'; assetId: string; expiresAt: Date | null; owner?: StoredAddress; due?: boolean };
+  | { kind: 'assetExpiry'; assetId: string; expiresAt: Date | null; owner?: StoredAddress; due?: boolean }
+  // ---- Timed currency grants (issue 36) ----
+  /**
+   * The lot exists, holds `amount` of `assetId` in `wallet` (reason `changed` otherwise; `missing`: no
+   * such lot, e.g. swept or spent already) and its end time is at or before the plan's `at` (reason
+   * `open` before). The lot sweep's guard: once burned the lot is gone, so its burn applies once. The
+   * holding it debits is locked (PostgreSQL: the plan's `locks`) before it is read.
+   */
+  | { kind: 'lotAt'; lotId: string; assetId: string; wallet: StoredAddress; amount: bigint };
 
 /**
  * Why a `movable`, `burnable`, `tradeOpen` or `assetVersion` guard failed: `missing` (no such asset or
@@ -193,6 +213,11 @@ export interface NewAsset {
   createdAt: Date;
 }
 
+/**
+ * A transfer row. Issue 36, timed currency grants: the store takes the units it debits from the
+ * sender's live lots first (soonest end first) and moves them as lots of the receiver (same end time
+ * and source; a burn consumes them); with `lotId` (the lot sweep's burn) it takes them from that lot.
+ */
 export interface NewTransfer {
   id: string;
   assetId: string;
@@ -200,6 +225,19 @@ export interface NewTransfer {
   to: StoredAddress;
   amount: bigint;
   requestedBy: string | null;
+  createdAt: Date;
+  lotId?: string;
+}
+
+/** Issue 36: a lot of timed units of a currency granted to `wallet` (credited by the same plan). */
+export interface NewLot {
+  id: string;
+  assetId: string;
+  wallet: StoredAddress;
+  amount: bigint;
+  expiresAt: Date;
+  /** The transfer that granted the units. */
+  sourceId: string;
   createdAt: Date;
 }
 
@@ -524,8 +562,14 @@ export interface Plan extends StoreParts {
   auctions?: NewAuction[];
   auctionBids?: AuctionBidChange[];
   auctionStatuses?: AuctionStatusChange[];
-  /** Transfer rows; the store draws their `seq`. */
+  /**
+   * Transfer rows; the store draws their `seq`. Issue 36: after them the store moves the lots their
+   * debits took, then inserts `lots`, then keeps `sum(lots) + reserved <= balance` for every holding
+   * the plan debits or reserves on (trimming the soonest lots of a debit no guard covered).
+   */
   transfers?: NewTransfer[];
+  /** Issue 36: lots of timed units granted by this plan (after the transfers' lot moves). */
+  lots?: NewLot[];
   prices?: NewPrice[];
   /** Outbox events, in the order their ids are drawn. */
   events?: NewEvent[];
@@ -567,4 +611,14 @@ export class NegativeBalanceError extends Error {
   constructor(assetId: string, wallet: string) {
     super(`The plan takes ${wallet}'s balance of ${assetId} below zero.`);
   }
+}
+
+/**
+ * Issue 36: the id of the lot a transfer makes in its receiver from the sender's lot `lotId` (when
+ * the receiver has no lot of that end and source yet). Derived, not drawn, so both stores make the
+ * same id: `lot_` and the first 26 hex digits (upper case) of MD5(transfer id, space, lot id), as
+ * gats_apply_plan computes it.
+ */
+export function movedLotId(transferId: string, lotId: string): string {
+  return `lot_${createHash('md5').update(`${transferId} ${lotId}`).digest('hex').slice(0, 26).toUpperCase()}`;
 }

@@ -31,7 +31,13 @@ function guardJson(guard: Guard): Record<string, unknown> {
     case 'controls':
       return { k: 'controls', u: guard.userId, w: guard.wallet };
     case 'holds':
-      return { k: 'holds', a: guard.assetId, w: guard.wallet, n: text(guard.atLeast) };
+      return {
+        k: 'holds',
+        a: guard.assetId,
+        w: guard.wallet,
+        n: text(guard.atLeast),
+        ...(guard.untimed && { untimed: true }),
+      };
     case 'supplyWithin':
       return { k: 'supply', a: guard.assetId, n: text(guard.adding), max: text(guard.max) };
     case 'assetAbsent':
@@ -90,6 +96,9 @@ function guardJson(guard: Guard): Record<string, unknown> {
         ...(guard.owner !== undefined && { o: guard.owner }),
         ...(guard.due && { due: true }),
       };
+    // ---- Timed currency grants (issue 36) ----
+    case 'lotAt':
+      return { k: 'lot_at', l: guard.lotId, a: guard.assetId, w: guard.wallet, n: text(guard.amount) };
   }
 }
 
@@ -147,7 +156,7 @@ export function planJson(plan: Plan): string {
   const supplies = new Set<string>();
   const updated = new Set<string>();
   for (const guard of plan.guards) {
-    if (guard.kind === 'holds' || guard.kind === 'reservedAtLeast')
+    if (guard.kind === 'holds' || guard.kind === 'reservedAtLeast' || guard.kind === 'lotAt')
       holdings.set(`${guard.assetId} ${guard.wallet}`, { a: guard.assetId, w: guard.wallet });
     if (guard.kind === 'supplyWithin') supplies.add(guard.assetId);
     if (guard.kind === 'assetVersion') updated.add(guard.assetId);
@@ -380,6 +389,17 @@ export function planJson(plan: Plan): string {
       n: text(t.amount),
       u: t.requestedBy,
       at: t.createdAt.toISOString(),
+      ...(t.lotId !== undefined && { lot: t.lotId }),
+    }));
+  // Issue 36: timed currency grants.
+  if (plan.lots?.length)
+    p.lots = plan.lots.map((l) => ({
+      id: l.id,
+      a: l.assetId,
+      w: l.wallet,
+      n: text(l.amount),
+      x: l.expiresAt.toISOString(),
+      src: l.sourceId,
     }));
   if (plan.prices?.length)
     p.prices = plan.prices.map((x) => ({

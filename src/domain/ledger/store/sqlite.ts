@@ -14,11 +14,13 @@ import { sqliteWriter } from '../../../db/write-statements.ts';
 import type { Change } from '../../../events/change-keys.ts';
 import type { CommitHook } from '../../../events/commit-hook.ts';
 import { chainDrafts, RESERVE_AUDIT_SEQS, SET_AUDIT_TIP } from '../../audit.ts';
+import { ZERO_ADDRESS } from '../addresses.ts';
 import { amountOf } from '../asset-rows.ts';
 import {
   type GuardFailure,
   type GuardReason,
   type LedgerStore,
+  movedLotId,
   NegativeBalanceError,
   type Plan,
   type PlanOutcome,
@@ -148,7 +150,22 @@ const SQL = {
   // ---- Items that expire (issue 36) ----
   assetExpiry: 'select expires_at, owner from asset where id = ?',
   setExpiry: 'update asset set expires_at = ?, lender = ? where id = ?',
+  // ---- Timed currency grants (issue 36) ----
+  lotsOf:
+    'select id, amount, expires_at, source_id from currency_lot where asset_id = ? and wallet = ? ' +
+    'order by expires_at, id',
+  lotsEndedBy: 'select amount from currency_lot where asset_id = ? and wallet = ? and expires_at <= ?',
+  lotAt: 'select id, asset_id, wallet, amount, expires_at from currency_lot where id = ?',
+  lotLike:
+    'select id, amount from currency_lot where asset_id = ? and wallet = ? and expires_at = ? and source_id = ?',
+  insertLot:
+    'insert into currency_lot (id, asset_id, wallet, amount, expires_at, source_id, created_at) values (?, ?, ?, ?, ?, ?, ?)',
+  setLot: 'update currency_lot set amount = ? where id = ?',
+  deleteLot: 'delete from currency_lot where id = ?',
 } as const;
+
+/** The smaller of two amounts (Math.min takes no bigint). */
+const least = (a: bigint, b: bigint) => (a < b ? a : b);
 
 function epochMs(value: unknown): number {
   return typeof value === 'number' ? value : new Date(String(value)).getTime();
@@ -194,9 +211,15 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
             if (!s.controls.get(guard.wallet, guard.userId)) throw new Rejected({ guard });
             break;
           case 'holds': {
-            // The free part: reserved units are held but never spendable.
+            // The free part: reserved units are held but never spendable, nor are the units of lots
+            // past their end (issue 36; with `untimed`, of any lot).
             const row = s.balance.get(guard.assetId, guard.wallet);
-            const found = row ? amountOf(row.balance) - amountOf(row.reserved) : 0n;
+            let found = row ? amountOf(row.balance) - amountOf(row.reserved) : 0n;
+            if (row) {
+              const by = guard.untimed ? Number.MAX_SAFE_INTEGER : plan.at.getTime();
+              for (const lot of s.lotsEndedBy.all(guard.assetId, guard.wallet, by))
+                found -= amountOf(lot.amount);
+            }
             if (found < guard.atLeast) throw new Rejected({ guard, found });
             break;
           }
@@ -315,6 +338,19 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
             break;
           }
           // ---- Items that expire (issue 36) ----
+          // ---- Timed currency grants (issue 36) ----
+          case 'lotAt': {
+            const row = s.lotAt.get(guard.lotId);
+            if (!row) throw new Rejected({ guard, reason: 'missing' });
+            if (
+              row.asset_id !== guard.assetId ||
+              row.wallet !== guard.wallet ||
+              amountOf(row.amount) !== guard.amount
+            )
+              throw new Rejected({ guard, reason: 'changed' });
+            if (epochMs(row.expires_at) > plan.at.getTime()) throw new Rejected({ guard, reason: 'open' });
+            break;
+          }
           case 'assetExpiry': {
             const row = s.assetExpiry.get(guard.assetId);
             if (!row) throw new Rejected({ guard, reason: 'missing' });
@@ -325,6 +361,94 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
               throw new Rejected({ guard, reason: 'open' });
             break;
           }
+        }
+      }
+    }
+
+    /** Adds `units` to the lot of `wallet` with this end and source (a new row, or the one it has). */
+    function creditLot(
+      assetId: string,
+      wallet: string,
+      units: bigint,
+      expiresAt: number,
+      sourceId: string,
+      id: string,
+      at: number,
+    ): void {
+      const like = s.lotLike.get(assetId, wallet, expiresAt, sourceId);
+      if (like) s.setLot.run(amount(amountOf(like.amount) + units), like.id);
+      else s.insertLot.run(id, assetId, wallet, amount(units), expiresAt, sourceId, at);
+    }
+
+    /** Takes `units` from a lot (deleting it at 0); returns what is left. */
+    function debitLot(lot: Row, units: bigint): bigint {
+      const left = amountOf(lot.amount) - units;
+      if (left > 0n) s.setLot.run(amount(left), lot.id);
+      else s.deleteLot.run(lot.id);
+      return left;
+    }
+
+    /**
+     * Issue 36, timed currency grants (docs/architecture/stores-and-rewards.md): each transfer's debit
+     * takes the sender's live lots first, soonest end first, and moves them to the receiver (a burn
+     * consumes them); a sweep's burn (`lotId`) takes its lot. Then the plan's new lots, then, for every
+     * holding the plan debits or reserves on, `sum(lots) + reserved <= balance` (a debit no guard
+     * covered trims the soonest lots; a reservation past it fails as a negative balance).
+     */
+    function applyLots(plan: Plan, holdings: Map<string, { balance: bigint; reserved: bigint }>): void {
+      const at = plan.at.getTime();
+      const debited = new Map<string, { assetId: string; wallet: string }>();
+      for (const t of plan.transfers ?? []) {
+        if (t.from === ZERO_ADDRESS) continue;
+        if (t.lotId !== undefined) {
+          const lot = s.lotAt.get(t.lotId);
+          if (lot) debitLot(lot, least(t.amount, amountOf(lot.amount)));
+          continue;
+        }
+        const lots = s.lotsOf.all(t.assetId, t.from);
+        let need = t.amount;
+        for (const lot of lots) {
+          if (need === 0n) break;
+          const ends = epochMs(lot.expires_at);
+          if (ends <= at) continue;
+          const units = least(need, amountOf(lot.amount));
+          debitLot(lot, units);
+          need -= units;
+          if (t.to !== ZERO_ADDRESS)
+            creditLot(
+              t.assetId,
+              t.to,
+              units,
+              ends,
+              String(lot.source_id),
+              movedLotId(t.id, String(lot.id)),
+              at,
+            );
+        }
+      }
+      for (const lot of plan.lots ?? [])
+        creditLot(lot.assetId, lot.wallet, lot.amount, lot.expiresAt.getTime(), lot.sourceId, lot.id, at);
+      const reserving = new Set(
+        (plan.reserves ?? []).filter((r) => r.delta > 0n).map((r) => `${r.assetId}\u0000${r.wallet}`),
+      );
+      for (const b of plan.balances ?? [])
+        if (b.delta < 0n)
+          debited.set(`${b.assetId}\u0000${b.wallet}`, { assetId: b.assetId, wallet: b.wallet });
+      for (const r of plan.reserves ?? [])
+        if (r.delta > 0n)
+          debited.set(`${r.assetId}\u0000${r.wallet}`, { assetId: r.assetId, wallet: r.wallet });
+      for (const [key, { assetId, wallet }] of debited) {
+        const holding = holdingOf(holdings, assetId, wallet);
+        const lots = s.lotsOf.all(assetId, wallet);
+        let excess =
+          lots.reduce((sum, lot) => sum + amountOf(lot.amount), 0n) + holding.reserved - holding.balance;
+        if (excess <= 0n) continue;
+        if (reserving.has(key)) throw new NegativeBalanceError(assetId, wallet);
+        for (const lot of lots) {
+          if (excess <= 0n) break;
+          const units = least(excess, amountOf(lot.amount));
+          debitLot(lot, units);
+          excess -= units;
         }
       }
     }
@@ -568,6 +692,7 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           at,
         );
       }
+      applyLots(plan, holdings);
       for (const p of plan.prices ?? []) {
         s.insertPrice.run(
           p.assetId,
