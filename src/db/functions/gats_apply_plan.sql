@@ -369,8 +369,12 @@ begin
         "expires_at" = case when e ? 'expires_at' then (e->>'expires_at')::timestamptz else "expires_at" end,
         "lender" = case when e ? 'expires_at' then e->>'lender' else "lender" end
       where "id" = e->>'a';
-    -- Issue 35: new metadata, new attribute values for the item's active listings' trait rows.
+    -- Issue 35: new metadata, new attribute values for the item's active listings' trait rows. Their
+    -- listing rows locked first (after the asset, as a move that ends them): a close waiting on one
+    -- then deletes the rows written here, and one committed first leaves its listing out of them.
     if e ? 'traits' then
+      perform 1 from "listing" where "asset_id" = e->>'a' and "status" = 'active' order by "id"
+        for no key update;
       delete from "listing_trait" where "listing_id" in
         (select "id" from "listing" where "asset_id" = e->>'a' and "status" = 'active');
       insert into "listing_trait" ("listing_id", "trait_type", "trait_value", "collection_id", "currency_id",
