@@ -1217,7 +1217,14 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         at,
         guards: [],
         listingStatuses: [
-          { listingId: l.id, status, reason: status === 'ended' ? 'moved' : null, by: null, operationId: null, at },
+          {
+            listingId: l.id,
+            status,
+            reason: status === 'ended' ? 'moved' : null,
+            by: null,
+            operationId: null,
+            at,
+          },
         ],
       };
     };

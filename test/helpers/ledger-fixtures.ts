@@ -129,7 +129,9 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
       listing.currencyId !== row.currencyId ||
       listing.price !== row.price
     )
-      problems.push(`trait row ${row.listingId} ${row.traitType}=${row.traitValue} of no such active listing`);
+      problems.push(
+        `trait row ${row.listingId} ${row.traitType}=${row.traitValue} of no such active listing`,
+      );
     traits.set(row.listingId, [...(traits.get(row.listingId) ?? []), `${row.traitType}=${row.traitValue}`]);
   }
   for (const listing of listings.values()) {
@@ -137,7 +139,9 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
     const wanted = listingTraitsOf(item?.metadata).map(([type, value]) => `${type}=${value}`);
     const found = traits.get(listing.id) ?? [];
     if (wanted.sort().join('\n') !== found.sort().join('\n'))
-      problems.push(`listing ${listing.id}: trait rows ${found.join(', ')}, its item has ${wanted.join(', ')}`);
+      problems.push(
+        `listing ${listing.id}: trait rows ${found.join(', ')}, its item has ${wanted.join(', ')}`,
+      );
   }
   for (const asset of assets) {
     const mine = holdings.filter(

@@ -12,7 +12,10 @@ export const ListingTrait = defineEntity({
   name: 'ListingTrait',
   indexes: [
     // The trait floor: the cheapest active listing with one attribute value, in price order.
-    { name: 'listing_trait_floor_index', properties: ['collectionId', 'traitType', 'traitValue', 'currencyId', 'price', 'listingId'] },
+    {
+      name: 'listing_trait_floor_index',
+      properties: ['collectionId', 'traitType', 'traitValue', 'currencyId', 'price', 'listingId'],
+    },
   ],
   properties: {
     listingId: p.string().length(32).primary(),

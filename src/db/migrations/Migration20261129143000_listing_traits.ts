@@ -20,7 +20,7 @@ export class Migration20261129143000_listing_traits extends DualPlatformMigratio
           "case when a.`type` = 'object' then case json_type(a.`value`, '$.value') when 'true' then 'true' when 'false' then 'false' when 'text' then json_extract(a.`value`, '$.value') " +
           "when 'integer' then cast(json_extract(a.`value`, '$.value') as text) when 'real' then cast(json_extract(a.`value`, '$.value') as text) end end as `trait_value` " +
           "from `asset` s, json_each(case when json_type(s.`metadata`, '$.attributes') = 'array' then json_extract(s.`metadata`, '$.attributes') else '[]' end) a" +
-          ") t on t.`asset_id` = l.`asset_id` " +
+          ') t on t.`asset_id` = l.`asset_id` ' +
           "where l.`status` = 'active' and t.`trait_type` is not null and t.`trait_value` is not null and length(t.`trait_type`) <= 100 and length(t.`trait_value`) <= 500;",
       ],
       down: ['drop table if exists `listing_trait`;'],

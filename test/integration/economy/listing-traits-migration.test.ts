@@ -70,7 +70,11 @@ describe.each(DB_KINDS)('listing_trait filled by its migration on %s', (kind) =>
       expect(await migrate(orm)).toEqual(['Migration20261129143000_listing_traits']);
       const rows = await orm.em
         .fork()
-        .find(ListingTrait, {}, { orderBy: [{ listingId: 'asc' }, { traitType: 'asc' }, { traitValue: 'asc' }] });
+        .find(
+          ListingTrait,
+          {},
+          { orderBy: [{ listingId: 'asc' }, { traitType: 'asc' }, { traitValue: 'asc' }] },
+        );
       const wanted = listingTraitsOf(ITEMS.nft_sword as Record<string, unknown>)
         .map(([type, value]) => ['lst_active', type, value, 'realm', 'gold', 700n, null])
         .sort((a, b) => String(a[1]).localeCompare(String(b[1])));

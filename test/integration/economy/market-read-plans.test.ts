@@ -332,7 +332,9 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
       const query = traitFloorQuery(orm.em.fork(), 'c3', 'gold', { type: 'rarity', value: '1' }, new Date());
       const [row] = await orm.em
         .fork()
-        .execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(`explain (format json) ${query.getFormattedQuery()}`);
+        .execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+          `explain (format json) ${query.getFormattedQuery()}`,
+        );
       const planned = row['QUERY PLAN'][0].Plan;
       expect(pagePlanProblems(planned, 'listing_trait'), JSON.stringify(planned)).toEqual([]);
       expect(JSON.stringify(planned)).toContain('listing_trait_floor_index');

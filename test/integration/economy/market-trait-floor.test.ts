@@ -15,6 +15,7 @@ const CHEAPER = 1200;
 const metadata = (rarity: string) => ({
   image: 'https://cdn.example.com/item.png',
   attributes: [{ trait_type: 'rarity', value: rarity }],
+  creator: 'Example Studio',
 });
 
 describe.each(DB_KINDS)('the trait floor on %s', (kind) => {
@@ -46,7 +47,9 @@ describe.each(DB_KINDS)('the trait floor on %s', (kind) => {
     return listed.body.id as string;
   };
   const floor = async (rarity: string) => {
-    const stats = await read(`/api/v1/collections/tiers/market?currency=gold&traitType=rarity&traitValue=${rarity}`);
+    const stats = await read(
+      `/api/v1/collections/tiers/market?currency=gold&traitType=rarity&traitValue=${rarity}`,
+    );
     return [stats.floor, stats.floorListingId];
   };
 
@@ -68,7 +71,10 @@ describe.each(DB_KINDS)('the trait floor on %s', (kind) => {
       metadata: metadata('coin'),
     });
     expect(gold.status, gold.text).toBe(201);
-    const minted = await call(studio, 'POST', '/api/v1/currencies/gold/mint', { to: bob.wallet, amount: '1000' });
+    const minted = await call(studio, 'POST', '/api/v1/currencies/gold/mint', {
+      to: bob.wallet,
+      amount: '1000',
+    });
     expect(minted.status, minted.text).toBe(201);
   });
 
@@ -149,7 +155,10 @@ describe.each(DB_KINDS)('the trait floor on %s', (kind) => {
     });
     expect(moved.status, moved.text).toBe(201);
     expect(await floor('legendary')).toEqual([null, null]);
-    expect(await orm().em.fork().count(ListingTrait, { listingId: [la, lb, lc] })).toBe(0);
-
+    expect(
+      await orm()
+        .em.fork()
+        .count(ListingTrait, { listingId: [la, lb, lc] }),
+    ).toBe(0);
   }, 120_000);
 });
