@@ -11,6 +11,7 @@ import { Holding } from '../../src/db/entities/Holding.ts';
 import { IdempotencyRecord } from '../../src/db/entities/IdempotencyRecord.ts';
 import { LedgerChange } from '../../src/db/entities/LedgerChange.ts';
 import { Listing } from '../../src/db/entities/Listing.ts';
+import { ListingTrait } from '../../src/db/entities/ListingTrait.ts';
 import { DrawRecord, DrawSeed, LootBoxPity } from '../../src/db/entities/LootBox.ts';
 import { Offer } from '../../src/db/entities/Offer.ts';
 import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
@@ -1064,6 +1065,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
       price: 12345678901234567890n,
       expiresAt,
       createdAt: new Date(),
+      metadata: {},
     });
     const open = listing();
     expect(await store.apply({ at: new Date(), guards: [], listings: [open] })).toEqual({
@@ -1149,6 +1151,93 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
     });
   });
 
+  it('writes a listing’s trait rows with it, rewrites them with its item’s metadata, deletes them when it closes (issue 35)', async () => {
+    const assetId = await funded(10n);
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    const listing = (price: bigint) => ({
+      id: newId('lst'),
+      sellerUserId: player.userId,
+      sellerWallet: from,
+      assetId,
+      collectionId: 'conf',
+      amount: 1n,
+      currencyId: assetId,
+      price,
+      expiresAt,
+      createdAt: new Date(),
+      // Each value once, as its text; an object's value and one longer than the column left out.
+      metadata: {
+        attributes: [
+          { trait_type: 'rarity', value: 'epic' },
+          { trait_type: 'power', value: 7 },
+          { trait_type: 'power', value: 7 },
+          { trait_type: 'shiny', value: true },
+          { trait_type: 'nested', value: { a: 1 } },
+          { trait_type: 'long', value: 'x'.repeat(501) },
+        ],
+      },
+    });
+    const [cheap, dear] = [listing(5n), listing(9n)];
+    const rows = async () =>
+      (
+        await fx.orm.em
+          .fork()
+          .find(
+            ListingTrait,
+            { currencyId: assetId },
+            { orderBy: [{ price: 'asc' }, { traitType: 'asc' }, { traitValue: 'asc' }] },
+          )
+      ).map((row) => [row.listingId, row.traitType, row.traitValue, row.collectionId, row.price]);
+    expect(await store.apply({ at: new Date(), guards: [], listings: [cheap, dear] })).toEqual({
+      outcome: 'applied',
+    });
+    const of = (l: typeof cheap, ...traits: [string, string][]) =>
+      traits.map(([type, value]) => [l.id, type, value, 'conf', l.price]);
+    const epic: [string, string][] = [
+      ['power', '7'],
+      ['rarity', 'epic'],
+      ['shiny', 'true'],
+    ];
+    expect(await rows()).toEqual([...of(cheap, ...epic), ...of(dear, ...epic)]);
+    const [row] = await fx.orm.em.fork().find(ListingTrait, { listingId: cheap.id });
+    expect(row.currencyId).toBe(assetId);
+    expect(row.expiresAt?.getTime()).toBe(expiresAt.getTime());
+
+    // The item's metadata changes: its active listings are found under its new values only.
+    const metadata = { attributes: [{ trait_type: 'rarity', value: 'rare' }] };
+    expect(await store.apply({ at: new Date(), guards: [], assetUpdates: [{ assetId, metadata }] })).toEqual({
+      outcome: 'applied',
+    });
+    expect(await rows()).toEqual([...of(cheap, ['rarity', 'rare']), ...of(dear, ['rarity', 'rare'])]);
+
+    // Sold, then ended: each closed listing's rows go with it, and a close of a closed one changes nothing.
+    const close = (l: typeof cheap, status: 'sold' | 'ended'): Plan => {
+      const at = new Date();
+      return {
+        at,
+        guards: [],
+        listingStatuses: [
+          {
+            listingId: l.id,
+            status,
+            reason: status === 'ended' ? 'moved' : null,
+            by: null,
+            operationId: null,
+            at,
+          },
+        ],
+      };
+    };
+    await store.apply(close(cheap, 'sold'));
+    expect(await rows()).toEqual(of(dear, ['rarity', 'rare']));
+    await store.apply(close(dear, 'ended'));
+    await store.apply(close(dear, 'ended'));
+    expect(await rows()).toEqual([]);
+    // A metadata change of an item with no active listing writes no rows.
+    await store.apply({ at: new Date(), guards: [], assetUpdates: [{ assetId, metadata }] });
+    expect(await rows()).toEqual([]);
+  });
+
   describe('a listing closed meanwhile stays closed (issue 35)', () => {
     /** An active listing of 1 of a fresh currency, held by the player. */
     async function activeListing() {
@@ -1164,6 +1253,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
         price: 7n,
         expiresAt: null,
         createdAt: new Date(),
+        metadata: {},
       };
       expect(await store.apply({ at: new Date(), guards: [], listings: [listing] })).toEqual({
         outcome: 'applied',

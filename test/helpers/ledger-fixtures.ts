@@ -6,12 +6,15 @@ import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { CurrencyLot } from '../../src/db/entities/CurrencyLot.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
+import { Listing } from '../../src/db/entities/Listing.ts';
+import { ListingTrait } from '../../src/db/entities/ListingTrait.ts';
 import { User, type UserRole } from '../../src/db/entities/User.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
+import { listingTraitsOf } from '../../src/domain/ledger/store/listing-traits.ts';
 import { migratedDatabase, type TestDatabaseKind } from './db.ts';
 import { FIXTURE_PASSWORD } from './fixture-passwords.ts';
 
@@ -113,6 +116,32 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
     const holding = holdings.find((h) => h.asset.id === assetId && h.wallet === wallet);
     const room = holding ? (holding.balance as bigint) - (holding.reserved as bigint) : 0n;
     if (sum > room) problems.push(`lots of ${wallet} ${assetId}: ${sum}, balance less reserved ${room}`);
+  }
+  // Issue 35, the trait floor: trait rows of the active listings only, each active listing's rows its
+  // item's current attribute values, with its collection, currency and price.
+  const listings = new Map((await em.find(Listing, { status: 'active' })).map((l) => [l.id, l]));
+  const traits = new Map<string, string[]>();
+  for (const row of await em.find(ListingTrait, {})) {
+    const listing = listings.get(row.listingId);
+    if (
+      !listing ||
+      listing.collectionId !== row.collectionId ||
+      listing.currencyId !== row.currencyId ||
+      listing.price !== row.price
+    )
+      problems.push(
+        `trait row ${row.listingId} ${row.traitType}=${row.traitValue} of no such active listing`,
+      );
+    traits.set(row.listingId, [...(traits.get(row.listingId) ?? []), `${row.traitType}=${row.traitValue}`]);
+  }
+  for (const listing of listings.values()) {
+    const item = assets.find((asset) => asset.id === listing.assetId);
+    const wanted = listingTraitsOf(item?.metadata).map(([type, value]) => `${type}=${value}`);
+    const found = traits.get(listing.id) ?? [];
+    if (wanted.sort().join('\n') !== found.sort().join('\n'))
+      problems.push(
+        `listing ${listing.id}: trait rows ${found.join(', ')}, its item has ${wanted.join(', ')}`,
+      );
   }
   for (const asset of assets) {
     const mine = holdings.filter(

@@ -21,6 +21,7 @@ import { Identity } from './Identity.ts';
 import { IssuedCredential } from './IssuedCredential.ts';
 import { LedgerChange } from './LedgerChange.ts';
 import { Listing } from './Listing.ts';
+import { ListingTrait } from './ListingTrait.ts';
 import { DrawRecord, DrawSeed, DropTable, LootBox, LootBoxPity } from './LootBox.ts';
 import { Offer } from './Offer.ts';
 import { OidcPayload } from './OidcPayload.ts';
@@ -70,6 +71,7 @@ export {
   IssuedCredential,
   LedgerChange,
   Listing,
+  ListingTrait,
   LootBox,
   LootBoxPity,
   Offer,
@@ -136,6 +138,7 @@ export const entities = [
   TradeRefusal,
   Recipe,
   Listing,
+  ListingTrait,
   Sale,
   CollectionMarket,
   Offer,

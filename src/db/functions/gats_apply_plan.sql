@@ -369,6 +369,20 @@ begin
         "expires_at" = case when e ? 'expires_at' then (e->>'expires_at')::timestamptz else "expires_at" end,
         "lender" = case when e ? 'expires_at' then e->>'lender' else "lender" end
       where "id" = e->>'a';
+    -- Issue 35: new metadata, new attribute values for the item's active listings' trait rows. Their
+    -- listing rows locked first (after the asset, as a move that ends them): a close waiting on one
+    -- then deletes the rows written here, and one committed first leaves its listing out of them.
+    if e ? 'traits' then
+      perform 1 from "listing" where "asset_id" = e->>'a' and "status" = 'active' order by "id"
+        for no key update;
+      delete from "listing_trait" where "listing_id" in
+        (select "id" from "listing" where "asset_id" = e->>'a' and "status" = 'active');
+      insert into "listing_trait" ("listing_id", "trait_type", "trait_value", "collection_id", "currency_id",
+          "price", "expires_at")
+        select l."id", x->>0, x->>1, l."collection_id", l."currency_id", l."price", l."expires_at"
+          from "listing" l, jsonb_array_elements(e->'traits') x
+          where l."asset_id" = e->>'a' and l."status" = 'active';
+    end if;
   end loop;
   part := p->'metadata_versions';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -401,6 +415,11 @@ begin
       values (e->>'id', 'active', null, e->>'u', e->>'w', e->>'a', e->>'c', (e->>'n')::numeric, e->>'cur',
         (e->>'price')::numeric, (e->>'expires_at')::timestamptz, (e->>'at')::timestamptz,
         (e->>'at')::timestamptz, null, null);
+    -- Issue 35: its item's attribute values, for the trait floor (deleted when it closes).
+    insert into "listing_trait" ("listing_id", "trait_type", "trait_value", "collection_id", "currency_id",
+        "price", "expires_at")
+      select e->>'id', x->>0, x->>1, e->>'c', e->>'cur', (e->>'price')::numeric, (e->>'expires_at')::timestamptz
+        from jsonb_array_elements(e->'traits') x;
   end loop;
   part := p->'listing_statuses';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -413,6 +432,8 @@ begin
     if not found then
       v_unchanged := v_unchanged || (e->>'l');
     end if;
+    -- Issue 35: a closed listing has no trait rows (none left if it had closed already).
+    delete from "listing_trait" where "listing_id" = e->>'l';
   end loop;
   -- Issue 35: offers.
   part := p->'offers';

@@ -15,11 +15,15 @@
 // The cursor's bound is `price >= p` (an index bound on both databases) and `price > p or id > i`
 // checked on the rows: only listings at exactly the cursor's price are read twice. Expired listings
 // still `active` (until the keeper ends them) are skipped on the rows.
+// The trait floor (the cheapest buyable listing of a collection whose item has one attribute value)
+// is one such read too, of `listing_trait (collection_id, trait_type, trait_value, currency_id, price,
+// listing_id)`: the active listings' attribute values (src/db/entities/ListingTrait.ts).
 // test/integration/economy/market-read-plans.test.ts EXPLAINs these reads (PostgreSQL with stale
 // statistics too); test/integration/economy/market-price-order.test.ts pages them over HTTP.
 
 import type { EntityManager, QBFilterQuery, QueryBuilder } from '@mikro-orm/sql';
 import { Listing } from '../../db/entities/Listing.ts';
+import { ListingTrait } from '../../db/entities/ListingTrait.ts';
 import { ValidationError } from '../errors.ts';
 import { decodeCursor, isString, type Page, page } from './cursor.ts';
 
@@ -99,6 +103,31 @@ export function priceOrderQuery(
     .where({ $and: where })
     .orderBy([{ price: 'asc' }, { id: 'asc' }])
     .limit(limit + 1);
+}
+
+/**
+ * The trait floor's read: the first row of the active listings of the collection whose item has the
+ * attribute value, in one currency, unexpired at `now`, in price order (then listing id).
+ */
+export function traitFloorQuery(
+  em: EntityManager,
+  collectionId: string,
+  currency: string,
+  trait: { type: string; value: string },
+  now: Date,
+): QueryBuilder<ListingTrait> {
+  return em
+    .createQueryBuilder(ListingTrait)
+    .select('*')
+    .where({
+      collectionId,
+      traitType: trait.type,
+      traitValue: trait.value,
+      currencyId: currency,
+      $or: [{ expiresAt: null }, { expiresAt: { $gt: now } }],
+    })
+    .orderBy([{ price: 'asc' }, { listingId: 'asc' }])
+    .limit(1);
 }
 
 /** One page of buyable listings cheapest first; a cursor of another list or currency is a 400. */

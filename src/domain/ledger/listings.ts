@@ -13,7 +13,7 @@ import type { ListingStatusChange, NewEvent, NewListing } from './store/plan.ts'
 import type { ListingView } from './views.ts';
 
 /** A listing row as the marketplace reads it. */
-export interface ListingRow extends NewListing {
+export interface ListingRow extends Omit<NewListing, 'metadata'> {
   status: ListingStatus;
   endReason: ListingEndReason | null;
   updatedAt: Date;

@@ -48,8 +48,8 @@ import {
   listingStatusOf,
   listingView,
 } from './listings.ts';
-import { checkPriceOrder, listingsByPrice } from './listings-by-price.ts';
-import { type Attributes, createOfferMethods, hasTrait, type OfferMethods, traitsOf } from './offers.ts';
+import { checkPriceOrder, listingsByPrice, traitFloorQuery } from './listings-by-price.ts';
+import { type Attributes, createOfferMethods, type OfferMethods, traitsOf } from './offers.ts';
 import { newPriceEvent } from './outbox.ts';
 import { MARKET_SOURCE } from './prices.ts';
 import type { GuardFailure, LedgerStore, NewEvent, NewSale } from './store/plan.ts';
@@ -161,8 +161,15 @@ const PRICE_DECIMALS = 18;
 const DAY_MS = 86_400_000;
 /** The most open offers a best offer reads from the top of its index (the expired ones skipped). */
 const BEST_OFFER_SCAN = 100;
-/** The most listings a trait floor walks in price order before answering with none (see the doc). */
-const TRAIT_FLOOR_SCAN = 1000;
+/** How many times a listing reads its item again when the item's metadata changed meanwhile. */
+const LISTING_ATTEMPTS = 5;
+
+/** A listing refused by its `assetVersion` guard: its item's metadata changed since it was read. */
+class ItemMetadataChangedError extends Error {
+  constructor(assetId: string) {
+    super(`The metadata of ${assetId} kept changing while it was listed.`);
+  }
+}
 
 /** The price split, in base units: royalty and fee rounded down, the seller the rest (exact). */
 export function splitPrice(price: bigint, royaltyBps: number, feeBps: number) {
@@ -540,20 +547,39 @@ export function createMarketService(
         closedBy: null,
       };
       const view = listingView(listing, { asset: leg.asset.decimals, currency: currency.decimals }, at);
-      // Checked now (controlled, held, free to move) for an early answer; nothing is reserved.
-      return applyWrite(
-        store,
-        idempotency,
-        key,
-        {
-          at,
-          guards: legGuards(actor, [leg]),
-          listings: [listing],
-          events: [listingEvent('listingCreated', view, at)],
-        },
-        { status: 201, body: view, headers: { Location: `/api/v1/listings/${listing.id}` } },
-        (failure) => legRefusal([leg], failure) ?? new Error(`Unexpected guard ${failure.guard.kind}.`),
-      );
+      // The store writes the listing's trait rows from its item's metadata (the trait floor), read
+      // here and guarded (`assetVersion`): a metadata change committed in between rewrote the trait
+      // rows of the item's listings without this one, so the item is read again.
+      for (let attempt = 1; ; attempt++) {
+        const item = await orm.em
+          .fork()
+          .findOneOrFail(Asset, { id: leg.asset.id }, { fields: ['metadata', 'metadataVersion'] });
+        try {
+          // Checked now (controlled, held, free to move) for an early answer; nothing is reserved.
+          return await applyWrite(
+            store,
+            idempotency,
+            key,
+            {
+              at,
+              guards: [
+                ...legGuards(actor, [leg]),
+                { kind: 'assetVersion', assetId: leg.asset.id, version: item.metadataVersion },
+              ],
+              listings: [{ ...listing, metadata: item.metadata }],
+              events: [listingEvent('listingCreated', view, at)],
+            },
+            { status: 201, body: view, headers: { Location: `/api/v1/listings/${listing.id}` } },
+            (failure) =>
+              legRefusal([leg], failure) ??
+              (failure.guard.kind === 'assetVersion'
+                ? new ItemMetadataChangedError(leg.asset.id)
+                : new Error(`Unexpected guard ${failure.guard.kind}.`)),
+          );
+        } catch (error) {
+          if (!(error instanceof ItemMetadataChangedError) || attempt >= LISTING_ATTEMPTS) throw error;
+        }
+      }
     },
 
     async getListing(id) {
@@ -789,15 +815,10 @@ export function createMarketService(
         const where = { collectionId, currencyId: currency, ...buyable() };
         const order = { orderBy: [{ price: 'asc' as const }, { id: 'asc' as const }] };
         if (!trait) return (await em.find(Listing, where, { ...order, limit: 1 }))[0] ?? null;
-        // The trait floor walks the collection's buyable listings in price order (the floor index)
-        // and stops at the first whose item has the attribute value, at most TRAIT_FLOOR_SCAN rows.
-        const candidates = await em.find(Listing, where, { ...order, limit: TRAIT_FLOOR_SCAN });
-        for (const listing of candidates) {
-          const asset = await em.findOne(Asset, { id: listing.assetId }, { fields: ['metadata'] });
-          if (hasTrait((asset?.metadata as { attributes?: Attributes } | undefined)?.attributes, trait))
-            return listing;
-        }
-        return null;
+        // The trait floor: the first unexpired row of the active listings with that attribute value,
+        // in price order (`listing_trait_floor_index`), then its listing.
+        const [row] = await traitFloorQuery(em, collectionId, currency, trait, new Date()).getResultList();
+        return row ? em.findOne(Listing, { id: row.listingId }) : null;
       });
     },
 

@@ -64,7 +64,7 @@ export interface OfferTrait {
 export type Attributes = { trait_type?: unknown; value?: unknown }[] | undefined;
 
 /** Whether the attributes hold the trait: its `trait_type`, its value as text (`7`, `true`). */
-export function hasTrait(attributes: Attributes, trait: OfferTrait): boolean {
+function hasTrait(attributes: Attributes, trait: OfferTrait): boolean {
   return Boolean(attributes?.some((a) => a.trait_type === trait.type && String(a.value) === trait.value));
 }
 

@@ -1,17 +1,23 @@
 // Issue 35: the market figures' reads do not grow with the number of listings, offers or sales. Each
-// read the service issues (src/domain/ledger/market.ts: the floor of a collection and of an item, the
-// best offer of each and of a trait, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
+// read the service issues (src/domain/ledger/market.ts: the floor of a collection, of an item and of
+// an attribute value, the best offer of each and of a trait, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
 // analyzed: each walks its index in the order asked (no sort of the matches) and stops at its limit.
 // The listings cheapest first (`sort=price`, src/domain/ledger/listings-by-price.ts) are EXPLAINed as
 // the service builds them, first page and after a cursor, here and on PostgreSQL with stale statistics
-// (50,000 listings written after the table was analyzed, autovacuum off for it).
+// (50,000 listings written after the table was analyzed, autovacuum off for it), and so is the trait
+// floor (their attribute values' rows written likewise).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Listing } from '../../../src/db/entities/Listing.ts';
+import { ListingTrait } from '../../../src/db/entities/ListingTrait.ts';
 import { Offer } from '../../../src/db/entities/Offer.ts';
 import { Sale } from '../../../src/db/entities/Sale.ts';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
-import { type PriceOrderFilters, priceOrderQuery } from '../../../src/domain/ledger/listings-by-price.ts';
+import {
+  type PriceOrderFilters,
+  priceOrderQuery,
+  traitFloorQuery,
+} from '../../../src/domain/ledger/listings-by-price.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
 
@@ -101,7 +107,29 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
         closedBy: null,
       })),
     );
-    await em.execute(kind === 'sqlite' ? 'analyze' : 'analyze listing; analyze sale; analyze offer');
+    await em.insertMany(
+      ListingTrait,
+      // The active listings' attribute values (two each), as the ledger store writes them.
+      Array.from({ length: ROWS }, (_, i) => i)
+        .filter((i) => i % 3 !== 0)
+        .flatMap((i) =>
+          [
+            ['rarity', String(i % 7)],
+            ['level', String(i % 11)],
+          ].map(([traitType, traitValue]) => ({
+            listingId: id('lst', i),
+            traitType,
+            traitValue,
+            collectionId: i % 10 === 0 ? 'other' : 'realm',
+            currencyId: i % 2 === 0 ? 'gold' : 'gems',
+            price: BigInt(1 + ((i * 7919) % 100_000)),
+            expiresAt: i % 4 === 0 ? new Date(at) : null,
+          })),
+        ),
+    );
+    await em.execute(
+      kind === 'sqlite' ? 'analyze' : 'analyze listing; analyze sale; analyze offer; analyze listing_trait',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -148,6 +176,13 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
       expect(explained, explained).toContain(index);
       expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
     }
+  });
+
+  it('the trait floor: one index of the active listings’ attribute values walked in price order, no sort', async () => {
+    const query = traitFloorQuery(orm.em.fork(), 'realm', 'gold', { type: 'rarity', value: '3' }, new Date());
+    const explained = await plan(query.getFormattedQuery());
+    expect(explained, explained).toContain('listing_trait_floor_index');
+    expect(explained, explained).not.toMatch(/TEMP B-TREE|Sort/);
   });
 
   it('the last sale of a collection and of an item: one index walked backwards, no sort', async () => {
@@ -227,6 +262,14 @@ const insertListings = (first: number, last: number) => `insert into listing (id
     case when g % 7 = 0 then now() - interval '1 hour' else null end, now(), now(), null, null
   from generate_series(${first}, ${last}) g`;
 
+/** The active listings' attribute values among first..last (each has a `rarity` of 4 values). */
+const insertTraits = (first: number, last: number) => `insert into listing_trait (listing_id, trait_type,
+    trait_value, collection_id, currency_id, price, expires_at)
+  select 'lst_' || lpad(g::text, 26, '0'), 'rarity', (g % 4)::text, 'c' || (g % 20),
+    case when g % 10 = 0 then 'gems' else 'gold' end, 1 + (g * 7919) % 5000,
+    case when g % 7 = 0 then now() - interval '1 hour' else null end
+  from generate_series(${first}, ${last}) g where g % 3 <> 0`;
+
 describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
   'listings cheapest first on PostgreSQL, %s',
   (_state, analyzedAt) => {
@@ -239,9 +282,15 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
       const connection = orm.em.getConnection();
       // Nothing analyzes the table behind the test's back: the planner sees it as at `analyzedAt`.
       await connection.execute('alter table listing set (autovacuum_enabled = false)');
-      if (analyzedAt > 0) await connection.execute(insertListings(1, analyzedAt));
+      await connection.execute('alter table listing_trait set (autovacuum_enabled = false)');
+      if (analyzedAt > 0) {
+        await connection.execute(insertListings(1, analyzedAt));
+        await connection.execute(insertTraits(1, analyzedAt));
+      }
       await connection.execute('analyze listing');
+      await connection.execute('analyze listing_trait');
       await connection.execute(insertListings(analyzedAt + 1, LISTINGS));
+      await connection.execute(insertTraits(analyzedAt + 1, LISTINGS));
     }, 120_000);
 
     afterAll(async () => {
@@ -278,5 +327,17 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
         }
       },
     );
+
+    it('reads the trait floor from its index under the LIMIT, no sort', async () => {
+      const query = traitFloorQuery(orm.em.fork(), 'c3', 'gold', { type: 'rarity', value: '1' }, new Date());
+      const [row] = await orm.em
+        .fork()
+        .execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+          `explain (format json) ${query.getFormattedQuery()}`,
+        );
+      const planned = row['QUERY PLAN'][0].Plan;
+      expect(pagePlanProblems(planned, 'listing_trait'), JSON.stringify(planned)).toEqual([]);
+      expect(JSON.stringify(planned)).toContain('listing_trait_floor_index');
+    });
   },
 );

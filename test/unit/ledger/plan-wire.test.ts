@@ -141,6 +141,7 @@ const everything: FullPlan = {
       price: 100n,
       expiresAt: at,
       createdAt: at,
+      metadata: { attributes: [{ trait_type: 'rarity', value: 'epic' }] },
     },
   ],
   listingStatuses: [
@@ -388,6 +389,9 @@ describe("the PostgreSQL store's wire: planJson and gats_apply_plan", () => {
     expect(function_.parts.transfers).toEqual(['a', 'at', 'f', 'id', 'lot', 'n', 't', 'u']);
     expect(function_.parts.lots).toEqual(['a', 'id', 'n', 'src', 'w', 'x']);
     expect(function_.guards.asset_version).toEqual(['a', 'f', 'k', 'o', 'v']);
+    // Issue 35: the trait floor's rows, written with a listing and with an item's new metadata.
+    expect(function_.parts.listings).toContain('traits');
+    expect(function_.parts.asset_updates).toContain('traits');
     expect(function_.top).toContain('op');
   });
 });

@@ -301,6 +301,11 @@ export interface NewListing {
   price: bigint;
   expiresAt: Date | null;
   createdAt: Date;
+  /**
+   * Its item's metadata as read for the listing: the store writes a `listing_trait` row per attribute
+   * value (./listing-traits.ts) with the listing, and deletes them when the listing closes.
+   */
+  metadata: Record<string, unknown>;
 }
 
 /** Closes a listing: its status, end reason, `closed_by`, `operation_id` and `updated_at` (= `at`). */
@@ -463,6 +468,10 @@ export interface AssetUpdate {
   assetId: string;
   name?: string;
   description?: string | null;
+  /**
+   * With it the store also rewrites the `listing_trait` rows of the asset's active listings from the
+   * new attributes (issue 35: a listing is found under its item's current attribute values).
+   */
   metadata?: Record<string, unknown>;
   frozen?: boolean;
   /** Who froze the asset, set with `frozen` (null when unfreezing). */

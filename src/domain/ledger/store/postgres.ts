@@ -12,6 +12,7 @@ import { isTransient, retrying } from '../../../db/transactions.ts';
 import { pgStatements } from '../../../db/write-statements.ts';
 import type { CommitHook } from '../../../events/commit-hook.ts';
 import { OUTBOX_LOCK_KEY } from '../../../events/outbox-lock.ts';
+import { listingTraitsOf } from './listing-traits.ts';
 import {
   type Guard,
   type GuardFailure,
@@ -212,7 +213,7 @@ export function planJson(plan: Plan): string {
       // Absent keys leave the column as it is; `description` may be set to null (key present).
       ...(u.name !== undefined && { name: u.name }),
       ...(u.description !== undefined && { description: u.description }),
-      ...(u.metadata !== undefined && { metadata: u.metadata }),
+      ...(u.metadata !== undefined && { metadata: u.metadata, traits: listingTraitsOf(u.metadata) }),
       ...(u.frozen !== undefined && { frozen: u.frozen, frozen_by: u.frozenBy ?? null }),
       ...(u.soulbound !== undefined && { soulbound: u.soulbound }),
       ...(u.metadataVersion !== undefined && { version: u.metadataVersion }),
@@ -266,6 +267,7 @@ export function planJson(plan: Plan): string {
       price: text(l.price),
       expires_at: l.expiresAt?.toISOString() ?? null,
       at: l.createdAt.toISOString(),
+      traits: listingTraitsOf(l.metadata),
     }));
   if (plan.listingStatuses?.length)
     p.listing_statuses = plan.listingStatuses.map((c) => ({

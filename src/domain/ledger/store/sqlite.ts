@@ -16,6 +16,7 @@ import type { CommitHook } from '../../../events/commit-hook.ts';
 import { chainDrafts, RESERVE_AUDIT_SEQS, SET_AUDIT_TIP } from '../../audit.ts';
 import { ZERO_ADDRESS } from '../addresses.ts';
 import { amountOf } from '../asset-rows.ts';
+import { listingTraitsOf } from './listing-traits.ts';
 import {
   type GuardFailure,
   type GuardReason,
@@ -105,6 +106,16 @@ const SQL = {
   closeListing:
     // A closed listing stays as it closed (a sale is never turned into an end).
     "update listing set status = ?, end_reason = ?, closed_by = ?, operation_id = ?, updated_at = ? where id = ? and status = 'active'",
+  // Issue 35: the trait floor's rows (src/db/entities/ListingTrait.ts).
+  insertListingTrait:
+    'insert into listing_trait (listing_id, trait_type, trait_value, collection_id, currency_id, price, expires_at) ' +
+    'values (?, ?, ?, ?, ?, ?, ?)',
+  deleteListingTraits: 'delete from listing_trait where listing_id = ?',
+  deleteItemListingTraits:
+    "delete from listing_trait where listing_id in (select id from listing where asset_id = ? and status = 'active')",
+  insertItemListingTrait:
+    'insert into listing_trait (listing_id, trait_type, trait_value, collection_id, currency_id, price, expires_at) ' +
+    "select id, ?, ?, collection_id, currency_id, price, expires_at from listing where asset_id = ? and status = 'active'",
   // Issue 35: offers and reserved balances.
   offerOpen: 'select status, expires_at from offer where id = ?',
   insertOffer:
@@ -509,7 +520,13 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
       for (const u of plan.assetUpdates ?? []) {
         if (u.name !== undefined) s.setName.run(u.name, u.assetId);
         if (u.description !== undefined) s.setDescription.run(u.description, u.assetId);
-        if (u.metadata !== undefined) s.setMetadata.run(JSON.stringify(u.metadata), u.assetId);
+        if (u.metadata !== undefined) {
+          s.setMetadata.run(JSON.stringify(u.metadata), u.assetId);
+          // Issue 35: the item's active listings are found under its new attribute values.
+          s.deleteItemListingTraits.run(u.assetId);
+          for (const [type, value] of listingTraitsOf(u.metadata))
+            s.insertItemListingTrait.run(type, value, u.assetId);
+        }
         if (u.frozen !== undefined) s.setFrozen.run(u.frozen ? 1 : 0, u.frozenBy ?? null, u.assetId);
         if (u.soulbound !== undefined) s.setSoulbound.run(u.soulbound ? 1 : 0, u.assetId);
         if (u.metadataVersion !== undefined) s.setMetadataVersion.run(u.metadataVersion, u.assetId);
@@ -561,6 +578,16 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           at,
           at,
         );
+        for (const [type, value] of listingTraitsOf(l.metadata))
+          s.insertListingTrait.run(
+            l.id,
+            type,
+            value,
+            l.collectionId,
+            l.currencyId,
+            amount(l.price),
+            l.expiresAt?.getTime() ?? null,
+          );
       }
       const unchanged = new Set<string>();
       for (const c of plan.listingStatuses ?? []) {
@@ -573,6 +600,7 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           c.listingId,
         );
         if (changes === 0) unchanged.add(c.listingId);
+        s.deleteListingTraits.run(c.listingId);
       }
       // Issue 35: offers.
       for (const o of plan.offers ?? []) {
