@@ -1,6 +1,7 @@
 // 15.6: a database created by the first released schema (Migration20261122000000_initial), holding
 // data, upgrades to today's schema on both databases: the data survives, the invariants hold, and
-// the service keeps working on it (a transfer continues the old transfer numbering).
+// the service keeps working on it (a transfer continues the old transfer numbering; the old NFT's
+// mint is in its owner's history).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
@@ -162,6 +163,16 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
       expect(sent.status).toBe(201);
       const holdings = await t.http('GET', `/wallets/${OTHER}/assets`, { headers });
       expect(holdings.body.data).toEqual([expect.objectContaining({ balance: '2.5' })]);
+      // Issue 37: the old NFT, which never moved, was minted to its owner (Migration20261129143000):
+      // its mint is in the owner's history, below every transfer.
+      const history = await t.http('GET', `/api/v1/transfers?wallet=${OWNER}`, { headers });
+      expect(history.status, history.text).toBe(200);
+      expect(history.body.data.map((entry: { id: string }) => entry.id)).toEqual([
+        sent.body.id,
+        'trf_old',
+        `tr_${NFT.slice('nft_'.length)}`,
+      ]);
+      expect(history.body.data[2]).toMatchObject({ assetId: NFT, from: ZERO, amount: '1' });
       const rows = await t.app.orm.em
         .getConnection()
         .execute<{ id: string; seq: string | number }[]>('select id, seq from transfer order by seq');
