@@ -90,7 +90,10 @@ async function walletMintViews(em: EntityManager, ids: string[]): Promise<Map<st
   if (ids.length === 0) return new Map();
   const assets = await em.find(Asset, { id: { $in: ids } }, { fields: ['mintedTo', 'createdAt'] });
   return new Map(
-    assets.map((asset) => [asset.id, nftMintView(asset.id, asset.mintedTo as StoredAddress, asset.createdAt)]),
+    assets.map((asset) => [
+      asset.id,
+      nftMintView(asset.id, asset.mintedTo as StoredAddress, asset.createdAt),
+    ]),
   );
 }
 
@@ -208,7 +211,9 @@ export function createTransferService(
       const ids = refs.filter((ref) => !ref.mint).map((ref) => ref.id);
       const rows =
         ids.length === 0 ? [] : await em.find(Transfer, { id: { $in: ids } }, { populate: ['asset'] });
-      const views = new Map(rows.map((row) => [row.id, transferView(row, decimalsOf(row.asset.getEntity()))]));
+      const views = new Map(
+        rows.map((row) => [row.id, transferView(row, decimalsOf(row.asset.getEntity()))]),
+      );
       const mints = await walletMintViews(
         em,
         refs.filter((ref) => ref.mint).map((ref) => ref.id),

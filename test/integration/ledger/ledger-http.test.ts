@@ -231,12 +231,15 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
     expect([unknown.status, unknown.body.type]).toEqual([404, '/problems/not-found']);
   });
 
-  it("lists the NFTs minted to a wallet in its own history, in order, across pages (issue 37)", async () => {
+  it('lists the NFTs minted to a wallet in its own history, in order, across pages (issue 37)', async () => {
     const mintId = (nftId: string) => `tr_${nftId.slice('nft_'.length)}`;
     const ids = (body: { data: { id: string }[] }) => body.data.map((entry) => entry.id);
     const first = await call(player, 'POST', '/api/v1/nft/create', { name: 'Lantern', metadata });
     expect(first.status, first.text).toBe(201);
-    const gold = await call(studio, 'POST', '/api/v1/currencies/gold/mint', { to: player.wallet, amount: '1' });
+    const gold = await call(studio, 'POST', '/api/v1/currencies/gold/mint', {
+      to: player.wallet,
+      amount: '1',
+    });
     expect(gold.status, gold.text).toBe(201);
     const second = await call(player, 'POST', '/api/v1/nft/create', { name: 'Compass', metadata });
     expect(second.status, second.text).toBe(201);
@@ -269,12 +272,7 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
       throw new Error('endless history');
     };
     const top = await history(player.wallet, '&limit=4');
-    expect(ids(top)).toEqual([
-      away.body.id,
-      mintId(second.body.id),
-      gold.body.id,
-      mintId(first.body.id),
-    ]);
+    expect(ids(top)).toEqual([away.body.id, mintId(second.body.id), gold.body.id, mintId(first.body.id)]);
     const secondMint = top.data[1];
     expect(secondMint).toEqual({
       id: mintId(second.body.id),

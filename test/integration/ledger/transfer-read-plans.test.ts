@@ -166,9 +166,9 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
         }
       }
       if (shape.wallet === HOT && shape.assetId === undefined) {
-        expect((await transferHistoryEntries(em(), { ...shape, limit: 1 })).map((entry) => entry.id)).toEqual([
-          'trf-self',
-        ]);
+        expect((await transferHistoryEntries(em(), { ...shape, limit: 1 })).map((entry) => entry.id)).toEqual(
+          ['trf-self'],
+        );
         // Its mints come between its transfers: a page of 101 from the middle holds both.
         const middle = await transferHistoryEntries(em(), { ...shape, limit: 101, before: TRANSFERS });
         expect(middle.some((entry) => entry.mint) && middle.some((entry) => !entry.mint)).toBe(true);
@@ -206,7 +206,11 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
           expect(
             mintScans.map(({ node }) => node['Index Name']),
             JSON.stringify(plan),
-          ).toEqual(shape.wallet !== undefined && shape.assetId === undefined ? ['asset_minted_to_mint_seq_index'] : []);
+          ).toEqual(
+            shape.wallet !== undefined && shape.assetId === undefined
+              ? ['asset_minted_to_mint_seq_index']
+              : [],
+          );
         }
       }
     },
@@ -233,7 +237,9 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
         shape.wallet !== undefined && shape.assetId === undefined ? 1 : 0,
       );
       for (const scan of mintScans)
-        expect(scan, details.join('\n')).toMatch(/^SEARCH asset USING INDEX asset_minted_to_mint_seq_index /);
+        expect(scan, details.join('\n')).toMatch(
+          /^SEARCH asset USING (COVERING )?INDEX asset_minted_to_mint_seq_index\b/,
+        );
       // A branch's own ORDER BY is its index order: nothing is sorted inside a branch (a co-routine);
       // the merge of two branches sorts what each returned (at most its LIMIT).
       const parentOf = new Map(plan.map((step) => [step.id, step.parent]));
