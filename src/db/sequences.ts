@@ -1,6 +1,9 @@
 import type { SqliteWriter } from './write-statements.ts';
 
-/** The counters in use; each backs the `seq` column of one table. */
+/**
+ * The counters in use; each backs the `seq` column of one table (the transfer counter also backs
+ * `asset.mint_seq`, a ledger NFT's mint's place among the transfers: issue 37).
+ */
 export type SequenceName = 'asset' | 'transfer';
 
 const NEXT_COUNTER_VALUE = `insert into sequence_counter (name, value) values (?, 1)

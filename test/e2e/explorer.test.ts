@@ -1,7 +1,7 @@
 // End to end: the built explorer, served by the real service on a fresh SQLite data dir with the demo
 // seed, driven in Debian's Chromium (test/helpers/explorer-browser.ts).
 // Covers sign-in through the real login page (no consent: the explorer is the service), the demo wallet, an invalid address,
-// mint (double-clicked, minted once), a transfer that arrives live in the recipient's open page,
+// mint (double-clicked, minted once, a "minted" row in the wallet's history), a transfer that arrives live in the recipient's open page,
 // catch-up by lastEventId after a dropped connection, the price chart, a burned NFT (its history
 // ending with its mint), a phone's width (cards, transfer table), a trade accepted
 // in the Trades panel, and sign-out.
@@ -128,6 +128,12 @@ describe.skipIf(!hasChromium)('explorer in a real browser', () => {
     await alicePage.locator('.nft-card', { hasText: 'E2E Blade' }).waitFor();
     const minted = await api('GET', `/wallets/${alice.wallet}/assets?kind=nft`, undefined, alice.headers);
     expect(minted.data.filter((holding: any) => holding.asset.name === 'E2E Blade')).toHaveLength(1);
+    // Her wallet's transfer history shows the mint (issue 37: an NFT's mint writes no transfer row).
+    const blade: string = minted.data.find((holding: any) => holding.asset.name === 'E2E Blade').asset.id;
+    const mintRow = alicePage.locator(`.transfers tr[data-transfer-id="tr_${blade.slice('nft_'.length)}"]`);
+    await mintRow.waitFor();
+    expect(await mintRow.locator('td').nth(2).textContent()).toBe('minted');
+    await expect.poll(() => mintRow.locator('td').first().textContent()).toBe('E2E Blade');
     await shot(alicePage, 'minted');
 
     await alicePage

@@ -1,10 +1,12 @@
 // 15.6: a database created by the first released schema (Migration20261122000000_initial), holding
 // data, upgrades to today's schema on both databases: the data survives, the invariants hold, and
-// the service keeps working on it (a transfer continues the old transfer numbering).
+// the service keeps working on it (a transfer continues the old transfer numbering; the old NFT's
+// mint is in its owner's history).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
+import { encodeCursor } from '../../src/domain/ledger/cursor.ts';
 import { DB_KINDS, startTestApp } from '../helpers/app.ts';
 import { runScript } from '../helpers/commands.ts';
 import { freshDatabase } from '../helpers/db.ts';
@@ -162,6 +164,25 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
       expect(sent.status).toBe(201);
       const holdings = await t.http('GET', `/wallets/${OTHER}/assets`, { headers });
       expect(holdings.body.data).toEqual([expect.objectContaining({ balance: '2.5' })]);
+      // Issue 37: the old NFT, which never moved, was minted to its owner (Migration20261129143100):
+      // its mint is in the owner's history, below every transfer. (Read around `trf_old`, whose
+      // hand-written id the contract's `tr_` pattern refuses.)
+      const history = async (query: string) => {
+        const response = await t.http('GET', `/api/v1/transfers?wallet=${OWNER}${query}`, { headers });
+        expect(response.status, response.text).toBe(200);
+        return response.body;
+      };
+      expect((await history('&limit=1')).data.map((entry: { id: string }) => entry.id)).toEqual([
+        sent.body.id,
+      ]);
+      const [old] = await t.app.orm.em
+        .getConnection()
+        .execute<{ seq: string | number }[]>(`select seq from transfer where id = 'trf_old'`);
+      const belowOld = await history(`&cursor=${encodeCursor('transfers', Number(old.seq))}`);
+      expect(belowOld).toEqual({
+        data: [expect.objectContaining({ id: `tr_${NFT.slice('nft_'.length)}`, assetId: NFT, from: ZERO })],
+        next_cursor: null,
+      });
       const rows = await t.app.orm.em
         .getConnection()
         .execute<{ id: string; seq: string | number }[]>('select id, seq from transfer order by seq');

@@ -1,6 +1,7 @@
 // A transfer history: an asset's (GET /api/v1/transfers?assetId=) on its page, or a wallet's
-// (?wallet=: what it sent and received, each row naming its asset) on the wallet's page; newest
-// first, paged with the API's cursors, read again by `reload` when a live event says it changed.
+// (?wallet=: what it sent and received, the NFTs minted to it included, each row naming its asset)
+// on the wallet's page; newest first, paged with the API's cursors, read again by `reload` when a
+// live event says it changed.
 
 import { problemOf, unwrap } from '../api/problem.ts';
 import type { Session } from '../auth/session.ts';

@@ -8,6 +8,9 @@ export const ASSET_KINDS = ['nft', 'fungible'] as const;
 /** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`, with a supply). */
 export const Asset = defineEntity({
   name: 'Asset',
+  // Issue 37: a wallet's own history (`GET /api/v1/transfers?wallet=`, src/db/transfer-history.ts)
+  // walks the NFTs minted to it backwards from the cursor, as it walks its transfers.
+  indexes: [{ properties: ['mintedTo', 'mintSeq'] }],
   properties: {
     id: p.string().length(32).primary(),
     /**
@@ -45,6 +48,18 @@ export const Asset = defineEntity({
     expiresAt: p.datetime().nullable().index(),
     /** The wallet that lent the NFT until `expiresAt` (a rental; null otherwise): it comes back to it. */
     lender: p.string().length(42).nullable(),
+    /**
+     * Issue 37: the wallet a ledger NFT (`nft_`) was minted to, whose mint writes no transfer row
+     * (null for currencies and on-chain tokens, whose mints are transfer rows). Never changes.
+     */
+    mintedTo: p.string().length(42).nullable(),
+    /**
+     * Issue 37: where that mint sorts in a wallet's history: a value of the transfers' `seq` counter,
+     * drawn by the ledger store with the asset row, so it sorts among the transfers exactly and pages
+     * with their cursor (NFTs minted before Migration20261129143100 have negative values: below every
+     * transfer, in mint order). Null with `mintedTo`.
+     */
+    mintSeq: p.bigint('number').nullable(),
     createdAt: p.datetime(),
   },
 });

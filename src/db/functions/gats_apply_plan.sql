@@ -307,11 +307,13 @@ begin
       on conflict ("name") do update set "value" = "sequence_counter"."value" + 1 returning "value" into v_seq;
     insert into "asset" ("id", "seq", "kind", "name", "description", "metadata", "collection_id",
         "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "soulbound", "created_at",
-        "expires_at", "lender")
+        "expires_at", "lender", "minted_to", "mint_seq")
       values (e->>'id', v_seq, e->>'kind', e->>'name', e->>'description', e->'metadata', e->>'collection',
         e->>'creator', e->>'symbol', (e->>'decimals')::int, (e->>'total_supply')::numeric,
         (e->>'max_supply')::numeric, e->>'owner', coalesce((e->>'soulbound')::boolean, false),
-        (e->>'created_at')::timestamptz, (e->>'expires_at')::timestamptz, e->>'lender');
+        (e->>'created_at')::timestamptz, (e->>'expires_at')::timestamptz, e->>'lender', e->>'minted_to',
+        -- Issue 37: a ledger NFT's mint takes its place in its wallet's history from the transfers' counter.
+        case when e ? 'minted_to' then nextval('transfer_seq') end);
   end loop;
   part := p->'wallets';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

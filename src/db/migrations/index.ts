@@ -38,6 +38,7 @@ import { Migration20261129095615_market_trait_offers } from './Migration20261129
 import { Migration20261129131005_currency_lots } from './Migration20261129131005_currency_lots.ts';
 import { Migration20261129131537_market_price_order } from './Migration20261129131537_market_price_order.ts';
 import { Migration20261129143000_listing_traits } from './Migration20261129143000_listing_traits.ts';
+import { Migration20261129143100_nft_minted_to } from './Migration20261129143100_nft_minted_to.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -79,4 +80,5 @@ export const migrationsList = [
   Migration20261129131005_currency_lots,
   Migration20261129131537_market_price_order,
   Migration20261129143000_listing_traits,
+  Migration20261129143100_nft_minted_to,
 ];

@@ -73,6 +73,7 @@ export function nftMintParts(
     totalSupply: null,
     maxSupply: null,
     owner: to,
+    mintedTo: to,
     soulbound: template.soulbound === true,
     createdAt: at,
     ...(template.expiresAt !== undefined && { expiresAt: new Date(template.expiresAt) }),

@@ -9,7 +9,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
 import type { Orm } from '../../db/orm.ts';
-import { firstTransferSender, transferHistoryIds } from '../../db/transfer-history.ts';
+import { firstTransferSender, transferHistoryEntries } from '../../db/transfer-history.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -49,8 +49,10 @@ export interface TransferBatchView {
 }
 
 /**
- * Issue 37: where an NFT's mint entry sorts in its history: before every transfer (their `seq`s
- * start at 1), so it is the last entry of the last page, and a cursor at it ends the list.
+ * Issue 37: where an NFT's mint entry sorts in its own history (`assetId`): before every transfer
+ * (their `seq`s start at 1), so it is the last entry of the last page, and a cursor at it ends the
+ * list. In a wallet's history (no `assetId`) it sorts at its `asset.mint_seq` instead, read with the
+ * page (src/db/transfer-history.ts).
  */
 const MINT_SEQ = 0;
 const LEDGER_NFT_ID = /^nft_([0-9A-HJKMNP-TV-Z]{26})$/;
@@ -72,7 +74,27 @@ async function nftMintEntry(
   if (!asset) return null;
   const to = (await firstTransferSender(em, assetId)) ?? asset.owner;
   if (!to) return null;
-  return { view: mintView(`tr_${ulid}`, assetId, to as StoredAddress, 1n, 0, asset.createdAt), to };
+  return { view: nftMintView(assetId, to as StoredAddress, asset.createdAt), to };
+}
+
+/** The mint entry of the ledger NFT `assetId` (`nft_X`): `tr_X`, from the zero address to `to`. */
+function nftMintView(assetId: string, to: StoredAddress, createdAt: Date): TransferView {
+  return mintView(`tr_${assetId.slice('nft_'.length)}`, assetId, to, 1n, 0, createdAt);
+}
+
+/**
+ * Issue 37: the mint entries of a wallet's history page (the NFTs `ids`, minted to it), by NFT id:
+ * their assets by primary key, the page's size at most.
+ */
+async function walletMintViews(em: EntityManager, ids: string[]): Promise<Map<string, TransferView>> {
+  if (ids.length === 0) return new Map();
+  const assets = await em.find(Asset, { id: { $in: ids } }, { fields: ['mintedTo', 'createdAt'] });
+  return new Map(
+    assets.map((asset) => [
+      asset.id,
+      nftMintView(asset.id, asset.mintedTo as StoredAddress, asset.createdAt),
+    ]),
+  );
 }
 
 /** The most legs one batch takes (the contract's `TransferBatchRequest.legs.maxItems`). */
@@ -185,15 +207,21 @@ export function createTransferService(
     async list({ wallet, assetId, limit, cursor }) {
       const before = decodeCursor(cursor, 'transfers', isInteger);
       const em = orm.em.fork();
-      const ids = await transferHistoryIds(em, { wallet, assetId, before, limit: limit + 1 });
+      const refs = await transferHistoryEntries(em, { wallet, assetId, before, limit: limit + 1 });
+      const ids = refs.filter((ref) => !ref.mint).map((ref) => ref.id);
       const rows =
-        ids.length === 0
-          ? []
-          : await em.find(Transfer, { id: { $in: ids } }, { populate: ['asset'], orderBy: { seq: 'desc' } });
-      const entries = rows.map((row) => ({
-        seq: row.seq,
-        view: transferView(row, decimalsOf(row.asset.getEntity())),
-      }));
+        ids.length === 0 ? [] : await em.find(Transfer, { id: { $in: ids } }, { populate: ['asset'] });
+      const views = new Map(
+        rows.map((row) => [row.id, transferView(row, decimalsOf(row.asset.getEntity()))]),
+      );
+      const mints = await walletMintViews(
+        em,
+        refs.filter((ref) => ref.mint).map((ref) => ref.id),
+      );
+      const entries = refs.flatMap((ref) => {
+        const view = (ref.mint ? mints : views).get(ref.id);
+        return view ? [{ seq: ref.seq, view }] : [];
+      });
       // An NFT's history ends with its mint: read (two indexed lookups) only on the page it ends.
       if (assetId !== undefined && entries.length <= limit && (before === undefined || before > MINT_SEQ)) {
         const mint = await nftMintEntry(em, assetId);

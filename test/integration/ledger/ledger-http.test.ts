@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Asset } from '../../../src/db/entities/Asset.ts';
 import { Transfer } from '../../../src/db/entities/Transfer.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
@@ -213,20 +214,93 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
       expect(ids, `limit ${limit}`).toEqual([burn.body.id, back.body.id, away.body.id, mint.id]);
     }
 
-    // With a wallet: only the wallet it was minted to sees the mint; a wallet's own history lists rows only.
+    // With a wallet: only the wallet it was minted to sees the mint, in its own history too (below).
     const byWallet = async (wallet: string, asset = `&assetId=${id}`) =>
       (await call(player, 'GET', `/api/v1/transfers?wallet=${wallet}${asset}`)).body.data.map(
         (entry: { id: string }) => entry.id,
       );
     expect(await byWallet(player.wallet)).toEqual([burn.body.id, back.body.id, away.body.id, mint.id]);
     expect(await byWallet(studio.wallet)).toEqual([back.body.id, away.body.id]);
-    expect(await byWallet(player.wallet, '')).not.toContain(mint.id);
+    expect(await byWallet(player.wallet, '')).toContain(mint.id);
+    expect(await byWallet(studio.wallet, '')).not.toContain(mint.id);
 
     // A currency's mint is its own transfer row; no other id answers as a mint.
     const gold = await call(player, 'GET', '/api/v1/transfers?assetId=gold');
     expect(gold.body.data.length).toBe(await t.app.orm.em.fork().count(Transfer, { asset: 'gold' }));
     const unknown = await call(player, 'GET', `/api/v1/transfers/tr_${'0'.repeat(26)}`);
     expect([unknown.status, unknown.body.type]).toEqual([404, '/problems/not-found']);
+  });
+
+  it('lists the NFTs minted to a wallet in its own history, in order, across pages (issue 37)', async () => {
+    const mintId = (nftId: string) => `tr_${nftId.slice('nft_'.length)}`;
+    const ids = (body: { data: { id: string }[] }) => body.data.map((entry) => entry.id);
+    const first = await call(player, 'POST', '/api/v1/nft/create', { name: 'Lantern', metadata });
+    expect(first.status, first.text).toBe(201);
+    const gold = await call(studio, 'POST', '/api/v1/currencies/gold/mint', {
+      to: player.wallet,
+      amount: '1',
+    });
+    expect(gold.status, gold.text).toBe(201);
+    const second = await call(player, 'POST', '/api/v1/nft/create', { name: 'Compass', metadata });
+    expect(second.status, second.text).toBe(201);
+    const away = await call(player, 'POST', '/api/v1/transfer', {
+      assetId: first.body.id,
+      from: player.wallet,
+      to: studio.wallet,
+      amount: '1',
+    });
+    expect(away.status, away.text).toBe(201);
+    const theirs = await call(studio, 'POST', '/api/v1/nft/create', { name: 'Banner', metadata });
+    expect(theirs.status, theirs.text).toBe(201);
+
+    // Newest first: each mint where it happened among the wallet's transfers, as getTransfer answers it.
+    const history = async (wallet: string, query = '') => {
+      const response = await call(player, 'GET', `/api/v1/transfers?wallet=${wallet}${query}`);
+      expect(response.status, response.text).toBe(200);
+      return response.body;
+    };
+    /** Every entry of a wallet's history, page after page. */
+    const walk = async (wallet: string, limit: number) => {
+      const entries: string[] = [];
+      let cursor = '';
+      for (let pages = 0; pages < 1000; pages++) {
+        const page = await history(wallet, `&limit=${limit}${cursor}`);
+        entries.push(...ids(page));
+        if (page.next_cursor === null) return entries;
+        cursor = `&cursor=${page.next_cursor}`;
+      }
+      throw new Error('endless history');
+    };
+    const top = await history(player.wallet, '&limit=4');
+    expect(ids(top)).toEqual([away.body.id, mintId(second.body.id), gold.body.id, mintId(first.body.id)]);
+    const secondMint = top.data[1];
+    expect(secondMint).toEqual({
+      id: mintId(second.body.id),
+      assetId: second.body.id,
+      from: '0x0000000000000000000000000000000000000000',
+      to: player.wallet,
+      amount: '1',
+      status: 'completed',
+      createdAt: second.body.createdAt,
+      completedAt: second.body.createdAt,
+      failureReason: null,
+    });
+    expect((await call(player, 'GET', `/api/v1/transfers/${secondMint.id}`)).body).toEqual(secondMint);
+    // Every NFT ever minted to the wallet is in it once; another wallet's mints never are.
+    const nfts = await t.app.orm.em
+      .fork()
+      .find(Asset, { kind: 'nft', mintedTo: player.wallet.toLowerCase() }, { fields: ['id'] });
+    const all = await walk(player.wallet, 100);
+    expect(nfts.length).toBeGreaterThanOrEqual(3);
+    for (const nft of nfts) expect(all).toContain(mintId(nft.id));
+    expect(all).not.toContain(mintId(theirs.body.id));
+    expect(new Set(all).size).toBe(all.length);
+    const studios = await walk(studio.wallet, 100);
+    expect(studios).toContain(mintId(theirs.body.id));
+    expect(studios).not.toContain(mintId(second.body.id));
+
+    // Paged with the same cursor: the pages put together are the whole history, each entry once.
+    for (const limit of [1, 2, 3]) expect(await walk(player.wallet, limit), `limit ${limit}`).toEqual(all);
   });
 
   it('pages with limit and cursor', async () => {

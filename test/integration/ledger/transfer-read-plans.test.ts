@@ -5,7 +5,9 @@
 // after page, on both databases; on PostgreSQL every branch is an index scan right under its LIMIT
 // (no sequential or bitmap scan, no sort but the merge of the branches), on SQLite every branch walks
 // its `(…, seq)` index with no sort of its own. Before Migration20261129074128 the wallet filter was
-// a bitmap OR of every transfer of the wallet, then a sort.
+// a bitmap OR of every transfer of the wallet, then a sort. Issue 37: a wallet's history also lists
+// the NFTs minted to it (3,000 NFTs, their mints between the transfers: transfers take even `seq`s,
+// mints odd `mint_seq`s), from the index `asset (minted_to, mint_seq)`.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
@@ -13,13 +15,14 @@ import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import {
   type TransferHistoryFilter,
-  transferHistoryIds,
+  transferHistoryEntries,
   transferHistoryQuery,
 } from '../../../src/db/transfer-history.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
-import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
+import { nodesOf, type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
 
 const TRANSFERS = 60_000;
+const MINTS = 3_000;
 const WALLETS = 600;
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 /** A busy wallet (from and to in many transfers, one of them to itself), a quiet one, and nobody. */
@@ -36,27 +39,46 @@ const SHAPES: [string, Omit<TransferHistoryFilter, 'limit' | 'before'>][] = [
   ['a wallet and an asset', { wallet: HOT, assetId: 'nft-3' }],
 ];
 
+/** The numbers 1..count as rows of `g`. */
+const numbers = (kind: 'sqlite' | 'postgres', count: number) =>
+  kind === 'postgres'
+    ? `select g from generate_series(1, ${count}) g`
+    : `with recursive s(g) as (select 1 union all select g + 1 from s where g < ${count}) select g from s`;
+/** The address of wallet `expression`. */
+const hex = (kind: 'sqlite' | 'postgres', expression: string) =>
+  kind === 'postgres'
+    ? `'0x' || lpad(to_hex(${expression}), 40, '0')`
+    : `'0x' || substr('0000000000000000000000000000000000000000' || printf('%x', ${expression}), -40)`;
+const nowOf = (kind: 'sqlite' | 'postgres') => (kind === 'postgres' ? 'now()' : `'2026-11-29T00:00:00.000Z'`);
+
 /**
- * Transfers 1..TRANSFERS: from wallet g % WALLETS to wallet (7g + 1) % WALLETS (a few to
- * themselves); every 40th in one of 50 NFTs, the rest in the currency.
+ * Transfers 1..TRANSFERS (`seq` 2g): from wallet g % WALLETS to wallet (7g + 1) % WALLETS (a few
+ * to themselves); every 40th in one of 50 NFTs, the rest in the currency.
  */
 function insertTransfers(kind: 'sqlite' | 'postgres'): string {
-  const rows =
-    kind === 'postgres'
-      ? `select g from generate_series(1, ${TRANSFERS}) g`
-      : `with recursive s(g) as (select 1 union all select g + 1 from s where g < ${TRANSFERS}) select g from s`;
-  const hex = (expression: string) =>
-    kind === 'postgres'
-      ? `'0x' || lpad(to_hex(${expression}), 40, '0')`
-      : `'0x' || substr('0000000000000000000000000000000000000000' || printf('%x', ${expression}), -40)`;
-  const now = kind === 'postgres' ? 'now()' : `'2026-11-29T00:00:00.000Z'`;
+  const now = nowOf(kind);
   return `insert into transfer (id, seq, asset_id, from_address, to_address, amount, status, created_at, completed_at)
-    select 'trf-' || g, g, case when g % 40 = 0 then 'nft-' || ((g / 40) % 50) else 'cur-1' end,
-      ${hex(`g % ${WALLETS}`)}, ${hex(`(7 * g + 1) % ${WALLETS}`)}, '1', 'completed', ${now}, ${now}
-    from (${rows}) numbers`;
+    select 'trf-' || g, 2 * g, case when g % 40 = 0 then 'nft-' || ((g / 40) % 50) else 'cur-1' end,
+      ${hex(kind, `g % ${WALLETS}`)}, ${hex(kind, `(7 * g + 1) % ${WALLETS}`)}, '1', 'completed', ${now}, ${now}
+    from (${numbers(kind, TRANSFERS)}) numbers`;
 }
 
-/** The plain query the history read replaced (one filter, every match sorted). */
+/**
+ * NFTs 1..MINTS minted in the ledger (issue 37): every 10th to HOT, the others to wallet
+ * k % WALLETS; each mint's place `mint_seq` 38k + 1, odd, between the transfers.
+ */
+function insertMints(kind: 'sqlite' | 'postgres'): string {
+  const now = nowOf(kind);
+  return `insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, owner, minted_to, mint_seq, created_at)
+    select 'mnt-' || g, 100 + g, 'nft', 'Item', '{}', 'plans', 'usr_plans', 'x',
+      case when g % 10 = 0 then '${HOT}' else ${hex(kind, `g % ${WALLETS}`)} end, 38 * g + 1, ${now}
+    from (${numbers(kind, MINTS)}) numbers`;
+}
+
+/**
+ * The plain query the history read replaced (one filter, every match sorted), with a wallet's NFT
+ * mints (no asset filter) added to the matches (issue 37).
+ */
 function plainPage(filter: TransferHistoryFilter): { sql: string; params: unknown[] } {
   const conditions: string[] = [];
   const params: unknown[] = [];
@@ -67,9 +89,13 @@ function plainPage(filter: TransferHistoryFilter): { sql: string; params: unknow
   if (filter.wallet !== undefined) and('(from_address = ? or to_address = ?)', filter.wallet, filter.wallet);
   if (filter.assetId !== undefined) and('asset_id = ?', filter.assetId);
   if (filter.before !== undefined) and('seq < ?', filter.before);
+  const transfers = `select id, seq from transfer${conditions.length ? ` where ${conditions.join(' and ')}` : ''}`;
+  if (filter.wallet === undefined || filter.assetId !== undefined)
+    return { sql: `${transfers} order by seq desc limit ?`, params: [...params, filter.limit] };
+  const before = filter.before === undefined ? [] : [filter.before];
   return {
-    sql: `select id from transfer${conditions.length ? ` where ${conditions.join(' and ')}` : ''} order by seq desc limit ?`,
-    params: [...params, filter.limit],
+    sql: `select id from (${transfers} union all select id, mint_seq as seq from asset where minted_to = ?${before.length ? ' and mint_seq < ?' : ''}) as plain order by seq desc limit ?`,
+    params: [...params, filter.wallet, ...before, filter.limit],
   };
 }
 
@@ -103,10 +129,11 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
       `insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, total_supply, created_at) values ${assets.join(', ')}`,
     );
     await connection.execute(insertTransfers(kind));
+    await connection.execute(insertMints(kind));
     // A transfer to oneself: listed once in the wallet's history.
     await connection.execute(
       `insert into transfer (id, seq, asset_id, from_address, to_address, amount, status, created_at, completed_at)
-       values ('trf-self', ${TRANSFERS + 1}, 'nft-3', '${HOT}', '${HOT}', '1', 'completed', ${now}, ${now})`,
+       values ('trf-self', ${2 * TRANSFERS + 1}, 'nft-3', '${HOT}', '${HOT}', '1', 'completed', ${now}, ${now})`,
     );
   });
 
@@ -122,23 +149,30 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
         let before: number | undefined;
         for (let pageNumber = 0; pageNumber < 3; pageNumber++) {
           const filter = { ...shape, limit, before };
-          const ids = await transferHistoryIds(em(), filter);
+          const entries = await transferHistoryEntries(em(), filter);
+          const ids = entries.map((entry) => entry.id);
           const plain = plainPage(filter);
           const expected = (await em().execute<{ id: string }[]>(plain.sql, plain.params)).map(
             (row) => row.id,
           );
           expect(ids, `${JSON.stringify(filter)}`).toEqual(expected);
           expect(new Set(ids).size).toBe(ids.length);
+          // A mint is an entry of the history of the wallet it was minted to, and of no other.
+          for (const entry of entries) expect(entry.mint).toBe(entry.id.startsWith('mnt-'));
+          if (shape.wallet === undefined || shape.assetId !== undefined)
+            expect(entries.filter((entry) => entry.mint)).toEqual([]);
           if (ids.length < limit) break;
-          const [{ seq }] = await em().execute<{ seq: number | string }[]>(
-            'select seq from transfer where id = ?',
-            [ids[ids.length - 1]],
-          );
-          before = Number(seq);
+          before = entries[entries.length - 1].seq;
         }
       }
-      if (shape.wallet === HOT && shape.assetId === undefined)
-        expect(await transferHistoryIds(em(), { ...shape, limit: 1 })).toEqual(['trf-self']);
+      if (shape.wallet === HOT && shape.assetId === undefined) {
+        expect((await transferHistoryEntries(em(), { ...shape, limit: 1 })).map((entry) => entry.id)).toEqual(
+          ['trf-self'],
+        );
+        // Its mints come between its transfers: a page of 101 from the middle holds both.
+        const middle = await transferHistoryEntries(em(), { ...shape, limit: 101, before: TRANSFERS });
+        expect(middle.some((entry) => entry.mint) && middle.some((entry) => !entry.mint)).toBe(true);
+      }
     },
   );
 
@@ -166,6 +200,17 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
           );
           const plan = row['QUERY PLAN'][0].Plan;
           expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
+          // Issue 37: a wallet's history reads the NFTs minted to it from their index, as the transfers.
+          expect(pagePlanProblems(plan, 'asset'), JSON.stringify(plan)).toEqual([]);
+          const mintScans = nodesOf(plan).filter(({ node }) => node['Relation Name'] === 'asset');
+          expect(
+            mintScans.map(({ node }) => node['Index Name']),
+            JSON.stringify(plan),
+          ).toEqual(
+            shape.wallet !== undefined && shape.assetId === undefined
+              ? ['asset_minted_to_mint_seq_index']
+              : [],
+          );
         }
       }
     },
@@ -185,6 +230,15 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
       for (const scan of scans)
         expect(scan, details.join('\n')).toMatch(
           /USING (COVERING )?INDEX (transfer_\w+_seq_index|sqlite_autoindex_transfer_\d+|transfer_seq_unique)/,
+        );
+      // Issue 37: a wallet's history (no asset) reads the NFTs minted to it from their index.
+      const mintScans = details.filter((detail) => /\b(SCAN|SEARCH) asset\b/.test(detail));
+      expect(mintScans, details.join('\n')).toHaveLength(
+        shape.wallet !== undefined && shape.assetId === undefined ? 1 : 0,
+      );
+      for (const scan of mintScans)
+        expect(scan, details.join('\n')).toMatch(
+          /^SEARCH asset USING (COVERING )?INDEX asset_minted_to_mint_seq_index\b/,
         );
       // A branch's own ORDER BY is its index order: nothing is sorted inside a branch (a co-routine);
       // the merge of two branches sorts what each returned (at most its LIMIT).

@@ -87,6 +87,7 @@ const everything: FullPlan = {
       createdAt: at,
       expiresAt: at,
       lender: other,
+      mintedTo: wallet,
     },
   ],
   wallets: [

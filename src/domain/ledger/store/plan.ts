@@ -210,6 +210,12 @@ export interface NewAsset {
   /** Issue 36, items that expire: the NFT's end time (absent: none) and the wallet that lent it. */
   expiresAt?: Date | null;
   lender?: StoredAddress | null;
+  /**
+   * Issue 37: a ledger NFT's mint, which writes no transfer row: the wallet it is minted to. The store
+   * keeps it (`asset.minted_to`) with a value of the transfers' counter (`asset.mint_seq`), the
+   * mint's place in that wallet's history.
+   */
+  mintedTo?: StoredAddress;
   createdAt: Date;
 }
 

@@ -194,6 +194,8 @@ export function planJson(plan: Plan): string {
       // Issue 36: items that expire.
       ...(a.expiresAt && { expires_at: a.expiresAt.toISOString() }),
       ...(a.lender && { lender: a.lender }),
+      // Issue 37: a ledger NFT's mint.
+      ...(a.mintedTo && { minted_to: a.mintedTo }),
     }));
   if (plan.wallets?.length)
     p.wallets = plan.wallets.map((w) => ({

@@ -62,8 +62,8 @@ const SQL = {
   setOwner: 'update asset set owner = ? where id = ?',
   insertAsset:
     'insert into asset (id, seq, kind, name, description, metadata, collection_id, creator_id, symbol, decimals, ' +
-    'total_supply, max_supply, owner, soulbound, created_at, expires_at, lender) ' +
-    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'total_supply, max_supply, owner, soulbound, created_at, expires_at, lender, minted_to, mint_seq) ' +
+    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertWallet:
     'insert into wallet (address, user_id, kind, encrypted_private_key, created_at) values (?, ?, ?, ?, ?)',
   insertTransfer:
@@ -485,6 +485,9 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           a.createdAt.getTime(),
           a.expiresAt?.getTime() ?? null,
           a.lender ?? null,
+          a.mintedTo ?? null,
+          // Issue 37: a ledger NFT's mint takes its place in its wallet's history from the transfers' counter.
+          a.mintedTo ? sequence('transfer') : null,
         );
       }
       for (const w of plan.wallets ?? []) {
