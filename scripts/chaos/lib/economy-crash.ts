@@ -524,7 +524,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           lotSamples += rows.length > 0 ? 1 : 0;
           for (const finding of lotsBeyondBalances(rows)) failures.push(`during the run: ${finding}`);
         }
-        await sleep(250);
+        await sleep(500);
       }
     })();
     const restartMs: number[] = [];
