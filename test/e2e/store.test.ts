@@ -250,7 +250,12 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
       { to: alice.wallet, amount: '5', expiresAt: new Date(Date.now() + 3 * 3600_000).toISOString() },
       { ...studio.headers, 'Idempotency-Key': 'e2e-timed-gold' },
     );
-    const holdings = await api('GET', `/wallets/${alice.wallet}/assets?kind=fungible`, undefined, alice.headers);
+    const holdings = await api(
+      'GET',
+      `/wallets/${alice.wallet}/assets?kind=fungible`,
+      undefined,
+      alice.headers,
+    );
     const gold = holdings.data.find((holding: { asset: { id: string } }) => holding.asset.id === 'gold');
     expect(gold.expiring).toEqual([{ amount: '5', expiresAt: expect.any(String) }]);
     await page.goto(`${harness.base}/explorer/wallet/${alice.wallet}`);

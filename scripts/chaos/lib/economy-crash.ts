@@ -51,7 +51,12 @@ import {
   ROYALTY_BPS,
   SEASON,
 } from './economy-model.ts';
-import { type EconomyFigures, LOTS_WITHIN_BALANCES, lotsBeyondBalances, verifyEconomy } from './economy-verify.ts';
+import {
+  type EconomyFigures,
+  LOTS_WITHIN_BALANCES,
+  lotsBeyondBalances,
+  verifyEconomy,
+} from './economy-verify.ts';
 import { formatUnits } from './ledger-setup.ts';
 import { newestEventId } from './rest.ts';
 import { type Answer, type KeyedPost, sendOnce } from './writes.ts';
