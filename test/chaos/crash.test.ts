@@ -2,8 +2,9 @@
 // on each database the suite runs on (`npm run chaos` is the long version: 5 kills in 60 s); and the
 // same for the economy's multi-part operations (scripts/chaos/lib/economy-crash.ts): crafts, trade
 // acceptances, store purchases, loot box openings, marketplace purchases of listings, auction bids
-// and settlements, and items ending (timed grants burned, loans returned by the sweep) while the
-// kills happen.
+// and settlements, items ending (timed grants burned, loans returned by the sweep), and timed
+// currency grants (lots) spent by transfers and burned by the sweep at their end, while the kills
+// happen.
 import { describe, expect, it } from 'vitest';
 import { printCrashReport } from '../../scripts/chaos/lib/crash-report.ts';
 import { runCrashTest } from '../../scripts/chaos/lib/crash-run.ts';
@@ -43,6 +44,8 @@ describe.each(DB_KINDS)('crash test on %s', (db) => {
     expect(report.openings).toBeGreaterThan(0);
     expect(report.sales).toBeGreaterThan(0);
     expect(report.expired).toBeGreaterThan(0);
+    expect(report.grants).toBeGreaterThan(0);
+    expect(report.lotsBurned).toBeGreaterThan(0);
     expect(report.bids).toBeGreaterThan(0);
     expect(report.auctionsSold).toBeGreaterThan(0);
     // Requests were cut by the kills (or sent while the service was down) and resent with their key.
@@ -52,7 +55,7 @@ describe.each(DB_KINDS)('crash test on %s', (db) => {
     console.log(
       `economy crash (${db}): ${report.crafts} crafts, ${report.trades} trades, ${report.purchases} store purchases, ` +
         `${report.openings} openings, ${report.sales} sales, ${report.bids} bids, ${report.auctionsSold} auctions sold, ` +
-        `${report.expired} expiries; ${report.retried} resent after a cut, ${report.resent} after an answer, ` +
+        `${report.expired} expiries, ${report.grants} timed currency grants (${report.lotsBurned} lots burned); ${report.retried} resent after a cut, ${report.resent} after an answer, ` +
         `refused ${JSON.stringify(report.refused)}; restarts ${report.restartMs.join(', ')} ms`,
     );
   }, 180_000);

@@ -6,7 +6,8 @@
 // reading its odds and checks the draw in her browser once its seed is revealed, pays an offer with
 // items she ticks (too few ticked is caught on the page; the ores paid are burned), watches an
 // offer's units left follow another buyer's purchase live, and sees a loan's end time on its card
-// and its page. At 390 px the store scrolls only vertically.
+// and its page, and a timed grant of gold (a currency mint with `expiresAt`) as the part of her
+// balance that ends. At 390 px the store scrolls only vertically.
 // Screenshots go to test-results/store/.
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -239,6 +240,28 @@ describe.skipIf(!hasChromium)('the store in the explorer', () => {
     await expect.poll(() => card.getByTestId('rental').textContent()).toMatch(/^Ends in 2 h: lent by 0x/);
     await card.getByRole('link', { name: 'Loaner Sword' }).click();
     await expect.poll(() => page.getByTestId('rental').textContent()).toContain('returns to them');
+  });
+
+  it('shows the part of a currency balance that ends (a timed grant)', async () => {
+    // Minted last: the gold alice spent in the tests above would have taken these units first.
+    await api(
+      'POST',
+      '/api/v1/currencies/gold/mint',
+      { to: alice.wallet, amount: '5', expiresAt: new Date(Date.now() + 3 * 3600_000).toISOString() },
+      { ...studio.headers, 'Idempotency-Key': 'e2e-timed-gold' },
+    );
+    const holdings = await api(
+      'GET',
+      `/wallets/${alice.wallet}/assets?kind=fungible`,
+      undefined,
+      alice.headers,
+    );
+    const gold = holdings.data.find((holding: { asset: { id: string } }) => holding.asset.id === 'gold');
+    expect(gold.expiring).toEqual([{ amount: '5', expiresAt: expect.any(String) }]);
+    await page.goto(`${harness.base}/explorer/wallet/${alice.wallet}`);
+    const row = page.locator('.currency-list tr[data-asset-id="gold"]');
+    await expect.poll(() => row.getByTestId('expiring').textContent()).toBe('of which 5 end in 3 h');
+    expect(await row.locator('td.number').textContent()).toBe(`${gold.balance}of which 5 end in 3 h`);
   });
 
   it('fits a phone: the store scrolls only vertically', async () => {

@@ -1,6 +1,7 @@
 // The wallet view: an address (checked as EIP-55 while typed), its currency balances and its NFTs,
 // and its transfer history, each list paged with the API's cursors, kept current by newNFT/newTransfer
-// events for the wallet.
+// events for the wallet. A currency's timed part (issue 36, timed grants: `expiring`) is shown under
+// its balance: "of which 5 end in 3 h".
 // In your own wallet you can also mint and transfer.
 import type { Schemas } from '../api/client.ts';
 import { problemOf, unwrap } from '../api/problem.ts';
@@ -13,7 +14,7 @@ import { formatTime, shortAddress, ZERO_ADDRESS } from '../ui/format.ts';
 import { CursorPager } from '../ui/pager.ts';
 import { emptyState, problemBox } from '../ui/problem-view.ts';
 import { toast } from '../ui/toast.ts';
-import { chainBadge, isOnChain, nftCard } from './asset-card.ts';
+import { chainBadge, endsIn, isOnChain, nftCard } from './asset-card.ts';
 import { type Cleanup, debounced, type ViewContext } from './context.ts';
 import { openLootBoxDialog } from './loot-box.ts';
 import { openMintDialog } from './mint-form.ts';
@@ -24,6 +25,32 @@ import { transferHistory } from './transfer-history.ts';
 type Holding = Schemas['WalletAssetHolding'];
 
 const ACTIVITY_KEPT = 8;
+
+/**
+ * The timed part of a currency balance, by end time (issue 36): "of which 5 end in 3 h, 2 in 2 days";
+ * units past their end count in the balance until the sweep burns them. Null when none ends.
+ */
+function expiringNote(holding: Holding): HTMLElement | null {
+  const parts = holding.expiring ?? [];
+  if (parts.length === 0) return null;
+  return h(
+    'div',
+    { class: 'muted small', 'data-testid': 'expiring' },
+    'of which ',
+    parts.map((part, index) => {
+      const ended = Date.parse(part.expiresAt) <= Date.now();
+      return [
+        index > 0 ? ', ' : null,
+        `${part.amount} `,
+        h(
+          'time',
+          { datetime: part.expiresAt, title: formatTime(part.expiresAt) },
+          ended ? 'ended, being removed' : `${index === 0 ? 'end ' : ''}${endsIn(part.expiresAt)}`,
+        ),
+      ];
+    }),
+  );
+}
 
 /** The form at the top of the wallet view (and the home page): go to any wallet. */
 export function walletSearch(ctx: ViewContext, current = ''): HTMLFormElement {
@@ -206,7 +233,7 @@ export function walletView(ctx: ViewContext, rawAddress: string): Cleanup {
                     chainBadge(holding.asset) ? ' ' : null,
                     chainBadge(holding.asset),
                   ),
-                  h('td', { class: 'number' }, holding.balance),
+                  h('td', { class: 'number' }, holding.balance, expiringNote(holding)),
                   mine ? h('td', { class: 'actions' }, transferButton(holding)) : null,
                 );
               }),

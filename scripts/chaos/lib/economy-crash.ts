@@ -9,6 +9,10 @@
 //     ahead) that a passes to b, and a lends its Lantern to b for a second; they end while kills
 //     happen and the market keeper's sweep (every 250 ms here) burns or returns them, after the
 //     restart if the service was down;
+//   - timed currency grants (lots): the studio mints a 5.00 of season currency ending 1.5 to 2.5 s
+//     ahead, and a sends b 3.00 of it (the store takes a's live lots first, soonest end first, and
+//     the units keep their end in b); the sweep burns what is left of each lot at its end, some while
+//     the service is down; the database is sampled all along for `sum(lots) + reserved <= balance`;
 //   - a crafts a Potion from 2.00 herb, and the two trade a Sword (the owner proposes it for 1.00
 //     gold, the other accepts);
 //   - a buys a Chest bundle in the store (1.00 gold to the studio for 0.50 gem and a Chest NFT; the
@@ -45,8 +49,14 @@ import {
   type Pair,
   PRICES,
   ROYALTY_BPS,
+  SEASON,
 } from './economy-model.ts';
-import { type EconomyFigures, verifyEconomy } from './economy-verify.ts';
+import {
+  type EconomyFigures,
+  LOTS_WITHIN_BALANCES,
+  lotsBeyondBalances,
+  verifyEconomy,
+} from './economy-verify.ts';
 import { formatUnits } from './ledger-setup.ts';
 import { newestEventId } from './rest.ts';
 import { type Answer, type KeyedPost, sendOnce } from './writes.ts';
@@ -73,6 +83,8 @@ export interface EconomyCrashReport extends EconomyFigures {
 
 /** How long a Pass and a loan last: they end during the run, some while the service is down. */
 const TIMED_MS = 1000;
+/** How long a timed currency grant lasts: between these, so lots of several ends overlap in a wallet. */
+const LOT_MS = [1500, 2500] as const;
 const SWEEP_MS = '250';
 /** The auction's length: the shortest the API takes, about the run's. */
 const AUCTION_SECONDS = 10;
@@ -116,7 +128,7 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
       call<T>(service.baseUrl, 'POST', path, { session, body });
     await createCollection(service, studio, COLLECTION);
     await Promise.all(
-      [HERB, GOLD, GEM].map((currency) => createCurrency(service, studio, currency, COLLECTION)),
+      [HERB, GOLD, GEM, SEASON].map((currency) => createCurrency(service, studio, currency, COLLECTION)),
     );
     // The economy's configuration, made while the players register (their password KDF is the
     // set-up's cost).
@@ -177,6 +189,8 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           ...[a, b].flatMap((player) =>
             [HERB, GOLD].map((currency) => ({ to: player.wallet, currency, amount: formatUnits(INITIAL) })),
           ),
+          // Permanent season units: a's transfers to b never lack units once its lots are spent or ended.
+          { to: a.wallet, currency: SEASON, amount: formatUnits(INITIAL) },
         ],
       });
       const seed = await post<{ id: string; commitment: string }>(
@@ -204,6 +218,8 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
         foundersRefused: false,
         passes: [],
         loans: [],
+        grants: [],
+        seasonSent: [],
         lanternFreeAt: 0,
         bids: [],
         biddingOver: false,
@@ -365,6 +381,35 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
           if (lent.status < 300) pair.loans.push({ expiresAt: loanEnd });
           pair.lanternFreeAt = Math.max(Date.now(), Date.parse(loanEnd)) + 500;
         }
+        // A timed grant of season currency (none ending after the run's last second), then a spends
+        // some of it: a resend after its end meets the end time (400) and nothing is minted.
+        if (Date.now() < end - LOT_MS[1] - 500) {
+          const last = pair.grants.at(-1);
+          const lotEnd = new Date(
+            Math.max(
+              Date.now() + LOT_MS[0] + Math.random() * (LOT_MS[1] - LOT_MS[0]),
+              last ? Date.parse(last.expiresAt) + 1 : 0,
+            ),
+          ).toISOString();
+          const grant = await send(
+            studio,
+            `/api/v1/currencies/${SEASON}/mint`,
+            { to: a.wallet, amount: formatUnits(PRICES.seasonGrant), expiresAt: lotEnd },
+            ['/problems/validation-failed'],
+          );
+          if (grant.status < 300) {
+            pair.grants.push({ transferId: idOf(grant), amount: PRICES.seasonGrant, expiresAt: lotEnd });
+            acknowledged.operations.push({ kind: 'grant', transfers: [idOf(grant)], nfts: [] });
+            const spent = await send(a, '/api/v1/transfer', {
+              assetId: SEASON,
+              from: a.wallet,
+              to: b.wallet,
+              amount: formatUnits(PRICES.seasonSpend),
+            });
+            pair.seasonSent.push(PRICES.seasonSpend);
+            acknowledged.operations.push({ kind: 'seasonSent', transfers: [idOf(spent)], nfts: [] });
+          }
+        }
         const crafted = await send(a, `/api/v1/recipes/${recipe.id}/craft`, { wallet: a.wallet });
         const potion = crafted.body?.nfts[0].id as string;
         pair.crafts++;
@@ -476,6 +521,19 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
     const load = Promise.all(
       pairs.map((pair) => client(pair).catch((error) => failures.push(String(error)))),
     );
+    // The lots' invariant, read from the database (one statement: one snapshot) all along the run,
+    // the service up or down: `sum(lots) + reserved <= balance` for every holding with lots.
+    let lotSamples = 0;
+    const sampler = (async () => {
+      while (!stopping) {
+        const rows = await service.rows(LOTS_WITHIN_BALANCES).catch(() => null);
+        if (rows) {
+          lotSamples += rows.length > 0 ? 1 : 0;
+          for (const finding of lotsBeyondBalances(rows)) failures.push(`during the run: ${finding}`);
+        }
+        await sleep(500);
+      }
+    })();
     const restartMs: number[] = [];
     for (let kill = 1; kill <= options.kills; kill++) {
       const share = Math.max(0, end - Date.now()) / (options.kills - kill + 2);
@@ -488,6 +546,8 @@ export async function runEconomyCrashTest(options: EconomyCrashOptions): Promise
     await sleep(Math.max(0, end - Date.now()));
     stopping = true;
     await load;
+    await sampler;
+    log(`economy: ${lotSamples} samples of the database with lots, each within its holding's balance`);
     log(`economy: load stopped at ${since()}; verifying`);
 
     const figures = await verifyEconomy({

@@ -6,6 +6,8 @@ export const COLLECTION = 'chaos-economy';
 export const HERB = 'chaos-herb';
 export const GOLD = 'chaos-gold';
 export const GEM = 'chaos-gem';
+/** The season currency: a holds INITIAL permanent units, and gets timed grants (lots) in the run. */
+export const SEASON = 'chaos-season';
 /** 1,000,000.00 of herb and gold per player: far more than a run spends (a craft burns 2.00). */
 export const INITIAL = 100_000_000n;
 /** Prices and grants in hundredths. */
@@ -20,6 +22,9 @@ export const PRICES = {
   listing: 200n,
   reserve: 100n,
   increment: 10n,
+  /** A timed grant of season currency to a, and what a then sends b of it (its lots spent first). */
+  seasonGrant: 500n,
+  seasonSpend: 300n,
 };
 /** The marketplace's cut of a listing's 2.00: 5 % royalty to the studio, 2.5 % fee. */
 export const ROYALTY_BPS = 500n;
@@ -59,6 +64,13 @@ export interface Pair {
   /** Timed Passes granted to a, each with its end and whether a passed it to b (the transfer's id). */
   passes: { id: string; expiresAt: string; passedIn?: string }[];
   loans: { expiresAt: string }[];
+  /**
+   * Timed grants of season currency to a (each a lot, ending at a time of its own in the pair: the
+   * lot's parts, in a and in b, are told apart by it), by the mint's transfer (the lots' source).
+   */
+  grants: { transferId: string; amount: bigint; expiresAt: string }[];
+  /** a's acknowledged transfers of season currency to b, in hundredths. */
+  seasonSent: bigint[];
   lanternFreeAt: number;
   /** a's Trophy, auctioned in the run (`auction`); b's acknowledged bids, in hundredths. */
   trophy: string;
@@ -72,7 +84,17 @@ export interface Pair {
 export interface Acknowledged {
   /** Every answer's transfers and NFTs, by the operation that made them. */
   operations: {
-    kind: 'craft' | 'trade' | 'purchase' | 'opening' | 'sale' | 'founders' | 'pass' | 'passOn';
+    kind:
+      | 'craft'
+      | 'trade'
+      | 'purchase'
+      | 'opening'
+      | 'sale'
+      | 'founders'
+      | 'pass'
+      | 'passOn'
+      | 'grant'
+      | 'seasonSent';
     operationId?: string;
     transfers: string[];
     nfts: string[];

@@ -1,7 +1,10 @@
 // The economy crash run's verification (./economy-crash.ts), with the service up and quiet: the
 // ledger holds exactly what the answers said, read from the database (behind the service's back:
 // counters, purchase, draw, sale and listing rows, holdings) and through the API (events, supplies,
-// owners, offers, wallets). Each finding is one line given to `fail`.
+// owners, offers, wallets). Each finding is one line given to `fail`. Timed currency grants (lots of
+// season currency): each acknowledged grant's units found again, in the lots left and the sweep's
+// burns (each burned once, with its transfer row and its `itemExpired`), and
+// `sum(lots) + reserved <= balance` for every holding (also sampled during the run).
 import { call, type Session } from '../../lib/api.ts';
 import type { LocalCrashableService } from './crashable-service.ts';
 import {
@@ -17,6 +20,7 @@ import {
   type Pair,
   PRICES,
   ROYALTY_BPS,
+  SEASON,
 } from './economy-model.ts';
 import { formatUnits, parseUnits } from './ledger-setup.ts';
 import { allPages, type EventEnvelope, eventsAfter } from './rest.ts';
@@ -31,6 +35,9 @@ export interface EconomyFigures {
   sales: number;
   /** Timed Passes burned and loans returned by the sweep. */
   expired: number;
+  /** Acknowledged timed grants of season currency, and lots (or their moved parts) the sweep burned. */
+  grants: number;
+  lotsBurned: number;
   /** Acknowledged bids, and auctions the keeper settled as sold. */
   bids: number;
   auctionsSold: number;
@@ -39,6 +46,30 @@ export interface EconomyFigures {
 const ZERO = '0x0000000000000000000000000000000000000000';
 const lower = (address: unknown) => String(address).toLowerCase();
 const amount = (value: unknown) => BigInt(String(value ?? '0'));
+
+/** Every lot with its holding, in one statement (one snapshot, even while the service writes). */
+export const LOTS_WITHIN_BALANCES =
+  'select l.id, l.wallet, l.asset_id, l.amount, l.source_id, h.balance, h.reserved from currency_lot l ' +
+  'left join holding h on h.wallet = l.wallet and h.asset_id = l.asset_id';
+
+/** The holdings (rows of LOTS_WITHIN_BALANCES) where `sum(lots) + reserved <= balance` fails. */
+export function lotsBeyondBalances(rows: Record<string, unknown>[]): string[] {
+  const findings: string[] = [];
+  const holdings = new Map<string, { lots: bigint; balance: unknown; reserved: unknown }>();
+  for (const row of rows) {
+    if (amount(row.amount) <= 0n) findings.push(`lot ${row.id} of ${row.amount}`);
+    const key = `${row.asset_id} of ${row.wallet}`;
+    const holding = holdings.get(key) ?? { lots: 0n, balance: row.balance, reserved: row.reserved };
+    holding.lots += amount(row.amount);
+    holdings.set(key, holding);
+  }
+  for (const [key, holding] of holdings)
+    if (holding.balance == null || holding.lots + amount(holding.reserved) > amount(holding.balance))
+      findings.push(
+        `${key}: lots ${holding.lots} + reserved ${holding.reserved} > balance ${holding.balance}`,
+      );
+  return findings;
+}
 
 export async function verifyEconomy(options: {
   service: LocalCrashableService;
@@ -67,11 +98,15 @@ export async function verifyEconomy(options: {
   for (;;) {
     pending =
       (await service.count('select count(*) as n from asset where expires_at is not null')) +
-      (await service.count(`select count(*) as n from auction where status = 'open'`));
+      (await service.count(`select count(*) as n from auction where status = 'open'`)) +
+      (await service.count('select count(*) as n from currency_lot'));
     if (pending === 0 || Date.now() > sweptBy) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  fail(pending > 0, `${pending} items still have an end time, or auctions open, 20 s after the run`);
+  fail(
+    pending > 0,
+    `${pending} items still have an end time, lots left or auctions open, 20 s after the run`,
+  );
   options.log?.(`economy: every item past its end swept ${Date.now() - sweptBy + 20_000} ms after the load`);
 
   // Every read behind the service's back at once (each on a connection of its own).
@@ -89,7 +124,9 @@ export async function verifyEconomy(options: {
     listings: 'select id, status, asset_id, operation_id from listing',
     passes: `select id, owner, lender from asset where name = 'Pass' and collection_id = '${COLLECTION}'`,
     holdings: 'select wallet, asset_id, balance, reserved from holding',
-    supplies: `select id, total_supply from asset where id in ('${HERB}', '${GOLD}', '${GEM}')`,
+    supplies: `select id, total_supply from asset where id in ('${HERB}', '${GOLD}', '${GEM}', '${SEASON}')`,
+    lots: LOTS_WITHIN_BALANCES,
+    seasonBurns: `select id, from_address, amount from transfer where asset_id = '${SEASON}' and to_address = '${ZERO}'`,
   };
   const fetched = Object.fromEntries(
     Object.entries(queries).map(([name, sql]) => [name, rows(sql)]),
@@ -165,6 +202,8 @@ export async function verifyEconomy(options: {
   // settlement's (under the settled auction's operationId).
   const expiries = byType('itemExpired');
   const expiryTransfers = new Set(expiries.map((event) => event.data.transferId));
+  // A lot's burn is the currency variant of itemExpired: with `amount`.
+  const lotExpiries = expiries.filter((event) => event.data.amount !== undefined);
   const lanterns = new Set(pairs.map((pair) => pair.lantern));
   const transfers = byType('newTransfer');
   exactlyOnce(
@@ -493,12 +532,71 @@ export async function verifyEconomy(options: {
     );
   }
 
+  // Timed currency grants: each lot burned once (one transfer row from its holder to the zero
+  // address, of the amount its one itemExpired names; the newTransfer is counted above), and each
+  // acknowledged grant's units found again, whole, in its lots left and its parts' burns (a part
+  // moved to b keeps the grant's source and end; one lot per holder and grant, a move merging).
+  const seasonBurns = new Map((await fetched.seasonBurns).map((row) => [String(row.id), row]));
+  exactlyOnce(
+    countBy(lotExpiries, (event) => event.data.transferId),
+    seasonBurns.keys(),
+    'itemExpired of a lot',
+  );
+  for (const event of lotExpiries) {
+    const row = seasonBurns.get(event.data.transferId);
+    fail(
+      event.data.assetId !== SEASON ||
+        event.data.outcome !== 'burned' ||
+        lower(row?.from_address) !== lower(event.data.holder) ||
+        amount(row?.amount) !== parseUnits(event.data.amount),
+      `lot burn ${event.data.transferId}: ${JSON.stringify(event.data)}, transfer row ${JSON.stringify(row)}`,
+    );
+  }
+  const lots = await fetched.lots;
+  for (const finding of lotsBeyondBalances(lots)) options.fail(finding);
+  const claimed = new Set<EventEnvelope>();
+  for (const pair of pairs) {
+    const holders = [pair.a.wallet, pair.b.wallet].map(lower);
+    for (const grant of pair.grants) {
+      const left = lots.filter((row) => row.source_id === grant.transferId);
+      const burned = lotExpiries.filter(
+        (event) =>
+          holders.includes(lower(event.data.holder)) &&
+          Date.parse(event.data.expiresAt) === Date.parse(grant.expiresAt),
+      );
+      for (const event of burned) claimed.add(event);
+      const found =
+        left.reduce((total, row) => total + amount(row.amount), 0n) +
+        burned.reduce((total, event) => total + parseUnits(event.data.amount), 0n);
+      const parts = holders.map(
+        (holder) =>
+          left.filter((row) => lower(row.wallet) === holder).length +
+          burned.filter((event) => lower(event.data.holder) === holder).length,
+      );
+      fail(
+        found !== grant.amount ||
+          parts.some((count) => count > 1) ||
+          left.some((row) => !holders.includes(lower(row.wallet))),
+        `grant ${grant.transferId} of ${formatUnits(grant.amount)} ending ${grant.expiresAt}: ${formatUnits(found)} found, ${left.length} lots left, ${burned.length} burned`,
+      );
+    }
+  }
+  const grantIds = new Set(pairs.flatMap((pair) => pair.grants.map((grant) => grant.transferId)));
+  const strayLots = lots.filter((row) => !grantIds.has(String(row.source_id)));
+  fail(strayLots.length > 0, `${strayLots.length} lots of no acknowledged grant`);
+  const strayBurns = lotExpiries.filter((event) => !claimed.has(event));
+  fail(
+    strayBurns.length > 0,
+    `${strayBurns.length} lot burns of no acknowledged grant (${strayBurns.slice(0, 3).map((event) => event.data.transferId)})`,
+  );
+
   // Currencies: supply == sum of balances == what the answers minted and burned, every balance as
   // the acknowledged operations left it, reserved within balance everywhere.
   const expected = new Map<string, Map<string, bigint>>([
     [HERB, new Map()],
     [GOLD, new Map()],
     [GEM, new Map()],
+    [SEASON, new Map()],
   ]);
   const add = (currency: string, wallet: string, delta: bigint) => {
     const balances = expected.get(currency) as Map<string, bigint>;
@@ -512,6 +610,10 @@ export async function verifyEconomy(options: {
     add(HERB, b.wallet, INITIAL);
     add(GOLD, a.wallet, INITIAL);
     add(GOLD, b.wallet, INITIAL);
+    const granted = pair.grants.reduce((total, grant) => total + grant.amount, 0n);
+    const sent = pair.seasonSent.reduce((total, each) => total + each, 0n);
+    add(SEASON, a.wallet, INITIAL + granted - sent);
+    add(SEASON, b.wallet, sent);
     pair.trades.forEach((_, index) => {
       // The Sword starts with a, so a proposes the even trades and receives their gold.
       const [seller, buyer] = index % 2 === 0 ? [a, b] : [b, a];
@@ -541,6 +643,8 @@ export async function verifyEconomy(options: {
       add(GOLD, FEE_WALLET, auctionFee);
     }
   }
+  // What the sweep burned of the lots, from their holders (each burn checked above).
+  for (const event of lotExpiries) add(SEASON, event.data.holder, -parseUnits(event.data.amount));
   const holdings = await fetched.holdings;
   const overReserved = holdings.filter((row) => amount(row.reserved) > amount(row.balance));
   fail(overReserved.length > 0, `${overReserved.length} holdings reserve more than their balance`);
@@ -592,7 +696,9 @@ export async function verifyEconomy(options: {
     purchases: purchaseIds.length + foundersIds.length,
     openings: openingIds.length,
     sales: saleIds.length,
-    expired: expiries.length,
+    expired: expiries.length - lotExpiries.length,
+    grants: sum(pairs, (pair) => pair.grants.length),
+    lotsBurned: lotExpiries.length,
     bids: sum(pairs, (pair) => pair.bids.length),
     auctionsSold: settlements.size,
   };

@@ -285,4 +285,24 @@ describe.each(DB_KINDS)('timed currency grants on %s', (kind) => {
     }
     expect(await orm().em.fork().count(OutboxEvent, { assetId: gem, type: 'newTransfer' })).toBe(0);
   });
+
+  it('a grant resent with its key after its end time passed replays its answer', async () => {
+    const gem = await currency();
+    const expiresAt = new Date(Date.now() + 2000).toISOString();
+    const body = { to: alice.wallet, amount: '3', expiresAt };
+    const first = await call(studio, 'POST', `/api/v1/currencies/${gem}/mint`, body, 'timed-grant-resent');
+    expect(first.status, first.text).toBe(201);
+    // Time must pass (nothing to poll): the end time is 2 s ahead.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, Date.parse(expiresAt) - Date.now() + 10)));
+    const again = await call(studio, 'POST', `/api/v1/currencies/${gem}/mint`, body, 'timed-grant-resent');
+    expect([again.status, again.headers.get('idempotent-replayed'), again.body]).toEqual([
+      201,
+      'true',
+      first.body,
+    ]);
+    // A new key is a new request: refused for its end time.
+    const late = await call(studio, 'POST', `/api/v1/currencies/${gem}/mint`, body, 'timed-grant-late');
+    expect([late.status, late.body.type]).toEqual([400, '/problems/validation-failed']);
+    expect((await read(`/assets/${gem}`)).totalSupply).toBe('3');
+  });
 });
