@@ -67,7 +67,8 @@ describe.each(DB_KINDS)('listing_trait filled by its migration on %s', (kind) =>
           'insert into listing (id, status, end_reason, seller_user_id, seller_wallet, asset_id, collection_id, amount, currency_id, price, expires_at, created_at, updated_at, operation_id, closed_by) values (?, ?, null, ?, ?, ?, ?, ?, ?, ?, null, ?, ?, null, null)',
           [id, status, 'usr_1', WALLET, assetId, 'realm', amount(1n), 'gold', amount(price), at, at],
         );
-      expect(await migrate(orm)).toEqual(['Migration20261129143000_listing_traits']);
+      // The migration under test runs first; later ones may follow it.
+      expect((await migrate(orm))[0]).toBe('Migration20261129143000_listing_traits');
       const rows = await orm.em
         .fork()
         .find(
