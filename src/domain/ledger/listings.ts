@@ -4,7 +4,7 @@
 // through (a currency listing whose seller spent the amount, a listing committed while its NFT was
 // moving) is found at its purchase: the plan's guards refuse it, and the purchase ends it then.
 
-import type { ListingEndReason, ListingStatus } from '../../db/entities/Listing.ts';
+import type { Listing, ListingEndReason, ListingStatus } from '../../db/entities/Listing.ts';
 import type { ReadStatements, Row } from '../../db/read-statements.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
@@ -42,6 +42,27 @@ export function listingRowOf(row: Row, reads: ReadStatements): ListingRow {
     updatedAt: reads.date(row.updated_at),
     operationId: (row.operation_id ?? null) as string | null,
     closedBy: (row.closed_by ?? null) as string | null,
+  };
+}
+
+/** A listing row from its entity. */
+export function listingRowOfEntity(listing: Listing): ListingRow {
+  return {
+    id: listing.id,
+    status: listing.status,
+    endReason: listing.endReason ?? null,
+    sellerUserId: listing.sellerUserId,
+    sellerWallet: listing.sellerWallet as StoredAddress,
+    assetId: listing.assetId,
+    collectionId: listing.collectionId,
+    amount: listing.amount as bigint,
+    currencyId: listing.currencyId,
+    price: listing.price as bigint,
+    expiresAt: listing.expiresAt ?? null,
+    createdAt: listing.createdAt,
+    updatedAt: listing.updatedAt,
+    operationId: listing.operationId ?? null,
+    closedBy: listing.closedBy ?? null,
   };
 }
 
