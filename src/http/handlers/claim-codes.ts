@@ -3,7 +3,7 @@
 import type { RateLimiter } from '../../auth/rate-limit.ts';
 import { parseAddress } from '../../domain/ledger/addresses.ts';
 import type { Ledger } from '../../domain/ledger/index.ts';
-import { ClaimCodeInvalidError } from '../../domain/ledger/stores.ts';
+import { ClaimCodeInvalidError } from '../../domain/ledger/store-claim-codes.ts';
 import { createClaimCodeThrottle } from '../claim-code-throttle.ts';
 import { type HandlerMap, respond, typedHandlers } from '../handler.ts';
 import { actorOf, idempotencyKeyOf, sendStored } from './ledger-request.ts';
