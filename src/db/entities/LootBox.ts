@@ -8,7 +8,7 @@ export interface DropEntry {
 }
 
 /**
- * A drop table of a collection (issue 36, src/domain/ledger/loot-boxes.ts): weighted outcomes,
+ * A drop table of a collection (issue 36, src/domain/ledger/loot-box-definitions.ts): weighted outcomes,
  * immutable once created (a draw names it by id and `hash`, hex SHA-256 of the entries' RFC 8785
  * form). Configuration, like a recipe.
  */

@@ -5,7 +5,7 @@ export const STORE_OFFER_STATUSES = ['active', 'closed'] as const;
 export type StoreOfferStatus = (typeof STORE_OFFER_STATUSES)[number];
 
 /**
- * An offer of a collection's store (issue 36, src/domain/ledger/stores.ts): configuration, like a
+ * An offer of a collection's store (issue 36, src/domain/ledger/store-offers.ts): configuration, like a
  * recipe, except for `sold`, which only a purchase's plan changes (the `offerSales` part, in the
  * transaction that checks the limits with the `offerAvailable` guard, which locks this row). Every
  * change of the terms, limits, window or status makes a new `version`; a purchase names the version

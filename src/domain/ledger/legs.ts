@@ -193,7 +193,7 @@ export interface ExtraParts {
   events?: NewEvent[];
   /** The operation every event of the plan belongs to (a batch, a craft, a trade's settlement). */
   operationId?: string;
-  /** A marketplace purchase (./market.ts): the listing sold (kept out of the ending below), its sale. */
+  /** A marketplace purchase (./market-purchase.ts): the listing sold (kept out of the ending below), its sale. */
   listingStatuses?: ListingStatusChange[];
   sales?: NewSale[];
   prices?: NewPrice[];
@@ -205,7 +205,7 @@ export interface ExtraParts {
   /** Answers a failed guard before the legs' own answers do (a purchase's seller side). */
   refuse?: (failure: GuardFailure) => Error | undefined;
   rejected?: (failure: GuardFailure) => Error;
-  /** A store purchase (issue 36, ./stores.ts): the offer's units sold and the purchase row. */
+  /** A store purchase (issue 36, ./store-purchase.ts): the offer's units sold and the purchase row. */
   stores?: StoreParts;
   /** Issue 36, items that expire (./expiries.ts): a loan's end time and lender, set or cleared. */
   assetUpdates?: AssetUpdate[];

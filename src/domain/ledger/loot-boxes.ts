@@ -16,7 +16,7 @@
 //
 // This file is the service as one, joining its parts, each one job: ./loot-box-context.ts what they
 // share, ./loot-box-definitions.ts drop tables and loot boxes, ./draw-seeds.ts the draw seeds,
-// ./loot-box-openings.ts an opening and its draw.
+// ./loot-box-openings.ts an opening, ./loot-box-opening-parts.ts its draw and rows.
 
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { Orm } from '../../db/orm.ts';

@@ -15,7 +15,7 @@ import { applyWrite, earlierAnswerOr } from './writes.ts';
 
 const ASSET_COLLECTION = 'select collection_id from asset where id = ?';
 
-/** The `source` of the prices the marketplace records at each NFT sale (./market.ts). */
+/** The `source` of the prices the marketplace records at each NFT sale (./market-context.ts, `marketPrice`). */
 export const MARKET_SOURCE = 'market';
 
 /** Prices are kept exactly, to 18 fractional digits (`priceScaled` = price × 10^18). */

@@ -108,7 +108,7 @@ const ACTING_NOW =
 
 /**
  * A user as it acts now: its current role, a service account's capped by its owner's current role.
- * What a recipe's craft or a store offer's purchase (./stores.ts) mints with.
+ * What a recipe's craft or a store offer's purchase (./store-purchase.ts) mints with.
  */
 export async function actingNow(orm: Orm, userId: string): Promise<Actor> {
   // One prepared read (was two ORM reads, one populating the owner: a large part of a purchase's CPU).

@@ -20,7 +20,7 @@
 //
 // This file is the service as one: the purchase's idempotency key, and the parts it joins, each one
 // job: ./store-context.ts what they share, ./store-offers.ts the offers as configuration,
-// ./store-purchase.ts the purchase (and a redemption's) plan, ./store-claim-codes.ts claim codes.
+// ./store-purchase.ts the purchase (and a redemption's) plan with ./store-purchase-parts.ts its rows, ./store-claim-codes.ts claim codes.
 
 import type { Orm } from '../../db/orm.ts';
 import type { Actor } from './actor.ts';
@@ -29,7 +29,8 @@ import type { LegWriter } from './leg-writer.ts';
 import { type ClaimCodeMethods, createClaimCodeMethods } from './store-claim-codes.ts';
 import { createStoreContext } from './store-context.ts';
 import { createStoreOfferMethods, type StoreOfferMethods } from './store-offers.ts';
-import { createSettlement, type PurchaseInput, type StorePurchaseResultView } from './store-purchase.ts';
+import { createSettlement, type StorePurchaseResultView } from './store-purchase.ts';
+import type { PurchaseInput } from './store-purchase-parts.ts';
 
 export interface StoreService extends StoreOfferMethods, ClaimCodeMethods {
   /** Pays the version's price and mints its grants, `quantity` times, as one plan; one `op_` id. */

@@ -1,5 +1,5 @@
 // Issue 35: the market figures' reads do not grow with the number of listings, offers or sales. Each
-// read the service issues (src/domain/ledger/market.ts: the floor of a collection, of an item and of
+// read the service issues (src/domain/ledger/market-figures.ts: the floor of a collection, of an item and of
 // an attribute value, the best offer of each and of a trait, the last sale) is built here the same way and EXPLAINed over 3,000 listings and sales and 20,000 offers of one collection,
 // analyzed: each walks its index in the order asked (no sort of the matches) and stops at its limit.
 // The listings cheapest first (`sort=price`, src/domain/ledger/listings-by-price.ts) are EXPLAINed as
@@ -208,7 +208,7 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
 
   it('the best offer of a collection, of an item and of a trait: one index walked from the highest price, no sort', async () => {
     const em = orm.em.fork();
-    // The expiry is checked on the rows read (src/domain/ledger/market.ts, `bestOffer`).
+    // The expiry is checked on the rows read (src/domain/ledger/market-figures.ts, `bestOffer`).
     const open = { status: 'open' as const, currencyId: 'gold' };
     for (const [where, index] of [
       [{ collectionId: 'realm', assetId: null, traitType: null }, 'offer_collection_offer_price_index'],
