@@ -48,8 +48,9 @@ export interface ReplicaPair {
   replicaUrl(database?: string): string;
   stopReplica(): void;
   startReplica(): void;
-  /** Runs SQL on the replica through psql (e.g. `select pg_wal_replay_pause()`). */
+  /** Runs SQL on the replica through psql (e.g. `select pg_wal_replay_pause()`); its rows, unaligned. */
   onReplica(sql: string): string;
+  onPrimary(sql: string): string;
   close(): void;
 }
 
@@ -80,6 +81,8 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream']);
   start(replicaDir, replicaPort);
   let replicaRunning = true;
+  const psql = (port: number, sql: string) =>
+    run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-At', '-c', sql]).trim();
   const url = (port: number, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   return {
     primaryUrl: (database) => url(primaryPort, database),
@@ -92,8 +95,8 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       start(replicaDir, replicaPort);
       replicaRunning = true;
     },
-    onReplica: (sql) =>
-      run('psql', ['-h', '127.0.0.1', '-p', String(replicaPort), '-U', 'postgres', '-At', '-c', sql]).trim(),
+    onReplica: (sql) => psql(replicaPort, sql),
+    onPrimary: (sql) => psql(primaryPort, sql),
     close() {
       try {
         if (replicaRunning) stop(replicaDir);
