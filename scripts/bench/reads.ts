@@ -8,6 +8,10 @@
 // 50 transfers/s between them run in the background (each transfer changes two wallets' listings),
 // cached and with `Cache-Control: no-cache`. Targets on SQLite: cached >= 30% of Koa hello, uncached
 // >= 15%. `--reads hot|spread|both` picks the parts (default both).
+//
+// `--reads replicas` (issue 34.6, PostgreSQL only): the uncached hot reads on a primary alone against
+// a primary with a streaming replica (DATABASE_READ_URLS), in the same run, on a primary and replica
+// the benchmark makes (./replicas.ts).
 import { randomBytes } from 'node:crypto';
 import {
   call,
@@ -29,11 +33,13 @@ import { produceSteadily } from './lib/producer.ts';
 import { record } from './lib/record.ts';
 import { heading } from './lib/report.ts';
 import { ratiosInRounds, roundFigures } from './lib/rounds.ts';
+import { replicaReads } from './replicas.ts';
 
 const TARGET: Record<DbKind, number> = { sqlite: 0.35, postgres: 0.25 };
 const HOLDINGS_PER_KIND = 10;
 
 export async function reads(options: BenchOptions): Promise<void> {
+  if (options.reads === 'replicas') return replicaReads(options);
   if (options.reads !== 'spread') await hotReads(options);
   if (options.reads !== 'hot') await spreadReads(options);
 }
@@ -101,7 +107,7 @@ async function hotReads(options: BenchOptions): Promise<void> {
 }
 
 /** A user whose custodial wallet holds 10 NFTs and 10 currencies (it is a studio, to create them). */
-async function walletWith20Holdings(service: Service): Promise<{ owner: Session; nftId: string }> {
+export async function walletWith20Holdings(service: Service): Promise<{ owner: Session; nftId: string }> {
   const owner = await createUser(service, 'studio');
   await createCollection(service, owner, 'bench-reads');
   let nftId = '';

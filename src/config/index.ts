@@ -183,20 +183,27 @@ const settings = {
     description:
       'PostgreSQL: time to open a connection or get a free pooled one; past it a request is answered 503 `/problems/database-unavailable` and start-up fails',
   }),
-  DATABASE_READ_URLS: setting('readReplicas.urls', list().pipe(z.array(url(['postgres:', 'postgresql:']))).optional().transform(orEmpty), {
-    description:
-      'PostgreSQL only: comma-separated `postgres://…` URLs of streaming replicas of `DATABASE_URL`. Wallet and holdings listings, asset reads, owners and event pages read from them; writes, and reads by a principal that has just written, go to the primary; a replica that fails or lags is left out until it answers again (docs/operations/read-replicas.md). Refused without `DATABASE_URL`',
-    allowed: '`postgres:` or `postgresql:` URLs',
-    defaultText: 'unset (every read on the primary)',
-    secret: true,
-  }),
+  DATABASE_READ_URLS: setting(
+    'readReplicas.urls',
+    list()
+      .pipe(z.array(url(['postgres:', 'postgresql:'])))
+      .optional()
+      .transform(orEmpty),
+    {
+      description:
+        'PostgreSQL only: comma-separated `postgres://…` URLs of streaming replicas of `DATABASE_URL`. Wallet and holdings listings, asset reads, owners and event pages read from them; writes, and reads by a principal that has just written, go to the primary; a replica that fails or lags is left out until it answers again (docs/operations/read-replicas.md). Refused without `DATABASE_URL`',
+      allowed: '`postgres:` or `postgresql:` URLs',
+      defaultText: 'unset (every read on the primary)',
+      secret: true,
+    },
+  ),
   DATABASE_READ_MAX_LAG_MS: setting('readReplicas.maxLagMs', integer(1_000, 0, 600_000), {
     description:
       'with `DATABASE_READ_URLS`: a replica whose state trails the primary by more than this serves no read until it catches up',
   }),
   DATABASE_READ_POLL_MS: setting('readReplicas.pollMs', integer(200, 10, 10_000), {
     description:
-      'with `DATABASE_READ_URLS`: how often the primary\'s WAL position and each replica\'s replay position are read (a writer reads from the primary for about this long after its write)',
+      "with `DATABASE_READ_URLS`: how often the primary's WAL position and each replica's replay position are read (a writer reads from the primary for about this long after its write)",
   }),
   REDIS_URL: setting('redisUrl', url(['redis:', 'rediss:']).optional(), {
     description:

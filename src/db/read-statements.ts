@@ -64,7 +64,10 @@ function openReadStatements(orm: Orm): ReadStatements {
  * Read statements on a `pg` pool (the ORM's, or a read replica's: ./replicas.ts): a named prepared
  * statement per SQL text, prepared once per pooled connection.
  */
-export function pgReadStatements(poolOf: () => Promise<PgPool>, date: (value: unknown) => Date): ReadStatements {
+export function pgReadStatements(
+  poolOf: () => Promise<PgPool>,
+  date: (value: unknown) => Date,
+): ReadStatements {
   let pool: PgPool | undefined;
   const named = new Map<string, { name: string; text: string }>();
   const prepare = async (sql: string) => {

@@ -237,7 +237,10 @@ export class ReadReplicas {
     await Promise.all(this.replicas.map((replica) => replica.pool.end().catch(() => {})));
   }
 
-  private async read<T>(primary: ReadStatements, work: (statements: ReadStatements) => Promise<T>): Promise<T> {
+  private async read<T>(
+    primary: ReadStatements,
+    work: (statements: ReadStatements) => Promise<T>,
+  ): Promise<T> {
     const seen = this.observed.getStore();
     let replica: Replica | undefined;
     if (seen?.target !== undefined) {

@@ -1,7 +1,7 @@
 // The Reads of a database (./port.ts): the adapter of its kind, built once per ledger.
 import type { Orm } from '../../../db/orm.ts';
-import type { ReadReplicas } from '../../../db/replicas.ts';
 import { databaseKindOf } from '../../../db/platform.ts';
+import type { ReadReplicas } from '../../../db/replicas.ts';
 import type { Reads } from './port.ts';
 import { createPostgresReads } from './postgres.ts';
 import { createSqliteReads } from './sqlite/index.ts';

@@ -62,11 +62,15 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   chmodSync(work, 0o777);
   if (root) execFileSync('chown', ['postgres', work]);
   const run = (program: string, args: string[]) =>
-    execFileSync(root ? 'runuser' : path.join(bin, program), root ? ['-u', 'postgres', '--', path.join(bin, program), ...args] : args, {
-      cwd: work,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      encoding: 'utf8',
-    });
+    execFileSync(
+      root ? 'runuser' : path.join(bin, program),
+      root ? ['-u', 'postgres', '--', path.join(bin, program), ...args] : args,
+      {
+        cwd: work,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        encoding: 'utf8',
+      },
+    );
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const primaryDir = path.join(work, 'p');
   const replicaDir = path.join(work, 'r');
@@ -78,7 +82,19 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   run('initdb', ['-D', primaryDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   appendFileSync(path.join(primaryDir, 'pg_hba.conf'), 'host replication all 127.0.0.1/32 trust\n');
   start(primaryDir, primaryPort);
-  run('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primaryPort), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream']);
+  run('pg_basebackup', [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primaryPort),
+    '-U',
+    'postgres',
+    '-D',
+    replicaDir,
+    '-R',
+    '-X',
+    'stream',
+  ]);
   start(replicaDir, replicaPort);
   let replicaRunning = true;
   const psql = (port: number, sql: string) =>
