@@ -8,12 +8,12 @@ import { createUser } from '../lib/api.ts';
 import { startReplicaPair } from '../lib/pg-replica.ts';
 import { startService } from '../lib/service.ts';
 import { startHello } from './lib/hello.ts';
+import { walletWith20Holdings } from './lib/hot-wallet.ts';
 import { type LoadOptions, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { record } from './lib/record.ts';
 import { heading } from './lib/report.ts';
 import { ratiosInRounds, roundFigures } from './lib/rounds.ts';
-import { walletWith20Holdings } from './reads.ts';
 
 /** Routed reads by target from a service's /metrics (db_routed_reads_total). */
 async function routed(baseUrl: string): Promise<Record<string, number>> {
@@ -36,10 +36,17 @@ export async function replicaReads(options: BenchOptions): Promise<void> {
     const withReplica = await startService('postgres', {
       ...database,
       DATABASE_READ_URLS: pair.replicaUrl('gats'),
-      // One issuer for both (a token of one is taken by the other), as instances behind one address.
+      // One issuer and one secret for both (a token of one is taken by the other), as instances of
+      // one deployment.
       PUBLIC_URL: primaryOnly.baseUrl,
+      SECRET_KEY: primaryOnly.env.SECRET_KEY,
     });
     services.push(withReplica);
+    // Roles are set in the database the services run on (the pair's primary, not the scratch one).
+    primaryOnly.setRole = async (userId, role) => {
+      if (!/^[\w-]+$/.test(userId) || !/^\w+$/.test(role)) throw new Error('unexpected id or role');
+      pair.onPrimary(`update users set role = '${role}' where id = '${userId}'`, 'gats');
+    };
     const { owner, nftId } = await walletWith20Holdings(primaryOnly);
     // A reader that wrote nothing: its reads may go to the replica at once.
     const reader = await createUser(primaryOnly, 'player');

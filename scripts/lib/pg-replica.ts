@@ -50,7 +50,7 @@ export interface ReplicaPair {
   startReplica(): void;
   /** Runs SQL on the replica through psql (e.g. `select pg_wal_replay_pause()`); its rows, unaligned. */
   onReplica(sql: string): string;
-  onPrimary(sql: string): string;
+  onPrimary(sql: string, database?: string): string;
   close(): void;
 }
 
@@ -97,8 +97,20 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   ]);
   start(replicaDir, replicaPort);
   let replicaRunning = true;
-  const psql = (port: number, sql: string) =>
-    run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-At', '-c', sql]).trim();
+  const psql = (port: number, sql: string, database = 'postgres') =>
+    run('psql', [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-U',
+      'postgres',
+      '-d',
+      database,
+      '-At',
+      '-c',
+      sql,
+    ]).trim();
   const url = (port: number, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   return {
     primaryUrl: (database) => url(primaryPort, database),
@@ -112,7 +124,7 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
       replicaRunning = true;
     },
     onReplica: (sql) => psql(replicaPort, sql),
-    onPrimary: (sql) => psql(primaryPort, sql),
+    onPrimary: (sql, database) => psql(primaryPort, sql, database),
     close() {
       try {
         if (replicaRunning) stop(replicaDir);

@@ -24,7 +24,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Orm } from './orm.ts';
 import { type PgPool, pgReadStatements, type ReadStatements, readStatements } from './read-statements.ts';
 
-export interface ReplicaSettings {
+interface ReplicaSettings {
   /** `postgres://…` URLs of streaming replicas of the primary (`DATABASE_READ_URLS`). */
   urls: readonly string[];
   /** A replica further behind than this serves no read (`DATABASE_READ_MAX_LAG_MS`). */
@@ -39,13 +39,13 @@ const RETRY_MS = 1_000;
 const POLL_TIMEOUT_MS = 2_000;
 
 /** A PostgreSQL LSN (`16/B374D848`) as a number of bytes. */
-export function parseLsn(text: string): bigint {
+function parseLsn(text: string): bigint {
   const [high, low] = text.split('/');
   return (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`);
 }
 
 /** The pool of a replica: `pg`'s Pool, as the ORM's pool is (the driver's class, no types of its own). */
-export interface ReplicaPool {
+interface ReplicaPool {
   /** The named statements' calls (PgPool), and a simple-protocol text (several statements: one result each). */
   query: PgPool['query'] & ((text: string) => Promise<{ rows: unknown[] } | { rows: unknown[] }[]>);
   on(event: 'error', listener: (error: Error) => void): void;
@@ -60,7 +60,7 @@ interface Sample {
   position: number;
 }
 
-export interface ReplicaStatus {
+interface ReplicaStatus {
   /** `replica-1`, … in the order of DATABASE_READ_URLS (the URL itself holds credentials). */
   name: string;
   up: boolean;
@@ -90,9 +90,9 @@ interface Replica {
 }
 
 /** Who reads or writes now (e.g. `user:<id>`), or undefined (no principal: anyone's reads). */
-export type PrincipalOf = () => string | undefined;
+type PrincipalOf = () => string | undefined;
 
-export interface ReplicaHooks {
+interface ReplicaHooks {
   principal: PrincipalOf;
   /** Counts a read by target (`primary` or a replica's name). */
   counted?: (target: string) => void;

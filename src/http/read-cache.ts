@@ -72,7 +72,7 @@ interface Entry {
 }
 
 /** How the reads behind an answer are observed: the time of the oldest state they read (src/db/replicas.ts). */
-export type ReadObserver = <T>(work: () => Promise<T>) => Promise<{ value: T; stateAt: number }>;
+type ReadObserver = <T>(work: () => Promise<T>) => Promise<{ value: T; stateAt: number }>;
 
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();

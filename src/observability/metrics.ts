@@ -321,7 +321,7 @@ export function watchDependencies(metrics: Metrics, probes: DependencyProbes): v
 }
 
 /** What read replicas report (src/db/replicas.ts `status()`), read when scraped. */
-export interface ReplicaProbe {
+interface ReplicaProbe {
   name: string;
   up: boolean;
   lagSeconds: number | null;
