@@ -197,7 +197,7 @@ const settings = {
       secret: true,
     },
   ),
-  DATABASE_READ_MAX_LAG_MS: setting('readReplicas.maxLagMs', integer(1_000, 0, 600_000), {
+  DATABASE_READ_MAX_LAG_MS: setting('readReplicas.maxLagMs', integer(1_000, 50, 600_000), {
     description:
       'with `DATABASE_READ_URLS`: a replica whose state trails the primary by more than this serves no read until it catches up',
   }),
