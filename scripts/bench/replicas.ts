@@ -29,7 +29,7 @@ export async function replicaReads(options: BenchOptions): Promise<void> {
   const hello = await startHello();
   const services: Awaited<ReturnType<typeof startService>>[] = [];
   try {
-    pair.onPrimary('create database gats');
+    await pair.onPrimary('create database gats');
     const database = { DATABASE_URL: pair.primaryUrl('gats') };
     const primaryOnly = await startService('postgres', database);
     services.push(primaryOnly);
@@ -45,7 +45,7 @@ export async function replicaReads(options: BenchOptions): Promise<void> {
     // Roles are set in the database the services run on (the pair's primary, not the scratch one).
     primaryOnly.setRole = async (userId, role) => {
       if (!/^[\w-]+$/.test(userId) || !/^\w+$/.test(role)) throw new Error('unexpected id or role');
-      pair.onPrimary(`update users set role = '${role}' where id = '${userId}'`, 'gats');
+      await pair.onPrimary(`update users set role = '${role}' where id = '${userId}'`, 'gats');
     };
     const { owner, nftId } = await walletWith20Holdings(primaryOnly);
     // A reader that wrote nothing: its reads may go to the replica at once.

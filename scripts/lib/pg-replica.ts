@@ -2,11 +2,14 @@
 // (the machine's server allows no replication connections): initdb, a replication line in
 // pg_hba.conf, pg_basebackup -R -X stream, each server on a free loopback port, run as the `postgres`
 // user when the test runs as root. `available()` says why not when the binaries are missing.
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
 
 const ROOT = '/usr/lib/postgresql';
 
@@ -46,11 +49,12 @@ async function freePort(): Promise<number> {
 export interface ReplicaPair {
   primaryUrl(database?: string): string;
   replicaUrl(database?: string): string;
-  stopReplica(): void;
-  startReplica(): void;
+  /** Asynchronous (as the ones below): the event loop of an app under test in this process keeps serving. */
+  stopReplica(): Promise<void>;
+  startReplica(): Promise<void>;
   /** Runs SQL on the replica through psql (e.g. `select pg_wal_replay_pause()`); its rows, unaligned. */
-  onReplica(sql: string): string;
-  onPrimary(sql: string, database?: string): string;
+  onReplica(sql: string): Promise<string>;
+  onPrimary(sql: string, database?: string): Promise<string>;
   close(): void;
 }
 
@@ -71,6 +75,14 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
         encoding: 'utf8',
       },
     );
+  const runAsync = async (program: string, args: string[]) =>
+    (
+      await execFileAsync(
+        root ? 'runuser' : path.join(bin, program),
+        root ? ['-u', 'postgres', '--', path.join(bin, program), ...args] : args,
+        { cwd: work, encoding: 'utf8' },
+      )
+    ).stdout;
   const [primaryPort, replicaPort] = [await freePort(), await freePort()];
   const primaryDir = path.join(work, 'p');
   const replicaDir = path.join(work, 'r');
@@ -97,30 +109,41 @@ export async function startReplicaPair(): Promise<ReplicaPair> {
   ]);
   start(replicaDir, replicaPort);
   let replicaRunning = true;
-  const psql = (port: number, sql: string, database = 'postgres') =>
-    run('psql', [
-      '-h',
-      '127.0.0.1',
-      '-p',
-      String(port),
-      '-U',
-      'postgres',
-      '-d',
-      database,
-      '-At',
-      '-c',
-      sql,
-    ]).trim();
+  const psql = async (port: number, sql: string, database = 'postgres') =>
+    (
+      await runAsync('psql', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-d',
+        database,
+        '-At',
+        '-c',
+        sql,
+      ])
+    ).trim();
   const url = (port: number, database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   return {
     primaryUrl: (database) => url(primaryPort, database),
     replicaUrl: (database) => url(replicaPort, database),
-    stopReplica() {
-      stop(replicaDir);
+    async stopReplica() {
+      await runAsync('pg_ctl', ['-D', replicaDir, '-m', 'fast', '-w', 'stop']);
       replicaRunning = false;
     },
-    startReplica() {
-      start(replicaDir, replicaPort);
+    async startReplica() {
+      await runAsync('pg_ctl', [
+        '-D',
+        replicaDir,
+        '-l',
+        `${replicaDir}.log`,
+        '-w',
+        '-o',
+        serverOptions(replicaPort),
+        'start',
+      ]);
       replicaRunning = true;
     },
     onReplica: (sql) => psql(replicaPort, sql),

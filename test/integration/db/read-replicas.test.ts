@@ -70,7 +70,7 @@ describe.skipIf(unavailable !== null)(
 
     beforeAll(async () => {
       pair = await startReplicaPair();
-      pair.onPrimary('create database gats');
+      await pair.onPrimary('create database gats');
       t = await startTestApp(
         'postgres',
         {
@@ -118,8 +118,19 @@ describe.skipIf(unavailable !== null)(
       expect((await routed()).replica).toBeGreaterThan(before.replica);
 
       // Replay paused: the replica keeps the state before the transfer.
-      pair.onReplica('select pg_wal_replay_pause()');
-      await until(() => pair.onReplica('select pg_get_wal_replay_pause_state()') === 'paused');
+      await pair.onReplica('select pg_wal_replay_pause()');
+      await until(async () => (await pair.onReplica('select pg_get_wal_replay_pause_state()')) === 'paused');
+      try {
+        await pausedReplica();
+      } finally {
+        // Replay resumed: the replica catches up (the next tests need it, whatever happened here).
+        await pair.onReplica('select pg_wal_replay_resume()');
+      }
+      await until(async () => (await balance(observer, player.wallet)) === '70');
+      expect(await balance(observer, observer.wallet)).toBe('30');
+    }, 120_000);
+
+    async function pausedReplica(): Promise<void> {
       const sent = await t.http('POST', '/api/v1/transfer', {
         body: { assetId: gold, from: player.wallet, to: observer.wallet, amount: '30' },
         headers: player.headers,
@@ -145,12 +156,7 @@ describe.skipIf(unavailable !== null)(
       expect(page.body.data.some((event) => event.type === 'newTransfer' && event.data.amount === '30')).toBe(
         true,
       );
-
-      // Replay resumed: the replica catches up and every reader sees the transfer.
-      pair.onReplica('select pg_wal_replay_resume()');
-      await until(async () => (await balance(observer, player.wallet)) === '70');
-      expect(await balance(observer, observer.wallet)).toBe('30');
-    }, 120_000);
+    }
 
     it('serves event pages from the replica when it holds the whole page', async () => {
       await until(serving);
@@ -172,7 +178,7 @@ describe.skipIf(unavailable !== null)(
     }, 60_000);
 
     it('keeps serving from the primary while the replica is down, and uses it again once it is back', async () => {
-      pair.stopReplica();
+      await pair.stopReplica();
       try {
         // Reads keep working: a read that fails on the replica runs again on the primary.
         for (let read = 0; read < 3; read++) expect(await balance(observer, player.wallet)).toBe('70');
@@ -185,7 +191,7 @@ describe.skipIf(unavailable !== null)(
         // Readiness does not depend on a replica.
         expect((await t.http('GET', '/readyz')).status).toBe(200);
       } finally {
-        pair.startReplica();
+        await pair.startReplica();
       }
       await until(serving, 30_000);
       await until(async () => {
