@@ -18,7 +18,9 @@ import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
 import { readStatements } from './db/read-statements.ts';
+import { ReadReplicas } from './db/replicas.ts';
 import { externalCommitCounter } from './db/write-statements.ts';
+import { currentPrincipal } from './domain/audit.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
 import { type MarketKeeper, startMarketKeeper } from './domain/ledger/market-keeper.ts';
@@ -36,7 +38,13 @@ import { requestContext } from './http/request-context.ts';
 import { requestTimeout } from './http/request-timeout.ts';
 import { securityHeaders } from './http/security-headers.ts';
 import { createLogger, type Logger } from './observability/logger.ts';
-import { createMetrics, type Metrics, watchChains, watchDependencies } from './observability/metrics.ts';
+import {
+  createMetrics,
+  type Metrics,
+  watchChains,
+  watchDependencies,
+  watchReplicas,
+} from './observability/metrics.ts';
 import type { RedisLink } from './redis/link.ts';
 import { seedDemoIfEmpty } from './seed/demo.ts';
 import { checkPublicUrl, demoGuard, redisAnswers, secretKeyFailure } from './startup-checks.ts';
@@ -104,10 +112,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const redis = config.redisUrl
     ? (await import('./redis/link.ts')).createRedisLink(config.redisUrl, config.redisKeyPrefix, logger)
     : undefined;
+  let replicas: ReadReplicas | undefined;
   try {
+    // Issue 34.6: reads from streaming replicas, read-your-writes kept (src/db/replicas.ts).
+    replicas = await openReplicas(config, orm, logger, metrics);
     // Instances started together take turns through the bootstrap (src/db/orm.ts).
     const services = await withStartupLock(orm, () =>
-      createServices(config, { orm, logger, metrics, redis }),
+      createServices(config, { orm, logger, metrics, redis, replicas }),
     );
     const { database, events, auth, identity, webhooks, chain } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
@@ -120,6 +131,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       maxEntries: config.readCache.maxEntries,
       maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
     });
+    if (replicas) {
+      const routing = replicas;
+      readCache.readsFrom((work) => routing.observe(work));
+      events.store.useReplicas(routing);
+      routing.followRelay(() => events.tail.lastId);
+    }
     const handlers = createHandlers({
       ...services,
       config,
@@ -197,11 +214,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await identity.close();
         await events.close();
         await redis?.close();
+        await replicas?.close();
         await closeDatabase(orm);
       },
     };
   } catch (error) {
     await redis?.close();
+    await replicas?.close();
     await closeDatabase(orm);
     throw error;
   }
@@ -212,22 +231,43 @@ interface Infrastructure {
   logger: Logger;
   metrics: Metrics;
   redis?: RedisLink;
+  replicas?: ReadReplicas;
+}
+
+/** The read replicas of DATABASE_READ_URLS (none: undefined), with their metrics. */
+async function openReplicas(
+  config: Config,
+  orm: Orm,
+  logger: Logger,
+  metrics: Metrics,
+): Promise<ReadReplicas | undefined> {
+  if (config.readReplicas.urls.length === 0) return undefined;
+  let routed: ReturnType<typeof watchReplicas> | undefined;
+  const replicas = await ReadReplicas.open(orm, config.readReplicas, {
+    principal: currentPrincipal,
+    counted: (target) => routed?.inc({ target }),
+    failed: (name, error) => logger.warn({ err: error, replica: name }, 'read replica left out'),
+  });
+  routed = watchReplicas(metrics, () => replicas.status());
+  return replicas;
 }
 
 /**
  * Migrations, then the services in dependency order: events, ledger, access control, demo data,
  * identity. Runs under the start-up lock.
  */
-async function createServices(config: Config, { orm, logger, metrics, redis }: Infrastructure) {
+async function createServices(config: Config, { orm, logger, metrics, redis, replicas }: Infrastructure) {
   await migrate(orm);
   // The one ledger store over the migrated database, and the hook it announces its commits on.
   const database = ledgerDatabase(orm);
+  // A principal that committed reads from the primary until a replica has its commit.
+  if (replicas) database.commits.onInvalidate(() => replicas.committed());
   const events = await createEvents({ orm, config, logger, metrics, redis });
   // A commit reaches the relays from now on (src/after-commit.ts); their sinks are wired once built.
   announceCommits(database.commits, events.bus, events.tail);
   const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
   const secretBox = createSecretBox(secret);
-  const ledger = createLedger({ database, config, secretBox });
+  const ledger = createLedger({ database, config, secretBox, replicas });
   const onUserRegistered: UserRegisteredHook = (em, user) =>
     ledger.wallets.createCustodialWallet(em, user.id);
   await checkPublicUrl(orm, config);

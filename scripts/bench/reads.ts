@@ -8,32 +8,30 @@
 // 50 transfers/s between them run in the background (each transfer changes two wallets' listings),
 // cached and with `Cache-Control: no-cache`. Targets on SQLite: cached >= 30% of Koa hello, uncached
 // >= 15%. `--reads hot|spread|both` picks the parts (default both).
+//
+// `--reads replicas` (issue 34.6, PostgreSQL only): the uncached hot reads on a primary alone against
+// a primary with a streaming replica (DATABASE_READ_URLS), in the same run, on a primary and replica
+// the benchmark makes (./replicas.ts).
 import { randomBytes } from 'node:crypto';
-import {
-  call,
-  createCollection,
-  createCurrency,
-  createNft,
-  createUser,
-  mint,
-  type Session,
-} from '../lib/api.ts';
+import { createCollection, createCurrency, createUser, mint, type Session } from '../lib/api.ts';
 import { forEachLimit } from '../lib/concurrency.ts';
 import type { DbKind } from '../lib/database.ts';
 import { type Service, startService } from '../lib/service.ts';
 import type { AutocannonRequest } from '../lib/untyped.ts';
 import { startHello } from './lib/hello.ts';
+import { walletWith20Holdings } from './lib/hot-wallet.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { produceSteadily } from './lib/producer.ts';
 import { record } from './lib/record.ts';
 import { heading } from './lib/report.ts';
 import { ratiosInRounds, roundFigures } from './lib/rounds.ts';
+import { replicaReads } from './replicas.ts';
 
 const TARGET: Record<DbKind, number> = { sqlite: 0.35, postgres: 0.25 };
-const HOLDINGS_PER_KIND = 10;
 
 export async function reads(options: BenchOptions): Promise<void> {
+  if (options.reads === 'replicas') return replicaReads(options);
   if (options.reads !== 'spread') await hotReads(options);
   if (options.reads !== 'hot') await spreadReads(options);
 }
@@ -98,29 +96,6 @@ async function hotReads(options: BenchOptions): Promise<void> {
       await hello.stop();
     }
   }
-}
-
-/** A user whose custodial wallet holds 10 NFTs and 10 currencies (it is a studio, to create them). */
-async function walletWith20Holdings(service: Service): Promise<{ owner: Session; nftId: string }> {
-  const owner = await createUser(service, 'studio');
-  await createCollection(service, owner, 'bench-reads');
-  let nftId = '';
-  for (let index = 1; index <= HOLDINGS_PER_KIND; index++) {
-    const currency = `coin-${String(index).padStart(2, '0')}`;
-    await createCurrency(service, owner, currency, 'bench-reads');
-    await mint(service, owner, currency, owner.wallet, '1000.50');
-    nftId = await createNft(service, owner, 'bench-reads', `Item ${index}`);
-  }
-  const page = await call<{ data: unknown[] }>(
-    service.baseUrl,
-    'GET',
-    `/wallets/${owner.wallet}/assets?limit=20`,
-    { session: owner },
-  );
-  if (page.data.length !== 2 * HOLDINGS_PER_KIND) {
-    throw new Error(`the wallet should hold ${2 * HOLDINGS_PER_KIND} assets, it holds ${page.data.length}`);
-  }
-  return { owner, nftId };
 }
 
 const SPREAD_WALLETS = 300;

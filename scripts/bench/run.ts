@@ -1,6 +1,6 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
-//   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both]
+//   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
 //   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
@@ -46,7 +46,7 @@ function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both] [--rounds n] [--stages wallets,wallets,...] ' +
+      '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] ' +
       '[--bulk-events n] [--record]\n',
   );
   process.exit(64);
@@ -89,8 +89,8 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
   const wsClient = values['ws-client'];
   if (wsClient !== 'lean' && wsClient !== 'ws') usage('--ws-client must be lean or ws');
   const readsMode = values.reads;
-  if (readsMode !== 'hot' && readsMode !== 'spread' && readsMode !== 'both')
-    usage('--reads must be hot, spread or both');
+  if (readsMode !== 'hot' && readsMode !== 'spread' && readsMode !== 'both' && readsMode !== 'replicas')
+    usage('--reads must be hot, spread, both or replicas');
   const fanoutCases = values.fanout.split(',').map((spec) => {
     const match = /^(\d+)@(\d+)$/.exec(spec.trim());
     if (!match) usage(`--fanout cases look like 1000@200 (clients@events per second), not "${spec}"`);

@@ -11,6 +11,7 @@ import {
   createMetrics,
   watchChains,
   watchDependencies,
+  watchReplicas,
   watchWebhookBacklog,
 } from '../../src/observability/metrics.ts';
 import { repoRoot } from '../gen/paths.ts';
@@ -38,6 +39,9 @@ export async function documentedMetrics(): Promise<MetricDoc[]> {
   watchDependencies(metrics, {
     pool: () => ({ max: 10, total: 1, idle: 1, waiting: 0, acquireTimeouts: 0, lostInUse: 0 }),
     redisUsable: () => true,
+  });
+  watchReplicas(metrics, () => [{ name: 'replica-1', up: true, lagSeconds: 0, serving: true }]).inc({
+    target: 'primary',
   });
   watchChains(metrics, () => [
     {

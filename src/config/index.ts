@@ -183,6 +183,28 @@ const settings = {
     description:
       'PostgreSQL: time to open a connection or get a free pooled one; past it a request is answered 503 `/problems/database-unavailable` and start-up fails',
   }),
+  DATABASE_READ_URLS: setting(
+    'readReplicas.urls',
+    list()
+      .pipe(z.array(url(['postgres:', 'postgresql:'])))
+      .optional()
+      .transform(orEmpty),
+    {
+      description:
+        'PostgreSQL only: comma-separated `postgres://…` URLs of streaming replicas of `DATABASE_URL`. Wallet and holdings listings, asset reads, owners and event pages read from them; writes, and reads by a principal that has just written, go to the primary; a replica that fails or lags is left out until it answers again (docs/operations/read-replicas.md). Refused without `DATABASE_URL`',
+      allowed: '`postgres:` or `postgresql:` URLs',
+      defaultText: 'unset (every read on the primary)',
+      secret: true,
+    },
+  ),
+  DATABASE_READ_MAX_LAG_MS: setting('readReplicas.maxLagMs', integer(1_000, 50, 600_000), {
+    description:
+      'with `DATABASE_READ_URLS`: a replica whose state trails the primary by more than this serves no read until it catches up',
+  }),
+  DATABASE_READ_POLL_MS: setting('readReplicas.pollMs', integer(200, 10, 10_000), {
+    description:
+      "with `DATABASE_READ_URLS`: how often the primary's WAL position and each replica's replay position are read (a writer reads from the primary for about this long after its write)",
+  }),
   REDIS_URL: setting('redisUrl', url(['redis:', 'rediss:']).optional(), {
     description:
       '`redis://…`: event fan-out between instances, shared rate-limit counters, WebSocket tickets; must answer at start-up, optional afterwards (docs/operations/failures.md)',
@@ -589,6 +611,10 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> =>
 /** The fields that depend on several variables (or on variables named per chain). */
 function derived(e: Parsed, env: Env) {
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/$/, '');
+  if (e.DATABASE_READ_URLS.length > 0 && e.DATABASE_URL === undefined)
+    throw new ConfigError(
+      'DATABASE_READ_URLS is set without DATABASE_URL: read replicas are PostgreSQL streaming replicas; the embedded SQLite database has none',
+    );
   if (e.MANAGEMENT_HOST !== undefined && e.MANAGEMENT_PORT === undefined)
     throw new ConfigError(
       'MANAGEMENT_HOST is set without MANAGEMENT_PORT: set MANAGEMENT_PORT too, or neither',

@@ -18,7 +18,7 @@ import { type ReadStatements, type Row, sqliteReadStatements } from './sqlite-re
 export type { ReadStatements, Row };
 
 /** The members of a `pg` Pool used here (pg ships no types; MikroORM hands the pool back untyped). */
-interface PgPool {
+export interface PgPool {
   query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }>;
   query(config: {
     name: string;
@@ -55,32 +55,43 @@ function openReadStatements(orm: Orm): ReadStatements {
     value instanceof Date ? value : (platform.parseDate(value as string) as Date);
   if (databaseKindOf(platform) === 'postgresql') {
     const connection = orm.em.getConnection();
-    let pool: PgPool | undefined;
-    const named = new Map<string, { name: string; text: string }>();
-    const prepare = async (sql: string) => {
-      pool ??= (await connection.getNativeClient()) as PgPool;
-      let statement = named.get(sql);
-      if (!statement) {
-        let index = 0;
-        statement = { name: `gats_read_${named.size + 1}`, text: sql.replace(/\?/g, () => `$${++index}`) };
-        named.set(sql, statement);
-      }
-      return { pool, statement };
-    };
-    return {
-      async all(sql, parameters) {
-        const { pool, statement } = await prepare(sql);
-        return (await pool.query({ ...statement, values: [...parameters] })).rows;
-      },
-      async arrays(sql, parameters) {
-        const { pool, statement } = await prepare(sql);
-        return (await pool.query({ ...statement, values: [...parameters], rowMode: 'array' })).rows;
-      },
-      date,
-      json: (value) => value,
-      // Named statements live and die with the pool's connections, which the ORM closes.
-      close() {},
-    };
+    return pgReadStatements(async () => (await connection.getNativeClient()) as PgPool, date);
   }
   return sqliteReadStatements(orm.config.get('dbName') as string);
+}
+
+/**
+ * Read statements on a `pg` pool (the ORM's, or a read replica's: ./replicas.ts): a named prepared
+ * statement per SQL text, prepared once per pooled connection.
+ */
+export function pgReadStatements(
+  poolOf: () => Promise<PgPool>,
+  date: (value: unknown) => Date,
+): ReadStatements {
+  let pool: PgPool | undefined;
+  const named = new Map<string, { name: string; text: string }>();
+  const prepare = async (sql: string) => {
+    pool ??= await poolOf();
+    let statement = named.get(sql);
+    if (!statement) {
+      let index = 0;
+      statement = { name: `gats_read_${named.size + 1}`, text: sql.replace(/\?/g, () => `$${++index}`) };
+      named.set(sql, statement);
+    }
+    return { pool, statement };
+  };
+  return {
+    async all(sql, parameters) {
+      const { pool, statement } = await prepare(sql);
+      return (await pool.query({ ...statement, values: [...parameters] })).rows;
+    },
+    async arrays(sql, parameters) {
+      const { pool, statement } = await prepare(sql);
+      return (await pool.query({ ...statement, values: [...parameters], rowMode: 'array' })).rows;
+    },
+    date,
+    json: (value) => value,
+    // Named statements live and die with the pool's connections, which the pool's owner closes.
+    close() {},
+  };
 }

@@ -107,6 +107,15 @@ export function withAuditOrigin<T>(origin: AuditOrigin, work: () => T): T {
   return origins.run(origin, work);
 }
 
+/**
+ * Who acts in the current context (`user:<id>`, `serviceAccount:<id>`), or undefined (the service
+ * itself, no request): the principal whose writes its reads must show (src/db/replicas.ts).
+ */
+export function currentPrincipal(): string | undefined {
+  const actor = origins.getStore()?.actor;
+  return actor?.id ? `${actor.kind}:${actor.id}` : undefined;
+}
+
 /** The origin of a command run on the service's machine (`npm run admin`). */
 export function commandOrigin(command: string): AuditOrigin {
   return {

@@ -150,7 +150,7 @@ export function eventsUpTo(rows: readonly EventRow[], decode: RowDecoder, upTo?:
 }
 
 /** Driver values of both databases (PostgreSQL: Date and parsed jsonb; SQLite: text or a number). */
-const DECODE: RowDecoder = {
+export const DECODE: RowDecoder = {
   date: (value) => (value instanceof Date ? value : new Date(value as string | number)),
   json: (value) => (typeof value === 'string' ? JSON.parse(value) : value),
 };

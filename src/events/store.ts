@@ -1,14 +1,15 @@
 // Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
-import { dialectOf } from '../db/dialect.ts';
+import { dialectOf, postgresReadText } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
+import type { ReadReplicas } from '../db/replicas.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
 import type { EventFilter, PublishedEvent } from './filter.ts';
-import { type EventRow, readEvents } from './reads.ts';
+import { DECODE, type EventRow, eventReadQuery, eventsUpTo, readEvents } from './reads.ts';
 import type { RelayConnection } from './relay-connection.ts';
 import { RESTORE_MARK_PREFIX, type RestoreGap, restoreGapsOf } from './restores.ts';
 
@@ -76,11 +77,20 @@ const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 export class EventStore {
   private readonly orm: Orm;
   private readonly relay: RelayConnection | undefined;
+  private replicas: ReadReplicas | undefined;
 
   /** `relay`: the relay's own connection (PostgreSQL), for `next`. */
   constructor(orm: Orm, relay?: RelayConnection) {
     this.orm = orm;
     this.relay = relay;
+  }
+
+  /**
+   * Pages (`after` with `upTo`: REST catch-up, WebSocket replay, webhook catch-up) may come from read
+   * replicas (DATABASE_READ_URLS): only rows the primary would answer (../db/replicas.ts).
+   */
+  useReplicas(replicas: ReadReplicas): void {
+    this.replicas = replicas;
   }
 
   /**
@@ -142,7 +152,18 @@ export class EventStore {
    */
   async after(after: number, limit: number, filter?: EventFilter, upTo?: number): Promise<OutboxEvent[]> {
     // Index-driven on both databases whatever the filter and the statistics: ./reads.ts.
-    return readEvents(this.em(), after, limit, filter, upTo);
+    const replicas = this.replicas;
+    if (!replicas || upTo === undefined) return readEvents(this.em(), after, limit, filter, upTo);
+    const em = this.em();
+    return replicas.eventPage(after, limit, upTo, async (pool, bound) => {
+      if (!pool) return readEvents(em, after, limit, filter, bound);
+      const query = eventReadQuery(after, limit, filter);
+      if (!query) return [];
+      // The pinned read's text (its planner settings and the read, one simple-protocol message).
+      const results = await pool.query(postgresReadText(em, query));
+      const rows = (Array.isArray(results) ? results[results.length - 1].rows : results.rows) as EventRow[];
+      return eventsUpTo(rows, DECODE, bound);
+    });
   }
 
   /** The oldest and newest retained ids (null when there is no event). */

@@ -17,6 +17,8 @@
 // A request with `Cache-Control: no-cache` is always answered from the database.
 //
 // An answer computed while one of its keys was invalidated is not kept (it may predate the change).
+// With read replicas (src/db/replicas.ts) an answer read from a replica is kept only when the
+// replica's state is newer than the last invalidation: it then shows every change invalidated so far.
 
 export interface LedgerVersion {
   /** A number that differs after any committed change the reads could show. */
@@ -69,6 +71,9 @@ interface Entry {
   keys: readonly string[];
 }
 
+/** How the reads behind an answer are observed: the time of the oldest state they read (src/db/replicas.ts). */
+type ReadObserver = <T>(work: () => Promise<T>) => Promise<{ value: T; stateAt: number }>;
+
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
   /** Change key -> the cache keys of the answers that show it. */
@@ -80,6 +85,9 @@ export class ReadCache {
   private readonly recent: string[] = new Array(RECENT_INVALIDATIONS);
   hits = 0;
   misses = 0;
+  /** performance.now() of the last invalidation (or reset). */
+  private invalidatedAt = Number.NEGATIVE_INFINITY;
+  private observe: ReadObserver | undefined;
 
   private readonly ledger: LedgerVersion;
   private readonly options: ReadCacheOptions;
@@ -88,6 +96,11 @@ export class ReadCache {
     this.ledger = ledger;
     this.options = options;
     this.version = ledger.current();
+  }
+
+  /** Answers are computed under `observer` (read replicas): see the top of the file. */
+  readsFrom(observer: ReadObserver): void {
+    this.observe = observer;
   }
 
   /**
@@ -131,9 +144,12 @@ export class ReadCache {
     }
     this.misses++;
     const invalidationsBefore = this.invalidations;
-    const { body, keys } = await compute();
-    // Kept only if nothing it shows changed while it was computed.
-    if (this.ledger.current() === version && this.version === version) {
+    const { value, stateAt } = this.observe
+      ? await this.observe(compute)
+      : { value: await compute(), stateAt: Number.POSITIVE_INFINITY };
+    const { body, keys } = value;
+    // Kept only if nothing it shows changed while it was computed, nor before its state (a replica's).
+    if (this.ledger.current() === version && this.version === version && stateAt > this.invalidatedAt) {
       if (this.untouchedSince(invalidationsBefore, keys)) this.store(key, body, keys);
     }
     return body;
@@ -141,6 +157,7 @@ export class ReadCache {
 
   /** Drops every answer showing one of `changeKeys` (what a committed change touched). */
   invalidate(changeKeys: Iterable<string>): void {
+    this.invalidatedAt = performance.now();
     for (const changeKey of changeKeys) {
       this.recent[this.invalidations % RECENT_INVALIDATIONS] = changeKey;
       this.invalidations++;
@@ -164,6 +181,7 @@ export class ReadCache {
   }
 
   private reset(version: number): void {
+    this.invalidatedAt = performance.now();
     this.entries.clear();
     this.byChangeKey.clear();
     this.bytes = 0;

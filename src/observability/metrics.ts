@@ -320,6 +320,48 @@ export function watchDependencies(metrics: Metrics, probes: DependencyProbes): v
     );
 }
 
+/** What read replicas report (src/db/replicas.ts `status()`), read when scraped. */
+interface ReplicaProbe {
+  name: string;
+  up: boolean;
+  lagSeconds: number | null;
+  serving: boolean;
+}
+
+/**
+ * Read replicas (DATABASE_READ_URLS): each one's lag and state, and reads by target. Returns the
+ * counter the routing increments (`primary` or a replica's name).
+ */
+export function watchReplicas(metrics: Metrics, probe: () => readonly ReplicaProbe[]): Counter<'target'> {
+  const registers = [metrics.registry];
+  new Gauge({
+    name: 'db_replica_lag_seconds',
+    help: "Seconds a read replica's state trails the primary (measured at each poll, so at least up to one poll interval; absent until it first answers)",
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      this.reset();
+      for (const replica of probe())
+        if (replica.lagSeconds !== null) this.set({ replica: replica.name }, replica.lagSeconds);
+    },
+  });
+  new Gauge({
+    name: 'db_replica_serving',
+    help: '1 while a read replica serves reads (it answers and is within DATABASE_READ_MAX_LAG_MS), 0 while it is left out',
+    labelNames: ['replica'],
+    registers,
+    collect() {
+      for (const replica of probe()) this.set({ replica: replica.name }, replica.serving ? 1 : 0);
+    },
+  });
+  return new Counter({
+    name: 'db_routed_reads_total',
+    help: 'Routed reads (listings, asset reads, owners, event pages: one per statement or page) by where they ran: primary, or a replica by name',
+    labelNames: ['target'],
+    registers,
+  });
+}
+
 /** What the chain indexers report (src/chain/indexer.ts `status()`), as metrics read when scraped. */
 export interface ChainProbe {
   chainId: number;

@@ -18,7 +18,10 @@ export interface BenchOptions {
    * default) or `ws` (the client library, several times the load generator's CPU per message).
    */
   wsClient: WsClientKind;
-  /** The reads benchmark's parts: one hot wallet (`hot`), 300 wallets under writes (`spread`), or both. */
+  /**
+   * The reads benchmark's parts: one hot wallet (`hot`), 300 wallets under writes (`spread`), both, or
+   * the hot reads on a primary alone against a primary and a streaming replica (`replicas`, PostgreSQL).
+   */
   reads: ReadsMode;
   /**
    * Rounds of the reads benchmark (hello, then each target, then hello again): its ratios are the
@@ -34,4 +37,4 @@ export interface BenchOptions {
   bulkEvents: number;
 }
 
-export type ReadsMode = 'hot' | 'spread' | 'both';
+export type ReadsMode = 'hot' | 'spread' | 'both' | 'replicas';

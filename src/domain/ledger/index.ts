@@ -2,6 +2,7 @@
 // app builds once. Services own the rules and know nothing of HTTP.
 import type { Config } from '../../config/index.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import type { ReadReplicas } from '../../db/replicas.ts';
 import { type AssetUpdateService, createAssetUpdateService } from './asset-updates.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
@@ -27,6 +28,8 @@ export interface LedgerDependencies {
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
   walletLinkTtlSeconds?: number;
+  /** Read replicas (DATABASE_READ_URLS): the hot reads go through their routing (./reads/). */
+  replicas?: ReadReplicas;
 }
 
 export interface Ledger {
@@ -57,6 +60,7 @@ export function createLedger({
   config,
   secretBox,
   walletLinkTtlSeconds = 600,
+  replicas,
 }: LedgerDependencies): Ledger {
   const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
@@ -71,7 +75,7 @@ export function createLedger({
     collections: createCollectionService(orm),
     assets,
     assetUpdates: createAssetUpdateService(orm, idempotency, store),
-    reads: createReads(orm),
+    reads: createReads(orm, replicas),
     transfers: createTransferService(orm, idempotency, store, legs),
     recipes: createRecipeService(orm, idempotency, legs),
     trades: createTradeService(orm, idempotency, store, legs, config.trades),

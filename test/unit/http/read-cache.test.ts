@@ -18,6 +18,29 @@ const NONE = () => [];
 const json = async (buffer: Promise<Buffer>) => JSON.parse((await buffer).toString());
 
 describe('read cache', () => {
+  it('keeps an answer read from a replica only when its state is newer than the last invalidation', async () => {
+    const cache = new ReadCache(counter(), limits);
+    let stateAt = 0;
+    // What src/db/replicas.ts `observe` reports: the state time of the replica the answer was read on.
+    cache.readsFrom(async (work) => ({ value: await work(), stateAt }));
+    let computed = 0;
+    const compute = async () => ({ n: ++computed });
+    const keys = () => ['wallet:0xa'];
+    stateAt = performance.now();
+    cache.invalidate(['wallet:0xb']); // any change after the replica's state: it may not show it
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 1 });
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 2 });
+    expect(cache.size).toBe(0);
+    stateAt = performance.now() + 1; // the replica now holds every invalidated change
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 3 });
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 3 });
+    expect(cache.size).toBe(1);
+    stateAt = Number.POSITIVE_INFINITY; // the primary's answers are kept as before
+    cache.invalidate(['wallet:0xa']);
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 4 });
+    expect(await json(cache.json('a', compute, keys))).toEqual({ n: 4 });
+  });
+
   it('answers a repeated read from the cache until the ledger version moves', async () => {
     const version = counter();
     const cache = new ReadCache(version, limits);
