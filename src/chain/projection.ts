@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { ChainAsset, ChainContract, ChainTransfer } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
 import { readStatements } from '../db/read-statements.ts';
+import { answerOf } from '../db/stored-answer.ts';
 import { inTransaction } from '../db/transactions.ts';
 import { amountOf } from '../domain/ledger/asset-rows.ts';
 import { chainAssetId } from '../domain/ledger/chain-assets.ts';
@@ -208,7 +209,7 @@ async function projectBatch(
   let projectedTo = upTo;
   if (outcome.outcome === 'replay') {
     // Applied before a crash: move the cursor to where that batch ended.
-    const body = reads.json(outcome.record.response_body) as { upTo?: number } | null;
+    const body = answerOf(outcome.record, reads.json) as { upTo?: number } | null;
     projectedTo = Number(body?.upTo ?? upTo);
   } else if (outcome.outcome === 'rejected') {
     throw new Error(`chain projection rejected by guard ${outcome.guard.kind}`); // no guards: never

@@ -171,6 +171,30 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     await expect(createAsset(orm, 'too-big', UINT256_MAX + 1n)).rejects.toThrow(RangeError);
   });
 
+  it('indexes the transfers and assets only as their reads need (issue 34: bytes per holding)', async () => {
+    // Every index costs bytes and a page written per row: none on a foreign key no read selects by
+    // (asset.creator_id, transfer.requested_by_id), none on transfer.asset_id alone ((asset_id, seq)
+    // serves it), on either database (MikroORM would index every foreign key on SQLite).
+    const sql =
+      kind === 'sqlite'
+        ? "select name from sqlite_master where type = 'index' and tbl_name in ('asset', 'transfer') " +
+          "and name not like 'sqlite_autoindex_%' order by name"
+        : "select indexname as name from pg_indexes where schemaname = 'public' and tablename in ('asset', 'transfer') " +
+          "and indexname not like '%_pkey' order by name";
+    const rows = await orm.em.getConnection().execute<{ name: string }[]>(sql);
+    expect(rows.map((row) => row.name)).toEqual([
+      'asset_collection_id_index',
+      'asset_expires_at_index',
+      'asset_minted_to_mint_seq_index',
+      'asset_owner_index',
+      'asset_seq_unique',
+      'transfer_asset_id_seq_index',
+      'transfer_from_address_seq_index',
+      'transfer_seq_unique',
+      'transfer_to_address_seq_index',
+    ]);
+  });
+
   it('allows one holding per (wallet, asset)', async () => {
     await createAsset(orm, 'gold', 100n);
     const wallet = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';

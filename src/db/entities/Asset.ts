@@ -23,8 +23,11 @@ export const Asset = defineEntity({
     description: p.text().nullable(),
     metadata: p.json<Record<string, unknown>>(),
     collection: () => p.manyToOne(Collection).ref().index(),
-    /** Not indexed: no read selects assets by creator, and users are never deleted (issue 34: bytes). */
-    creator: () => p.manyToOne(User).ref(),
+    /**
+     * Not indexed: no read selects assets by creator, and users are never deleted (issue 34: bytes).
+     * `index(false)`: MikroORM would otherwise index every foreign key on SQLite.
+     */
+    creator: () => p.manyToOne(User).ref().index(false),
     symbol: p.string().nullable(),
     decimals: p.integer().nullable(),
     totalSupply: p.type(Uint256Type).nullable(),

@@ -9,7 +9,10 @@ export const IdempotencyRecord = defineEntity({
     /** Hash of the request body, to tell a retry from a reuse of the key with another body (422). */
     requestHash: p.string(),
     status: p.integer(),
-    responseBody: p.json<unknown>(),
+    /** The answer's JSON, when under DEFLATE_FROM_BYTES (src/db/stored-answer.ts); else null. */
+    responseBody: p.json<unknown>().nullable(),
+    /** The answer's JSON deflated (raw DEFLATE), from DEFLATE_FROM_BYTES up (issue 34: bytes); else null. */
+    responseDeflated: p.blob().nullable(),
     responseHeaders: p.json<Record<string, string>>().nullable(),
     createdAt: p.datetime(),
     expiresAt: p.datetime().index(),

@@ -19,15 +19,22 @@ export const Transfer = defineEntity({
     id: p.string().primary(),
     /** Cursor order for histories: drawn by the ledger store (see ../sequences.ts). */
     seq: p.bigint('number').unique(),
-    asset: () => p.manyToOne(Asset).ref(),
+    /**
+     * `index(false)`: the `(asset_id, seq)` index above serves every read by asset and the foreign
+     * key's checks; MikroORM would otherwise add a single-column one on SQLite (issue 34: bytes).
+     */
+    asset: () => p.manyToOne(Asset).ref().index(false),
     fromAddress: p.string().length(42),
     toAddress: p.string().length(42),
     amount: p.type(Uint256Type),
     status: p.enum(TRANSFER_STATUSES),
     /** A problem type URI when failed. */
     failureReason: p.string().nullable(),
-    /** Not indexed: no read selects transfers by requester, and users are never deleted (issue 34: bytes). */
-    requestedBy: () => p.manyToOne(User).ref().nullable(),
+    /**
+     * Not indexed: no read selects transfers by requester, and users are never deleted (issue 34: bytes).
+     * `index(false)`: MikroORM would otherwise index every foreign key on SQLite.
+     */
+    requestedBy: () => p.manyToOne(User).ref().nullable().index(false),
     createdAt: p.datetime(),
     completedAt: p.datetime().nullable(),
   },

@@ -64,25 +64,30 @@ begin
   -- The idempotency record first, with the answer: a concurrent request with the same key waits
   -- here for this transaction, then finds the record (or, if this one rolled back, takes the key).
   if r is not null then
-    insert into "idempotency_record" ("id", "request_hash", "status", "response_body", "response_headers", "created_at", "expires_at")
-      values (r->>'id', r->>'hash', (r->>'status')::int, r->'body', r->'headers', v_at, (r->>'expires')::timestamptz)
+    -- A large answer comes deflated, base64 (`z`, src/db/stored-answer.ts), without `body`.
+    insert into "idempotency_record" ("id", "request_hash", "status", "response_body", "response_deflated",
+        "response_headers", "created_at", "expires_at")
+      values (r->>'id', r->>'hash', (r->>'status')::int, r->'body', decode(r->>'z', 'base64'), r->'headers', v_at,
+        (r->>'expires')::timestamptz)
       on conflict ("id") do nothing;
     if not found then
-      select x."request_hash", x."status", x."response_body", x."response_headers", x."expires_at"
+      select x."request_hash", x."status", x."response_body", x."response_deflated", x."response_headers", x."expires_at"
         into existing from "idempotency_record" x where x."id" = r->>'id';
       if not found then
         raise exception 'idempotency record vanished; try again' using errcode = '40001';
       end if;
       if existing."expires_at" > v_at then
         return jsonb_build_object('request_hash', existing."request_hash", 'status', existing."status",
-          'response_body', existing."response_body", 'response_headers', existing."response_headers",
-          'expires_at', existing."expires_at");
+          'response_body', existing."response_body", 'response_deflated', encode(existing."response_deflated", 'base64'),
+          'response_headers', existing."response_headers", 'expires_at', existing."expires_at");
       end if;
       -- An expired record protects nothing: replace it (a concurrent replacement makes this fail
       -- with a unique violation; the caller runs the plan again and replays the winner).
       delete from "idempotency_record" where "id" = r->>'id' and "expires_at" <= v_at;
-      insert into "idempotency_record" ("id", "request_hash", "status", "response_body", "response_headers", "created_at", "expires_at")
-        values (r->>'id', r->>'hash', (r->>'status')::int, r->'body', r->'headers', v_at, (r->>'expires')::timestamptz);
+      insert into "idempotency_record" ("id", "request_hash", "status", "response_body", "response_deflated",
+          "response_headers", "created_at", "expires_at")
+        values (r->>'id', r->>'hash', (r->>'status')::int, r->'body', decode(r->>'z', 'base64'), r->'headers', v_at,
+          (r->>'expires')::timestamptz);
     end if;
   end if;
 

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { IdempotencyRecord } from '../../db/entities/IdempotencyRecord.ts';
 import type { Orm } from '../../db/orm.ts';
 import { type Row, readStatements } from '../../db/read-statements.ts';
+import { answerOf } from '../../db/stored-answer.ts';
 import { UnprocessableError } from '../errors.ts';
 import type { IdempotencyKey, StoredResponse } from './store/plan.ts';
 
@@ -60,7 +61,7 @@ export class IdempotencyKeyReusedError extends UnprocessableError {
 
 // Every idempotent write reads and writes its record: raw statements, no entities.
 const READ_RECORD =
-  'select request_hash, status, response_body, response_headers, expires_at from idempotency_record where id = ?';
+  'select request_hash, status, response_body, response_deflated, response_headers, expires_at from idempotency_record where id = ?';
 
 export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
   const reads = readStatements(orm);
@@ -78,7 +79,7 @@ export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
     if (record.request_hash !== requestHash) throw new IdempotencyKeyReusedError();
     return {
       status: Number(record.status),
-      body: reads.json(record.response_body) as T,
+      body: answerOf(record, reads.json) as T,
       headers: (reads.json(record.response_headers) as Record<string, string> | null) ?? {},
       replayed: true,
     };

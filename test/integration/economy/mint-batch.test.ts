@@ -2,6 +2,7 @@
 // is checked against the contract by the test client, and the ledger's invariants after all.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Orm } from '../../../src/db/orm.ts';
+import { DEFLATE_FROM_BYTES } from '../../../src/db/stored-answer.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { checkInvariants, type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 
@@ -137,5 +138,44 @@ describe.each(DB_KINDS)('batch mints on %s', (kind) => {
     }
     expect((await read('/assets/gems')).totalSupply).toBe('150.5');
     expect(await events(before)).toEqual([]);
+  });
+
+  it('keeps a large answer deflated and replays it byte for byte (issue 34: bytes per holding)', async () => {
+    const items = Array.from({ length: 12 }, (_, index) => ({
+      to: index % 2 ? alice.wallet : bob.wallet,
+      nft: { name: `Deflated ${index}`, metadata },
+    }));
+    const batch = await call(studio, '/api/v1/collections/drop/mint/batch', { items }, 'deflated-1');
+    expect(batch.status, batch.text).toBe(201);
+    expect(Buffer.byteLength(batch.text)).toBeGreaterThanOrEqual(DEFLATE_FROM_BYTES);
+    const [record] = await t.app.orm.em
+      .getConnection()
+      .execute<{ response_body: unknown; response_deflated: Uint8Array | null }[]>(
+        'select response_body, response_deflated from idempotency_record where id = ?',
+        [`${studio.userId}:mintBatch:deflated-1`],
+      );
+    expect(record.response_body).toBeNull();
+    expect(record.response_deflated?.length).toBeGreaterThan(0);
+    expect(record.response_deflated?.length).toBeLessThan(Buffer.byteLength(batch.text) / 4);
+    const replay = await call(studio, '/api/v1/collections/drop/mint/batch', { items }, 'deflated-1');
+    expect(replay.status).toBe(201);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(batch.text);
+    // A small answer stays JSON.
+    const small = await call(
+      studio,
+      '/api/v1/collections/drop/mint/batch',
+      { items: [{ to: bob.wallet, nft: { name: 'Small', metadata } }] },
+      'small-1',
+    );
+    expect(small.status, small.text).toBe(201);
+    const [plain] = await t.app.orm.em
+      .getConnection()
+      .execute<{ response_body: unknown; response_deflated: unknown }[]>(
+        'select response_body, response_deflated from idempotency_record where id = ?',
+        [`${studio.userId}:mintBatch:small-1`],
+      );
+    expect(plain.response_deflated).toBeNull();
+    expect(plain.response_body).not.toBeNull();
   });
 });

@@ -8,6 +8,7 @@
 // its guards then see the winner.
 import type { Orm } from '../../../db/orm.ts';
 import type { Row } from '../../../db/read-statements.ts';
+import { storedAnswer } from '../../../db/stored-answer.ts';
 import { isTransient, retrying } from '../../../db/transactions.ts';
 import { pgStatements } from '../../../db/write-statements.ts';
 import type { CommitHook } from '../../../events/commit-hook.ts';
@@ -143,11 +144,13 @@ export function planJson(plan: Plan): string {
   const p: Record<string, unknown> = { at: plan.at.toISOString() };
   if (plan.idempotency) {
     const { key, response } = plan.idempotency;
+    // A large answer travels deflated, base64 (`z`); the function stores it in response_deflated.
+    const answer = storedAnswer(response.body);
     p.record = {
       id: key.id,
       hash: key.requestHash,
       status: response.status,
-      body: response.body,
+      ...(answer.deflated ? { z: answer.deflated.toString('base64') } : { body: response.body }),
       headers: response.headers,
       expires: key.expiresAt(plan.at).toISOString(),
     };

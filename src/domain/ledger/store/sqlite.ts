@@ -9,6 +9,7 @@
 import type { Orm } from '../../../db/orm.ts';
 import type { Row } from '../../../db/read-statements.ts';
 import { sqliteSequence } from '../../../db/sequences.ts';
+import { storedAnswer } from '../../../db/stored-answer.ts';
 import { Uint256Type } from '../../../db/types/uint256.ts';
 import { sqliteWriter } from '../../../db/write-statements.ts';
 import type { Change } from '../../../events/change-keys.ts';
@@ -45,11 +46,11 @@ class Replay {
 
 const SQL = {
   readRecord:
-    'select request_hash, status, response_body, response_headers, expires_at from idempotency_record where id = ?',
+    'select request_hash, status, response_body, response_deflated, response_headers, expires_at from idempotency_record where id = ?',
   deleteExpired: 'delete from idempotency_record where id = ? and expires_at <= ?',
   insertRecord:
-    'insert into idempotency_record (id, request_hash, status, response_body, response_headers, created_at, expires_at) ' +
-    'values (?, ?, ?, ?, ?, ?, ?)',
+    'insert into idempotency_record (id, request_hash, status, response_body, response_deflated, response_headers, ' +
+    'created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
   controls: 'select 1 as yes from wallet where address = ? and user_id = ?',
   balance: 'select balance, reserved from holding where asset_id = ? and wallet = ?',
   supply: 'select total_supply from asset where id = ?',
@@ -744,11 +745,13 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
       if (!idempotency) return;
       const { key, response } = idempotency;
       const at = plan.at;
+      const answer = storedAnswer(response.body);
       s.insertRecord.run(
         key.id,
         key.requestHash,
         response.status,
-        JSON.stringify(response.body),
+        answer.json,
+        answer.deflated,
         JSON.stringify(response.headers),
         at.getTime(),
         key.expiresAt(at).getTime(),
