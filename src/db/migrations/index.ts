@@ -42,6 +42,7 @@ import { Migration20261129143100_nft_minted_to } from './Migration20261129143100
 import { Migration20261129171000_drop_sqlite_foreign_key_indexes } from './Migration20261129171000_drop_sqlite_foreign_key_indexes.ts';
 import { Migration20261129171100_idempotency_deflated } from './Migration20261129171100_idempotency_deflated.ts';
 import { Migration20261129171101_deflate_stored_answers } from './Migration20261129171101_deflate_stored_answers.ts';
+import { Migration20261129172000_asset_fillfactor } from './Migration20261129172000_asset_fillfactor.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -87,4 +88,5 @@ export const migrationsList = [
   Migration20261129171000_drop_sqlite_foreign_key_indexes,
   Migration20261129171100_idempotency_deflated,
   Migration20261129171101_deflate_stored_answers,
+  Migration20261129172000_asset_fillfactor,
 ];
