@@ -50,9 +50,19 @@ export async function createEvents(deps: {
   const tickets = redis
     ? redisTickets(redis, () => metrics.redisFallbacks.inc({ use: 'websocket tickets' }))
     : memoryTickets();
+  // PostgreSQL: the outbox's partitions ahead of its ids (src/db/outbox-partitions.ts), then hourly.
+  const keepPartitions = async () => {
+    const created = await store.keepPartitionsAhead().catch((error: unknown) => {
+      logger.warn({ err: error }, 'creating the outbox partitions ahead failed (retried at the next pass)');
+      return [];
+    });
+    if (created.length > 0) logger.info({ created }, 'outbox partitions created');
+  };
+  await keepPartitions();
   await tail.start();
 
   const prune = async () => {
+    await keepPartitions();
     const cutoff = new Date(Date.now() - config.eventRetentionDays * 86_400_000);
     const removed = await store.prune(cutoff).catch((error: unknown) => {
       logger.warn({ err: error }, 'event retention failed');

@@ -39,6 +39,7 @@ import { Migration20261129131005_currency_lots } from './Migration20261129131005
 import { Migration20261129131537_market_price_order } from './Migration20261129131537_market_price_order.ts';
 import { Migration20261129143000_listing_traits } from './Migration20261129143000_listing_traits.ts';
 import { Migration20261129143100_nft_minted_to } from './Migration20261129143100_nft_minted_to.ts';
+import { Migration20261129170000_outbox_partitions } from './Migration20261129170000_outbox_partitions.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -81,4 +82,5 @@ export const migrationsList = [
   Migration20261129131537_market_price_order,
   Migration20261129143000_listing_traits,
   Migration20261129143100_nft_minted_to,
+  Migration20261129170000_outbox_partitions,
 ];
