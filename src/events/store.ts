@@ -212,13 +212,20 @@ export class EventStore {
    */
   async prune(olderThan: Date, batch = PRUNE_BATCH): Promise<number> {
     let removed = 0;
+    // A drop that failed (its lock not granted within LOCK_TIMEOUT): the rows go instead, then the error.
+    let failed: unknown;
     if (dialectOf(this.orm).partitionedOutbox) {
       for (;;) {
-        const dropped = await this.em().transactional(async (em) => {
-          const step = await dropOldestOutboxPartition(rowsOf(em), olderThan);
-          if (step) await recordPrunedThrough(em, step.through);
-          return step;
-        });
+        const dropped = await this.em()
+          .transactional(async (em) => {
+            const step = await dropOldestOutboxPartition(rowsOf(em), olderThan);
+            if (step) await recordPrunedThrough(em, step.through);
+            return step;
+          })
+          .catch((error: unknown) => {
+            failed = error;
+            return null;
+          });
         if (!dropped) break;
         removed += dropped.removed;
       }
@@ -243,6 +250,7 @@ export class EventStore {
     // Internal changes only matter to relays that are running now: keep them as long as events (a
     // few rows: wallet links publish no event).
     await this.em().nativeDelete(LedgerChange, { occurredAt: { $lt: olderThan } });
+    if (failed) throw failed;
     return removed;
   }
 }

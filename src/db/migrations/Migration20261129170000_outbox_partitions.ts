@@ -10,9 +10,13 @@
 // sequential read of the old table under the migration's lock, skipped when the table already has a
 // validated check constraint `outbox_event_p0_ids` (`id < N`, N above every id given), which an
 // operator may add online before upgrading (docs/operations/upgrades.md). The id sequence moves to
-// the new table (it would otherwise be dropped with the first partition), so ids continue. A default
-// partition takes any id no range partition covers (the keeper fell behind: src/db/outbox-partitions.ts
-// creates the partitions ahead of the ids, right after this migration and at every retention pass).
+// the new table (it would otherwise be dropped with the first partition), so ids continue. The next
+// two partitions' worth of ids get their partitions here, as the keeper (src/db/outbox-partitions.ts,
+// at start-up and every 5 minutes) then keeps them: instances of the previous version still writing
+// during a rolling upgrade find them. The size of a partition: the `sequence_counter` row
+// `outbox-partition-ids` when there is one, else 1,000,000 ids. No default partition: with one,
+// PostgreSQL cannot read the partitions in order (an ordered Append) and merges every partition's
+// first rows instead.
 //
 // SQLite has no partitions: nothing to convert (retention deletes by ranges of the primary key).
 import { DualPlatformMigration } from '../dual-platform-migration.ts';
@@ -31,6 +35,8 @@ declare
   v_last bigint;
   v_bound bigint;
   v_check text;
+  v_width bigint;
+  v_from bigint;
 begin
   lock table "outbox_event" in access exclusive mode;
   -- The last id given: the sequence's, or a stored id past it (a restore's ids are the sequence's too).
@@ -70,7 +76,14 @@ ${INDEXES.map((name) => `  create index "outbox_event_${name}_index" on "outbox_
   end if;
   execute format('alter table "outbox_event" attach partition "outbox_event_p0" for values from (minvalue) to (%s)', v_bound);
   alter table "outbox_event_p0" drop constraint "outbox_event_p0_ids";
-  create table "outbox_event_default" partition of "outbox_event" default;
+  select coalesce((select "value" from "sequence_counter" where "name" = 'outbox-partition-ids'), 1000000)
+    into v_width;
+  v_from := v_bound;
+  while v_from <= v_last + 2 * v_width loop
+    execute format('create table %I partition of "outbox_event" for values from (%s) to (%s)',
+      'outbox_event_p' || v_from, v_from, v_from + v_width);
+    v_from := v_from + v_width;
+  end loop;
 end
 $outbox$;`;
 
