@@ -70,7 +70,9 @@ export async function outboxPartitions(rows: Rows): Promise<OutboxPartition[]> {
 
 /** The last id the outbox's sequence gave (0: none). */
 async function lastIdGiven(rows: Rows): Promise<number> {
-  const [row] = await rows('select case when is_called then last_value else 0 end as value from outbox_event_id_seq');
+  const [row] = await rows(
+    'select case when is_called then last_value else 0 end as value from outbox_event_id_seq',
+  );
   return Number(row?.value ?? 0);
 }
 
@@ -87,7 +89,8 @@ export async function keepOutboxPartitionsAhead(rows: Rows): Promise<string[]> {
   await lockForPartitions(rows);
   const [setting] = await rows('select value from sequence_counter where name = ?', [PARTITION_IDS_ROW]);
   const width = Number(setting?.value ?? OUTBOX_PARTITION_IDS);
-  if (!Number.isSafeInteger(width) || width < 1) throw new Error(`${PARTITION_IDS_ROW} must be a positive integer`);
+  if (!Number.isSafeInteger(width) || width < 1)
+    throw new Error(`${PARTITION_IDS_ROW} must be a positive integer`);
   const ranges = await outboxPartitions(rows);
   const last = await lastIdGiven(rows);
   const top = ranges.at(-1)?.to ?? 1;
@@ -97,7 +100,9 @@ export async function keepOutboxPartitionsAhead(rows: Rows): Promise<string[]> {
   while (from <= last + AHEAD * width) {
     const name = `outbox_event_p${from}`;
     await rows(`create table "${name}" (like "outbox_event")`);
-    await rows(`alter table "outbox_event" attach partition "${name}" for values from (${from}) to (${from + width})`);
+    await rows(
+      `alter table "outbox_event" attach partition "${name}" for values from (${from}) to (${from + width})`,
+    );
     created.push(name);
     from += width;
   }

@@ -55,7 +55,10 @@ export async function createEvents(deps: {
   // and every KEEP_EVERY_MS: a write past them would fail.
   const keepPartitions = async () => {
     const created = await store.keepPartitionsAhead().catch((error: unknown) => {
-      logger.error({ err: error }, 'outbox partitions: creating the partitions ahead failed (retried in 5 minutes)');
+      logger.error(
+        { err: error },
+        'outbox partitions: creating the partitions ahead failed (retried in 5 minutes)',
+      );
       return [];
     });
     if (created.length > 0) logger.info({ created }, 'outbox partitions created');

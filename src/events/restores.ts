@@ -78,8 +78,12 @@ export async function markRestored(orm: Orm, now = new Date()): Promise<RestoreG
   });
   // PostgreSQL: the partitions of the ids from `next` on, before the service gives them.
   if (dialectOf(orm).partitionedOutbox)
-    await orm.em.fork().transactional((em) =>
-      keepOutboxPartitionsAhead((sql, values = []) => em.getConnection().execute(sql, values, 'all', em.getTransactionContext())),
-    );
+    await orm.em
+      .fork()
+      .transactional((em) =>
+        keepOutboxPartitionsAhead((sql, values = []) =>
+          em.getConnection().execute(sql, values, 'all', em.getTransactionContext()),
+        ),
+      );
   return { after, next };
 }

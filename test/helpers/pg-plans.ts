@@ -34,11 +34,14 @@ export function pagePlanProblems(plan: PlanNode, relation: string): string[] {
     const name = node['Relation Name'];
     if (name === relation || isPartition(name)) {
       // A partition's scan sits in the Append of the partitions; the Append is what the LIMIT stops.
-      const above = isPartition(name) && parent?.['Node Type'] === 'Append' ? (parents.get(parent) ?? null) : parent;
+      const above =
+        isPartition(name) && parent?.['Node Type'] === 'Append' ? (parents.get(parent) ?? null) : parent;
       if (node['Node Type'] !== 'Index Scan' && node['Node Type'] !== 'Index Only Scan')
         problems.push(`${node['Node Type']} on ${name}`);
       else if (above?.['Node Type'] !== 'Limit')
-        problems.push(`${node['Node Type']} using ${node['Index Name']} under ${above?.['Node Type'] ?? 'nothing'}`);
+        problems.push(
+          `${node['Node Type']} using ${node['Index Name']} under ${above?.['Node Type'] ?? 'nothing'}`,
+        );
     }
     if (node['Node Type'] === 'Sort' && node.Plans?.[0]['Node Type'] !== 'Append')
       problems.push(`Sort of ${node.Plans?.[0]['Node Type']}`);
@@ -50,6 +53,6 @@ export function pagePlanProblems(plan: PlanNode, relation: string): string[] {
 export function partitionsRead(plan: PlanNode, relation: string): string[] {
   const names = nodesOf(plan)
     .map(({ node }) => node['Relation Name'])
-    .filter((name): name is string => name !== undefined && name.startsWith(`${relation}_`));
+    .filter((name): name is string => typeof name === 'string' && name.startsWith(`${relation}_`));
   return [...new Set(names)].sort();
 }

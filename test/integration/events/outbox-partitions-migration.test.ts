@@ -55,7 +55,10 @@ const FILTERS: [string, EventFilter | undefined][] = [
   ['a wallet, transfers', { types: new Set<EventType>(['newTransfer']), wallet: wallet(5) }],
   ['an asset', { types: ALL, assetId: 'gold' }],
   ['an NFT', { types: ALL, assetId: 'nft_2' }],
-  ['a collection, some types', { types: new Set<EventType>(['newTransfer', 'sale']), collection: 'night-raid' }],
+  [
+    'a collection, some types',
+    { types: new Set<EventType>(['newTransfer', 'sale']), collection: 'night-raid' },
+  ],
   ['a wallet and an asset', { types: ALL, wallet: wallet(1), assetId: 'gems' }],
 ];
 
@@ -97,7 +100,9 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
     runScript(
       'src/cli/db-check.ts',
       [],
-      postgres ? { DATABASE_URL: database.databaseUrl as string } : { SQLITE_PATH: database.sqlitePath as string },
+      postgres
+        ? { DATABASE_URL: database.databaseUrl as string }
+        : { SQLITE_PATH: database.sqlitePath as string },
     );
   /** Rows per partition (PostgreSQL). */
   const held = async () =>
@@ -127,7 +132,10 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
     // Partitions of 1,000 ids from the migration on (PostgreSQL reads it; SQLite has no partitions).
     await orm.em
       .getConnection()
-      .execute('insert into sequence_counter (name, value) values (?, ?)', [PARTITION_IDS_ROW, PARTITION_IDS]);
+      .execute('insert into sequence_counter (name, value) values (?, ?)', [
+        PARTITION_IDS_ROW,
+        PARTITION_IDS,
+      ]);
   });
 
   afterAll(async () => {
@@ -152,9 +160,9 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
     if (postgres) {
       expect(await held()).toEqual({ outbox_event_p0: OLD_LOG });
       // Made by the migration: two partitions' worth of ids ahead of the last one.
-      expect((await outboxPartitions((sql) => orm.em.getConnection().execute(sql))).map((range) => range.name)).toEqual(
-        ['outbox_event_p0', 'outbox_event_p3501', 'outbox_event_p4501'],
-      );
+      expect(
+        (await outboxPartitions((sql) => orm.em.getConnection().execute(sql))).map((range) => range.name),
+      ).toEqual(['outbox_event_p0', 'outbox_event_p3501', 'outbox_event_p4501']);
     }
 
     for (let first = OLD_LOG + 1; first <= OLD_LOG + NEW_EVENTS; first += PARTITION_IDS) {
