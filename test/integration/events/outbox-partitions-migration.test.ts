@@ -3,7 +3,7 @@
 // both databases from the schema just before it, with data. Every read the service makes of the log
 // (REST/WebSocket pages with each filter shape, the relay's pages, the retained range, `npm run
 // db:check`) answers the same before and after; the ids and their sequence continue into new
-// partitions the keeper creates ahead (src/db/outbox-partitions.ts), here 1,000 ids each; and
+// partitions the keeper creates ahead (src/db/outbox-partitions.ts), here 500 ids each; and
 // retention then drops the partitions wholly past its window and deletes the rest of the old events
 // row by row, the sequence surviving the drop of the partition it was created with.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,10 +18,10 @@ import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
 
 const BEFORE = 'Migration20261129143100_nft_minted_to';
 const MIGRATION = 'Migration20261129170000_outbox_partitions';
-const PARTITION_IDS = 1_000;
-const OLD_LOG = 3_500;
-/** Events written after the migration, a keeper's pass before each thousand (the service: hourly). */
-const NEW_EVENTS = 3_000;
+const PARTITION_IDS = 500;
+const OLD_LOG = 1_750;
+/** Events written after the migration, a keeper's pass before each partition's worth (the service: every 5 minutes). */
+const NEW_EVENTS = 1_500;
 const BASE = Date.UTC(2026, 9, 1);
 
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -129,7 +129,7 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
     await orm.migrator.up({ to: BEFORE });
     store = new EventStore(orm);
     await insert(1, OLD_LOG);
-    // Partitions of 1,000 ids from the migration on (PostgreSQL reads it; SQLite has no partitions).
+    // Partitions of 500 ids from the migration on (PostgreSQL reads it; SQLite has no partitions).
     await orm.em
       .getConnection()
       .execute('insert into sequence_counter (name, value) values (?, ?)', [
@@ -162,7 +162,7 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
       // Made by the migration: two partitions' worth of ids ahead of the last one.
       expect(
         (await outboxPartitions((sql) => orm.em.getConnection().execute(sql))).map((range) => range.name),
-      ).toEqual(['outbox_event_p0', 'outbox_event_p3501', 'outbox_event_p4501']);
+      ).toEqual(['outbox_event_p0', 'outbox_event_p1751', 'outbox_event_p2251']);
     }
 
     for (let first = OLD_LOG + 1; first <= OLD_LOG + NEW_EVENTS; first += PARTITION_IDS) {
@@ -184,32 +184,32 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
     expect(checked.code, checked.stderr).toBe(0);
     expect(checked.stdout).toContain(`outbox: ${last} events, ids 1..${last} without gaps`);
     if (postgres) {
-      // The old log in the first partition, the new events in three partitions of 1,000 ids.
+      // The old log in the first partition, the new events in three partitions of 500 ids.
       expect(await held()).toEqual({
         outbox_event_p0: OLD_LOG,
-        outbox_event_p3501: PARTITION_IDS,
-        outbox_event_p4501: PARTITION_IDS,
-        outbox_event_p5501: PARTITION_IDS,
+        outbox_event_p1751: PARTITION_IDS,
+        outbox_event_p2251: PARTITION_IDS,
+        outbox_event_p2751: PARTITION_IDS,
       });
       // A keeper's pass: two partitions' worth of ids ahead of the last one.
-      expect(await store.keepPartitionsAhead()).toEqual(['outbox_event_p7501']);
+      expect(await store.keepPartitionsAhead()).toEqual(['outbox_event_p3751']);
       const ranges = await outboxPartitions((sql) => orm.em.getConnection().execute(sql));
       expect(ranges.at(-1)?.to).toBeGreaterThan(last + 2 * PARTITION_IDS);
     }
-    // 6,500 events read 9 ways page by page, 3 runs of db:check: tens of seconds on a loaded machine.
+    // 3,250 events read 9 ways page by page, 3 runs of db:check: tens of seconds on a loaded machine.
   }, 120_000);
 
   it('drops the partitions wholly past retention, deletes the rest row by row, and the ids go on', async () => {
-    const old = 5_000;
+    const old = 2_500;
     const removed = await store.prune(new Date(BASE + old * 1000 + 500), 400);
     expect(removed).toBe(old);
     expect(await store.prunedThrough()).toBe(old);
     expect(await store.range()).toEqual({ oldest: old + 1, newest: OLD_LOG + NEW_EVENTS });
     if (postgres) {
-      // p0 and p3501 dropped whole; p4501 held 4501..5500, its old half deleted row by row.
-      expect(await held()).toEqual({ outbox_event_p4501: 500, outbox_event_p5501: PARTITION_IDS });
+      // p0 and p1751 dropped whole; p2251 held 2251..2750, its old half deleted row by row.
+      expect(await held()).toEqual({ outbox_event_p2251: 250, outbox_event_p2751: PARTITION_IDS });
       const ranges = await outboxPartitions((sql) => orm.em.getConnection().execute(sql));
-      expect(ranges[0].name).toBe('outbox_event_p4501');
+      expect(ranges[0].name).toBe('outbox_event_p2251');
     }
     await store.keepPartitionsAhead();
     await orm.em.fork().insertMany(OutboxEvent, [eventRow(OLD_LOG + NEW_EVENTS + 1)]);
