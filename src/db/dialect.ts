@@ -29,6 +29,11 @@ export interface Dialect {
    */
   readonly idsMayCommitOutOfOrder: boolean;
   /**
+   * Whether the outbox is partitioned by ranges of id (PostgreSQL: ./outbox-partitions.ts keeps them;
+   * SQLite has no partitions, retention deletes by ranges of the primary key).
+   */
+  readonly partitionedOutbox: boolean;
+  /**
    * Runs a read with the planner held to ordered index scans (PostgreSQL: POSTGRES_READ_SETTINGS,
    * outside any transaction of `em`, the values written into the text so each read is planned for
    * its own values); SQLite plans it by itself.
@@ -83,6 +88,7 @@ const DIALECTS: Record<DatabaseKind, Dialect> = {
   postgresql: {
     rowLock: { lockMode: LockMode.PESSIMISTIC_WRITE },
     idsMayCommitOutOfOrder: true,
+    partitionedOutbox: true,
     pinnedRead: (em, query) => runPostgresRead(em, postgresReadText(em, query)),
     async pinInTransaction(run) {
       for (const setting of POSTGRES_READ_SETTINGS.split(';')) if (setting.trim()) await run(setting);
@@ -96,6 +102,7 @@ const DIALECTS: Record<DatabaseKind, Dialect> = {
   sqlite: {
     rowLock: {},
     idsMayCommitOutOfOrder: false,
+    partitionedOutbox: false,
     pinnedRead: (em, query) => em.execute(query.sql, query.params),
     async pinInTransaction() {},
     outboxSequenceSql: `select seq as value from sqlite_sequence where name = 'outbox_event'`,

@@ -4,6 +4,7 @@
 
 import type { Config } from '../config/index.ts';
 import type { Orm } from '../db/orm.ts';
+import { KEEP_EVERY_MS } from '../db/outbox-partitions.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { deleteExpiredIdempotencyRecords } from '../domain/ledger/idempotency.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -50,6 +51,21 @@ export async function createEvents(deps: {
   const tickets = redis
     ? redisTickets(redis, () => metrics.redisFallbacks.inc({ use: 'websocket tickets' }))
     : memoryTickets();
+  // PostgreSQL: the outbox's partitions ahead of its ids (src/db/outbox-partitions.ts), at start-up
+  // and every KEEP_EVERY_MS: a write past them would fail.
+  const keepPartitions = async () => {
+    const created = await store.keepPartitionsAhead().catch((error: unknown) => {
+      logger.error(
+        { err: error },
+        'outbox partitions: creating the partitions ahead failed (retried in 5 minutes)',
+      );
+      return [];
+    });
+    if (created.length > 0) logger.info({ created }, 'outbox partitions created');
+  };
+  await keepPartitions();
+  const keeper = setInterval(() => void keepPartitions(), KEEP_EVERY_MS);
+  keeper.unref();
   await tail.start();
 
   const prune = async () => {
@@ -85,6 +101,7 @@ export async function createEvents(deps: {
     bus,
     async close() {
       clearInterval(pruner);
+      clearInterval(keeper);
       tail.stop();
       await tickets.close();
       await bus.close();

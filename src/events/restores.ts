@@ -16,6 +16,7 @@
 // each restore gets a later time, so their ids never meet.
 import { dialectOf } from '../db/dialect.ts';
 import type { Orm } from '../db/orm.ts';
+import { keepOutboxPartitionsAhead } from '../db/outbox-partitions.ts';
 
 /** sequence_counter rows `outbox-restored-after:<last id kept>` = the first id given after it. */
 export const RESTORE_MARK_PREFIX = 'outbox-restored-after:';
@@ -75,5 +76,14 @@ export async function markRestored(orm: Orm, now = new Date()): Promise<RestoreG
       next,
     ]);
   });
+  // PostgreSQL: the partitions of the ids from `next` on, before the service gives them.
+  if (dialectOf(orm).partitionedOutbox)
+    await orm.em
+      .fork()
+      .transactional((em) =>
+        keepOutboxPartitionsAhead((sql, values = []) =>
+          em.getConnection().execute(sql, values, 'all', em.getTransactionContext()),
+        ),
+      );
   return { after, next };
 }

@@ -5,6 +5,7 @@ import { dialectOf, postgresReadText } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
+import { dropOldestOutboxPartition, keepOutboxPartitionsAhead, type Rows } from '../db/outbox-partitions.ts';
 import { readStatements } from '../db/read-statements.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
@@ -210,15 +211,46 @@ export class EventStore {
   }
 
   /**
-   * Deletes events older than the retention window and records how far it went; returns how many.
-   * Oldest first, `batch` rows of the primary key at a time, each batch its own transaction: the cost
-   * is the rows removed, not the log (the boundary was `max(id) where occurred_at < ?`, a scan of the
-   * whole log every hour, on SQLite on the writers' connection; issue 34). Ids follow commit order and
-   * an event is stamped as it commits, so the old events are a prefix of the log: a batch with any
-   * event inside the window is the last.
+   * Creates the outbox's partitions ahead of its ids (PostgreSQL; nothing on SQLite), in a
+   * transaction of its own; returns their names. Run at start-up, by every retention pass and after
+   * a restore moved the ids (../db/outbox-partitions.ts).
+   */
+  async keepPartitionsAhead(): Promise<string[]> {
+    if (!dialectOf(this.orm).partitionedOutbox) return [];
+    return this.em().transactional((em) => keepOutboxPartitionsAhead(rowsOf(em)));
+  }
+
+  /**
+   * Removes events older than the retention window and records how far it went; returns how many.
+   * On PostgreSQL first the partitions wholly past the window, oldest first, each dropped in a
+   * transaction of its own (a catalog change, not a delete of its rows: ../db/outbox-partitions.ts).
+   * Then, on both databases, the old events left (the partition holding the window's boundary, the
+   * default partition; on SQLite the whole log), oldest first, `batch` rows of the primary key at a
+   * time, each batch its own transaction: the cost is the rows removed, not the log (the boundary was
+   * `max(id) where occurred_at < ?`, a scan of the whole log every hour, on SQLite on the writers'
+   * connection; issue 34). Ids follow commit order and an event is stamped as it commits, so the old
+   * events are a prefix of the log: a batch with any event inside the window is the last.
    */
   async prune(olderThan: Date, batch = PRUNE_BATCH): Promise<number> {
     let removed = 0;
+    // A drop that failed (its lock not granted within LOCK_TIMEOUT): the rows go instead, then the error.
+    let failed: unknown;
+    if (dialectOf(this.orm).partitionedOutbox) {
+      for (;;) {
+        const dropped = await this.em()
+          .transactional(async (em) => {
+            const step = await dropOldestOutboxPartition(rowsOf(em), olderThan);
+            if (step) await recordPrunedThrough(em, step.through);
+            return step;
+          })
+          .catch((error: unknown) => {
+            failed = error;
+            return null;
+          });
+        if (!dropped) break;
+        removed += dropped.removed;
+      }
+    }
     for (;;) {
       const step = await this.em().transactional(async (em) => {
         // The primary key's walk is the only plan left, whatever the statistics (src/db/dialect.ts).
@@ -229,11 +261,7 @@ export class EventStore {
         );
         const last = row?.last;
         if (last === null || last === undefined) return { removed: 0, more: false };
-        await em.execute(
-          `insert into sequence_counter (name, value) values (?, ?)
-           on conflict (name) do update set value = excluded.value`,
-          [PRUNED_THROUGH, Number(last)],
-        );
+        await recordPrunedThrough(em, Number(last));
         const deleted = await em.nativeDelete(OutboxEvent, { id: { $lte: Number(last) } });
         return { removed: deleted, more: Number(row.old) >= batch };
       });
@@ -243,6 +271,21 @@ export class EventStore {
     // Internal changes only matter to relays that are running now: keep them as long as events (a
     // few rows: wallet links publish no event).
     await this.em().nativeDelete(LedgerChange, { occurredAt: { $lt: olderThan } });
+    if (failed) throw failed;
     return removed;
   }
+}
+
+/** A transaction's statements for ../db/outbox-partitions.ts. */
+function rowsOf(em: EntityManager): Rows {
+  return (sql, values = []) => em.execute<Record<string, unknown>[]>(sql, values);
+}
+
+/** Records that retention removed every event up to `last` (never moving the mark back). */
+async function recordPrunedThrough(em: EntityManager, last: number): Promise<void> {
+  await em.execute(
+    `insert into sequence_counter (name, value) values (?, ?)
+     on conflict (name) do update set value = excluded.value where sequence_counter.value < excluded.value`,
+    [PRUNED_THROUGH, last],
+  );
 }

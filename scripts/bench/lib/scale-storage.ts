@@ -39,14 +39,17 @@ async function postgresSizes(service: Service): Promise<Sizes> {
       ((await client.query(sql)) as unknown as { rows: Record<string, string | number>[] }).rows;
     const [count] = await query(COUNTS);
     // A table's bytes: its heap, free-space and visibility maps, and its TOAST table with its index.
+    // A partition's (the outbox's: src/db/outbox-partitions.ts) count as its partitioned table's.
     const rows = await query(`
-      select c.relname as name, coalesce(t.relname, c.relname) as table_name,
+      select c.relname as name, coalesce(p.relname, t.relname, c.relname) as table_name,
              case when c.relkind = 'i' then 'index' else 'table' end as kind,
              case when c.relkind = 'i' then pg_relation_size(c.oid)
                   else pg_total_relation_size(c.oid) - pg_indexes_size(c.oid) end as bytes
       from pg_class c
       left join pg_index i on i.indexrelid = c.oid
       left join pg_class t on t.oid = i.indrelid
+      left join pg_inherits h on h.inhrelid = coalesce(t.oid, c.oid)
+      left join pg_class p on p.oid = h.inhparent and p.relkind = 'p'
       where c.relnamespace = 'public'::regnamespace and c.relkind in ('r', 'i')`);
     return summed(count, rows);
   } finally {

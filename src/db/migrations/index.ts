@@ -39,6 +39,7 @@ import { Migration20261129131005_currency_lots } from './Migration20261129131005
 import { Migration20261129131537_market_price_order } from './Migration20261129131537_market_price_order.ts';
 import { Migration20261129143000_listing_traits } from './Migration20261129143000_listing_traits.ts';
 import { Migration20261129143100_nft_minted_to } from './Migration20261129143100_nft_minted_to.ts';
+import { Migration20261129170000_outbox_partitions } from './Migration20261129170000_outbox_partitions.ts';
 import { Migration20261129171000_drop_sqlite_foreign_key_indexes } from './Migration20261129171000_drop_sqlite_foreign_key_indexes.ts';
 import { Migration20261129171100_idempotency_deflated } from './Migration20261129171100_idempotency_deflated.ts';
 import { Migration20261129171101_deflate_stored_answers } from './Migration20261129171101_deflate_stored_answers.ts';
@@ -85,6 +86,7 @@ export const migrationsList = [
   Migration20261129131537_market_price_order,
   Migration20261129143000_listing_traits,
   Migration20261129143100_nft_minted_to,
+  Migration20261129170000_outbox_partitions,
   Migration20261129171000_drop_sqlite_foreign_key_indexes,
   Migration20261129171100_idempotency_deflated,
   Migration20261129171101_deflate_stored_answers,

@@ -1,24 +1,30 @@
 // The outbox's filtered reads (REST catch-up, WebSocket replay, webhook catch-up: src/events/reads.ts)
 // are index-driven on PostgreSQL whatever its statistics (issue 34): 100,000 events written in bulk
 // after the table was analyzed (empty, or at 2,000 events), autovacuum off for it (so the planner
-// knows nothing of them, as after a large airdrop), and every read shape the service issues EXPLAINed
+// knows nothing of them, as after a large airdrop), in partitions of 10,000 ids created ahead by the
+// keeper as the events arrive (src/db/outbox-partitions.ts; never analyzed, as in service), and every
+// read shape the service issues EXPLAINed
 // as the service sends it (the text `readEvents` sends: `postgresReadText` of `eventReadQuery`, with
 // its planner settings, on the ORM's pool). Every scan of the outbox must be an index scan right
-// under its branch's LIMIT: no sequential scan, no bitmap scan, no sort of the rows of a scan. A
-// control shows the same statistics mislead the planner left to its defaults.
+// under its branch's LIMIT (or in the Append of the partitions right under it), no sequential scan, no
+// bitmap scan, no sort of the rows of a scan, and only the partitions past the resume point read
+// (pruned by `id > ?`). A control shows the same statistics mislead the planner left to its defaults.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
 import { EVENT_TYPES, type EventType } from '../../../src/db/entities/OutboxEvent.ts';
 import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-partitions.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import type { EventFilter } from '../../../src/events/filter.ts';
 import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
-import { RELAY_READ_PG } from '../../../src/events/store.ts';
+import { EventStore, RELAY_READ_PG } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
-import { type PlanNode, pagePlanProblems } from '../../helpers/pg-plans.ts';
+import { type PlanNode, pagePlanProblems, partitionsRead } from '../../helpers/pg-plans.ts';
 
 const EVENTS = 100_000;
+/** Ids per partition (the service's default is 1,000,000). */
+const PARTITION_IDS = 10_000;
 const WALLETS = 10_000;
 /** Lowercase address of wallet number n, as the outbox stores it. */
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
@@ -110,16 +116,50 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       return read;
     };
 
+    /** The partitions holding ids above `after`, as the reads should prune them. */
+    let partitionsAbove: (after: number) => string[];
+
     beforeAll(async () => {
       db = await migratedDatabase('postgres');
       orm = await openDatabase(db);
       const connection = orm.em.getConnection();
-      // Autovacuum off for the table, so nothing analyzes it behind the test's back: the planner's
-      // statistics describe the table as it was at `analyzedAt` events.
-      await connection.execute('alter table outbox_event set (autovacuum_enabled = false)');
-      await connection.execute(bulkInsert(1, analyzedAt));
+      const store = new EventStore(orm);
+      await connection.execute('insert into sequence_counter (name, value) values (?, ?)', [
+        PARTITION_IDS_ROW,
+        PARTITION_IDS,
+      ]);
+      // The partitions the migration made ahead (1,000,000 ids each) are empty: replaced by the
+      // keeper's, of PARTITION_IDS, as the events arrive. Autovacuum off for every partition (the
+      // partitioned table has no storage of its own), so nothing analyzes them behind the test's
+      // back: the planner's statistics describe the table as it was at `analyzedAt` events, and the
+      // partitions created later were never analyzed.
+      const partitions = () => outboxPartitions((sql) => connection.execute(sql));
+      for (const range of await partitions())
+        if (range.from !== null) await connection.execute(`drop table "${range.name}"`);
+      const insert = async (first: number, last: number) => {
+        for (let from = first; from <= last; from += PARTITION_IDS) {
+          await store.keepPartitionsAhead();
+          for (const range of await partitions())
+            await connection.execute(`alter table "${range.name}" set (autovacuum_enabled = false)`);
+          await connection.execute(bulkInsert(from, Math.min(last, from + PARTITION_IDS - 1)));
+        }
+      };
+      await insert(1, analyzedAt);
       await connection.execute('analyze outbox_event');
-      await connection.execute(bulkInsert(analyzedAt + 1, EVENTS));
+      await insert(analyzedAt + 1, EVENTS);
+      const ranges = await partitions();
+      // PostgreSQL keeps a partition whose range reaches past `after` (it does not count on ids being
+      // integers: `id > 0` keeps `[MINVALUE, 1)`).
+      partitionsAbove = (after) =>
+        ranges
+          .filter((range) => range.to > after)
+          .map((range) => range.name)
+          .sort();
+      // The events in ten partitions.
+      const [{ used }] = await connection.execute<{ used: string }[]>(
+        'select count(distinct tableoid) as used from outbox_event',
+      );
+      expect(Number(used)).toBe(EVENTS / PARTITION_IDS);
       const [{ count }] = await connection.execute<{ count: string }[]>(
         'select count(*) as count from outbox_event',
       );
@@ -159,6 +199,8 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
           for (const limit of [20, 100, 200]) {
             const { Plan: plan } = await explain(query(after, limit, filter));
             expect(planProblems(plan), `after ${after}, limit ${limit}: ${JSON.stringify(plan)}`).toEqual([]);
+            // Partition pruning: the partitions wholly at or before the resume point are not in the plan.
+            expect(partitionsRead(plan, 'outbox_event')).toEqual(partitionsAbove(after));
           }
         }
       },
@@ -185,7 +227,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       });
       for (const plan of plans) {
         expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
-        expect(JSON.stringify(plan)).toContain('outbox_event_pkey');
+        expect(JSON.stringify(plan)).toMatch(/outbox_event_p\d+_pkey/);
       }
     });
 

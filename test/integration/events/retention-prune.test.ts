@@ -61,7 +61,7 @@ describe.each(DB_KINDS)('event retention on %s', (kind) => {
         return tx.execute<{ 'QUERY PLAN': string }[]>(`explain ${PRUNE_BOUNDARY}`, [1000, new Date()]);
       });
       const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
-      expect(plan).toContain('Index Scan using outbox_event_pkey');
+      expect(plan).toMatch(/Index Scan using outbox_event_\w*pkey/);
       expect(plan).not.toContain('Seq Scan');
     },
   );
