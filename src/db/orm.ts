@@ -296,7 +296,8 @@ export async function openOrm(options: DatabaseOptions): Promise<OpenedOrm> {
     if (options.createDatabase) await orm.schema.ensureDatabase();
     await checkPostgresReachable(orm, options);
     // The pool is made when the first connection is needed, not necessarily during init.
-    const poolStats = () => stats?.() ?? { max, total: 0, idle: 0, waiting: 0, acquireTimeouts: 0, lostInUse: 0 };
+    const poolStats = () =>
+      stats?.() ?? { max, total: 0, idle: 0, waiting: 0, acquireTimeouts: 0, lostInUse: 0 };
     return { orm, poolStats };
   }
   const sqlitePath = resolve(options.sqlitePath);

@@ -4,10 +4,10 @@
 // version (`metadataVersions`, guarded by `assetVersion` so two updates of one version never both
 // apply), with one `assetUpdated` event carrying the asset as it is after the change.
 
+import type { Database } from '../../db/database.ts';
 import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts';
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
-import type { Orm } from '../../db/orm.ts';
-import { type ReadStatements, readStatements } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/read-statements.ts';
 import { auditDraft } from '../audit.ts';
 import { assertCollectionPowers, assertMayUnfreeze } from '../authorization.ts';
 import { AppError, ConflictError, ValidationError } from '../errors.ts';
@@ -181,11 +181,10 @@ function versionPlan(
  * when there is no asset yet (its creation takes the metadata) or nothing changes.
  */
 export async function applyFetchedMetadata(
-  { orm, store }: LedgerDatabase,
+  { reads: statements, store }: LedgerDatabase,
   assetId: string,
   fetched: Record<string, unknown>,
 ): Promise<boolean> {
-  const statements = readStatements(orm);
   const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await readCurrent(statements, assetId);
@@ -214,12 +213,10 @@ export async function applyFetchedMetadata(
 }
 
 export function createAssetUpdateService(
-  orm: Orm,
+  { orm, reads: statements }: Database,
   idempotency: Idempotency,
   store: LedgerStore,
 ): AssetUpdateService {
-  const statements = readStatements(orm);
-
   async function read(assetId: string): Promise<Current> {
     const current = await readCurrent(statements, assetId);
     if (!current) throw assetNotFound(assetId);

@@ -17,6 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../../generated/openapi/types.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import {
@@ -27,7 +28,6 @@ import {
   LootBox,
   LootBoxPity,
 } from '../../db/entities/LootBox.ts';
-import type { Orm } from '../../db/orm.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { auditDraft, flushAudited } from '../audit.ts';
 import { assertCollectionPowers, assertCreatorMayGrant, mayMintCurrency } from '../authorization.ts';
@@ -164,7 +164,7 @@ function outcomeAmount(text: string, decimals: number, pointer: string): bigint 
 }
 
 export function createLootBoxService(
-  orm: Orm,
+  { orm, reads }: Database,
   idempotency: Idempotency,
   writer: LegWriter,
   secretBox: SecretBox,
@@ -430,7 +430,7 @@ export function createLootBoxService(
           `${input.seedCommitment} is not the active draw seed of ${formatAddress(input.wallet)}${seed ? ` (it is ${seed.commitment})` : ''}: read it again (POST /api/v1/draw-seeds).`,
         );
       assertCreatorMayGrant(
-        await actingNow(orm, box.createdBy),
+        await actingNow(reads, box.createdBy),
         await collectionOf(box.collectionId),
         'loot box',
       );

@@ -16,6 +16,7 @@
 
 import type { FilterQuery } from '@mikro-orm/core';
 import type { MarketConfig } from '../../config/index.ts';
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
@@ -23,8 +24,6 @@ import { Listing, type ListingEndReason } from '../../db/entities/Listing.ts';
 import { Offer } from '../../db/entities/Offer.ts';
 import { Sale } from '../../db/entities/Sale.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { auditDraft, recordAudit } from '../audit.ts';
 import { assertCollectionPowers, controlsWallet } from '../authorization.ts';
@@ -200,14 +199,12 @@ function rowOfEntity(listing: Listing): ListingRow {
 }
 
 export function createMarketService(
-  orm: Orm,
+  { orm, reads }: Database,
   idempotency: Idempotency,
   store: LedgerStore,
   writer: LegWriter,
   config: MarketConfig = DEFAULT_MARKET_CONFIG,
 ): MarketService {
-  const reads = readStatements(orm);
-
   async function collectionOf(id: string) {
     const collection = await orm.em.fork().findOne(Collection, { id }, { fields: ['id', 'owner'] });
     if (!collection) throw collectionNotFound(id);
@@ -417,6 +414,7 @@ export function createMarketService(
 
   const context = {
     orm,
+    reads,
     idempotency,
     store,
     writer,

@@ -21,9 +21,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { components } from '../../../generated/openapi/types.ts';
+import type { Database } from '../../db/database.ts';
 import { StoreOffer, type StoreOfferStatus, StoreOfferWallet } from '../../db/entities/StoreOffer.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { auditDraft, flushAudited, recordAudit } from '../audit.ts';
@@ -240,8 +239,11 @@ const MAX_SUPPLY = 'select max_supply from asset where id = ?';
 const BURN_POLICY = 'select burn_policy from collection where id = ?';
 const OFFER_OF_CODE = 'select id, version from store_offer where code_hash = ?';
 
-export function createStoreService(orm: Orm, idempotency: Idempotency, writer: LegWriter): StoreService {
-  const reads = readStatements(orm);
+export function createStoreService(
+  { orm, reads }: Database,
+  idempotency: Idempotency,
+  writer: LegWriter,
+): StoreService {
   async function collectionOf(id: string) {
     const [row] = await reads.all(COLLECTION_OWNER, [id]);
     if (!row) throw new NotFoundError(`No collection with id ${id}.`);
@@ -676,7 +678,7 @@ export function createStoreService(orm: Orm, idempotency: Idempotency, writer: L
         const unavailable = unavailability(offer, at);
         if (unavailable) throw notAvailable(offer, unavailable);
         const collection = await collectionOf(offer.collectionId);
-        assertCreatorMayGrant(await actingNow(orm, offer.createdBy), collection, 'offer');
+        assertCreatorMayGrant(await actingNow(reads, offer.createdBy), collection, 'offer');
         const payTo = offer.payTo as StoredAddress;
         const itemPrices: ItemPrice[] = [];
         for (const [i, item] of offer.price.entries()) {

@@ -8,9 +8,10 @@
 // control shows the same statistics mislead the planner left to its defaults.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
 import { EVENT_TYPES, type EventType } from '../../../src/db/entities/OutboxEvent.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import type { EventFilter } from '../../../src/events/filter.ts';
 import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
@@ -86,6 +87,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
   'outbox read plans on PostgreSQL, %s',
   (_state, analyzedAt) => {
     let db: ScratchDatabase;
+    let opened: Database;
     let orm: Orm;
 
     /** The plan of a read as the service sends it (`readEvents`: postgresReadText, runPostgresRead). */
@@ -112,7 +114,8 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
 
     beforeAll(async () => {
       db = await migratedDatabase('postgres');
-      orm = await openDatabase(db);
+      opened = await openDatabase(db);
+      orm = opened.orm;
       const connection = orm.em.getConnection();
       // Autovacuum off for the table, so nothing analyzes it behind the test's back: the planner's
       // statistics describe the table as it was at `analyzedAt` events.
@@ -127,7 +130,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
     });
 
     afterAll(async () => {
-      await closeDatabase(orm);
+      await opened.close();
       await db.drop();
     });
 

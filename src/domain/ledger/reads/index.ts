@@ -1,15 +1,15 @@
 // The Reads of a database (./port.ts): the adapter of its kind, built once per ledger.
-import type { Orm } from '../../../db/orm.ts';
+import type { Database } from '../../../db/database.ts';
 import { databaseKindOf } from '../../../db/platform.ts';
 import type { Reads } from './port.ts';
 import { createPostgresReads } from './postgres.ts';
 import { createSqliteReads } from './sqlite/index.ts';
 
 /** The only place the reads look at the database kind: to pick their adapter. */
-export function createReads(orm: Orm): Reads {
-  return databaseKindOf(orm.em.getPlatform()) === 'postgresql'
-    ? createPostgresReads(orm)
-    : createSqliteReads(orm);
+export function createReads(database: Database): Reads {
+  return databaseKindOf(database.orm.em.getPlatform()) === 'postgresql'
+    ? createPostgresReads(database)
+    : createSqliteReads(database);
 }
 
 export * from './port.ts';

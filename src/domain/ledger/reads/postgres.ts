@@ -3,15 +3,13 @@
 // (../../../db/read-statements.ts). The listings are ./holdings.ts with a fixed-view cache of the
 // adapter's own (no other process's commit to watch for: every write reaches the asset's
 // `metadata_version`, which each listing row carries).
-import type { Orm } from '../../../db/orm.ts';
-import { readStatements } from '../../../db/read-statements.ts';
+import type { Database } from '../../../db/database.ts';
 import { listingReads } from './holdings.ts';
 import type { Reads } from './port.ts';
 import { assetById, assetOwners, holdingListing } from './queries.ts';
 import { zeroBalanceOf } from './zero.ts';
 
-export function createPostgresReads(orm: Orm): Reads {
-  const statements = readStatements(orm);
+export function createPostgresReads({ orm, reads: statements }: Database): Reads {
   const zero = zeroBalanceOf(orm);
   const listings = listingReads(statements, zero, () => 0);
   return {
