@@ -52,9 +52,9 @@ export function openReadStatements(orm: Orm): ReadStatements {
       return { pool, statement };
     };
     return {
-      async all(sql, parameters) {
+      async all<R extends object = Row>(sql: string, parameters: readonly unknown[]) {
         const { pool, statement } = await prepare(sql);
-        return (await pool.query({ ...statement, values: [...parameters] })).rows;
+        return (await pool.query({ ...statement, values: [...parameters] })).rows as R[];
       },
       async arrays(sql, parameters) {
         const { pool, statement } = await prepare(sql);

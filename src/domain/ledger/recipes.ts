@@ -105,6 +105,14 @@ const RECIPE_CACHE_LIMIT = 10_000;
 const ACTING_NOW =
   'select u.role, s.id as account, o.role as owner_role from users u ' +
   'left join service_account s on s.id = u.id left join users o on o.id = s.owner_id where u.id = ?';
+/**
+ * A row of ACTING_NOW: a service account's row carries its id and its owner's role (service_account's
+ * owner_id references users), any other user's neither.
+ */
+type ActingNowRow = { role: UserRole } & (
+  | { account: null; owner_role: null }
+  | { account: string; owner_role: UserRole }
+);
 
 /**
  * A user as it acts now: its current role, a service account's capped by its owner's current role.
@@ -112,12 +120,11 @@ const ACTING_NOW =
  */
 export async function actingNow(reads: ReadStatements, userId: string): Promise<Actor> {
   // One prepared read (was two ORM reads, one populating the owner: a large part of a purchase's CPU).
-  const [row] = await reads.all(ACTING_NOW, [userId]);
+  const [row] = await reads.all<ActingNowRow>(ACTING_NOW, [userId]);
   if (!row) throw new Error(`No user ${userId}.`);
-  const role = row.role as UserRole;
   return {
     userId,
-    role: row.account == null ? role : effectiveServiceRole(role, row.owner_role as UserRole),
+    role: row.account == null ? row.role : effectiveServiceRole(row.role, row.owner_role),
   };
 }
 
