@@ -15,8 +15,9 @@
 import { execFileSync } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { openDatabase } from '../src/db/database.ts';
 import type { PlatformStatements } from '../src/db/dual-platform-migration.ts';
-import { closeDatabase, migrate, openDatabase } from '../src/db/orm.ts';
+import { migrate } from '../src/db/orm.ts';
 import type { DatabaseKind } from '../src/db/platform.ts';
 import { createScratchDatabase } from '../src/db/scratch-database.ts';
 import { biomeCli } from './gen/paths.ts';
@@ -55,13 +56,14 @@ async function diffAgainstMigratedSchema(kind: DatabaseKind): Promise<PlatformSt
     postgresServerUrl: process.env.POSTGRES_SERVER_URL,
   });
   try {
-    const orm = await openDatabase(scratch);
+    const opened = await openDatabase(scratch);
+    const orm = opened.orm;
     try {
       await migrate(orm);
       const diff = await orm.schema.getUpdateSchemaMigrationSQL({ wrap: false });
       return { up: splitStatements(diff.up), down: splitStatements(diff.down) };
     } finally {
-      await closeDatabase(orm);
+      await opened.close();
     }
   } finally {
     await scratch.drop();

@@ -16,10 +16,9 @@ import { createChainModule } from './chain/index.ts';
 import type { Config } from './config/index.ts';
 import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
-import { closeDatabase, migrate, type Orm, openDatabase, poolStats, withStartupLock } from './db/orm.ts';
-import { readStatements } from './db/read-statements.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrate, type Orm, withStartupLock } from './db/orm.ts';
 import { ReadReplicas } from './db/replicas.ts';
-import { externalCommitCounter } from './db/write-statements.ts';
 import { currentPrincipal } from './domain/audit.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
@@ -102,12 +101,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let draining: Promise<void> | null = null;
   const logger = options.logger ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const orm = await openDatabase({
+  // The database handle (src/db/database.ts): made here once, passed to what needs it.
+  const db = await openDatabase({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
     connectTimeoutMs: config.databaseConnectTimeoutMs,
     logger,
   });
+  const { orm } = db;
   // The Redis client is loaded only with REDIS_URL set.
   const redis = config.redisUrl
     ? (await import('./redis/link.ts')).createRedisLink(config.redisUrl, config.redisKeyPrefix, logger)
@@ -115,18 +116,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let replicas: ReadReplicas | undefined;
   try {
     // Issue 34.6: reads from streaming replicas, read-your-writes kept (src/db/replicas.ts).
-    replicas = await openReplicas(config, orm, logger, metrics);
+    replicas = await openReplicas(config, db, logger, metrics);
     // Instances started together take turns through the bootstrap (src/db/orm.ts).
     const services = await withStartupLock(orm, () =>
-      createServices(config, { orm, logger, metrics, redis, replicas }),
+      createServices(config, { db, logger, metrics, redis, replicas }),
     );
     const { database, events, auth, identity, webhooks, chain } = services;
     const { demoAccounts, listenHost } = await demoGuard(orm, config, logger);
     // Cached reads are invalidated by what committed changes touched (src/after-commit.ts); a commit
     // by another process on the same SQLite file empties the cache.
     // The read connection is opened first: SQLite counts its opening as a change by another connection.
-    await readStatements(orm).all('select 1', []);
-    const version = ledgerVersion(await externalCommitCounter(orm));
+    await db.reads.all('select 1', []);
+    const version = ledgerVersion(await db.commitCounter());
     const readCache = new ReadCache(version, {
       maxEntries: config.readCache.maxEntries,
       maxBytes: config.readCache.maxMegabytes * 1024 * 1024,
@@ -167,7 +168,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Every part exists now: the relay's sinks (the read cache, the sockets, the webhooks).
     const stopDelivering = deliverCommits(database.commits, events.tail, { readCache, gateway, webhooks });
     watchDependencies(metrics, {
-      pool: () => poolStats(orm),
+      pool: db.poolStats,
       redisUsable: redis ? () => redis.usable() : undefined,
     });
     watchChains(metrics, () => chain.status());
@@ -215,19 +216,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         await events.close();
         await redis?.close();
         await replicas?.close();
-        await closeDatabase(orm);
+        await db.close();
       },
     };
   } catch (error) {
     await redis?.close();
     await replicas?.close();
-    await closeDatabase(orm);
+    await db.close();
     throw error;
   }
 }
 
 interface Infrastructure {
-  orm: Orm;
+  db: Database;
   logger: Logger;
   metrics: Metrics;
   redis?: RedisLink;
@@ -237,13 +238,13 @@ interface Infrastructure {
 /** The read replicas of DATABASE_READ_URLS (none: undefined), with their metrics. */
 async function openReplicas(
   config: Config,
-  orm: Orm,
+  db: Database,
   logger: Logger,
   metrics: Metrics,
 ): Promise<ReadReplicas | undefined> {
   if (config.readReplicas.urls.length === 0) return undefined;
   let routed: ReturnType<typeof watchReplicas> | undefined;
-  const replicas = await ReadReplicas.open(orm, config.readReplicas, {
+  const replicas = await ReadReplicas.open(db, config.readReplicas, {
     principal: currentPrincipal,
     counted: (target) => routed?.inc({ target }),
     failed: (name, error) => logger.warn({ err: error, replica: name }, 'read replica left out'),
@@ -256,13 +257,14 @@ async function openReplicas(
  * Migrations, then the services in dependency order: events, ledger, access control, demo data,
  * identity. Runs under the start-up lock.
  */
-async function createServices(config: Config, { orm, logger, metrics, redis, replicas }: Infrastructure) {
+async function createServices(config: Config, { db, logger, metrics, redis, replicas }: Infrastructure) {
+  const { orm } = db;
   await migrate(orm);
   // The one ledger store over the migrated database, and the hook it announces its commits on.
-  const database = ledgerDatabase(orm);
+  const database = ledgerDatabase(db);
   // A principal that committed reads from the primary until a replica has its commit.
   if (replicas) database.commits.onInvalidate(() => replicas.committed());
-  const events = await createEvents({ orm, config, logger, metrics, redis });
+  const events = await createEvents({ database, config, logger, metrics, redis });
   // A commit reaches the relays from now on (src/after-commit.ts); their sinks are wired once built.
   announceCommits(database.commits, events.bus, events.tail);
   const secret = resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl);
@@ -294,7 +296,7 @@ async function createServices(config: Config, { orm, logger, metrics, redis, rep
     permissionsOfRole: grantableScopes,
   });
   const webhooks = createWebhooks({
-    orm,
+    database,
     config,
     secretBox,
     events,

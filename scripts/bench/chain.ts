@@ -22,8 +22,9 @@ import { parseArgs } from 'node:util';
 import { encodeDeployData, encodeFunctionData, type Hex } from 'viem';
 import WebSocket from 'ws';
 import { ChainIndexer } from '../../src/chain/indexer.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { ChainContract, ChainTransfer, Collection, Transfer, User } from '../../src/db/entities/index.ts';
-import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
+import { migrate } from '../../src/db/orm.ts';
 import { createScratchDatabase } from '../../src/db/scratch-database.ts';
 import { ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
 import { createLogger } from '../../src/observability/logger.ts';
@@ -100,7 +101,8 @@ async function main(): Promise<void> {
   markScenarioStart();
   const node = await startNode();
   const database = await createScratchDatabase(kind, { prefix: 'gats_bench' });
-  const orm = await openDatabase(database);
+  const opened = await openDatabase(database);
+  const orm = opened.orm;
   try {
     const [from] = (await rpc(node.url, [{ method: 'eth_accounts', params: [] }]))[0] as string[];
     const artifact = JSON.parse(
@@ -183,7 +185,7 @@ async function main(): Promise<void> {
       indexer: true,
     };
     const indexer = new ChainIndexer(
-      ledgerDatabase(orm),
+      ledgerDatabase(opened),
       { chainId: 31337, rpcUrl: node.url, confirmations: 12 },
       settings,
       createLogger('warn'),
@@ -221,7 +223,7 @@ async function main(): Promise<void> {
       targets: Number(values.lag) > 0 ? [{ figure: 'head lag p99', below: 1000, source: 'issue 20' }] : [],
     });
   } finally {
-    await closeDatabase(orm);
+    await opened.close();
     await database.drop();
     node.child.kill('SIGTERM');
     rmSync(node.dir, { recursive: true, force: true });

@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { ChainAsset, ChainContract, ChainTransfer } from '../db/entities/index.ts';
 import type { Orm } from '../db/orm.ts';
-import { readStatements } from '../db/read-statements.ts';
+import type { ReadStatements } from '../db/read-statements.ts';
 import { answerOf } from '../db/stored-answer.ts';
 import { inTransaction } from '../db/transactions.ts';
 import { amountOf } from '../domain/ledger/asset-rows.ts';
@@ -113,11 +113,10 @@ export async function createErc20Asset(
  * existing assets: the plan clamps debits at zero and bounds every sum by 2^256 - 1 with them.
  */
 async function currentSums(
-  orm: Orm,
+  reads: ReadStatements,
   deltas: Map<string, bigint>,
   existingAssets: ReadonlySet<string>,
 ): Promise<{ balances: Map<string, bigint>; supplies: Map<string, bigint> }> {
-  const reads = readStatements(orm);
   const balances = new Map<string, bigint>();
   const keys = [...deltas.keys()].map((key) => key.split('\u0000') as [string, string]);
   for (let i = 0; i < keys.length; i += 250) {
@@ -147,7 +146,7 @@ async function currentSums(
  * transfers the batch held (0: nothing to do).
  */
 async function projectBatch(
-  { orm, store }: LedgerDatabase,
+  { orm, reads, store }: LedgerDatabase,
   contract: ChainContract,
   options: ProjectionOptions,
 ): Promise<number> {
@@ -180,7 +179,6 @@ async function projectBatch(
     tokens.set(movement.tokenId, { assetId: chainAssetId(caip19), tokenId: movement.tokenId, caip19 });
   }
   const fetched = await ensureChainAssets(orm, contract, [...tokens.values()]);
-  const reads = readStatements(orm);
   const ids = [...tokens.values()].map((token) => token.assetId);
   const existingAssets = new Set<string>();
   for (let i = 0; i < ids.length; i += 500) {
@@ -191,7 +189,7 @@ async function projectBatch(
     );
     for (const row of found) existingAssets.add(row.id as string);
   }
-  const { balances, supplies } = await currentSums(orm, netDeltas(token, movements), existingAssets);
+  const { balances, supplies } = await currentSums(reads, netDeltas(token, movements), existingAssets);
   const key = keyOf(contract, cursor);
   const { plan } = projectionPlan({
     contract: token,

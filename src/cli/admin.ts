@@ -23,8 +23,9 @@ import { normalizeUsername, registerUser, setUserRole } from '../auth/accounts.t
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { loadOpenApiDocument } from '../contract/operations.ts';
 import { createSecretBox, resolveSecret } from '../crypto/secret-box.ts';
+import { type Database, openDatabase } from '../db/database.ts';
 import { USER_ROLES, User, type UserRole } from '../db/entities/User.ts';
-import { closeDatabase, migrate, openDatabase } from '../db/orm.ts';
+import { migrate } from '../db/orm.ts';
 import { auditDraft, commandOrigin, recordAudit, withAuditOrigin } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { createLedger } from '../domain/ledger/index.ts';
@@ -75,26 +76,27 @@ async function main(argv: string[]): Promise<void> {
   const given = values['password-stdin'] ? (await text(process.stdin)).split(/\r?\n/)[0] : undefined;
   if (values['password-stdin'] && !given) throw new UsageError('--password-stdin read an empty password');
 
-  const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
   // Audit entries of the command name it (and the machine's user) as who acted.
   const origin = commandOrigin(`admin ${plan.command} (${userInfo().username})`);
   try {
-    await withAuditOrigin(origin, () => run(orm, config, plan, given));
+    await withAuditOrigin(origin, () => run(db, config, plan, given));
   } finally {
-    await closeDatabase(orm);
+    await db.close();
   }
 }
 
 async function run(
-  orm: Awaited<ReturnType<typeof openDatabase>>,
+  db: Database,
   config: ReturnType<typeof loadConfig>,
   plan: { command: 'create-user' | 'set-role'; name: string; role: UserRole },
   given: string | undefined,
 ): Promise<void> {
+  const { orm } = db;
   await migrate(orm);
   if (plan.command === 'create-user') {
     const secretBox = createSecretBox(resolveSecret(config.secretKey, config.dataDir, !config.databaseUrl));
-    const ledger = createLedger({ database: ledgerDatabase(orm), config, secretBox });
+    const ledger = createLedger({ database: ledgerDatabase(db), config, secretBox });
     const password = given ?? randomBytes(18).toString('base64url');
     const user = await registerUser(orm, { username: plan.name, password }, async (em, created) => {
       await ledger.wallets.createCustodialWallet(em, created.id);

@@ -8,12 +8,13 @@
  *
  * Exit codes: 0 the chain holds; 1 it does not (each problem printed); 78 configuration.
  */
-import { closeDatabase, openDatabase } from '../db/orm.ts';
+import { openDatabase } from '../db/database.ts';
 import { verifyAudit } from '../domain/audit.ts';
 import { configOrExit } from './config-or-exit.ts';
 
 const config = configOrExit();
-const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const db = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const orm = db.orm;
 try {
   const { problems, entries, tip } = await verifyAudit(orm);
   const where = config.databaseUrl ? 'postgresql' : config.sqlitePath;
@@ -26,5 +27,5 @@ try {
     console.log(`${where}: ok; ${entries} audit entries${pruned}; tip ${tip.seq} ${tip.hash}`);
   }
 } finally {
-  await closeDatabase(orm);
+  await db.close();
 }

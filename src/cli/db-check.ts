@@ -16,7 +16,7 @@
  *
  * Exit codes: 0 all hold; 1 a violation (each printed); 78 configuration.
  */
-import { closeDatabase, openDatabase } from '../db/orm.ts';
+import { openDatabase } from '../db/database.ts';
 import { verifyAudit } from '../domain/audit.ts';
 import { ZERO_ADDRESS } from '../domain/ledger/addresses.ts';
 import { RESTORE_MARK_PREFIX, restoreGapsOf } from '../events/restores.ts';
@@ -24,7 +24,8 @@ import { configOrExit } from './config-or-exit.ts';
 
 const config = configOrExit();
 
-const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const opened = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const orm = opened.orm;
 const violations: string[] = [];
 const facts: string[] = [];
 try {
@@ -123,7 +124,7 @@ try {
   if (audit.problems.length === 0)
     facts.push(`audit trail: ${audit.entries} entries chained, tip ${audit.tip.seq} ${audit.tip.hash}`);
 } finally {
-  await closeDatabase(orm);
+  await opened.close();
 }
 
 const where = config.databaseUrl ? 'postgresql' : config.sqlitePath;

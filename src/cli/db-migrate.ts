@@ -7,17 +7,19 @@
  *
  * The service itself never creates a database: a typo in DATABASE_URL stops it with exit code 78.
  */
-import { closeDatabase, migrate, openDatabase } from '../db/orm.ts';
+import { openDatabase } from '../db/database.ts';
+import { migrate } from '../db/orm.ts';
 
 const databaseUrl = process.env.DATABASE_URL || undefined;
 const sqlitePath = process.env.SQLITE_PATH || './data/gats.sqlite';
 // Named from the configuration: only src/db/ asks the open database which kind it is.
 const target = databaseUrl ? 'postgresql' : 'sqlite';
-const orm = await openDatabase({
+const opened = await openDatabase({
   databaseUrl,
   sqlitePath,
   createDatabase: process.argv.includes('--create-database'),
 });
+const orm = opened.orm;
 try {
   const applied = await migrate(orm);
   console.log(
@@ -26,5 +28,5 @@ try {
       : `${target}: applied ${applied.length} migration(s): ${applied.join(', ')}`,
   );
 } finally {
-  await closeDatabase(orm);
+  await opened.close();
 }

@@ -8,18 +8,19 @@
  *
  * Exit codes: 0 marked; 1 failed; 78 configuration.
  */
-import { closeDatabase, openDatabase } from '../db/orm.ts';
+import { openDatabase } from '../db/database.ts';
 import { markRestored } from '../events/restores.ts';
 import { configOrExit } from './config-or-exit.ts';
 
 const config = configOrExit();
 
-const orm = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const opened = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+const orm = opened.orm;
 try {
   const { after, next } = await markRestored(orm);
   console.log(
     `${config.databaseUrl ? 'postgresql' : config.sqlitePath}: restored ledger marked: its events end at ${after}; the next event id is ${next}; clients resuming from an id in between are told to resync`,
   );
 } finally {
-  await closeDatabase(orm);
+  await opened.close();
 }

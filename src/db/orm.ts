@@ -62,13 +62,6 @@ export interface PoolStats {
   lostInUse: number;
 }
 
-const poolStatsOf = new WeakMap<object, () => PoolStats>();
-
-/** The PostgreSQL pool's state, or null on SQLite. */
-export function poolStats(orm: Orm): PoolStats | null {
-  return poolStatsOf.get(orm)?.() ?? null;
-}
-
 /** The members of a `pg` pool and client used by `hardenPool`. */
 interface PgPoolEvents {
   totalCount: number;
@@ -245,8 +238,17 @@ interface KyselyConnection {
   executeQuery(query: { sql: string; parameters: readonly unknown[] }): Promise<unknown>;
 }
 
-/** Opens the database (connecting, not migrating) with every entity registered. */
-export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
+/** The ORM, opened, with the state of its PostgreSQL pool (null on SQLite). */
+interface OpenedOrm {
+  orm: Orm;
+  poolStats(): PoolStats | null;
+}
+
+/**
+ * Opens the ORM (connecting, not migrating) with every entity registered. The service opens it
+ * through `openDatabase` (./database.ts), which adds what rides on it.
+ */
+export async function openOrm(options: DatabaseOptions): Promise<OpenedOrm> {
   const common = {
     entities,
     extensions: [Migrator],
@@ -294,11 +296,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
     if (options.createDatabase) await orm.schema.ensureDatabase();
     await checkPostgresReachable(orm, options);
     // The pool is made when the first connection is needed, not necessarily during init.
-    poolStatsOf.set(
-      orm,
-      () => stats?.() ?? { max, total: 0, idle: 0, waiting: 0, acquireTimeouts: 0, lostInUse: 0 },
-    );
-    return orm;
+    const poolStats = () =>
+      stats?.() ?? { max, total: 0, idle: 0, waiting: 0, acquireTimeouts: 0, lostInUse: 0 };
+    return { orm, poolStats };
   }
   const sqlitePath = resolve(options.sqlitePath);
   ensurePrivateDir(dirname(sqlitePath));
@@ -306,7 +306,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
   ensurePrivateFile(sqlitePath);
   for (const companion of ['-wal', '-shm']) restrictToOwner(sqlitePath + companion);
   const { SqliteDriver } = await import('@mikro-orm/sqlite');
-  return await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
+  const orm = await SqlMikroORM.init<AbstractSqlDriver, SqlEntityManager<AbstractSqlDriver>>({
     ...common,
     driver: SqliteDriver,
     dbName: sqlitePath,
@@ -316,6 +316,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Orm> {
       }
     },
   });
+  return { orm, poolStats: () => null };
 }
 
 /**
@@ -389,22 +390,6 @@ export async function migrate(orm: Orm): Promise<string[]> {
 
 function names(migrations: { name: string }[]): string[] {
   return migrations.map((migration) => migration.name);
-}
-
-/** What other modules opened beside the ORM on its database (read-statements.ts), closed with it. */
-const closers = new WeakMap<Orm, (() => void)[]>();
-
-/** Runs `close` when `closeDatabase(orm)` closes the database, before the ORM's own connections. */
-export function onDatabaseClose(orm: Orm, close: () => void): void {
-  const list = closers.get(orm) ?? [];
-  list.push(close);
-  closers.set(orm, list);
-}
-
-export async function closeDatabase(orm: Orm): Promise<void> {
-  for (const close of closers.get(orm) ?? []) close();
-  closers.delete(orm);
-  await orm.close(true);
 }
 
 /**

@@ -11,7 +11,7 @@
 //
 // Statements are written once with `?` placeholders, unquoted lowercase identifiers, and nothing
 // that differs between the two databases except what the caller branches on.
-import { type Orm, onDatabaseClose } from './orm.ts';
+import type { Orm } from './orm.ts';
 import { databaseKindOf } from './platform.ts';
 import { type ReadStatements, type Row, sqliteReadStatements } from './sqlite-read-statements.ts';
 
@@ -28,28 +28,12 @@ export interface PgPool {
   }): Promise<{ rows: unknown[][] }>;
 }
 
-const opened = new WeakMap<Orm, ReadStatements>();
-
 /**
- * The read statements of `orm`'s database, opened on first use (after migrations: the SQLite file
- * is then in WAL mode). `closeDatabase` closes them.
+ * The read statements of `orm`'s database, made once with its handle (`openDatabase`, ./database.ts,
+ * holds them as `reads` and closes them). Nothing connects here: the SQLite read connection opens at
+ * the first read (after migrations: the file is then in WAL mode), the PostgreSQL pool at its first use.
  */
-export function readStatements(orm: Orm): ReadStatements {
-  let statements = opened.get(orm);
-  if (!statements) {
-    statements = openReadStatements(orm);
-    opened.set(orm, statements);
-    onDatabaseClose(orm, () => closeReadStatements(orm));
-  }
-  return statements;
-}
-
-export function closeReadStatements(orm: Orm): void {
-  opened.get(orm)?.close();
-  opened.delete(orm);
-}
-
-function openReadStatements(orm: Orm): ReadStatements {
+export function openReadStatements(orm: Orm): ReadStatements {
   const platform = orm.em.getPlatform();
   const date = (value: unknown) =>
     value instanceof Date ? value : (platform.parseDate(value as string) as Date);
@@ -81,9 +65,9 @@ export function pgReadStatements(
     return { pool, statement };
   };
   return {
-    async all(sql, parameters) {
+    async all<R extends object = Row>(sql: string, parameters: readonly unknown[]) {
       const { pool, statement } = await prepare(sql);
-      return (await pool.query({ ...statement, values: [...parameters] })).rows;
+      return (await pool.query({ ...statement, values: [...parameters] })).rows as R[];
     },
     async arrays(sql, parameters) {
       const { pool, statement } = await prepare(sql);

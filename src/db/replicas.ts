@@ -21,8 +21,8 @@
 //   the cache's last invalidation (src/http/read-cache.ts: `observe`).
 // SQLite has no replicas: the setting is refused at start-up (src/config/index.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Orm } from './orm.ts';
-import { type PgPool, pgReadStatements, type ReadStatements, readStatements } from './read-statements.ts';
+import type { Database } from './database.ts';
+import { type PgPool, pgReadStatements, type ReadStatements } from './read-statements.ts';
 
 interface ReplicaSettings {
   /** `postgres://…` URLs of streaming replicas of the primary (`DATABASE_READ_URLS`). */
@@ -101,7 +101,8 @@ interface ReplicaHooks {
 }
 
 export class ReadReplicas {
-  private readonly orm: Orm;
+  /** The primary's read statements (the database handle's). */
+  private readonly primary: ReadStatements;
   private readonly settings: ReplicaSettings;
   private readonly hooks: ReplicaHooks;
   private readonly replicas: Replica[];
@@ -116,11 +117,10 @@ export class ReadReplicas {
   /** The oldest replica state a read of the current async context used (`observe`). */
   private readonly observed = new AsyncLocalStorage<Observed>();
 
-  private constructor(orm: Orm, settings: ReplicaSettings, hooks: ReplicaHooks, pools: ReplicaPool[]) {
-    this.orm = orm;
+  private constructor(primary: ReadStatements, settings: ReplicaSettings, hooks: ReplicaHooks, pools: ReplicaPool[]) {
+    this.primary = primary;
     this.settings = settings;
     this.hooks = hooks;
-    const primary = readStatements(orm);
     this.replicas = pools.map((pool, index) => ({
       name: `replica-${index + 1}`,
       pool,
@@ -137,7 +137,11 @@ export class ReadReplicas {
    * A pool per replica URL, of the same class and options as the ORM's (type parsers, timeouts), and
    * a first poll. Replicas that do not answer now are out until they do: start-up does not wait.
    */
-  static async open(orm: Orm, settings: ReplicaSettings, hooks: ReplicaHooks): Promise<ReadReplicas> {
+  static async open(
+    { orm, reads }: Database,
+    settings: ReplicaSettings,
+    hooks: ReplicaHooks,
+  ): Promise<ReadReplicas> {
     const primaryPool = (await orm.em.getConnection().getNativeClient()) as {
       constructor: new (options: unknown) => ReplicaPool;
       options: Record<string, unknown>;
@@ -153,7 +157,7 @@ export class ReadReplicas {
       pool.on('error', () => {});
       return pool;
     });
-    const replicas = new ReadReplicas(orm, settings, hooks, pools);
+    const replicas = new ReadReplicas(reads, settings, hooks, pools);
     await replicas.poll();
     replicas.schedule();
     return replicas;
@@ -172,7 +176,7 @@ export class ReadReplicas {
 
   /** The read statements every routed read goes through: a replica's when one may answer, else the primary's. */
   statements(): ReadStatements {
-    const primary = readStatements(this.orm);
+    const primary = this.primary;
     return {
       all: (sql, parameters) => this.read(primary, (statements) => statements.all(sql, parameters)),
       arrays: (sql, parameters) => this.read(primary, (statements) => statements.arrays(sql, parameters)),
@@ -312,7 +316,7 @@ export class ReadReplicas {
     const position = this.relayPosition();
     const at = performance.now();
     try {
-      const [row] = await readStatements(this.orm).all('select pg_current_wal_insert_lsn()::text as lsn', []);
+      const [row] = await this.primary.all('select pg_current_wal_insert_lsn()::text as lsn', []);
       this.samples.push({ at, lsn: parseLsn(String(row.lsn)), position });
     } catch {
       // The primary is away: no new sample (replicas' lag grows; reads fail over to the primary's errors).

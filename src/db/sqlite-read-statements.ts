@@ -8,8 +8,14 @@ import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlit
 export type Row = Record<string, unknown>;
 
 export interface ReadStatements {
-  /** Runs a read-only statement (SQL with `?` placeholders) and returns every row. */
-  all(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  /**
+   * Runs a read-only statement (SQL with `?` placeholders) and returns every row. `R` names the row's
+   * columns and their types as the statement selects them (a row type next to the query's SQL): the
+   * rows are typed once, here, not cast column by column where they are used. Nothing is checked at
+   * run time: `R` must say what the SQL returns on both databases (text or number ids, dates through
+   * `date`, JSON through `json`).
+   */
+  all<R extends object = Row>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
   /**
    * The same, each row as an array of its values in the order of the select list: for the hottest
    * listings (no object with a property per column to build, and to look each value up in).
@@ -43,8 +49,8 @@ export function sqliteReadStatements(path: string): ReadStatements {
     return statement;
   };
   return {
-    async all(sql, parameters) {
-      return statementOf(sql, false).all(...(parameters as SQLInputValue[])) as Row[];
+    async all<R extends object = Row>(sql: string, parameters: readonly unknown[]) {
+      return statementOf(sql, false).all(...(parameters as SQLInputValue[])) as R[];
     },
     async arrays(sql, parameters) {
       return statementOf(sql, true).all(...(parameters as SQLInputValue[])) as unknown as unknown[][];

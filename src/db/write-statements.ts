@@ -225,22 +225,11 @@ export async function sqliteWriter<C>(orm: Orm, committed: (changes: C[]) => voi
  * the read cache through the commit hook, keyed). PostgreSQL has no such counter: always 0 (writes
  * that bypass every instance are not supported there).
  *
- * One per database, shared by every reader (the read cache, the holdings listings and their thread),
- * and read at most once a millisecond: each reading is a statement that takes and drops SQLite's WAL
+ * One per database, made by its handle (`Database.commitCounter`, ./database.ts) and shared by every
+ * reader (the read cache, the holdings listings and their thread), and read at most once a millisecond: each reading is a statement that takes and drops SQLite's WAL
  * read lock (file-lock system calls, ~12 us on a busy service).
  */
-export function externalCommitCounter(orm: Orm): Promise<() => number> {
-  let counter = commitCounters.get(orm);
-  if (!counter) {
-    counter = sqliteCommitCounter(orm);
-    commitCounters.set(orm, counter);
-  }
-  return counter;
-}
-
-const commitCounters = new WeakMap<Orm, Promise<() => number>>();
-
-async function sqliteCommitCounter(orm: Orm): Promise<() => number> {
+export async function externalCommitCounter(orm: Orm): Promise<() => number> {
   if (databaseKindOf(orm.em.getPlatform()) !== 'sqlite') return () => 0;
   const database = (await orm.em.getConnection().getNativeClient()) as SqliteDatabase;
   const version = database.prepare('pragma data_version');

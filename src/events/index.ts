@@ -3,6 +3,7 @@
 // src/after-commit.ts.
 
 import type { Config } from '../config/index.ts';
+import type { Database } from '../db/database.ts';
 import type { Orm } from '../db/orm.ts';
 import { KEEP_EVERY_MS } from '../db/outbox-partitions.ts';
 import { pruneAudit } from '../domain/audit.ts';
@@ -30,17 +31,18 @@ const POLL_MS = 500;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export async function createEvents(deps: {
-  orm: Orm;
+  database: Database;
   config: Config;
   logger: Logger;
   metrics: Metrics;
   /** Redis (REDIS_URL): commit announcements between instances and shared tickets. */
   redis?: RedisLink;
 }): Promise<EventsModule> {
-  const { orm, config, logger, metrics, redis } = deps;
+  const { database, config, logger, metrics, redis } = deps;
+  const { orm } = database;
   // PostgreSQL: the relay reads (and waits for writers) on a connection of its own, not the pool's.
   const relay = idsMayCommitOutOfOrder(orm) ? await pgRelayConnection(orm, logger) : undefined;
-  const store = new EventStore(orm, relay);
+  const store = new EventStore(database, relay);
   const tail = new OutboxTail(store, {
     pollMs: POLL_MS,
     logger,

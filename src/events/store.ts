@@ -1,12 +1,13 @@
 // Reads of the outbox: pages after an id (REST catch-up, WebSocket replay), the retained range,
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
+import type { Database } from '../db/database.ts';
 import { dialectOf, postgresReadText } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { dropOldestOutboxPartition, keepOutboxPartitionsAhead, type Rows } from '../db/outbox-partitions.ts';
-import { readStatements } from '../db/read-statements.ts';
+import type { ReadStatements } from '../db/read-statements.ts';
 import type { ReadReplicas } from '../db/replicas.ts';
 import type { PublishedEventBody } from '../domain/ledger/store/plan.ts';
 import type { EventFilter, PublishedEvent } from './filter.ts';
@@ -77,12 +78,14 @@ const CHANGES_READ_PG = CHANGES_READ.replace('?', '$1').replace('?', '$2');
 
 export class EventStore {
   private readonly orm: Orm;
+  private readonly reads: ReadStatements;
   private readonly relay: RelayConnection | undefined;
   private replicas: ReadReplicas | undefined;
 
   /** `relay`: the relay's own connection (PostgreSQL), for `next`. */
-  constructor(orm: Orm, relay?: RelayConnection) {
+  constructor({ orm, reads }: Database, relay?: RelayConnection) {
     this.orm = orm;
+    this.reads = reads;
     this.relay = relay;
   }
 
@@ -102,7 +105,7 @@ export class EventStore {
    * served meanwhile.
    */
   async next(after: number, limit: number): Promise<OutboxEvent[]> {
-    const reads = readStatements(this.orm);
+    const reads = this.reads;
     const rows = this.relay
       ? await this.relay.query<EventRow>(RELAY_READ_PG, [after, limit], 'gats_relay_next')
       : ((await reads.all(RELAY_READ, [after, limit])) as unknown as EventRow[]);
@@ -125,7 +128,7 @@ export class EventStore {
   async changesAfter(after: number, limit: number): Promise<ChangeRow[]> {
     const rows = this.relay
       ? await this.relay.query<Record<string, unknown>>(CHANGES_READ_PG, [after, limit], 'gats_relay_changes')
-      : await readStatements(this.orm).all(CHANGES_READ, [after, limit]);
+      : await this.reads.all(CHANGES_READ, [after, limit]);
     return rows.map((row) => ({
       id: Number(row.id),
       kind: row.kind as LedgerChangeKind,
@@ -174,7 +177,7 @@ export class EventStore {
     // 100,000 events, on the event loop: every resuming subscribe and REST page paid it). A prepared
     // statement (../db/read-statements.ts), like prunedThrough: every resuming subscribe runs both,
     // and through the ORM each call built and prepared its statement again.
-    const rows = await readStatements(this.orm).all(RANGE_READ, []);
+    const rows = await this.reads.all(RANGE_READ, []);
     const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
     return {
       oldest: oldest === null ? null : Number(oldest),
@@ -187,7 +190,7 @@ export class EventStore {
    * has lost events; ids above it that are missing were never committed (rolled-back inserts).
    */
   async prunedThrough(): Promise<number> {
-    const rows = await readStatements(this.orm).all(PRUNED_THROUGH_READ, [PRUNED_THROUGH]);
+    const rows = await this.reads.all(PRUNED_THROUGH_READ, [PRUNED_THROUGH]);
     return rows.length === 0 ? 0 : Number(rows[0].value);
   }
 

@@ -25,8 +25,8 @@
 // subscription is served on its own (a slow receiver holds up only its own subscription).
 import { randomUUID } from 'node:crypto';
 import { accountOf } from '../db/account-members.ts';
+import type { Database } from '../db/database.ts';
 import { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
-import type { Orm } from '../db/orm.ts';
 import { auditEntriesAfter, auditEntryView, auditTipSeq } from '../domain/audit.ts';
 import { auditReadableOwners } from '../domain/authorization.ts';
 import { ForbiddenError } from '../domain/errors.ts';
@@ -52,13 +52,14 @@ export interface AuditFeed {
 }
 
 export function createAuditFeed(deps: {
-  orm: Orm;
+  database: Database;
   service: WebhookService;
   options: TargetPolicy & { timeoutMs: number; retryBaseMs: number };
   userAgent: string;
   logger: Logger;
 }): AuditFeed {
-  const { orm, service, options, logger } = deps;
+  const { database, service, options, logger } = deps;
+  const { orm } = database;
   const instance = randomUUID();
   const pools = createPools();
   const sendOptions = { ...options, userAgent: deps.userAgent, pools };
@@ -139,7 +140,7 @@ export function createAuditFeed(deps: {
         const owner = fresh.owner.id;
         ownerIds = await auditReadableOwners(
           em,
-          await actingNow(orm, owner),
+          await actingNow(database.reads, owner),
           (await accountOf(em, owner)) ?? owner,
         );
       } catch (error) {

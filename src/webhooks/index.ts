@@ -5,7 +5,7 @@
 import ipaddr from 'ipaddr.js';
 import { type Config, ConfigError } from '../config/index.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
-import type { Orm } from '../db/orm.ts';
+import type { Database } from '../db/database.ts';
 import type { PublishedEvent } from '../events/filter.ts';
 import type { EventsModule } from '../events/index.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -23,7 +23,7 @@ export interface WebhooksModule {
 }
 
 export function createWebhooks(deps: {
-  orm: Orm;
+  database: Database;
   config: Config;
   secretBox: SecretBox;
   events: EventsModule;
@@ -44,7 +44,7 @@ export function createWebhooks(deps: {
   let changed = () => {};
   let settle = async (_id: string) => {};
   const service = createWebhookService({
-    orm: deps.orm,
+    orm: deps.database.orm,
     secretBox: deps.secretBox,
     policy,
     maxPerUser: settings.maxPerUser,
@@ -53,7 +53,7 @@ export function createWebhooks(deps: {
     changed: () => changed(),
     settle: (id) => settle(id),
   });
-  const store = createDeliveryStore(deps.orm, deps.logger);
+  const store = createDeliveryStore(deps.database.orm, deps.logger);
   const dispatcher = createDispatcher({
     store,
     events: events.store,
@@ -66,7 +66,7 @@ export function createWebhooks(deps: {
     accountOf: deps.accountOf,
   });
   const auditFeed = createAuditFeed({
-    orm: deps.orm,
+    database: deps.database,
     service,
     options: { ...policy, timeoutMs: settings.timeoutMs, retryBaseMs: settings.retryBaseMs },
     userAgent: 'game-asset-tracking-service webhooks',

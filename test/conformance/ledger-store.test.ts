@@ -65,7 +65,7 @@ describe.each(DB_KINDS)('ledger store conformance on %s', (kind) => {
   let player: TestUser;
   let from: StoredAddress;
   const invalidated: string[][] = [];
-  const idempotency = () => createIdempotency(fx.orm, 60);
+  const idempotency = () => createIdempotency(fx.database, 60);
 
   beforeAll(async () => {
     fx = await openLedger(kind);

@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/lib/children.ts';
 import { buildApp } from '../../src/app.ts';
-import { closeDatabase, openDatabase } from '../../src/db/orm.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { testConfig } from '../helpers/app.ts';
 import { runScript } from '../helpers/commands.ts';
 import { assertMatchesContract } from '../helpers/contract.ts';
@@ -16,23 +16,25 @@ import { REDIS_URL } from './world.ts';
 const ADMIN_URL = process.env.TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
 async function databaseExists(name: string): Promise<boolean> {
-  const admin = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const opened = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const admin = opened.orm;
   try {
     const rows = await admin.em
       .getConnection()
       .execute('select 1 from pg_database where datname = ?', [name]);
     return rows.length === 1;
   } finally {
-    await closeDatabase(admin);
+    await opened.close();
   }
 }
 
 async function dropDatabase(name: string): Promise<void> {
-  const admin = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const opened = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const admin = opened.orm;
   try {
     await admin.em.getConnection().execute(`drop database if exists "${name}" with (force)`);
   } finally {
-    await closeDatabase(admin);
+    await opened.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { copyFileSync } from 'node:fs';
-import { closeDatabase, migrate, openDatabase } from '../../src/db/orm.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate } from '../../src/db/orm.ts';
 import {
   createScratchDatabase,
   DEFAULT_POSTGRES_SERVER_URL,
@@ -97,11 +98,12 @@ export async function createTemplate(kind: TestDatabaseKind): Promise<ScratchDat
     postgresServerUrl: postgresServerUrl(),
   });
   try {
-    const orm = await openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath });
+    const opened = await openDatabase({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath });
+    const orm = opened.orm;
     try {
       await migrate(orm);
     } finally {
-      await closeDatabase(orm);
+      await opened.close();
     }
   } catch (error) {
     await database.drop();

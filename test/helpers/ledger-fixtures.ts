@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { grantableScopes, isApiScope } from '../../src/auth/scopes.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
+import { openDatabase } from '../../src/db/database.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { CurrencyLot } from '../../src/db/entities/CurrencyLot.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
@@ -10,7 +11,7 @@ import { Listing } from '../../src/db/entities/Listing.ts';
 import { ListingTrait } from '../../src/db/entities/ListingTrait.ts';
 import { User, type UserRole } from '../../src/db/entities/User.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
-import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
+import { migrate, type Orm } from '../../src/db/orm.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
@@ -20,7 +21,7 @@ import { FIXTURE_PASSWORD } from './fixture-passwords.ts';
 
 export interface LedgerFixture {
   orm: Orm;
-  /** The ORM with its one ledger store and commit hook, as the app builds it. */
+  /** The database handle with its one ledger store and commit hook, as the app builds it. */
   database: LedgerDatabase;
   ledger: Ledger;
   close(): Promise<void>;
@@ -34,9 +35,10 @@ export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture>
   // behind one row lock, which on a loaded machine can take longer than the production wait for a
   // connection (5 s, whose expiry is a fault tested in test/faults/). These tests are about the
   // ledger's invariants, so they wait as long as it takes.
-  const orm = await openDatabase({ ...scratch, poolMax: 30, connectTimeoutMs: 60_000 });
+  const db = await openDatabase({ ...scratch, poolMax: 30, connectTimeoutMs: 60_000 });
+  const orm = db.orm;
   await migrate(orm);
-  const database = ledgerDatabase(orm);
+  const database = ledgerDatabase(db);
   const ledger = createLedger({
     database,
     config: { publicUrl: TEST_PUBLIC_URL, idempotencyTtlSeconds: 86_400 },
@@ -47,7 +49,7 @@ export async function openLedger(kind: TestDatabaseKind): Promise<LedgerFixture>
     database,
     ledger,
     async close() {
-      await closeDatabase(orm);
+      await db.close();
       await scratch.drop();
     },
   };

@@ -4,7 +4,8 @@
 // mint is in its owner's history).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/auth/passwords.ts';
-import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { migrate, type Orm } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
 import { encodeCursor } from '../../src/domain/ledger/cursor.ts';
 import { DB_KINDS, startTestApp } from '../helpers/app.ts';
@@ -122,7 +123,8 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
   afterAll(() => database.drop());
 
   it('15.6: migrates a first-release database with data to today, invariants intact', async () => {
-    const orm = await openDatabase(database);
+    const db = await openDatabase(database);
+    const orm = db.orm;
     try {
       expect((await orm.migrator.up({ to: FIRST_SCHEMA })).map((m) => m.name)).toEqual([FIRST_SCHEMA]);
       await writeFirstReleaseData(orm, kind);
@@ -131,7 +133,7 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
       expect(applied).not.toContain(FIRST_SCHEMA);
       expect(await orm.migrator.getPending()).toEqual([]);
     } finally {
-      await closeDatabase(orm);
+      await db.close();
     }
     const checked = await runScript('src/cli/db-check.ts', [], env);
     expect(checked.stderr).toBe('');

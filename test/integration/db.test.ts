@@ -1,30 +1,33 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/database.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
 import { Collection } from '../../src/db/entities/Collection.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { User } from '../../src/db/entities/User.ts';
 import { databaseFunctions, FUNCTIONS_TABLE } from '../../src/db/functions/index.ts';
-import { closeDatabase, migrate, type Orm, openDatabase } from '../../src/db/orm.ts';
+import { migrate, type Orm } from '../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../src/db/scratch-database.ts';
 import { UINT256_MAX } from '../../src/db/types/uint256-range.ts';
 import { DB_KINDS, freshDatabase } from '../helpers/db.ts';
 
 describe.each(DB_KINDS)('storage on %s', (kind) => {
   let db: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
   let firstRun: string[];
 
   beforeAll(async () => {
     db = await freshDatabase(kind);
-    orm = await openDatabase(db);
+    opened = await openDatabase(db);
+    orm = opened.orm;
     firstRun = await migrate(orm);
     await seedCollection(orm);
   });
 
   afterAll(async () => {
-    await closeDatabase(orm);
+    await opened.close();
     await db.drop();
   });
 
@@ -37,10 +40,10 @@ describe.each(DB_KINDS)('storage on %s', (kind) => {
     const shared = await freshDatabase(kind);
     const instances = await Promise.all([1, 2, 3].map(() => openDatabase(shared)));
     try {
-      const runs = await Promise.all(instances.map((instance) => migrate(instance)));
+      const runs = await Promise.all(instances.map((instance) => migrate(instance.orm)));
       expect(runs.flat()).toEqual(firstRun);
     } finally {
-      await Promise.all(instances.map((instance) => closeDatabase(instance)));
+      await Promise.all(instances.map((instance) => instance.close()));
       await shared.drop();
     }
   });

@@ -4,10 +4,10 @@
 // version (`metadataVersions`, guarded by `assetVersion` so two updates of one version never both
 // apply), with one `assetUpdated` event carrying the asset as it is after the change.
 
+import type { Database } from '../../db/database.ts';
 import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts';
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
-import type { Orm } from '../../db/orm.ts';
-import { type ReadStatements, readStatements } from '../../db/read-statements.ts';
+import type { ReadStatements, Row } from '../../db/read-statements.ts';
 import { auditDraft } from '../audit.ts';
 import { assertCollectionPowers, assertMayUnfreeze } from '../authorization.ts';
 import { AppError, ConflictError, ValidationError } from '../errors.ts';
@@ -85,6 +85,16 @@ interface Current {
 const READ_CURRENT =
   `select ${ASSET_COLUMNS}, a.creator_id, c.owner_id as collection_owner, c.mutable_attributes, ` +
   'c.metadata_policy from asset a join collection c on c.id = a.collection_id where a.id = ?';
+/** A row of READ_CURRENT: the asset's columns (./asset-rows.ts reads them) and its collection's rules. */
+type CurrentRow = Row & {
+  creator_id: string;
+  collection_owner: string;
+  frozen_by: string | null;
+  /** JSON: the attribute names that stay mutable, or null. */
+  mutable_attributes: unknown;
+  /** JSON: the collection's MetadataPolicy, or null. */
+  metadata_policy: unknown;
+};
 
 /** JSON with object keys sorted: PostgreSQL's jsonb hands keys back in its own order. */
 function sorted(value: unknown): unknown {
@@ -102,14 +112,14 @@ const sameJson = (a: unknown, b: unknown) => JSON.stringify(sorted(a)) === JSON.
 
 /** The asset as it is now, with its collection's rules; undefined when no asset has the id. */
 async function readCurrent(statements: ReadStatements, assetId: string): Promise<Current | undefined> {
-  const [row] = await statements.all(READ_CURRENT, [assetId]);
+  const [row] = await statements.all<CurrentRow>(READ_CURRENT, [assetId]);
   if (!row) return undefined;
   const fields = assetFieldsOf(row, statements);
   return {
     fields: { ...fields, metadataVersion: fields.metadataVersion ?? 0 },
-    creatorId: row.creator_id as string,
-    collectionOwner: row.collection_owner as string,
-    frozenBy: (row.frozen_by as string | null) ?? null,
+    creatorId: row.creator_id,
+    collectionOwner: row.collection_owner,
+    frozenBy: row.frozen_by ?? null,
     mutableAttributes: new Set((statements.json(row.mutable_attributes) as string[] | null) ?? []),
     policy: (statements.json(row.metadata_policy) as MetadataPolicy | null) ?? {},
   };
@@ -181,11 +191,10 @@ function versionPlan(
  * when there is no asset yet (its creation takes the metadata) or nothing changes.
  */
 export async function applyFetchedMetadata(
-  { orm, store }: LedgerDatabase,
+  { reads: statements, store }: LedgerDatabase,
   assetId: string,
   fetched: Record<string, unknown>,
 ): Promise<boolean> {
-  const statements = readStatements(orm);
   const text = (value: unknown) => (typeof value === 'string' && value ? value : null);
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const current = await readCurrent(statements, assetId);
@@ -214,12 +223,10 @@ export async function applyFetchedMetadata(
 }
 
 export function createAssetUpdateService(
-  orm: Orm,
+  { orm, reads: statements }: Database,
   idempotency: Idempotency,
   store: LedgerStore,
 ): AssetUpdateService {
-  const statements = readStatements(orm);
-
   async function read(assetId: string): Promise<Current> {
     const current = await readCurrent(statements, assetId);
     if (!current) throw assetNotFound(assetId);

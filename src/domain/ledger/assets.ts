@@ -1,9 +1,8 @@
 // Creating assets: NFTs (minted straight into a wallet the caller controls) and game currencies
 // (created empty, then minted into any wallet as transfers from the zero address).
 
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { auditDraft } from '../audit.ts';
 import { isPersonalCollection, mayMintCurrency } from '../authorization.ts';
@@ -94,12 +93,11 @@ class AssetExistsError extends ConflictError {
 export { assetNotFound };
 
 export function createAssetService(
-  orm: Orm,
+  { orm, reads: statements }: Database,
   wallets: WalletService,
   idempotency: Idempotency,
   store: LedgerStore,
 ): AssetService {
-  const statements = readStatements(orm);
   return {
     // The API's GET /assets/{id} is the Reads port's (./reads/port.ts); this, the same read, for the domain.
     get: (id) => assetById(statements, id),

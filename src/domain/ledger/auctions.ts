@@ -20,7 +20,6 @@
 // second settlement of the same auction a rejected no-op, so each settles exactly once.
 import type { FilterQuery } from '@mikro-orm/core';
 import { Auction, type AuctionStatus } from '../../db/entities/Auction.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { controlsWallet } from '../authorization.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -197,8 +196,7 @@ function auctionEvent(
 }
 
 export function createAuctionMethods(ctx: OfferContext): AuctionMethods {
-  const { orm, idempotency, store, writer } = ctx;
-  const reads = readStatements(orm);
+  const { orm, reads, idempotency, store, writer } = ctx;
 
   async function readAuction(id: string): Promise<AuctionRow> {
     const auction = await orm.em.fork().findOne(Auction, { id });

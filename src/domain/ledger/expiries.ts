@@ -34,12 +34,11 @@
 // `itemExpired` (with `amount`) under the lot's own `op_` id; a burned lot is gone, so a second sweep
 // of it is refused (`missing`) and the batch is read and planned again without it.
 
+import type { Database } from '../../db/database.ts';
 import { dialectOf } from '../../db/dialect.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { CurrencyLot } from '../../db/entities/CurrencyLot.ts';
 import { Listing } from '../../db/entities/Listing.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
@@ -135,14 +134,13 @@ export interface ExpiryService {
 }
 
 export function createExpiryService(
-  orm: Orm,
+  { orm, reads }: Database,
   idempotency: Idempotency,
   store: LedgerStore,
   writer: LegWriter,
   assets: AssetService,
   perPlan = ITEMS_PER_PLAN,
 ): ExpiryService {
-  const reads = readStatements(orm);
   // Concurrent writers (PostgreSQL) take plans in flight at once; one writer (SQLite) does not.
   const concurrentWriters = dialectOf(orm).idsMayCommitOutOfOrder;
 

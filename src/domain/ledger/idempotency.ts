@@ -5,9 +5,10 @@
 // applied twice. A request that fails rolls its record back with everything else, so a retry after
 // an error runs again.
 import { createHash } from 'node:crypto';
+import type { Database } from '../../db/database.ts';
 import { IdempotencyRecord } from '../../db/entities/IdempotencyRecord.ts';
 import type { Orm } from '../../db/orm.ts';
-import { type Row, readStatements } from '../../db/read-statements.ts';
+import type { Row } from '../../db/read-statements.ts';
 import { answerOf } from '../../db/stored-answer.ts';
 import { UnprocessableError } from '../errors.ts';
 import type { IdempotencyKey, StoredResponse } from './store/plan.ts';
@@ -63,9 +64,7 @@ export class IdempotencyKeyReusedError extends UnprocessableError {
 const READ_RECORD =
   'select request_hash, status, response_body, response_deflated, response_headers, expires_at from idempotency_record where id = ?';
 
-export function createIdempotency(orm: Orm, ttlSeconds: number): Idempotency {
-  const reads = readStatements(orm);
-
+export function createIdempotency({ reads }: Database, ttlSeconds: number): Idempotency {
   function keyOf(scope: IdempotencyScope): IdempotencyKey | undefined {
     if (scope.key === undefined) return undefined;
     return {

@@ -22,7 +22,7 @@ import { createWalletLinkService, type WalletLinkService } from './wallet-links.
 import { createWalletService, type WalletService } from './wallets.ts';
 
 export interface LedgerDependencies {
-  /** The ORM, and the one ledger store every service writes through. */
+  /** The database handle, and the one ledger store every service writes through. */
   database: LedgerDatabase;
   config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades' | 'market'>>;
   secretBox: SecretBox;
@@ -56,16 +56,17 @@ export interface Ledger {
 }
 
 export function createLedger({
-  database: { orm, store },
+  database,
   config,
   secretBox,
   walletLinkTtlSeconds = 600,
   replicas,
 }: LedgerDependencies): Ledger {
-  const idempotency = createIdempotency(orm, config.idempotencyTtlSeconds);
+  const { orm, store } = database;
+  const idempotency = createIdempotency(database, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
-  const legs = createLegWriter(orm, idempotency, store);
-  const assets = createAssetService(orm, wallets, idempotency, store);
+  const legs = createLegWriter(database, idempotency, store);
+  const assets = createAssetService(database, wallets, idempotency, store);
   return {
     wallets,
     walletLinks: createWalletLinkService(orm, store, {
@@ -74,16 +75,16 @@ export function createLedger({
     }),
     collections: createCollectionService(orm),
     assets,
-    assetUpdates: createAssetUpdateService(orm, idempotency, store),
-    reads: createReads(orm, replicas),
-    transfers: createTransferService(orm, idempotency, store, legs),
-    recipes: createRecipeService(orm, idempotency, legs),
+    assetUpdates: createAssetUpdateService(database, idempotency, store),
+    reads: createReads(database, replicas),
+    transfers: createTransferService(database, idempotency, store, legs),
+    recipes: createRecipeService(database, idempotency, legs),
     trades: createTradeService(orm, idempotency, store, legs, config.trades),
-    prices: createPriceService(orm, idempotency, store),
-    market: createMarketService(orm, idempotency, store, legs, config.market),
-    stores: createStoreService(orm, idempotency, legs),
-    lootBoxes: createLootBoxService(orm, idempotency, legs, secretBox),
-    expiries: createExpiryService(orm, idempotency, store, legs, assets),
+    prices: createPriceService(database, idempotency, store),
+    market: createMarketService(database, idempotency, store, legs, config.market),
+    stores: createStoreService(database, idempotency, legs),
+    lootBoxes: createLootBoxService(database, idempotency, legs, secretBox),
+    expiries: createExpiryService(database, idempotency, store, legs, assets),
   };
 }
 

@@ -2,9 +2,8 @@
 // trades, purchases, openings and the market), with the reads they need (an asset's immutable facts,
 // cached; the control of a wallet) and the answers that must come before a refused rule's.
 
+import type { Database } from '../../db/database.ts';
 import type { BurnPolicy } from '../../db/entities/Collection.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { auditDraft } from '../audit.ts';
 import { burnsAsStudio } from '../authorization.ts';
 import { newId } from '../ids.ts';
@@ -73,8 +72,11 @@ export interface LegWriter {
   ): Promise<WriteResult<T> | undefined>;
 }
 
-export function createLegWriter(orm: Orm, idempotency: Idempotency, store: LedgerStore): LegWriter {
-  const reads = readStatements(orm);
+export function createLegWriter(
+  { reads }: Database,
+  idempotency: Idempotency,
+  store: LedgerStore,
+): LegWriter {
   // Kept for the life of the process: an asset's kind, decimals and collection are immutable.
   const assetFacts = new Map<string, AssetFacts>();
 

@@ -6,7 +6,7 @@
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { DrawSeed, type DropEntry, DropTable, LootBox } from '../../db/entities/LootBox.ts';
-import type { Orm } from '../../db/orm.ts';
+import type { Database } from '../../db/database.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { StoredAddress } from './addresses.ts';
 import type { Idempotency } from './idempotency.ts';
@@ -29,7 +29,7 @@ export function totalOf(entries: DropEntry[]): bigint {
 export type LootBoxContext = ReturnType<typeof createLootBoxContext>;
 
 export function createLootBoxContext(
-  orm: Orm,
+  { orm, reads }: Database,
   idempotency: Idempotency,
   writer: LegWriter,
   secretBox: SecretBox,
@@ -63,5 +63,5 @@ export function createLootBoxContext(
     return orm.em.fork().findOne(DrawSeed, { activeKey: wallet });
   }
 
-  return { orm, idempotency, writer, secretBox, collectionOf, tableOf, readBox, activeSeed };
+  return { orm, reads, idempotency, writer, secretBox, collectionOf, tableOf, readBox, activeSeed };
 }

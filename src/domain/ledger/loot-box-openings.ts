@@ -49,7 +49,7 @@ class NotALootBoxError extends ConflictError {
 const OPEN_ATTEMPTS = 5;
 
 export function createLootBoxOpeningMethods(ctx: LootBoxContext): LootBoxOpeningMethods {
-  const { orm, idempotency, writer, secretBox, collectionOf, tableOf, readBox, activeSeed } = ctx;
+  const { orm, reads, idempotency, writer, secretBox, collectionOf, tableOf, readBox, activeSeed } = ctx;
 
   /**
    * An opening checked and drawn from the state read now: the box and the NFT opening it, the
@@ -81,7 +81,7 @@ export function createLootBoxOpeningMethods(ctx: LootBoxContext): LootBoxOpening
         `${input.seedCommitment} is not the active draw seed of ${formatAddress(input.wallet)}${seed ? ` (it is ${seed.commitment})` : ''}: read it again (POST /api/v1/draw-seeds).`,
       );
     assertCreatorMayGrant(
-      await actingNow(orm, box.createdBy),
+      await actingNow(reads, box.createdBy),
       await collectionOf(box.collectionId),
       'loot box',
     );

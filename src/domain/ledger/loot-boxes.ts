@@ -19,7 +19,7 @@
 // ./loot-box-openings.ts an opening, ./loot-box-opening-parts.ts its draw and rows.
 
 import type { SecretBox } from '../../crypto/secret-box.ts';
-import type { Orm } from '../../db/orm.ts';
+import type { Database } from '../../db/database.ts';
 import { createDrawSeedMethods, type DrawSeedMethods } from './draw-seeds.ts';
 import type { Idempotency } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
@@ -30,12 +30,12 @@ import { createLootBoxOpeningMethods, type LootBoxOpeningMethods } from './loot-
 export interface LootBoxService extends LootBoxDefinitionMethods, DrawSeedMethods, LootBoxOpeningMethods {}
 
 export function createLootBoxService(
-  orm: Orm,
+  database: Database,
   idempotency: Idempotency,
   writer: LegWriter,
   secretBox: SecretBox,
 ): LootBoxService {
-  const context = createLootBoxContext(orm, idempotency, writer, secretBox);
+  const context = createLootBoxContext(database, idempotency, writer, secretBox);
   return {
     ...createLootBoxDefinitionMethods(context),
     ...createDrawSeedMethods(context),

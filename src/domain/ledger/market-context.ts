@@ -10,8 +10,7 @@ import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
 import type { ListingEndReason } from '../../db/entities/Listing.ts';
 import type { Sale } from '../../db/entities/Sale.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
+import type { Database } from '../../db/database.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
@@ -106,14 +105,12 @@ export function saleOfEntity(sale: Sale): NewSale {
 export type MarketContext = ReturnType<typeof createMarketContext>;
 
 export function createMarketContext(
-  orm: Orm,
+  { orm, reads }: Database,
   idempotency: Idempotency,
   store: LedgerStore,
   writer: LegWriter,
   config: MarketConfig,
 ) {
-  const reads = readStatements(orm);
-
   async function collectionOf(id: string) {
     const collection = await orm.em.fork().findOne(Collection, { id }, { fields: ['id', 'owner'] });
     if (!collection) throw collectionNotFound(id);
@@ -228,6 +225,7 @@ export function createMarketContext(
 
   return {
     orm,
+    reads,
     idempotency,
     store,
     writer,

@@ -21,7 +21,7 @@
 import type { MarketConfig } from '../../config/index.ts';
 import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
 import { Listing } from '../../db/entities/Listing.ts';
-import type { Orm } from '../../db/orm.ts';
+import type { Database } from '../../db/database.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { auditDraft, recordAudit } from '../audit.ts';
 import { assertCollectionPowers } from '../authorization.ts';
@@ -65,13 +65,14 @@ export interface MarketService
 }
 
 export function createMarketService(
-  orm: Orm,
+  database: Database,
   idempotency: Idempotency,
   store: LedgerStore,
   writer: LegWriter,
   config: MarketConfig = DEFAULT_MARKET_CONFIG,
 ): MarketService {
-  const context = createMarketContext(orm, idempotency, store, writer, config);
+  const context = createMarketContext(database, idempotency, store, writer, config);
+  const { orm } = database;
   const { collectionOf, settingsOf, endListing } = context;
 
   return {

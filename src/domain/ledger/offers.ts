@@ -20,7 +20,7 @@
 import type { FilterQuery } from '@mikro-orm/core';
 import { Offer, type OfferStatus } from '../../db/entities/Offer.ts';
 import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/read-statements.ts';
 import { controlsWallet } from '../authorization.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -110,6 +110,7 @@ export interface OfferMethods {
 /** What the offers take from the market service (./market.ts). */
 export interface OfferContext {
   orm: Orm;
+  reads: ReadStatements;
   idempotency: Idempotency;
   store: LedgerStore;
   writer: LegWriter;
@@ -241,8 +242,7 @@ const OWNER = 'select owner from asset where id = ?';
 const METADATA = 'select metadata, metadata_version from asset where id = ?';
 
 export function createOfferMethods(ctx: OfferContext): OfferMethods {
-  const { orm, idempotency, store, writer } = ctx;
-  const reads = readStatements(orm);
+  const { orm, reads, idempotency, store, writer } = ctx;
 
   async function readOffer(id: string): Promise<OfferRow> {
     const offer = await orm.em.fork().findOne(Offer, { id });

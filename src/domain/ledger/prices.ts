@@ -1,8 +1,8 @@
 // Prices posted by oracles, the current price per quote currency, and OHLC candles of the history.
+
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { PriceObservation } from '../../db/entities/PriceObservation.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
@@ -150,8 +150,11 @@ export function toCandles(
   return candles;
 }
 
-export function createPriceService(orm: Orm, idempotency: Idempotency, store: LedgerStore): PriceService {
-  const reads = readStatements(orm);
+export function createPriceService(
+  { orm, reads }: Database,
+  idempotency: Idempotency,
+  store: LedgerStore,
+): PriceService {
   return {
     async post(actor, assetId, input, idempotencyKey) {
       const scaled = parseAmount(input.price, PRICE_DECIMALS, { pointer: '/body/price', label: 'price' });

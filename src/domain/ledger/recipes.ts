@@ -5,12 +5,12 @@
 // (./assets.ts: new NFTs, currency supply within maxSupply), one `op_` id over all of it, all or
 // nothing.
 
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { Recipe } from '../../db/entities/Recipe.ts';
 import type { UserRole } from '../../db/entities/User.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/read-statements.ts';
 import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import { auditDraft, flushAudited } from '../audit.ts';
 import { assertRecipeMayMint, effectiveServiceRole } from '../authorization.ts';
@@ -105,24 +105,34 @@ const RECIPE_CACHE_LIMIT = 10_000;
 const ACTING_NOW =
   'select u.role, s.id as account, o.role as owner_role from users u ' +
   'left join service_account s on s.id = u.id left join users o on o.id = s.owner_id where u.id = ?';
+/**
+ * A row of ACTING_NOW: a service account's row carries its id and its owner's role (service_account's
+ * owner_id references users), any other user's neither.
+ */
+type ActingNowRow = { role: UserRole } & (
+  | { account: null; owner_role: null }
+  | { account: string; owner_role: UserRole }
+);
 
 /**
  * A user as it acts now: its current role, a service account's capped by its owner's current role.
  * What a recipe's craft or a store offer's purchase (./store-purchase.ts) mints with.
  */
-export async function actingNow(orm: Orm, userId: string): Promise<Actor> {
+export async function actingNow(reads: ReadStatements, userId: string): Promise<Actor> {
   // One prepared read (was two ORM reads, one populating the owner: a large part of a purchase's CPU).
-  const [row] = await readStatements(orm).all(ACTING_NOW, [userId]);
+  const [row] = await reads.all<ActingNowRow>(ACTING_NOW, [userId]);
   if (!row) throw new Error(`No user ${userId}.`);
-  const role = row.role as UserRole;
   return {
     userId,
-    role: row.account == null ? role : effectiveServiceRole(role, row.owner_role as UserRole),
+    role: row.account == null ? row.role : effectiveServiceRole(row.role, row.owner_role),
   };
 }
 
-export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: LegWriter): RecipeService {
-  const reads = readStatements(orm);
+export function createRecipeService(
+  { orm, reads }: Database,
+  idempotency: Idempotency,
+  writer: LegWriter,
+): RecipeService {
   // Kept for the life of the process: recipes and a currency's cap are immutable.
   const recipes = new Map<string, CraftRecipe>();
   const caps = new Map<string, bigint | null>();
@@ -145,7 +155,7 @@ export function createRecipeService(orm: Orm, idempotency: Idempotency, writer: 
   }
 
   /** The recipe's creator as it acts now (never cached: a demotion counts at the next craft). */
-  const creatorNow = (creatorId: string) => actingNow(orm, creatorId);
+  const creatorNow = (creatorId: string) => actingNow(reads, creatorId);
 
   async function maxSupplyOf(currencyId: string): Promise<bigint | null> {
     if (caps.has(currencyId)) return caps.get(currencyId) ?? null;

@@ -5,8 +5,7 @@
 
 import type { components } from '../../../generated/openapi/types.ts';
 import { type StoreOffer, type StoreOfferStatus, StoreOfferWallet } from '../../db/entities/StoreOffer.ts';
-import type { Orm } from '../../db/orm.ts';
-import { readStatements } from '../../db/read-statements.ts';
+import type { Database } from '../../db/database.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
@@ -104,8 +103,7 @@ const OFFER =
 
 export type StoreContext = ReturnType<typeof createStoreContext>;
 
-export function createStoreContext(orm: Orm, idempotency: Idempotency, writer: LegWriter) {
-  const reads = readStatements(orm);
+export function createStoreContext({ orm, reads }: Database, idempotency: Idempotency, writer: LegWriter) {
   async function collectionOf(id: string) {
     const [row] = await reads.all(COLLECTION_OWNER, [id]);
     if (!row) throw new NotFoundError(`No collection with id ${id}.`);

@@ -63,7 +63,7 @@ function notAvailable(offer: StoreOffer, reason: 'closed' | 'notStarted' | 'expi
 }
 
 export function createSettlement(ctx: StoreContext): Settle {
-  const { orm, idempotency, writer, collectionOf, readOffer, boughtBy } = ctx;
+  const { orm, reads, idempotency, writer, collectionOf, readOffer, boughtBy } = ctx;
 
   /** Why the plan's `offerAvailable` guard failed, as the problem the buyer gets. */
   async function offerRefusal(id: string, asked: PurchaseInput, failure: GuardFailure, viaCode = false) {
@@ -114,7 +114,7 @@ export function createSettlement(ctx: StoreContext): Settle {
     const unavailable = unavailability(offer, at);
     if (unavailable) throw notAvailable(offer, unavailable);
     const collection = await collectionOf(offer.collectionId);
-    assertCreatorMayGrant(await actingNow(orm, offer.createdBy), collection, 'offer');
+    assertCreatorMayGrant(await actingNow(reads, offer.createdBy), collection, 'offer');
     return offer;
   }
 

@@ -22,7 +22,7 @@
 // job: ./store-context.ts what they share, ./store-offers.ts the offers as configuration,
 // ./store-purchase.ts the purchase (and a redemption's) plan with ./store-purchase-parts.ts its rows, ./store-claim-codes.ts claim codes.
 
-import type { Orm } from '../../db/orm.ts';
+import type { Database } from '../../db/database.ts';
 import type { Actor } from './actor.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
@@ -42,8 +42,12 @@ export interface StoreService extends StoreOfferMethods, ClaimCodeMethods {
   ): Promise<WriteResult<StorePurchaseResultView>>;
 }
 
-export function createStoreService(orm: Orm, idempotency: Idempotency, writer: LegWriter): StoreService {
-  const context = createStoreContext(orm, idempotency, writer);
+export function createStoreService(
+  database: Database,
+  idempotency: Idempotency,
+  writer: LegWriter,
+): StoreService {
+  const context = createStoreContext(database, idempotency, writer);
   const settle = createSettlement(context);
   return {
     ...createStoreOfferMethods(context),

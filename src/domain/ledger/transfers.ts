@@ -6,9 +6,9 @@
 // address and so held by no one: it never moves again).
 
 import type { EntityManager } from '@mikro-orm/sql';
+import type { Database } from '../../db/database.ts';
 import { Asset } from '../../db/entities/Asset.ts';
 import { Transfer } from '../../db/entities/Transfer.ts';
-import type { Orm } from '../../db/orm.ts';
 import { firstTransferSender, transferHistoryEntries } from '../../db/transfer-history.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -115,11 +115,12 @@ export interface TransferService {
 }
 
 export function createTransferService(
-  orm: Orm,
+  database: Database,
   idempotency: Idempotency,
   store: LedgerStore,
-  writer: LegWriter = createLegWriter(orm, idempotency, store),
+  writer: LegWriter = createLegWriter(database, idempotency, store),
 ): TransferService {
+  const { orm } = database;
   const { factsOf, apply: applyLegs, applySingle, earlierAnswer } = writer;
   return {
     async create(actor, input, idempotencyKey) {

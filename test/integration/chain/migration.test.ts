@@ -4,7 +4,8 @@
 // resuming after it would miss events); both databases then take the new types (assetUpdated, and the
 // advisory chainTransferPending and chainTransferRemoved of Migration20261124202648).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDatabase, migrate, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
+import { migrate, type Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
 
@@ -13,13 +14,15 @@ const WALLET = '0x00000000000000000000000000000000000000a1';
 
 describe.each(DB_KINDS)('event type migrations on %s', (kind) => {
   let database: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
   beforeAll(async () => {
     database = await freshDatabase(kind);
-    orm = await openDatabase(database);
+    opened = await openDatabase(database);
+    orm = opened.orm;
   });
   afterAll(async () => {
-    await closeDatabase(orm);
+    await opened.close();
     await database.drop();
   });
 

@@ -326,15 +326,20 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
 
   /** A sweep (as another instance's) over `store`, `perPlan` items a plan. */
   function sweeperOver(store: LedgerStore, perPlan?: number) {
-    const idempotency = createIdempotency(orm(), 60);
+    const idempotency = createIdempotency(t.app.database, 60);
     const secretBox = createSecretBox('expiry-test-secret-0123456789abcdef');
     const real = t.app.database.store;
-    const assets = createAssetService(orm(), createWalletService(orm(), secretBox), idempotency, real);
+    const assets = createAssetService(
+      t.app.database,
+      createWalletService(orm(), secretBox),
+      idempotency,
+      real,
+    );
     return createExpiryService(
-      orm(),
+      t.app.database,
       idempotency,
       store,
-      createLegWriter(orm(), idempotency, store),
+      createLegWriter(t.app.database, idempotency, store),
       assets,
       perPlan,
     );

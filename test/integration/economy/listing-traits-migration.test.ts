@@ -4,8 +4,9 @@
 // once, nothing for a closed listing, an object's value, a malformed attribute or `attributes` that
 // is not a list. On both databases, from the schema just before it.
 import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../../src/db/database.ts';
 import { ListingTrait } from '../../../src/db/entities/ListingTrait.ts';
-import { closeDatabase, migrate, openDatabase } from '../../../src/db/orm.ts';
+import { migrate } from '../../../src/db/orm.ts';
 import { listingTraitsOf } from '../../../src/domain/ledger/store/listing-traits.ts';
 import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
 
@@ -35,7 +36,8 @@ const ITEMS: Record<string, unknown> = {
 describe.each(DB_KINDS)('listing_trait filled by its migration on %s', (kind) => {
   it('writes the rows of the active listings only, as the store would', async () => {
     const database = await freshDatabase(kind);
-    const orm = await openDatabase(database);
+    const db = await openDatabase(database);
+    const orm = db.orm;
     try {
       await orm.migrator.up({ to: BEFORE });
       const connection = orm.em.getConnection();
@@ -98,7 +100,7 @@ describe.each(DB_KINDS)('listing_trait filled by its migration on %s', (kind) =>
         'weight=2.5',
       ]);
     } finally {
-      await closeDatabase(orm);
+      await db.close();
       await database.drop();
     }
   });

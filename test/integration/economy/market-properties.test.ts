@@ -64,14 +64,20 @@ describe.each(DB_KINDS)('marketplace invariants on %s', (kind) => {
     fx = await openLedger(kind);
     studio = await createUser(fx, 'studio');
     await fx.ledger.collections.create(studio, { id: 'bazaar', name: 'Bazaar' });
-    const idempotency = createIdempotency(fx.orm, 600);
+    const idempotency = createIdempotency(fx.database, 600);
     const store = fx.database.store;
-    market = createMarketService(fx.orm, idempotency, store, createLegWriter(fx.orm, idempotency, store), {
-      feeBps: 250,
-      feeWallet: FEE_WALLET,
-      maxRoyaltyBps: 1000,
-      sweepMs: 5000,
-    });
+    market = createMarketService(
+      fx.database,
+      idempotency,
+      store,
+      createLegWriter(fx.database, idempotency, store),
+      {
+        feeBps: 250,
+        feeWallet: FEE_WALLET,
+        maxRoyaltyBps: 1000,
+        sweepMs: 5000,
+      },
+    );
   });
 
   afterAll(async () => {
@@ -439,12 +445,12 @@ describe.each(DB_KINDS)('marketplace invariants on %s', (kind) => {
         return outcome;
       },
     };
-    const idempotency = createIdempotency(fx.orm, 600);
+    const idempotency = createIdempotency(fx.database, 600);
     const raced = createMarketService(
-      fx.orm,
+      fx.database,
       idempotency,
       racing,
-      createLegWriter(fx.orm, idempotency, racing),
+      createLegWriter(fx.database, idempotency, racing),
       {
         feeBps: 0,
         feeWallet: null,

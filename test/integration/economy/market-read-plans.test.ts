@@ -7,11 +7,12 @@
 // (50,000 listings written after the table was analyzed, autovacuum off for it), and so is the trait
 // floor (their attribute values' rows written likewise).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { Listing } from '../../../src/db/entities/Listing.ts';
 import { ListingTrait } from '../../../src/db/entities/ListingTrait.ts';
 import { Offer } from '../../../src/db/entities/Offer.ts';
 import { Sale } from '../../../src/db/entities/Sale.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import {
   type PriceOrderFilters,
@@ -38,11 +39,13 @@ const PRICE_SHAPES: [PriceOrderFilters, string][] = [
 
 describe.each(DB_KINDS)('market read plans on %s', (kind) => {
   let db: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
 
   beforeAll(async () => {
     db = await migratedDatabase(kind);
-    orm = await openDatabase(db);
+    opened = await openDatabase(db);
+    orm = opened.orm;
     const em = orm.em.fork();
     const at = Date.now() - 3_600_000;
     await em.insertMany(
@@ -133,7 +136,7 @@ describe.each(DB_KINDS)('market read plans on %s', (kind) => {
   }, 120_000);
 
   afterAll(async () => {
-    await closeDatabase(orm);
+    await opened.close();
     await db.drop();
   });
 
@@ -274,11 +277,13 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
   'listings cheapest first on PostgreSQL, %s',
   (_state, analyzedAt) => {
     let db: ScratchDatabase;
+    let opened: Database;
     let orm: Orm;
 
     beforeAll(async () => {
       db = await migratedDatabase('postgres');
-      orm = await openDatabase(db);
+      opened = await openDatabase(db);
+      orm = opened.orm;
       const connection = orm.em.getConnection();
       // Nothing analyzes the table behind the test's back: the planner sees it as at `analyzedAt`.
       await connection.execute('alter table listing set (autovacuum_enabled = false)');
@@ -294,7 +299,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STALE)(
     }, 120_000);
 
     afterAll(async () => {
-      await closeDatabase(orm);
+      await opened.close();
       await db.drop();
     });
 

@@ -11,9 +11,10 @@
 // (pruned by `id > ?`). A control shows the same statistics mislead the planner left to its defaults.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
 import { EVENT_TYPES, type EventType } from '../../../src/db/entities/OutboxEvent.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-partitions.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import type { EventFilter } from '../../../src/events/filter.ts';
@@ -92,6 +93,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
   'outbox read plans on PostgreSQL, %s',
   (_state, analyzedAt) => {
     let db: ScratchDatabase;
+    let opened: Database;
     let orm: Orm;
 
     /** The plan of a read as the service sends it (`readEvents`: postgresReadText, runPostgresRead). */
@@ -121,9 +123,10 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
 
     beforeAll(async () => {
       db = await migratedDatabase('postgres');
-      orm = await openDatabase(db);
+      opened = await openDatabase(db);
+      orm = opened.orm;
       const connection = orm.em.getConnection();
-      const store = new EventStore(orm);
+      const store = new EventStore(opened);
       await connection.execute('insert into sequence_counter (name, value) values (?, ?)', [
         PARTITION_IDS_ROW,
         PARTITION_IDS,
@@ -167,7 +170,7 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
     });
 
     afterAll(async () => {
-      await closeDatabase(orm);
+      await opened.close();
       await db.drop();
     });
 

@@ -4,8 +4,9 @@
 // what live delivery's `matches` says about each event.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { EVENT_TYPES, type EventType, OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { type EventFilter, matches } from '../../../src/events/filter.ts';
 import { readEvents } from '../../../src/events/reads.ts';
@@ -103,20 +104,22 @@ const FILTERS: [string, EventFilter | undefined][] = [
 
 describe.each(DB_KINDS)('outbox reads on %s', (kind) => {
   let db: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
   let all: OutboxEvent[];
   const em = () => orm.em.fork() as unknown as EntityManager;
 
   beforeAll(async () => {
     db = await migratedDatabase(kind);
-    orm = await openDatabase(db);
+    opened = await openDatabase(db);
+    orm = opened.orm;
     await em().insertMany(OutboxEvent, eventRows());
     all = (await em().find(OutboxEvent, {}, { orderBy: { id: 'asc' } })) as OutboxEvent[];
     expect(all).toHaveLength(EVENTS);
   });
 
   afterAll(async () => {
-    await closeDatabase(orm);
+    await opened.close();
     await db.drop();
   });
 

@@ -8,7 +8,8 @@
 // row by row, the sequence surviving the drop of the partition it was created with.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES, type EventType, OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
-import { closeDatabase, migrate, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
+import { migrate, type Orm } from '../../../src/db/orm.ts';
 import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-partitions.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { type EventFilter, matches } from '../../../src/events/filter.ts';
@@ -93,6 +94,7 @@ async function readAll(store: EventStore) {
 
 describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) => {
   let database: ScratchDatabase;
+  let handle: Database | undefined;
   let orm: Orm;
   let store: EventStore;
   const postgres = kind === 'postgres';
@@ -125,9 +127,10 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
 
   beforeAll(async () => {
     database = await freshDatabase(kind);
-    orm = await openDatabase(database);
+    handle = await openDatabase(database);
+    orm = handle.orm;
     await orm.migrator.up({ to: BEFORE });
-    store = new EventStore(orm);
+    store = new EventStore(handle);
     await insert(1, OLD_LOG);
     // Partitions of 500 ids from the migration on (PostgreSQL reads it; SQLite has no partitions).
     await orm.em
@@ -139,7 +142,7 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
   });
 
   afterAll(async () => {
-    if (orm) await closeDatabase(orm);
+    await handle?.close();
     await database?.drop();
   });
 

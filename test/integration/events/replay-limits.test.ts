@@ -8,8 +8,6 @@ import { PostgreSqlDriver } from '@mikro-orm/postgresql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { validateServerMessage } from '../../../scripts/lib/server-messages.ts';
-import type { Orm } from '../../../src/db/orm.ts';
-import { closeReadStatements } from '../../../src/db/read-statements.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 import type { ServerMessage, TestSocket } from '../../helpers/ws.ts';
@@ -254,7 +252,7 @@ async function databaseOutage(t: TestApp): Promise<{ end(): Promise<void> }> {
       getNativeClient(): Promise<{ close(): void }>;
     };
     (await connection.getNativeClient()).close();
-    closeReadStatements(orm as unknown as Orm);
+    t.app.database.reads.close();
     renameSync(path, `${path}.away`);
     return {
       async end() {

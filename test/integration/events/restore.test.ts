@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../../scripts/lib/children.ts';
-import { closeDatabase, openDatabase } from '../../../src/db/orm.ts';
+import { openDatabase } from '../../../src/db/database.ts';
 import { DEFAULT_POSTGRES_SERVER_URL } from '../../../src/db/scratch-database.ts';
 import { DB_KINDS, startTestApp, TEST_SECRET_KEY, type TestApp } from '../../helpers/app.ts';
 import { runScript } from '../../helpers/commands.ts';
@@ -42,11 +42,12 @@ async function newestEventId(t: TestApp, headers: Record<string, string>): Promi
 }
 
 async function adminExecute(sql: string): Promise<void> {
-  const admin = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const opened = await openDatabase({ databaseUrl: ADMIN_URL, sqlitePath: '' });
+  const admin = opened.orm;
   try {
     await admin.em.getConnection().execute(sql);
   } finally {
-    await closeDatabase(admin);
+    await opened.close();
   }
 }
 

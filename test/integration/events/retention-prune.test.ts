@@ -3,9 +3,10 @@
 // databases: 2,500 old events then 500 recent ones, removed 1,000 a transaction; and on PostgreSQL
 // the boundary's read is a walk of the primary key under a LIMIT, not a scan of the log.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { dialectOf } from '../../../src/db/dialect.ts';
 import { OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { EventStore, PRUNE_BOUNDARY } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
@@ -16,11 +17,13 @@ const DAY = 86_400_000;
 
 describe.each(DB_KINDS)('event retention on %s', (kind) => {
   let db: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
 
   beforeAll(async () => {
     db = await migratedDatabase(kind);
-    orm = await openDatabase(db);
+    opened = await openDatabase(db);
+    orm = opened.orm;
     const now = Date.now();
     const rows = Array.from({ length: OLD + RECENT }, (_, n) => ({
       type: 'priceUpdate' as const,
@@ -37,12 +40,12 @@ describe.each(DB_KINDS)('event retention on %s', (kind) => {
   });
 
   afterAll(async () => {
-    if (orm) await closeDatabase(orm);
+    if (opened) await opened.close();
     await db?.drop();
   });
 
   it('removes exactly the old events, a batch at a time, and records how far', async () => {
-    const store = new EventStore(orm);
+    const store = new EventStore(opened);
     const { oldest, newest } = await store.range();
     expect(await store.prune(new Date(Date.now() - 30 * DAY), 1_000)).toBe(OLD);
     expect(await store.range()).toEqual({ oldest: (oldest as number) + OLD, newest });

@@ -7,7 +7,8 @@
 // bitmap scan, no sort. The `holding (wallet)` index is gone (Migration20261129010506): the unique
 // index is the only one a wallet read can use.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { listingSql } from '../../../src/domain/ledger/reads/holdings.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
@@ -49,11 +50,13 @@ describe.runIf(DB_KINDS.includes('postgres'))(
   'wallet listing plans on PostgreSQL, analyzed while empty',
   () => {
     let db: ScratchDatabase;
+    let opened: Database;
     let orm: Orm;
 
     beforeAll(async () => {
       db = await migratedDatabase('postgres');
-      orm = await openDatabase(db);
+      opened = await openDatabase(db);
+      orm = opened.orm;
       const connection = orm.em.getConnection();
       for (const table of ['holding', 'asset'])
         await connection.execute(`alter table ${table} set (autovacuum_enabled = false)`);
@@ -86,7 +89,7 @@ describe.runIf(DB_KINDS.includes('postgres'))(
     });
 
     afterAll(async () => {
-      if (orm) await closeDatabase(orm);
+      if (opened) await opened.close();
       await db?.drop();
     });
 

@@ -5,7 +5,6 @@
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Uint256Type } from '../../../src/db/types/uint256.ts';
-import { externalCommitCounter } from '../../../src/db/write-statements.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import { holdingThread } from '../../../src/domain/ledger/reads/sqlite/thread.ts';
 import { createUser, type LedgerFixture, openLedger, type TestUser } from '../../helpers/ledger-fixtures.ts';
@@ -37,8 +36,8 @@ describe('the holdings listings thread on sqlite', () => {
   });
 
   it('shares one counter of commits by other processes per database, which sees such a commit', async () => {
-    const counter = await externalCommitCounter(fx.orm);
-    expect(await externalCommitCounter(fx.orm)).toBe(counter);
+    const counter = await fx.database.commitCounter();
+    expect(await fx.database.commitCounter()).toBe(counter);
     const before = counter();
     const other = new DatabaseSync(path);
     try {

@@ -3,7 +3,8 @@
 // JSON or more deflated into `response_deflated`, a smaller one left as JSON; a retry replays the
 // same answer after it; down inflates them back. On both databases, from the schema just before it.
 import { describe, expect, it } from 'vitest';
-import { closeDatabase, migrate, openDatabase } from '../../../src/db/orm.ts';
+import { openDatabase } from '../../../src/db/database.ts';
+import { migrate } from '../../../src/db/orm.ts';
 import { DEFLATE_FROM_BYTES } from '../../../src/db/stored-answer.ts';
 import { createIdempotency, type IdempotencyKey } from '../../../src/domain/ledger/idempotency.ts';
 import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
@@ -27,7 +28,8 @@ describe.each(DB_KINDS)('stored answers deflated by their migration on %s', (kin
   it('deflates the large answers only, replays them unchanged, and inflates them back down', async () => {
     expect(JSON.stringify(LARGE).length).toBeGreaterThanOrEqual(DEFLATE_FROM_BYTES);
     const database = await freshDatabase(kind);
-    const orm = await openDatabase(database);
+    const handle = await openDatabase(database);
+    const { orm } = handle;
     try {
       await orm.migrator.up({ to: BEFORE });
       const connection = orm.em.getConnection();
@@ -70,7 +72,7 @@ describe.each(DB_KINDS)('stored answers deflated by their migration on %s', (kin
       );
       expect(after['usr_1:createTransfer:small'].response_deflated).toBeNull();
 
-      const idempotency = createIdempotency(orm, 3600);
+      const idempotency = createIdempotency(handle, 3600);
       for (const [id, body] of [
         ['usr_1:mintBatch:large', LARGE],
         ['usr_1:createTransfer:small', SMALL],
@@ -94,7 +96,7 @@ describe.each(DB_KINDS)('stored answers deflated by their migration on %s', (kin
         ['usr_1:mintBatch:large', LARGE],
       ]);
     } finally {
-      await closeDatabase(orm);
+      await handle.close();
       await database.drop();
     }
   });

@@ -10,8 +10,9 @@
 // mints odd `mint_seq`s), from the index `asset (minted_to, mint_seq)`.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../../src/db/database.ts';
 import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
-import { closeDatabase, type Orm, openDatabase } from '../../../src/db/orm.ts';
+import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import {
   type TransferHistoryFilter,
@@ -103,12 +104,14 @@ const planProblems = (plan: PlanNode) => pagePlanProblems(plan, 'transfer');
 
 describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
   let db: ScratchDatabase;
+  let opened: Database;
   let orm: Orm;
   const em = () => orm.em.fork() as unknown as EntityManager;
 
   beforeAll(async () => {
     db = await migratedDatabase(kind);
-    orm = await openDatabase(db);
+    opened = await openDatabase(db);
+    orm = opened.orm;
     const connection = orm.em.getConnection();
     if (kind === 'postgres') {
       await connection.execute('alter table transfer set (autovacuum_enabled = false)');
@@ -138,7 +141,7 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
   });
 
   afterAll(async () => {
-    await closeDatabase(orm);
+    await opened.close();
     await db.drop();
   });
 

@@ -4,16 +4,15 @@
 // adapter's own (no other process's commit to watch for: every write reaches the asset's
 // `metadata_version`, which each listing row carries). With read replicas (DATABASE_READ_URLS) every
 // statement goes through their routing (../../../db/replicas.ts): a replica's, or the primary's.
-import type { Orm } from '../../../db/orm.ts';
-import { readStatements } from '../../../db/read-statements.ts';
+import type { Database } from '../../../db/database.ts';
 import type { ReadReplicas } from '../../../db/replicas.ts';
 import { listingReads } from './holdings.ts';
 import type { Reads } from './port.ts';
 import { assetById, assetOwners, holdingListing } from './queries.ts';
 import { zeroBalanceOf } from './zero.ts';
 
-export function createPostgresReads(orm: Orm, replicas?: ReadReplicas): Reads {
-  const statements = replicas ? replicas.statements() : readStatements(orm);
+export function createPostgresReads({ orm, reads }: Database, replicas?: ReadReplicas): Reads {
+  const statements = replicas ? replicas.statements() : reads;
   const zero = zeroBalanceOf(orm);
   const listings = listingReads(statements, zero, () => 0);
   return {

@@ -5,23 +5,21 @@
 // and node:sqlite runs them synchronously; on the thread they use the second core. The listings the
 // domain asks for run on the event loop over the same code (../holdings.ts). Each keeps its own
 // fixed-view cache (../fixed-views.ts). The thread stops when the database closes.
+
+import type { Database } from '../../../../db/database.ts';
 import { databaseFile } from '../../../../db/dialect.ts';
-import { type Orm, onDatabaseClose } from '../../../../db/orm.ts';
-import { readStatements } from '../../../../db/read-statements.ts';
-import { externalCommitCounter } from '../../../../db/write-statements.ts';
 import { listingReads } from '../holdings.ts';
 import type { HoldingReads, Reads } from '../port.ts';
 import { assetById, assetOwners } from '../queries.ts';
 import { zeroBalanceOf } from '../zero.ts';
 import { type HoldingThread, holdingThread } from './thread.ts';
 
-export function createSqliteReads(orm: Orm): Reads {
-  const statements = readStatements(orm);
+export function createSqliteReads(database: Database): Reads {
+  const { orm, reads: statements, commitCounter } = database;
   const zero = zeroBalanceOf(orm);
   const path = databaseFile(orm);
   if (path === undefined) throw new Error('the SQLite reads need a database file');
-  // The database's one counter of commits by other processes (read at most once a millisecond).
-  const commitCounter = () => externalCommitCounter(orm);
+  // commitCounter: the database's one counter of commits by other processes (read at most once a millisecond).
   let local: Promise<HoldingReads> | undefined;
   /** The listings on the event loop. */
   const reads = () => (local ??= commitCounter().then((commits) => listingReads(statements, zero, commits)));
@@ -30,7 +28,7 @@ export function createSqliteReads(orm: Orm): Reads {
   const listingThread = () =>
     (thread ??= commitCounter().then((commits) => {
       const started = holdingThread({ path, zero }, commits);
-      onDatabaseClose(orm, () => void started.close());
+      database.onClose(() => void started.close());
       return started;
     }));
 
