@@ -12,6 +12,11 @@
  * (routing, security and body validation, example and `Prefer` negotiation, dynamic generation)
  * is Prism's. Plain `prism mock` on the same document differs only there: it answers 422 on the
  * operations that document one.
+ *
+ * One change for speed only: Prism's router scores every operation of the document against every
+ * request (a sixth of a dynamic mock's CPU in a profile); the mock remembers the operation each
+ * method, path and `__server` was routed to (a pure function of those and the document), so a
+ * request to a path seen before skips that. A request that matches no operation is routed afresh.
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -20,15 +25,19 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '@stoplight/prism-core';
 import { getHttpOperationsFromSpec, type PrismHttpComponents } from '@stoplight/prism-http';
 import prismMockModule from '@stoplight/prism-http/dist/mocker/index.js';
+import prismRouteModule from '@stoplight/prism-http/dist/router/index.js';
 import { createServer } from '@stoplight/prism-http-server';
 import { generatedDir } from '../gen/paths.ts';
 
 type PrismMock = PrismHttpComponents['mock'];
+type PrismRoute = PrismHttpComponents['route'];
 type IHttpOperation = Parameters<PrismMock>[0]['resource'];
 type IHttpOperationResponse = IHttpOperation['responses'][number];
 // A CommonJS module: its `default` export arrives as the namespace's `default` property.
 const prismMock = ((prismMockModule as unknown as { default?: PrismMock }).default ??
   prismMockModule) as PrismMock;
+const prismRoute = ((prismRouteModule as unknown as { default?: PrismRoute }).default ??
+  prismRouteModule) as PrismRoute;
 
 const VALIDATION_FAILED = '/problems/validation-failed';
 const ERROR_SEVERITY = 0; // DiagnosticSeverity.Error
@@ -83,6 +92,24 @@ const mock: PrismMock = (options) => {
   return prismMock({ ...options, resource });
 };
 
+/** Routes remembered, in the order first routed; past ROUTES_REMEMBERED the oldest is forgotten. */
+const ROUTES_REMEMBERED = 10_000;
+const routes = new Map<string, ReturnType<PrismRoute>>();
+
+/** Prism's router, remembering the operation a method, path and server were routed to. */
+const route: PrismRoute = (options) => {
+  const { method, url } = options.input;
+  const key = `${method} ${url.baseUrl ?? ''} ${url.path}`;
+  const known = routes.get(key);
+  if (known) return known;
+  const routed = prismRoute(options);
+  if (routed._tag === 'Right') {
+    if (routes.size >= ROUTES_REMEMBERED) routes.delete(routes.keys().next().value as string);
+    routes.set(key, routed);
+  }
+  return routed;
+};
+
 const { values } = parseArgs({
   options: {
     port: { type: 'string', short: 'p', default: '4010' },
@@ -110,7 +137,7 @@ const server = createServer(operations, {
     upstreamProxy: undefined,
     isProxy: false,
   },
-  components: { logger, mock },
+  components: { logger, mock, route },
 });
 const address = await server.listen(Number(values.port), values.host);
 console.log(

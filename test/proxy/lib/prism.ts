@@ -62,7 +62,11 @@ async function startPrism(script: string, args: string[]): Promise<PrismProcess>
   );
   let output = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start within 30 s:\n${output}`)), 30_000);
+    // A Prism that did not start in time is stopped: left running, it outlives the test run.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`Prism did not start within 30 s:\n${output}`));
+    }, 30_000);
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
       if (output.includes('Prism is listening')) {
