@@ -17,7 +17,7 @@ import type { Config } from './config/index.ts';
 import { bundledOperations } from './contract/operations.ts';
 import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { type Database, openDatabase } from './db/database.ts';
-import { migrate, type Orm, withStartupLock } from './db/orm.ts';
+import { migrate, withStartupLock } from './db/orm.ts';
 import { ReadReplicas } from './db/replicas.ts';
 import { currentPrincipal } from './domain/audit.ts';
 import { createIdentityService } from './domain/identity/service.ts';

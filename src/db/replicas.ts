@@ -117,7 +117,12 @@ export class ReadReplicas {
   /** The oldest replica state a read of the current async context used (`observe`). */
   private readonly observed = new AsyncLocalStorage<Observed>();
 
-  private constructor(primary: ReadStatements, settings: ReplicaSettings, hooks: ReplicaHooks, pools: ReplicaPool[]) {
+  private constructor(
+    primary: ReadStatements,
+    settings: ReplicaSettings,
+    hooks: ReplicaHooks,
+    pools: ReplicaPool[],
+  ) {
     this.primary = primary;
     this.settings = settings;
     this.hooks = hooks;

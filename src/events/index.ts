@@ -4,7 +4,6 @@
 
 import type { Config } from '../config/index.ts';
 import type { Database } from '../db/database.ts';
-import type { Orm } from '../db/orm.ts';
 import { KEEP_EVERY_MS } from '../db/outbox-partitions.ts';
 import { pruneAudit } from '../domain/audit.ts';
 import { deleteExpiredIdempotencyRecords } from '../domain/ledger/idempotency.ts';

@@ -4,9 +4,9 @@
 // service (./loot-boxes.ts).
 
 import type { SecretBox } from '../../crypto/secret-box.ts';
+import type { Database } from '../../db/database.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { DrawSeed, type DropEntry, DropTable, LootBox } from '../../db/entities/LootBox.ts';
-import type { Database } from '../../db/database.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { StoredAddress } from './addresses.ts';
 import type { Idempotency } from './idempotency.ts';

@@ -5,12 +5,12 @@
 // take it from the market service (./market.ts).
 
 import type { MarketConfig } from '../../config/index.ts';
+import type { Database } from '../../db/database.ts';
 import { Collection } from '../../db/entities/Collection.ts';
 import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
 import type { ListingEndReason } from '../../db/entities/Listing.ts';
 import type { Sale } from '../../db/entities/Sale.ts';
 import { Wallet } from '../../db/entities/Wallet.ts';
-import type { Database } from '../../db/database.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';

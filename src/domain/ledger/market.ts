@@ -19,9 +19,9 @@
 // purchase, ./market-figures.ts the sales history and figures, ./offers.ts, ./auctions.ts.
 
 import type { MarketConfig } from '../../config/index.ts';
+import type { Database } from '../../db/database.ts';
 import { CollectionMarket } from '../../db/entities/CollectionMarket.ts';
 import { Listing } from '../../db/entities/Listing.ts';
-import type { Database } from '../../db/database.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { auditDraft, recordAudit } from '../audit.ts';
 import { assertCollectionPowers } from '../authorization.ts';

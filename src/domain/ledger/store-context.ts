@@ -4,8 +4,8 @@
 // claim codes (./store-claim-codes.ts) take it from the store service (./stores.ts).
 
 import type { components } from '../../../generated/openapi/types.ts';
-import { type StoreOffer, type StoreOfferStatus, StoreOfferWallet } from '../../db/entities/StoreOffer.ts';
 import type { Database } from '../../db/database.ts';
+import { type StoreOffer, type StoreOfferStatus, StoreOfferWallet } from '../../db/entities/StoreOffer.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';

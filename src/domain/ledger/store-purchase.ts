@@ -63,7 +63,7 @@ function notAvailable(offer: StoreOffer, reason: 'closed' | 'notStarted' | 'expi
 }
 
 export function createSettlement(ctx: StoreContext): Settle {
-  const { orm, reads, idempotency, writer, collectionOf, readOffer, boughtBy } = ctx;
+  const { reads, idempotency, writer, collectionOf, readOffer, boughtBy } = ctx;
 
   /** Why the plan's `offerAvailable` guard failed, as the problem the buyer gets. */
   async function offerRefusal(id: string, asked: PurchaseInput, failure: GuardFailure, viaCode = false) {

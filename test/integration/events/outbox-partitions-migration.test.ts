@@ -7,8 +7,8 @@
 // retention then drops the partitions wholly past its window and deletes the rest of the old events
 // row by row, the sequence surviving the drop of the partition it was created with.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES, type EventType, OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
+import { EVENT_TYPES, type EventType, OutboxEvent } from '../../../src/db/entities/OutboxEvent.ts';
 import { migrate, type Orm } from '../../../src/db/orm.ts';
 import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-partitions.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
