@@ -124,7 +124,11 @@ describe.each(DB_KINDS)("the seed's operations with the seed's fields on %s", (k
         });
         expect(sent.status, sent.text).toBe(201);
       }
-      const event = await socket.next((m) => m.type === 'newTransfer');
+      // Live from the relay's position at the subscribe: under load the gold's mint, committed just
+      // before, may still be on its way (ws/subscriptions.ts); the transfer is the one asked for here.
+      const event = await socket.next(
+        (m) => m.type === 'newTransfer' && (m.data as { to?: string }).to === friend.wallet,
+      );
       expect(event.data).toMatchObject({ assetId: 'seed-gold', from: player.wallet, to: friend.wallet });
 
       // Identity: create a DID with {}, issue an ownership credential, verify it.

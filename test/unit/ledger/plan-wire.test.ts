@@ -5,6 +5,7 @@
 // guard kind by guard kind, and must be the same.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { DEFLATE_FROM_BYTES } from '../../../src/db/stored-answer.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
 import type { Guard, NewEvent, Plan } from '../../../src/domain/ledger/store/plan.ts';
 import { planJson } from '../../../src/domain/ledger/store/postgres.ts';
@@ -294,9 +295,19 @@ interface Wire {
 
 const sorted = (keys: Iterable<string>) => [...new Set(keys)].sort();
 
-/** What `planJson` writes for a plan with everything. */
+/** The same plan with an answer large enough to travel deflated (`z` instead of `body`). */
+const largeAnswer: FullPlan = {
+  ...everything,
+  idempotency: {
+    key: everything.idempotency.key,
+    response: { status: 201, body: { note: 'x'.repeat(DEFLATE_FROM_BYTES) }, headers: {} },
+  },
+};
+
+/** What `planJson` writes for a plan with everything (the record: with a small and a large answer). */
 function written(): Wire {
   const p = JSON.parse(planJson(everything as Plan)) as Record<string, unknown>;
+  const large = JSON.parse(planJson(largeAnswer as Plan)) as { record: object };
   const parts: Record<string, string[]> = {};
   const guardKeys: Record<string, string[]> = {};
   for (const [name, value] of Object.entries(p)) {
@@ -309,7 +320,7 @@ function written(): Wire {
   }
   return {
     top: sorted(Object.keys(p)),
-    record: sorted(Object.keys(p.record as object)),
+    record: sorted([...Object.keys(p.record as object), ...Object.keys(large.record)]),
     parts,
     guards: guardKeys,
   };
