@@ -92,7 +92,7 @@ export async function verifyEconomy(options: {
     list.reduce((total, pair) => total + of(pair), 0);
 
   // Every item that ended is swept (returned or burned) before anything is read: the sweep runs
-  // every 250 ms, and no item was made to end after the run's last second.
+  // every 250 ms, and only the first round may make an item ending after the run's last second.
   const sweptBy = Date.now() + 20_000;
   let pending = 0;
   for (;;) {

@@ -1,5 +1,7 @@
 // The ledger through the real app over HTTP, with real tokens and API keys; every response is checked
 // against the contract by the test client.
+import { randomUUID } from 'node:crypto';
+import { setTimeout } from 'node:timers/promises';
 import fc from 'fast-check';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -555,16 +557,24 @@ describe.each(DB_KINDS)('ledger over HTTP on %s', (kind) => {
       (await call(studio, 'POST', '/api/v1/currencies/gems/mint', { to: spender.wallet, amount: '10' }))
         .status,
     ).toBe(201);
-    const responses = await Promise.all(
-      Array.from({ length: 100 }, (_, i) =>
-        call(spender, 'POST', '/api/v1/transfer', {
-          assetId: 'gems',
-          from: spender.wallet,
-          to: i % 2 ? STRANGER : studio.wallet,
-          amount: '1',
-        }),
-      ),
-    );
+    // As a client does: each request has its Idempotency-Key and is resent with it after a 503 (no
+    // connection free within the pool's time-out, or the request time limit reached on a loaded
+    // machine: then the first try may still commit, and the resend answers what it did).
+    const transfer = async (i: number) => {
+      const key = `spend-${kind}-${i}-${randomUUID()}`;
+      for (let attempt = 1; ; attempt++) {
+        const answer = await call(
+          spender,
+          'POST',
+          '/api/v1/transfer',
+          { assetId: 'gems', from: spender.wallet, to: i % 2 ? STRANGER : studio.wallet, amount: '1' },
+          { 'Idempotency-Key': key },
+        );
+        if (answer.status !== 503 || attempt === 10) return answer;
+        await setTimeout(1000 * Number(answer.headers.get('retry-after') ?? 1));
+      }
+    };
+    const responses = await Promise.all(Array.from({ length: 100 }, (_, i) => transfer(i)));
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 201)).toHaveLength(10);
     expect(statuses.filter((s) => s === 409)).toHaveLength(90);
