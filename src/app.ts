@@ -116,7 +116,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   let replicas: ReadReplicas | undefined;
   try {
     // Issue 34.6: reads from streaming replicas, read-your-writes kept (src/db/replicas.ts).
-    replicas = await openReplicas(config, db, logger, metrics);
+    replicas = await openReplicas(config, { db, logger, metrics, redis });
     // Instances started together take turns through the bootstrap (src/db/orm.ts).
     const services = await withStartupLock(orm, () =>
       createServices(config, { db, logger, metrics, redis, replicas }),
@@ -238,14 +238,17 @@ interface Infrastructure {
 /** The read replicas of DATABASE_READ_URLS (none: undefined), with their metrics. */
 async function openReplicas(
   config: Config,
-  db: Database,
-  logger: Logger,
-  metrics: Metrics,
+  { db, logger, metrics, redis }: Omit<Infrastructure, 'replicas'>,
 ): Promise<ReadReplicas | undefined> {
   if (config.readReplicas.urls.length === 0) return undefined;
   let routed: ReturnType<typeof watchReplicas> | undefined;
+  // Several instances (REDIS_URL): each tells the others which principals committed.
+  const notices = redis
+    ? (await import('./db/replica-notices.ts')).redisCommitNotices(redis, logger)
+    : undefined;
   const replicas = await ReadReplicas.open(db, config.readReplicas, {
     principal: currentPrincipal,
+    notices,
     counted: (target) => routed?.inc({ target }),
     failed: (name, error) => logger.warn({ err: error, replica: name }, 'read replica left out'),
   });

@@ -9,9 +9,10 @@
 //   at or below it was final on the primary at t: committed, or never will be).
 // - A read goes to a replica (round robin among those up and within `DATABASE_READ_MAX_LAG_MS`)
 //   unless the principal reading (user, service account; the audit origin of the request) committed a
-//   change on this instance at a time the replica's state does not reach yet: then to the primary.
-//   Nothing is asked of the database at commit; the writer reads from the primary for one poll and
-//   the replication delay.
+//   change at a time the replica's state does not reach yet: then to the primary. Nothing is asked of
+//   the database at commit; the writer reads from the primary for one poll and the replication
+//   delay. A commit on another instance is known here by its notice (./replica-notices.ts, Redis):
+//   noted at the notice's arrival, after the commit.
 // - A replica whose poll or read fails is out until a poll succeeds again, at most every second;
 //   a read that failed on it runs again on the primary (the caller sees no error).
 // - Event pages (after an id, up to the relay's position): a replica answers only with the rows the
@@ -23,6 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from './database.ts';
 import { type PgPool, pgReadStatements, type ReadStatements } from './read-statements.ts';
+import type { CommitNotices } from './replica-notices.ts';
 
 interface ReplicaSettings {
   /** `postgres://…` URLs of streaming replicas of the primary (`DATABASE_READ_URLS`). */
@@ -98,6 +100,8 @@ interface ReplicaHooks {
   counted?: (target: string) => void;
   /** A replica failed (a poll or a read). */
   failed?: (name: string, error: unknown) => void;
+  /** The other instances' commits, and where this instance's are told (several instances). */
+  notices?: CommitNotices;
 }
 
 export class ReadReplicas {
@@ -107,7 +111,7 @@ export class ReadReplicas {
   private readonly hooks: ReplicaHooks;
   private readonly replicas: Replica[];
   private samples: Sample[] = [];
-  /** Principal -> performance.now() of its last commit on this instance (kept for the lag window). */
+  /** Principal -> performance.now() of its last commit known here (kept for the lag window). */
   private readonly writes = new Map<string, number>();
   private relayPosition: () => number = () => 0;
   private timer: NodeJS.Timeout | undefined;
@@ -136,6 +140,10 @@ export class ReadReplicas {
       stateAt: Number.NEGATIVE_INFINITY,
       position: 0,
     }));
+    hooks.notices?.onNotice((principals) => {
+      const now = performance.now();
+      for (const principal of principals) this.writes.set(principal, now);
+    });
   }
 
   /**
@@ -173,10 +181,15 @@ export class ReadReplicas {
     this.relayPosition = position;
   }
 
-  /** The principal of the current context committed a change (call right after the COMMIT). */
+  /**
+   * The principal of the current context committed a change (call right after the COMMIT, before
+   * the writer is answered): noted here, and told to the other instances.
+   */
   committed(): void {
     const principal = this.hooks.principal();
-    if (principal !== undefined) this.writes.set(principal, performance.now());
+    if (principal === undefined) return;
+    this.writes.set(principal, performance.now());
+    this.hooks.notices?.publish([principal]);
   }
 
   /** The read statements every routed read goes through: a replica's when one may answer, else the primary's. */
@@ -244,6 +257,7 @@ export class ReadReplicas {
     clearTimeout(this.timer);
     await this.polling;
     await Promise.all(this.replicas.map((replica) => replica.pool.end().catch(() => {})));
+    await this.hooks.notices?.close();
   }
 
   private async read<T>(

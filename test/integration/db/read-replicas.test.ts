@@ -1,9 +1,10 @@
 // Reads from a PostgreSQL streaming replica (DATABASE_READ_URLS, src/db/replicas.ts) with a real
 // primary and replica the test makes itself (scripts/lib/pg-replica.ts). With the replica's replay
-// paused, a just-written transfer is visible to its writer (read from the primary) while another
-// reader gets the replica's older state, which the read cache does not keep; event pages never skip
-// what the replica lacks. A stopped replica leaves the service serving (and /readyz green) from the
+// paused, a just-written transfer is visible to its writer (read from the primary), on the instance
+// it wrote through and on a second one told by Redis, while another reader gets the replica's older
+// state, which the read cache does not keep; event pages never skip what the replica lacks. A stopped replica leaves the service serving (and /readyz green) from the
 // primary; restarted, it serves again.
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReplicaPair, replicaUnavailable, startReplicaPair } from '../../../scripts/lib/pg-replica.ts';
 import { loadConfig } from '../../../src/config/index.ts';
@@ -11,6 +12,7 @@ import { startTestApp, type TestApp } from '../../helpers/app.ts';
 import { DB_KINDS } from '../../helpers/db.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
 
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const metadata = { image: 'https://cdn.example.com/coin.png', attributes: [], creator: 'Example Studio' };
 const unavailable = DB_KINDS.includes('postgres')
   ? replicaUnavailable()
@@ -38,6 +40,8 @@ describe.skipIf(unavailable !== null)(
   () => {
     let pair: ReplicaPair;
     let t: TestApp;
+    /** A second instance on the same primary, replica and Redis. */
+    let b: TestApp;
     let studio: HttpUser;
     let player: HttpUser;
     let observer: HttpUser;
@@ -58,8 +62,13 @@ describe.skipIf(unavailable !== null)(
       return /^db_replica_serving\{replica="replica-1"\} 1$/m.test(text);
     }
 
-    async function balance(reader: HttpUser, wallet: string, fresh = true): Promise<string | undefined> {
-      const response = await t.http<{ data: { asset: { id: string }; balance: string }[] }>(
+    async function balance(
+      reader: HttpUser,
+      wallet: string,
+      fresh = true,
+      instance: TestApp = t,
+    ): Promise<string | undefined> {
+      const response = await instance.http<{ data: { asset: { id: string }; balance: string }[] }>(
         'GET',
         `/wallets/${wallet}/assets`,
         { headers: { ...reader.headers, ...(fresh ? { 'cache-control': 'no-cache' } : {}) } },
@@ -71,17 +80,23 @@ describe.skipIf(unavailable !== null)(
     beforeAll(async () => {
       pair = await startReplicaPair();
       await pair.onPrimary('create database gats');
-      t = await startTestApp(
+      const env = {
+        RATE_LIMIT_REQUESTS: '100000',
+        RATE_LIMIT_USER_REQUESTS: '100000',
+        LOGIN_RATE_LIMIT_REQUESTS: '1000',
+        DATABASE_READ_URLS: pair.replicaUrl('gats'),
+        // Paused replay below must not take the replica out: the test reads its older state.
+        DATABASE_READ_MAX_LAG_MS: '600000',
+        DATABASE_READ_POLL_MS: '50',
+        REDIS_URL,
+        // This test's instances only: other files' instances publish on their own channels.
+        REDIS_KEY_PREFIX: `gats-replicas-${randomUUID()}:`,
+      };
+      t = await startTestApp('postgres', env, { databaseUrl: pair.primaryUrl('gats') });
+      // Behind one load balancer every instance has the same PUBLIC_URL (the tokens' issuer).
+      b = await startTestApp(
         'postgres',
-        {
-          RATE_LIMIT_REQUESTS: '100000',
-          RATE_LIMIT_USER_REQUESTS: '100000',
-          LOGIN_RATE_LIMIT_REQUESTS: '1000',
-          DATABASE_READ_URLS: pair.replicaUrl('gats'),
-          // Paused replay below must not take the replica out: the test reads its older state.
-          DATABASE_READ_MAX_LAG_MS: '600000',
-          DATABASE_READ_POLL_MS: '50',
-        },
+        { ...env, PUBLIC_URL: t.app.config.publicUrl },
         { databaseUrl: pair.primaryUrl('gats') },
       );
       [studio, player, observer] = await Promise.all([
@@ -106,6 +121,7 @@ describe.skipIf(unavailable !== null)(
     }, 180_000);
 
     afterAll(async () => {
+      await b?.close();
       await t?.close();
       pair?.close();
     }, 60_000);
@@ -145,6 +161,11 @@ describe.skipIf(unavailable !== null)(
       // answer above (its key is the listing's, not the reader's): cached or not, 70.
       expect(await balance(player, player.wallet, false)).toBe('70');
       expect(await balance(player, player.wallet)).toBe('70');
+      // On the second instance too: it knows of the writer's commit from A's notice (Redis), so the
+      // writer's reads there go to the primary; without it they would read the replica's 100 for
+      // as long as replay stays paused. Another reader there still gets the replica's state.
+      await until(async () => (await balance(player, player.wallet, true, b)) === '70', 5_000);
+      expect(await balance(observer, player.wallet, true, b)).toBe('100');
 
       // The event log skips nothing the replica lacks: a page the replica cannot complete is the primary's.
       const page = await t.http<{ data: { type: string; data: { amount?: string } }[] }>(
