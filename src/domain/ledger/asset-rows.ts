@@ -1,6 +1,6 @@
 // Asset columns read as raw rows (through ../../db/read-statements.ts) and turned into the fields an
 // asset's view is made of, exactly as the ORM would hydrate them.
-import type { ReadStatements, Row } from '../../db/sqlite-read-statements.ts';
+import type { ReadStatements } from '../../db/sqlite-read-statements.ts';
 import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
@@ -18,6 +18,38 @@ export const FIXED_ASSET_COLUMNS =
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
 export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen, a.frozen_by, a.expires_at, a.lender`;
 
+/**
+ * A row of FIXED_ASSET_COLUMNS as both databases return it: amounts as digits (text or numeric),
+ * booleans as 0/1 or true/false, dates and JSON as their driver gives them (read through the
+ * statements' `date` and `json`).
+ */
+export interface FixedAssetRow {
+  id: string;
+  kind: AssetFields['kind'];
+  name: string;
+  description: string | null;
+  metadata: unknown;
+  collection_id: string;
+  symbol: string | null;
+  decimals: number | string | null;
+  max_supply: unknown;
+  created_at: unknown;
+  soulbound: unknown;
+  metadata_version: number | string | null;
+  collection_soulbound: unknown;
+  caip19: string | null;
+}
+
+/** A row of ASSET_COLUMNS. */
+export interface AssetRow extends FixedAssetRow {
+  owner: string | null;
+  total_supply: unknown;
+  frozen: unknown;
+  frozen_by: string | null;
+  expires_at: unknown;
+  lender: string | null;
+}
+
 /** Amount columns come back as digits (zero-padded text on SQLite, numeric text on PostgreSQL). */
 export function amountOf(value: unknown): bigint {
   return BigInt(String(value));
@@ -27,33 +59,33 @@ function amountOrNull(value: unknown): bigint | null {
   return value == null ? null : amountOf(value);
 }
 
-export function assetFieldsOf(row: Row, statements: ReadStatements): AssetFields {
+export function assetFieldsOf(row: AssetRow, statements: ReadStatements): AssetFields {
   return {
     ...fixedAssetFieldsOf(row, statements),
-    owner: (row.owner as string | null) ?? null,
+    owner: row.owner ?? null,
     totalSupply: amountOrNull(row.total_supply),
     // Booleans come back as 0/1 on SQLite, true/false on PostgreSQL.
     frozen: Boolean(row.frozen),
-    frozenBy: (row.frozen_by as string | null) ?? null,
+    frozenBy: row.frozen_by ?? null,
     // Issue 36: items that expire.
     expiresAt: row.expires_at == null ? null : statements.date(row.expires_at),
-    lender: (row.lender as string | null) ?? null,
+    lender: row.lender ?? null,
   };
 }
 
-export function fixedAssetFieldsOf(row: Row, statements: ReadStatements): FixedAssetFields {
+export function fixedAssetFieldsOf(row: FixedAssetRow, statements: ReadStatements): FixedAssetFields {
   return {
-    id: row.id as string,
-    kind: row.kind as AssetFields['kind'],
-    name: row.name as string,
-    description: (row.description as string | null) ?? null,
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
+    description: row.description ?? null,
     metadata: statements.json(row.metadata) as Record<string, unknown>,
-    collection: { id: row.collection_id as string },
-    symbol: (row.symbol as string | null) ?? null,
+    collection: { id: row.collection_id },
+    symbol: row.symbol ?? null,
     decimals: row.decimals == null ? null : Number(row.decimals),
     maxSupply: amountOrNull(row.max_supply),
     createdAt: statements.date(row.created_at),
-    caip19: (row.caip19 as string | null) ?? null,
+    caip19: row.caip19 ?? null,
     soulbound: Boolean(row.soulbound) || Boolean(row.collection_soulbound),
     metadataVersion: Number(row.metadata_version ?? 0),
   };

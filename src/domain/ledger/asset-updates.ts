@@ -7,12 +7,12 @@
 import type { Database } from '../../db/database.ts';
 import { AssetMetadataVersion } from '../../db/entities/AssetMetadataVersion.ts';
 import type { MetadataPolicy } from '../../db/entities/Collection.ts';
-import type { ReadStatements, Row } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/read-statements.ts';
 import { auditDraft } from '../audit.ts';
 import { assertCollectionPowers, assertMayUnfreeze } from '../authorization.ts';
 import { AppError, ConflictError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
-import { ASSET_COLUMNS, assetFieldsOf } from './asset-rows.ts';
+import { ASSET_COLUMNS, type AssetRow, assetFieldsOf } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
 import { AssetOnChainError, isChainAssetId } from './chain-assets.ts';
 import { decodeCursor, isInteger, type Page, page } from './cursor.ts';
@@ -86,10 +86,9 @@ const READ_CURRENT =
   `select ${ASSET_COLUMNS}, a.creator_id, c.owner_id as collection_owner, c.mutable_attributes, ` +
   'c.metadata_policy from asset a join collection c on c.id = a.collection_id where a.id = ?';
 /** A row of READ_CURRENT: the asset's columns (./asset-rows.ts reads them) and its collection's rules. */
-type CurrentRow = Row & {
+type CurrentRow = AssetRow & {
   creator_id: string;
   collection_owner: string;
-  frozen_by: string | null;
   /** JSON: the attribute names that stay mutable, or null. */
   mutable_attributes: unknown;
   /** JSON: the collection's MetadataPolicy, or null. */

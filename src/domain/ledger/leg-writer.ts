@@ -83,19 +83,19 @@ export function createLegWriter(
   async function factsOf(assetId: string): Promise<AssetFacts> {
     const known = assetFacts.get(assetId);
     if (known) return known;
-    const [row] = await reads.all(ASSET_FACTS, [assetId]);
+    const [row] = await reads.all<AssetFactsRow>(ASSET_FACTS, [assetId]);
     if (!row) throw assetNotFound(assetId);
     // A chain asset moves on chain only (issue 20): never cached here, so every ledger move of it
     // (transfer, batch leg, burn) is refused.
     if (isChainAssetId(assetId)) throw new AssetOnChainError(assetId);
-    const kind = row.kind as AssetFacts['kind'];
+    const { kind } = row;
     const facts: AssetFacts = {
       id: assetId,
       kind,
       decimals: decimalsOf({ kind, decimals: row.decimals == null ? null : Number(row.decimals) }),
-      collectionId: row.collection_id as string,
-      collectionOwner: row.collection_owner as string,
-      burnPolicy: row.burn_policy as BurnPolicy,
+      collectionId: row.collection_id,
+      collectionOwner: row.collection_owner,
+      burnPolicy: row.burn_policy,
     };
     if (assetFacts.size >= ASSET_FACTS_LIMIT) assetFacts.clear();
     assetFacts.set(assetId, facts);
@@ -302,3 +302,11 @@ const CONTROLLED = 'select 1 as yes from wallet where address = ? and user_id = 
 const ASSET_FACTS =
   'select a.kind, a.decimals, a.collection_id, c.owner_id as collection_owner, c.burn_policy ' +
   'from asset a join collection c on c.id = a.collection_id where a.id = ?';
+/** A row of ASSET_FACTS (decimals: a number on SQLite, possibly text from PostgreSQL's driver). */
+interface AssetFactsRow {
+  kind: AssetFacts['kind'];
+  decimals: number | string | null;
+  collection_id: string;
+  collection_owner: string;
+  burn_policy: BurnPolicy;
+}

@@ -5,7 +5,7 @@
 // moving) is found at its purchase: the plan's guards refuse it, and the purchase ends it then.
 
 import type { Listing, ListingEndReason, ListingStatus } from '../../db/entities/Listing.ts';
-import type { ReadStatements, Row } from '../../db/read-statements.ts';
+import type { ReadStatements } from '../../db/read-statements.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
 import { amountOf } from './asset-rows.ts';
@@ -25,11 +25,30 @@ export const LISTING_COLUMNS =
   'id, status, end_reason, seller_user_id, seller_wallet, asset_id, collection_id, amount, currency_id, price, ' +
   'expires_at, created_at, updated_at, operation_id, closed_by';
 
-export function listingRowOf(row: Row, reads: ReadStatements): ListingRow {
+/** A row of LISTING_COLUMNS as both databases return it (amounts as digits, dates through `date`). */
+export interface StoredListingRow {
+  id: string;
+  status: ListingStatus;
+  end_reason: ListingEndReason | null;
+  seller_user_id: string;
+  seller_wallet: string;
+  asset_id: string;
+  collection_id: string;
+  amount: unknown;
+  currency_id: string;
+  price: unknown;
+  expires_at: unknown;
+  created_at: unknown;
+  updated_at: unknown;
+  operation_id: string | null;
+  closed_by: string | null;
+}
+
+export function listingRowOf(row: StoredListingRow, reads: ReadStatements): ListingRow {
   return {
     id: String(row.id),
-    status: row.status as ListingStatus,
-    endReason: (row.end_reason ?? null) as ListingEndReason | null,
+    status: row.status,
+    endReason: row.end_reason ?? null,
     sellerUserId: String(row.seller_user_id),
     sellerWallet: String(row.seller_wallet) as StoredAddress,
     assetId: String(row.asset_id),
@@ -40,8 +59,8 @@ export function listingRowOf(row: Row, reads: ReadStatements): ListingRow {
     expiresAt: row.expires_at == null ? null : reads.date(row.expires_at),
     createdAt: reads.date(row.created_at),
     updatedAt: reads.date(row.updated_at),
-    operationId: (row.operation_id ?? null) as string | null,
-    closedBy: (row.closed_by ?? null) as string | null,
+    operationId: row.operation_id ?? null,
+    closedBy: row.closed_by ?? null,
   };
 }
 
@@ -150,7 +169,7 @@ export async function endListingsOf(
   const listingStatuses: ListingStatusChange[] = [];
   const events: NewEvent[] = [];
   for (const { assetId, reason } of ends) {
-    for (const row of await reads.all(ACTIVE_OF_ASSET, [assetId])) {
+    for (const row of await reads.all<StoredListingRow>(ACTIVE_OF_ASSET, [assetId])) {
       const listing = listingRowOf(row, reads);
       if (except.has(listing.id)) continue;
       const closed = closedListing(listing, await decimalsOf(listing), {

@@ -23,6 +23,7 @@ import {
   type ListingDecimals,
   type ListingRow,
   listingRowOf,
+  type StoredListingRow,
 } from './listings.ts';
 import { newPriceEvent } from './outbox.ts';
 import { MARKET_SOURCE } from './prices.ts';
@@ -129,7 +130,9 @@ export function createMarketContext(
   }
 
   async function readListing(id: string): Promise<ListingRow> {
-    const [row] = await reads.all(`select ${LISTING_COLUMNS} from listing where id = ?`, [id]);
+    const [row] = await reads.all<StoredListingRow>(`select ${LISTING_COLUMNS} from listing where id = ?`, [
+      id,
+    ]);
     if (!row) throw listingNotFound(id);
     return listingRowOf(row, reads);
   }

@@ -11,7 +11,7 @@ import { AppError, ConflictError, type FieldError, NotFoundError } from '../erro
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import type { LegWriter } from './leg-writer.ts';
 import type { Leg } from './legs.ts';
-import { LISTING_COLUMNS, listingRowOf, listingStatusOf } from './listings.ts';
+import { LISTING_COLUMNS, listingRowOf, listingStatusOf, type StoredListingRow } from './listings.ts';
 
 /** The most NFTs one unit of an offer costs (its item prices' quantities added up). */
 export const MAX_ITEMS_PER_UNIT = 20;
@@ -92,7 +92,7 @@ export async function itemLegs(
         'one too many for its price',
       );
     slot.left--;
-    for (const listing of await reads.all(LISTINGS, [id]))
+    for (const listing of await reads.all<StoredListingRow>(LISTINGS, [id]))
       if (listingStatusOf(listingRowOf(listing, reads), at) === 'active')
         throw new ItemListedError(
           `Item ${j}: ${id} is listed on the market (listing ${String(listing.id)}); cancel the listing first, or pay with another.`,

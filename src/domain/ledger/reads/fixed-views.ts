@@ -5,15 +5,24 @@
 // SQLite file (an admin script editing rows: `externalCommits`, `PRAGMA data_version` on the service's
 // writing connection, looked at at most once a millisecond, as the read cache does) drops them all.
 import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
-import { FIXED_ASSET_COLUMNS, fixedAssetFieldsOf } from '../asset-rows.ts';
+import { FIXED_ASSET_COLUMNS, type FixedAssetRow, fixedAssetFieldsOf } from '../asset-rows.ts';
 import { type FixedAssetView, fixedAssetView } from '../views.ts';
 
 /** Most assets whose fixed views are kept (past it the oldest go first): a few hundred bytes each. */
 const FIXED_ASSETS_KEPT = 10_000;
 
+/**
+ * The statement reading `count` assets' fixed columns at once. Its id list is padded to a power of
+ * two (the last id repeated): a handful of statement texts, each prepared once.
+ */
+function readSql(slots: number): string {
+  return `select ${FIXED_ASSET_COLUMNS} from asset a where a.id in (${Array(slots).fill('?').join(', ')})`;
+}
+
 export function fixedViews(statements: ReadStatements, externalCommits: () => number) {
   const kept = new Map<string, FixedAssetView>();
-  const sql = `select ${FIXED_ASSET_COLUMNS} from asset a where a.id = ?`;
+  /** The read's statement text by its number of id slots. */
+  const texts = new Map<number, string>();
   let seen = externalCommits();
   let checkedAt = performance.now();
   return {
@@ -37,18 +46,36 @@ export function fixedViews(statements: ReadStatements, externalCommits: () => nu
       const view = kept.get(assetId);
       return view?.metadataVersion === version ? view : undefined;
     },
-    async read(assetId: string): Promise<FixedAssetView> {
-      const [row] = await statements.all(sql, [assetId]);
-      // The holding that names it was read first, and assets are never deleted.
-      if (!row) throw new Error(`asset ${assetId} of a holding was not found`);
-      // Shared by every answer that shows the asset from now on: frozen, so none can alter another's.
-      const view = deepFreeze(fixedAssetView(fixedAssetFieldsOf(row, statements)));
-      if (kept.size >= FIXED_ASSETS_KEPT) {
-        const oldest = kept.keys().next();
-        if (!oldest.done) kept.delete(oldest.value);
+    /**
+     * The fixed views of assets not kept (distinct ids), read in one statement and kept. On a large
+     * ledger most assets of a listing are not kept: one round trip for all of them, not one each.
+     */
+    async read(assetIds: readonly string[]): Promise<Map<string, FixedAssetView>> {
+      const views = new Map<string, FixedAssetView>();
+      if (assetIds.length === 0) return views;
+      let slots = 1;
+      while (slots < assetIds.length) slots *= 2;
+      let sql = texts.get(slots);
+      if (sql === undefined) {
+        sql = readSql(slots);
+        texts.set(slots, sql);
       }
-      kept.set(assetId, view);
-      return view;
+      const parameters = [...assetIds];
+      while (parameters.length < slots) parameters.push(assetIds[assetIds.length - 1]);
+      for (const row of await statements.all<FixedAssetRow>(sql, parameters)) {
+        // Shared by every answer that shows the asset from now on: frozen, so none can alter another's.
+        const view = deepFreeze(fixedAssetView(fixedAssetFieldsOf(row, statements)));
+        if (kept.size >= FIXED_ASSETS_KEPT) {
+          const oldest = kept.keys().next();
+          if (!oldest.done) kept.delete(oldest.value);
+        }
+        kept.set(row.id, view);
+        views.set(row.id, view);
+      }
+      // The holdings that name them were read first, and assets are never deleted.
+      for (const id of assetIds)
+        if (!views.has(id)) throw new Error(`asset ${id} of a holding was not found`);
+      return views;
     },
   };
 }

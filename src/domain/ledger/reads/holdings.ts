@@ -148,14 +148,20 @@ export function listingReads(
     return lots;
   }
 
+  const NONE_READ: ReadonlyMap<string, FixedAssetView> = new Map();
   /** The holdings' views: each asset's fixed part (kept, or read once) and what was just read. */
   async function holdingViews(
     rows: ListedRow[],
   ): Promise<({ asset: AssetView; balance: string } & Expiring)[]> {
-    const fixed: FixedAssetView[] = [];
-    // A promise only for an asset not kept yet.
-    for (const row of rows)
-      fixed.push(assets.kept(row.assetId, row.version) ?? (await assets.read(row.assetId)));
+    const found = rows.map((row) => assets.kept(row.assetId, row.version));
+    // A statement only for assets not kept yet, all of them in one.
+    const missing = [
+      ...new Set(rows.filter((_, index) => found[index] === undefined).map((row) => row.assetId)),
+    ];
+    const read = missing.length === 0 ? NONE_READ : await assets.read(missing);
+    const fixed: FixedAssetView[] = rows.map(
+      (row, index) => found[index] ?? (read.get(row.assetId) as FixedAssetView),
+    );
     const lots = await lotsOf(rows, fixed);
     return rows.map((row, index) => {
       const decimals = fixed[index].decimals ?? 0;

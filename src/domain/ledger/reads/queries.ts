@@ -10,7 +10,7 @@ import { assetKey, holdersKey, userKey, walletKey } from '../../../events/change
 import { NotFoundError } from '../../errors.ts';
 import { formatAddress, type StoredAddress } from '../addresses.ts';
 import { formatUnits } from '../amounts.ts';
-import { ASSET_COLUMNS, assetFieldsOf } from '../asset-rows.ts';
+import { ASSET_COLUMNS, type AssetRow, assetFieldsOf } from '../asset-rows.ts';
 import { decodeCursor, isString, page } from '../cursor.ts';
 import { type AssetView, assetView } from '../views.ts';
 import type { AssetOwnersPage, HoldingListing, HoldingReads, ListingRequest } from './port.ts';
@@ -24,7 +24,7 @@ export function assetNotFound(id: string): NotFoundError {
 const ASSET_SQL = `select ${ASSET_COLUMNS} from asset a where a.id = ?`;
 
 export async function assetById(statements: ReadStatements, id: string): Promise<AssetView> {
-  const [row] = await statements.all(ASSET_SQL, [id]);
+  const [row] = await statements.all<AssetRow>(ASSET_SQL, [id]);
   if (!row) throw assetNotFound(id);
   return assetView(assetFieldsOf(row, statements));
 }
