@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -47,7 +47,7 @@ function usage(message: string): never {
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
       '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] ' +
-      '[--bulk-events n] [--record]\n',
+      '[--bulk-events n] [--vacuum] [--record]\n',
   );
   process.exit(64);
 }
@@ -73,6 +73,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       rounds: { type: 'string', default: '3' },
       stages: { type: 'string', default: '1000,20000,200000' },
       'bulk-events': { type: 'string', default: '0' },
+      vacuum: { type: 'boolean', default: false },
       record: { type: 'boolean', default: false },
     },
   });
@@ -119,6 +120,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
         values['bulk-events'] === '0'
           ? 0
           : positiveInteger(values['bulk-events'], 'bulk-events', 100_000_000),
+      vacuum: values.vacuum,
     },
   };
 }

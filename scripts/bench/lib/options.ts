@@ -35,6 +35,11 @@ export interface BenchOptions {
    * `--bulk-events 10000000`).
    */
   bulkEvents: number;
+  /**
+   * The scale benchmark, PostgreSQL: the last stage measured again after `VACUUM (ANALYZE)`, as a
+   * server with autovacuum keeps its tables (`--vacuum`; the targets are judged before it).
+   */
+  vacuum: boolean;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both' | 'replicas';
