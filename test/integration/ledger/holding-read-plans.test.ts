@@ -5,11 +5,13 @@
 // prepared statement runs it, with a custom and with a generic plan: the holdings come from an index
 // scan right under the LIMIT's nested loop, each asset from its primary key; no sequential scan, no
 // bitmap scan, no sort. The `holding (wallet)` index is gone (Migration20261129010506): the unique
-// index is the only one a wallet read can use.
+// index is the only one a wallet read can use. The assets of a page whose fixed views are not kept
+// are read in one statement (./fixed-views.ts, `a.id in (...)`): from the primary key, never a scan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
+import { fixedViewsSql } from '../../../src/domain/ledger/reads/fixed-views.ts';
 import { listingSql } from '../../../src/domain/ledger/reads/holdings.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 
@@ -93,6 +95,30 @@ describe.runIf(DB_KINDS.includes('postgres'))(
       await db?.drop();
     });
 
+    /** The plans of `sql` (`?` placeholders) as a prepared statement runs it: custom, then generic. */
+    async function explained(sql: string, values: readonly (string | number)[]): Promise<PlanNode[]> {
+      let n = 0;
+      const text = sql.replace(/\?/g, () => `$${++n}`);
+      const connection = orm.em.getConnection();
+      const plans: PlanNode[] = [];
+      await connection.transactional(async (tx) => {
+        await connection.execute(`prepare listing as ${text}`, [], 'run', tx);
+        for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+          await connection.execute(`set local plan_cache_mode = ${mode}`, [], 'run', tx);
+          const literals = values.map((value) => (typeof value === 'number' ? String(value) : `'${value}'`));
+          const rows = await connection.execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+            `explain (format json) execute listing(${literals.join(', ')})`,
+            [],
+            'all',
+            tx,
+          );
+          plans.push(rows[0]['QUERY PLAN'][0].Plan);
+        }
+        await connection.execute('deallocate listing', [], 'run', tx);
+      });
+      return plans;
+    }
+
     const SHAPES: [name: string, conditions: string[], params: unknown[], ordered: boolean][] = [
       ['first page', ['h.wallet = ?'], [wallet(1_234)], true],
       ['after a cursor', ['h.wallet = ?', 'h.asset_id > ?'], [wallet(1_234), 'cur-2'], true],
@@ -102,32 +128,25 @@ describe.runIf(DB_KINDS.includes('postgres'))(
     it.each(SHAPES)(
       'reads %s from (wallet, asset_id), custom and generic plans alike',
       async (_name, conditions, params, ordered) => {
-        const sql = listingSql(conditions, 'h.asset_id');
-        let n = 0;
-        const text = sql.replace(/\?/g, () => `$${++n}`);
         // As walletAssets binds them: the zero balance first, the page size plus one last.
-        const values = [0, ...params, 21];
-        const connection = orm.em.getConnection();
-        const plans: PlanNode[] = [];
-        await connection.transactional(async (tx) => {
-          await connection.execute(`prepare listing as ${text}`, [], 'run', tx);
-          for (const mode of ['force_custom_plan', 'force_generic_plan']) {
-            await connection.execute(`set local plan_cache_mode = ${mode}`, [], 'run', tx);
-            const literals = values.map((value) =>
-              typeof value === 'number' ? String(value) : `'${value}'`,
-            );
-            const rows = await connection.execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
-              `explain (format json) execute listing(${literals.join(', ')})`,
-              [],
-              'all',
-              tx,
-            );
-            plans.push(rows[0]['QUERY PLAN'][0].Plan);
-          }
-          await connection.execute('deallocate listing', [], 'run', tx);
-        });
+        const plans = await explained(listingSql(conditions, 'h.asset_id'), [0, ...params, 21]);
         for (const plan of plans) expect(planProblems(plan, ordered), JSON.stringify(plan)).toEqual([]);
       },
     );
+
+    it.each([1, 8, 32])('reads the fixed views of %i assets from the primary key', async (slots) => {
+      const plans = await explained(
+        fixedViewsSql(slots),
+        Array.from({ length: slots }, (_, index) => `nft-${1 + index * 997}`),
+      );
+      for (const plan of plans) {
+        const nodes = nodesOf(plan);
+        expect(
+          nodes.filter((node) => /Seq Scan/.test(node['Node Type'])),
+          JSON.stringify(plan),
+        ).toEqual([]);
+        expect(JSON.stringify(plan)).toContain('asset_pkey');
+      }
+    });
   },
 );

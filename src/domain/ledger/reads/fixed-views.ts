@@ -15,7 +15,7 @@ const FIXED_ASSETS_KEPT = 10_000;
  * The statement reading `count` assets' fixed columns at once. Its id list is padded to a power of
  * two (the last id repeated): a handful of statement texts, each prepared once.
  */
-function readSql(slots: number): string {
+export function fixedViewsSql(slots: number): string {
   return `select ${FIXED_ASSET_COLUMNS} from asset a where a.id in (${Array(slots).fill('?').join(', ')})`;
 }
 
@@ -57,7 +57,7 @@ export function fixedViews(statements: ReadStatements, externalCommits: () => nu
       while (slots < assetIds.length) slots *= 2;
       let sql = texts.get(slots);
       if (sql === undefined) {
-        sql = readSql(slots);
+        sql = fixedViewsSql(slots);
         texts.set(slots, sql);
       }
       const parameters = [...assetIds];
