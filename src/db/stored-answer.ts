@@ -9,6 +9,33 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
 /** Answers of at least this many bytes of JSON are stored deflated. */
 export const DEFLATE_FROM_BYTES = 1024;
 
+/**
+ * An idempotency record as a store or a read hands it back (the columns of its read; PostgreSQL's
+ * gats_apply_plan returns a replay's as a JSON object with the same keys, `response_deflated` in
+ * base64): what `answerOf` and a replay need.
+ */
+export interface StoredRecord {
+  request_hash: string;
+  status: number;
+  /** JSON text (SQLite) or parsed (PostgreSQL's jsonb); null when the answer is deflated. */
+  response_body: unknown;
+  /** Bytes (a table's column), base64 text (the function's replay), or null. */
+  response_deflated: unknown;
+  /** JSON text or parsed, or null. */
+  response_headers: unknown;
+}
+
+/** A record from a row or object holding its columns, each as its driver returns it. */
+export function storedRecordOf(row: Record<string, unknown>): StoredRecord {
+  return {
+    request_hash: String(row.request_hash),
+    status: Number(row.status),
+    response_body: row.response_body ?? null,
+    response_deflated: row.response_deflated ?? null,
+    response_headers: row.response_headers ?? null,
+  };
+}
+
 /** The two columns of a stored answer: one is null. */
 export interface StoredAnswer {
   /** `response_body`: the answer's JSON, when shorter than DEFLATE_FROM_BYTES. */
@@ -28,7 +55,10 @@ export function storedAnswer(body: unknown): StoredAnswer {
  * PostgreSQL's gats_apply_plan returns a replay's record) inflated and parsed, else its
  * `response_body` through `json` (text on SQLite, parsed already from PostgreSQL's jsonb).
  */
-export function answerOf(record: Record<string, unknown>, json: (value: unknown) => unknown): unknown {
+export function answerOf(
+  record: Pick<StoredRecord, 'response_body' | 'response_deflated'>,
+  json: (value: unknown) => unknown,
+): unknown {
   const deflated = record.response_deflated;
   if (deflated == null) return json(record.response_body);
   const bytes = typeof deflated === 'string' ? Buffer.from(deflated, 'base64') : (deflated as Uint8Array);

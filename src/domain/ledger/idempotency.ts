@@ -8,8 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Database } from '../../db/database.ts';
 import { IdempotencyRecord } from '../../db/entities/IdempotencyRecord.ts';
 import type { Orm } from '../../db/orm.ts';
-import type { Row } from '../../db/read-statements.ts';
-import { answerOf } from '../../db/stored-answer.ts';
+import { answerOf, type StoredRecord, storedRecordOf } from '../../db/stored-answer.ts';
 import { UnprocessableError } from '../errors.ts';
 import type { IdempotencyKey, StoredResponse } from './store/plan.ts';
 
@@ -37,9 +36,9 @@ export interface Idempotency {
    * The stored answer of an unexpired `record` (columns as READ_RECORD selects them) for `key`'s
    * request; IdempotencyKeyReusedError when it answered another request.
    */
-  replay<T>(record: Row, key: IdempotencyKey): StoredResponse<T> & { replayed: true };
+  replay<T>(record: StoredRecord, key: IdempotencyKey): StoredResponse<T> & { replayed: true };
   /** An unexpired record of `key`, read outside any transaction (undefined when there is none). */
-  find(key: IdempotencyKey): Promise<Row | undefined>;
+  find(key: IdempotencyKey): Promise<StoredRecord | undefined>;
 }
 
 /** JSON with object keys sorted, so `{a,b}` and `{b,a}` are the same request. */
@@ -74,10 +73,10 @@ export function createIdempotency({ reads }: Database, ttlSeconds: number): Idem
     };
   }
 
-  function replayOf<T>(record: Row, requestHash: string): StoredResponse<T> & { replayed: true } {
+  function replayOf<T>(record: StoredRecord, requestHash: string): StoredResponse<T> & { replayed: true } {
     if (record.request_hash !== requestHash) throw new IdempotencyKeyReusedError();
     return {
-      status: Number(record.status),
+      status: record.status,
       body: answerOf(record, reads.json) as T,
       headers: (reads.json(record.response_headers) as Record<string, string> | null) ?? {},
       replayed: true,
@@ -88,9 +87,9 @@ export function createIdempotency({ reads }: Database, ttlSeconds: number): Idem
     keyOf,
     replay: (record, key) => replayOf(record, key.requestHash),
     async find(key) {
-      const [record] = await reads.all(READ_RECORD, [key.id]);
-      if (!record || reads.date(record.expires_at).getTime() <= Date.now()) return undefined;
-      return record;
+      const [row] = await reads.all<Record<string, unknown> & { expires_at: unknown }>(READ_RECORD, [key.id]);
+      if (!row || reads.date(row.expires_at).getTime() <= Date.now()) return undefined;
+      return storedRecordOf(row);
     },
   };
 }

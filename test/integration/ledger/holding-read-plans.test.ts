@@ -96,7 +96,7 @@ describe.runIf(DB_KINDS.includes('postgres'))(
     });
 
     /** The plans of `sql` (`?` placeholders) as a prepared statement runs it: custom, then generic. */
-    async function explained(sql: string, values: readonly (string | number)[]): Promise<PlanNode[]> {
+    async function explained(sql: string, values: readonly unknown[]): Promise<PlanNode[]> {
       let n = 0;
       const text = sql.replace(/\?/g, () => `$${++n}`);
       const connection = orm.em.getConnection();

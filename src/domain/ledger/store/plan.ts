@@ -12,6 +12,7 @@ import type { components } from '../../../../generated/openapi/types.ts';
 import type { ListingEndReason } from '../../../db/entities/Listing.ts';
 import type { EventType } from '../../../db/entities/OutboxEvent.ts';
 import type { TradeItem, TradeStatus } from '../../../db/entities/Trade.ts';
+import type { StoredRecord } from '../../../db/stored-answer.ts';
 import type { AuditDraft } from '../../audit.ts';
 import type { StoredAddress } from '../addresses.ts';
 
@@ -609,7 +610,7 @@ export interface Plan extends StoreParts {
  */
 export type PlanOutcome =
   | { outcome: 'applied' }
-  | { outcome: 'replay'; record: Record<string, unknown> }
+  | { outcome: 'replay'; record: StoredRecord }
   | ({ outcome: 'rejected' } & GuardFailure);
 
 /** Applies ledger plans atomically. Every ledger write goes through `apply`. */

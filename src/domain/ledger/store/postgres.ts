@@ -7,8 +7,7 @@
 // or a concurrent insert of the same key rolled everything back: the plan is simply run again, and
 // its guards then see the winner.
 import type { Orm } from '../../../db/orm.ts';
-import type { Row } from '../../../db/read-statements.ts';
-import { storedAnswer } from '../../../db/stored-answer.ts';
+import { storedAnswer, storedRecordOf } from '../../../db/stored-answer.ts';
 import { isTransient, retrying } from '../../../db/transactions.ts';
 import { pgStatements } from '../../../db/write-statements.ts';
 import type { CommitHook } from '../../../events/commit-hook.ts';
@@ -464,7 +463,8 @@ export function createPostgresLedgerStore(orm: Orm, hook: CommitHook): LedgerSto
         async (): Promise<PlanOutcome> => {
           try {
             const [row] = await statements.all('apply_plan', APPLY_PLAN, [argument, OUTBOX_LOCK_KEY]);
-            if (row.existing != null) return { outcome: 'replay', record: row.existing as Row };
+            if (row.existing != null)
+              return { outcome: 'replay', record: storedRecordOf(row.existing as Record<string, unknown>) };
             hook.committed([...(plan.events ?? []), ...(plan.ledgerChanges ?? [])]);
             return { outcome: 'applied' };
           } catch (error) {

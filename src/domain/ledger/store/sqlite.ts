@@ -9,7 +9,7 @@
 import type { Orm } from '../../../db/orm.ts';
 import type { Row } from '../../../db/read-statements.ts';
 import { sqliteSequence } from '../../../db/sequences.ts';
-import { storedAnswer } from '../../../db/stored-answer.ts';
+import { type StoredRecord, storedAnswer, storedRecordOf } from '../../../db/stored-answer.ts';
 import { Uint256Type } from '../../../db/types/uint256.ts';
 import { sqliteWriter } from '../../../db/write-statements.ts';
 import type { Change } from '../../../events/change-keys.ts';
@@ -38,9 +38,9 @@ class Rejected {
 
 /** Thrown inside the work when the key holds an unexpired record (nothing was written). */
 class Replay {
-  readonly record: Row;
+  readonly record: StoredRecord;
   constructor(record: Row) {
-    this.record = record;
+    this.record = storedRecordOf(record);
   }
 }
 
