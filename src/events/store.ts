@@ -161,7 +161,7 @@ export class EventStore {
     const em = this.em();
     return replicas.eventPage(after, limit, upTo, async (pool, bound) => {
       if (!pool) return readEvents(em, after, limit, filter, bound);
-      const query = eventReadQuery(after, limit, filter);
+      const query = eventReadQuery(after, limit, filter, bound);
       if (!query) return [];
       // The pinned read's text (its planner settings and the read, one simple-protocol message).
       const results = await pool.query(postgresReadText(em, query));
