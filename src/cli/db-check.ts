@@ -38,10 +38,6 @@ try {
   const currencies = await rows<{ id: string; total_supply: string | null }>(
     `select a.id, s.total_supply from asset a left join asset_supply s on s.asset_id = a.id where a.kind = 'fungible' order by a.id`,
   );
-  const strays = await rows<{ asset_id: string }>(
-    `select s.asset_id from asset_supply s join asset a on a.id = s.asset_id where a.kind <> 'fungible' order by s.asset_id`,
-  );
-  for (const stray of strays) violations.push(`asset ${stray.asset_id}: a supply row, but it is no currency`);
   const balances = await rows<{ asset_id: string; wallet: string; balance: string }>(
     `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'fungible'`,
   );
@@ -58,6 +54,10 @@ try {
     if (supply !== sum)
       violations.push(`currency ${currency.id}: total supply ${supply} != sum of balances ${sum}`);
   }
+  const strays = await rows<{ asset_id: string }>(
+    `select s.asset_id from asset_supply s join asset a on a.id = s.asset_id where a.kind <> 'fungible' order by s.asset_id`,
+  );
+  for (const stray of strays) violations.push(`asset ${stray.asset_id}: a supply row, but it is no currency`);
   facts.push(`${currencies.length} currencies: supply = sum of balances`);
 
   const nfts = await rows<{ id: string; owner: string | null }>(
