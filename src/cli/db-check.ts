@@ -34,9 +34,20 @@ try {
   const rows = <T>(sql: string) => connection.execute<T[]>(sql);
 
   // Amounts are uint256 (text on SQLite, numeric on PostgreSQL): summed as BigInt, never as floats.
-  // A currency's supply is its row in asset_supply (issue 34 item 5); an NFT has none.
+  // A currency's supply is its row in asset_supply (issue 34 item 5); an NFT has none. A database
+  // not migrated that far yet (a restored backup of an older release, checked before the service
+  // migrates it) keeps it in asset.total_supply.
+  const supplyTable = (
+    await rows<{ found: unknown }>(
+      config.databaseUrl
+        ? "select to_regclass('asset_supply') is not null as found"
+        : "select count(*) as found from sqlite_master where type = 'table' and name = 'asset_supply'",
+    )
+  ).some((row) => Number(row.found) > 0);
   const currencies = await rows<{ id: string; total_supply: string | null }>(
-    `select a.id, s.total_supply from asset a left join asset_supply s on s.asset_id = a.id where a.kind = 'fungible' order by a.id`,
+    supplyTable
+      ? `select a.id, s.total_supply from asset a left join asset_supply s on s.asset_id = a.id where a.kind = 'fungible' order by a.id`
+      : `select id, total_supply from asset where kind = 'fungible' order by id`,
   );
   const balances = await rows<{ asset_id: string; wallet: string; balance: string }>(
     `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'fungible'`,
@@ -54,9 +65,11 @@ try {
     if (supply !== sum)
       violations.push(`currency ${currency.id}: total supply ${supply} != sum of balances ${sum}`);
   }
-  const strays = await rows<{ asset_id: string }>(
-    `select s.asset_id from asset_supply s join asset a on a.id = s.asset_id where a.kind <> 'fungible' order by s.asset_id`,
-  );
+  const strays = supplyTable
+    ? await rows<{ asset_id: string }>(
+        `select s.asset_id from asset_supply s join asset a on a.id = s.asset_id where a.kind <> 'fungible' order by s.asset_id`,
+      )
+    : [];
   for (const stray of strays) violations.push(`asset ${stray.asset_id}: a supply row, but it is no currency`);
   facts.push(`${currencies.length} currencies: supply = sum of balances`);
 
