@@ -133,10 +133,10 @@ async function currentSums(
   for (let i = 0; i < ids.length; i += 500) {
     const chunk = ids.slice(i, i + 500);
     const rows = await reads.all(
-      `select id, total_supply from asset where total_supply is not null and id in (${chunk.map(() => '?').join(',')})`,
+      `select asset_id, total_supply from asset_supply where asset_id in (${chunk.map(() => '?').join(',')})`,
       chunk,
     );
-    for (const row of rows) supplies.set(row.id as string, amountOf(row.total_supply));
+    for (const row of rows) supplies.set(row.asset_id as string, amountOf(row.total_supply));
   }
   return { balances, supplies };
 }

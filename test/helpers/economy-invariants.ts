@@ -2,7 +2,7 @@
 // of issue 21 (test/integration/economy/*-properties.test.ts): the event stream replays to the
 // holdings, minted - burned == supply for every currency, and a burned NFT's burn is its last move.
 import { expect } from 'vitest';
-import { Asset } from '../../src/db/entities/Asset.ts';
+import { AssetSupply } from '../../src/db/entities/AssetSupply.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { OutboxEvent } from '../../src/db/entities/OutboxEvent.ts';
 import { Transfer } from '../../src/db/entities/Transfer.ts';
@@ -46,7 +46,7 @@ export async function expectLedgerHistoryHolds(orm: Orm, currencies: string[]): 
   const em = orm.em.fork();
   const sum = (rows: Transfer[]) => rows.reduce((total, row) => total + (row.amount as bigint), 0n);
   for (const id of currencies) {
-    const currency = await em.findOneOrFail(Asset, { id });
+    const currency = await em.findOneOrFail(AssetSupply, { asset: id });
     const minted = await em.find(Transfer, { asset: id, fromAddress: ZERO_ADDRESS });
     const burned = await em.find(Transfer, { asset: id, toAddress: ZERO_ADDRESS });
     expect(sum(minted) - sum(burned), `minted - burned of ${id}`).toBe(currency.totalSupply);

@@ -5,6 +5,7 @@ import { grantableScopes, isApiScope } from '../../src/auth/scopes.ts';
 import { createSecretBox } from '../../src/crypto/secret-box.ts';
 import { openDatabase } from '../../src/db/database.ts';
 import { Asset } from '../../src/db/entities/Asset.ts';
+import { AssetSupply } from '../../src/db/entities/AssetSupply.ts';
 import { CurrencyLot } from '../../src/db/entities/CurrencyLot.ts';
 import { Holding } from '../../src/db/entities/Holding.ts';
 import { Listing } from '../../src/db/entities/Listing.ts';
@@ -92,10 +93,23 @@ export async function setRole(orm: Orm, userId: string, role: UserRole): Promise
  * NFT has exactly one holder with balance 1, the one `Asset.owner` names; a holding's reserved part
  * (issue 35) lies between 0 and its balance.
  */
+/**
+ * A currency's total supply as stored (its row in asset_supply, issue 34 item 5); null when it has
+ * none (an NFT).
+ */
+export async function supplyOf(orm: Orm, assetId: string): Promise<bigint | null> {
+  const row = await orm.em.fork().findOne(AssetSupply, { asset: assetId });
+  return row ? (row.totalSupply as bigint) : null;
+}
+
 export async function checkInvariants(orm: Orm): Promise<string[]> {
   const em = orm.em.fork();
   const problems: string[] = [];
   const assets = await em.find(Asset, {});
+  // A currency's supply is its row in asset_supply (issue 34 item 5): one per currency, none per NFT.
+  const supplies = new Map(
+    (await em.find(AssetSupply, {})).map((row) => [row.asset.id, row.totalSupply as bigint]),
+  );
   const holdings = await em.find(Holding, {});
   for (const holding of holdings) {
     if ((holding.balance as bigint) < 0n)
@@ -149,11 +163,15 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
     const mine = holdings.filter(
       (holding) => holding.asset.id === asset.id && (holding.balance as bigint) > 0n,
     );
+    const totalSupply = supplies.get(asset.id);
+    if (asset.kind !== 'fungible' && totalSupply !== undefined)
+      problems.push(`${asset.id}: an NFT with a supply row`);
     if (asset.kind === 'fungible') {
       const sum = mine.reduce((total, holding) => total + (holding.balance as bigint), 0n);
-      if (sum !== asset.totalSupply)
-        problems.push(`${asset.id}: balances add up to ${sum}, supply is ${asset.totalSupply}`);
-      if (asset.maxSupply != null && (asset.totalSupply as bigint) > asset.maxSupply)
+      if (totalSupply === undefined) problems.push(`${asset.id}: a currency without a supply row`);
+      else if (sum !== totalSupply)
+        problems.push(`${asset.id}: balances add up to ${sum}, supply is ${totalSupply}`);
+      if (asset.maxSupply != null && totalSupply !== undefined && totalSupply > asset.maxSupply)
         problems.push(`${asset.id}: supply past max`);
     } else if (asset.owner === '0x0000000000000000000000000000000000000000') {
       // Burned: held by no one.

@@ -77,19 +77,31 @@ describe.each(DB_KINDS)('npm run db:check on %s', (kind) => {
       `update asset set owner = '0x000000000000000000000000000000000000dead' where id = '${nft.id}'`,
     );
     await connection.execute('delete from outbox_event where id = 3');
+    // A currency's supply is its row in asset_supply (issue 34 item 5): one changed behind the
+    // ledger, and a supply row given to an NFT.
+    // (Amounts as the stores write them: zero-padded text on SQLite.)
+    const amount = (digits: string) => (kind === 'sqlite' ? digits.padStart(78, '0') : digits);
+    await connection.execute(
+      `update asset_supply set total_supply = '${amount('7')}' where asset_id = 'gems'`,
+    );
+    await connection.execute(
+      `insert into asset_supply (asset_id, total_supply) values ('${nft.id}', '${amount('1')}')`,
+    );
     const result = await check();
     expect(result.code).toBe(1);
     const lines = result.stderr.trim().split('\n');
     // On PostgreSQL an id gap is what a rolled-back write leaves (sequences never give ids back).
     const gapIsViolation = kind === 'sqlite';
     expect(lines[0]).toMatch(
-      new RegExp(`${gapIsViolation ? 3 : 2} violation\\(s\\) of the ledger's invariants:$`),
+      new RegExp(`${gapIsViolation ? 5 : 4} violation\\(s\\) of the ledger's invariants:$`),
     );
-    expect(lines[1]).toMatch(/^ {2}currency gold: total supply \d+ != sum of balances \d+$/);
-    expect(lines[2]).toMatch(
+    expect(lines[1]).toMatch(/^ {2}currency gems: total supply 7 != sum of balances \d+$/);
+    expect(lines[2]).toMatch(/^ {2}currency gold: total supply \d+ != sum of balances \d+$/);
+    expect(lines[3]).toBe(`  asset ${nft.id}: a supply row, but it is no currency`);
+    expect(lines[4]).toMatch(
       new RegExp(`^  nft ${nft.id}: owner 0x0+dead but held by 0x[0-9a-f]{40} \\(1\\)$`),
     );
-    expect(lines.slice(3)).toEqual(gapIsViolation ? ['  outbox: event ids 3 missing'] : []);
+    expect(lines.slice(5)).toEqual(gapIsViolation ? ['  outbox: event ids 3 missing'] : []);
   });
 });
 

@@ -7,7 +7,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Asset } from '../../src/db/entities/Asset.ts';
+import { AssetSupply } from '../../src/db/entities/AssetSupply.ts';
 import { Holding as HoldingRow } from '../../src/db/entities/Holding.ts';
 import type { Orm } from '../../src/db/orm.ts';
 import { DB_KINDS, startTestApp, type TestApp } from '../helpers/app.ts';
@@ -127,7 +127,7 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
     // can change (a balance, a supply, an owner) is read every time; the fields an asset keeps are
     // read once (src/domain/ledger/reads/fixed-views.ts).
     const em = (t.app.orm as unknown as Orm).em.fork();
-    await em.nativeUpdate(Asset, { id: gold }, { totalSupply: 12_345n });
+    await em.nativeUpdate(AssetSupply, { asset: gold }, { totalSupply: 12_345n });
     await em.nativeUpdate(
       HoldingRow,
       { wallet: player.wallet.toLowerCase(), asset: gold },
@@ -137,7 +137,7 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
     expect(fresh.get(gold)?.asset.totalSupply).toBe('123.45');
     expect(fresh.get(gold)?.balance).toBe('43.21');
     // Back as the ledger wrote them (the invariants are checked at the end).
-    await em.nativeUpdate(Asset, { id: gold }, { totalSupply: 10_000n });
+    await em.nativeUpdate(AssetSupply, { asset: gold }, { totalSupply: 10_000n });
     await em.nativeUpdate(
       HoldingRow,
       { wallet: player.wallet.toLowerCase(), asset: gold },

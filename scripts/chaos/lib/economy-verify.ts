@@ -124,7 +124,7 @@ export async function verifyEconomy(options: {
     listings: 'select id, status, asset_id, operation_id from listing',
     passes: `select id, owner, lender from asset where name = 'Pass' and collection_id = '${COLLECTION}'`,
     holdings: 'select wallet, asset_id, balance, reserved from holding',
-    supplies: `select id, total_supply from asset where id in ('${HERB}', '${GOLD}', '${GEM}', '${SEASON}')`,
+    supplies: `select asset_id as id, total_supply from asset_supply where asset_id in ('${HERB}', '${GOLD}', '${GEM}', '${SEASON}')`,
     lots: LOTS_WITHIN_BALANCES,
     seasonBurns: `select id, from_address, amount from transfer where asset_id = '${SEASON}' and to_address = '${ZERO}'`,
   };

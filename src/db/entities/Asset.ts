@@ -5,7 +5,7 @@ import { User } from './User.ts';
 
 export const ASSET_KINDS = ['nft', 'fungible'] as const;
 
-/** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`, with a supply). */
+/** An NFT (`nft_` + ULID, one owner) or a fungible currency (a slug such as `gold`; its supply is in AssetSupply). */
 export const Asset = defineEntity({
   name: 'Asset',
   // Issue 37: a wallet's own history (`GET /api/v1/transfers?wallet=`, src/db/transfer-history.ts)
@@ -30,7 +30,6 @@ export const Asset = defineEntity({
     creator: () => p.manyToOne(User).ref().index(false),
     symbol: p.string().nullable(),
     decimals: p.integer().nullable(),
-    totalSupply: p.type(Uint256Type).nullable(),
     maxSupply: p.type(Uint256Type).nullable(),
     /** Current holder of an NFT (lowercase address); null for currencies, whose holders are in Holding. */
     owner: p.string().length(42).nullable().index(),

@@ -2,6 +2,7 @@ import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
 import { AssetMetadataVersion } from './AssetMetadataVersion.ts';
+import { AssetSupply } from './AssetSupply.ts';
 import { Auction } from './Auction.ts';
 import { AuditEntry, AuditTip } from './AuditEntry.ts';
 import { ChainAsset } from './ChainAsset.ts';
@@ -48,6 +49,7 @@ export {
   Application,
   Asset,
   AssetMetadataVersion,
+  AssetSupply,
   Auction,
   AuditEntry,
   AuditTip,
@@ -157,4 +159,6 @@ export const entities = [
   AuditTip,
   // Timed currency grants (issue 36)
   CurrencyLot,
+  // A currency's supply, apart from its asset row (issue 34 item 5)
+  AssetSupply,
 ];

@@ -20,10 +20,11 @@
 --
 -- Locks, always in this order so that no two plans wait on each other in a cycle: the idempotency
 -- record (its unique key), the assets the plan updates or whose version it checks (`asset_locks`),
--- the currencies whose supply the plan reads or changes (`supply_locks`), the holdings it reads or
--- changes (`locks`), each list sorted by the caller, then the rows its inserts and updates touch, the
--- counters last, the outbox writers' shared lock (src/events/outbox-lock.ts, its key is the second
--- argument) right before the event rows draw their ids.
+-- the supply rows (asset_supply) of the currencies whose supply the plan reads or changes
+-- (`supply_locks`), the holdings it reads or changes (`locks`), each list sorted by the caller, then
+-- the rows its inserts and updates touch, the counters last, the outbox writers' shared lock
+-- (src/events/outbox-lock.ts, its key is the second argument) right before the event rows draw their
+-- ids.
 --
 -- Guards: one WHEN block per kind, evaluated in the plan's order against the state before the plan;
 -- a new kind is one more WHEN block. Every part is optional: an absent part is an empty loop, at the
@@ -98,11 +99,12 @@ begin
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     perform 1 from "asset" where "id" = part->>j for update;
   end loop;
-  -- FOR NO KEY UPDATE, not FOR UPDATE: the supply is no key, and FOR UPDATE would also block the
-  -- foreign-key checks (FOR KEY SHARE) of every row inserted for this currency meanwhile.
+  -- A currency's supply is its row in asset_supply (issue 34 item 5), locked there: a mint or a burn
+  -- neither locks nor updates the asset row every transfer of the currency looks up (a currency
+  -- created by this plan has no row yet; nothing to lock).
   part := p->'supply_locks';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
-    perform 1 from "asset" where "id" = part->>j for no key update;
+    perform 1 from "asset_supply" where "asset_id" = part->>j for no key update;
   end loop;
   -- Each holding's free balance as locked, for the holds guards ('asset wallet' -> balance less its
   -- reserved part), and its reserved part.
@@ -144,7 +146,7 @@ begin
         end if;
       when 'supply' then
         v_found := null;
-        select "total_supply" into v_found from "asset" where "id" = e->>'a';
+        select "total_supply" into v_found from "asset_supply" where "asset_id" = e->>'a';
         v_found := coalesce(v_found, 0);
         if v_found + (e->>'n')::numeric > (e->>'max')::numeric then
           raise exception 'guard failed' using errcode = 'GTG01', detail = j::text, hint = v_found::text;
@@ -311,14 +313,18 @@ begin
     insert into "sequence_counter" ("name", "value") values ('asset', 1)
       on conflict ("name") do update set "value" = "sequence_counter"."value" + 1 returning "value" into v_seq;
     insert into "asset" ("id", "seq", "kind", "name", "description", "metadata", "collection_id",
-        "creator_id", "symbol", "decimals", "total_supply", "max_supply", "owner", "soulbound", "created_at",
+        "creator_id", "symbol", "decimals", "max_supply", "owner", "soulbound", "created_at",
         "expires_at", "lender", "minted_to", "mint_seq")
       values (e->>'id', v_seq, e->>'kind', e->>'name', e->>'description', e->'metadata', e->>'collection',
-        e->>'creator', e->>'symbol', (e->>'decimals')::int, (e->>'total_supply')::numeric,
+        e->>'creator', e->>'symbol', (e->>'decimals')::int,
         (e->>'max_supply')::numeric, e->>'owner', coalesce((e->>'soulbound')::boolean, false),
         (e->>'created_at')::timestamptz, (e->>'expires_at')::timestamptz, e->>'lender', e->>'minted_to',
         -- Issue 37: a ledger NFT's mint takes its place in its wallet's history from the transfers' counter.
         case when e ? 'minted_to' then nextval('transfer_seq') end);
+    -- A currency's supply has a row of its own (issue 34 item 5); an NFT has none.
+    if e->>'total_supply' is not null then
+      insert into "asset_supply" ("asset_id", "total_supply") values (e->>'id', (e->>'total_supply')::numeric);
+    end if;
   end loop;
   part := p->'wallets';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
@@ -353,7 +359,7 @@ begin
   part := p->'supplies';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;
-    update "asset" set "total_supply" = "total_supply" + (e->>'d')::numeric where "id" = e->>'a';
+    update "asset_supply" set "total_supply" = "total_supply" + (e->>'d')::numeric where "asset_id" = e->>'a';
   end loop;
   part := p->'owners';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

@@ -44,6 +44,7 @@ import { Migration20261129171000_drop_sqlite_foreign_key_indexes } from './Migra
 import { Migration20261129171100_idempotency_deflated } from './Migration20261129171100_idempotency_deflated.ts';
 import { Migration20261129171101_deflate_stored_answers } from './Migration20261129171101_deflate_stored_answers.ts';
 import { Migration20261129172000_asset_fillfactor } from './Migration20261129172000_asset_fillfactor.ts';
+import { Migration20261129190136_asset_supply } from './Migration20261129190136_asset_supply.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -91,4 +92,5 @@ export const migrationsList = [
   Migration20261129171100_idempotency_deflated,
   Migration20261129171101_deflate_stored_answers,
   Migration20261129172000_asset_fillfactor,
+  Migration20261129190136_asset_supply,
 ];

@@ -5,7 +5,7 @@ import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
  * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads: all but those a write changes
- * without a new metadata version (owner, total_supply, frozen, frozen_by); whether its collection is soulbound;
+ * without a new metadata version (owner, the supply, frozen, frozen_by); whether its collection is soulbound;
  * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset:
  * its `source`).
  */
@@ -15,8 +15,15 @@ export const FIXED_ASSET_COLUMNS =
   '(select c.soulbound from collection c where c.id = a.collection_id) as collection_soulbound, ' +
   '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
 
+/**
+ * A currency's total supply, beside its asset (aliased `a`), under the column's old name: it lives in
+ * `asset_supply` (issue 34 item 5: mints and burns do not update the asset row); null for an NFT.
+ */
+export const TOTAL_SUPPLY_COLUMN =
+  '(select s.total_supply from asset_supply s where s.asset_id = a.id) as total_supply';
+
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
-export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, a.total_supply, a.frozen, a.frozen_by, a.expires_at, a.lender`;
+export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, ${TOTAL_SUPPLY_COLUMN}, a.frozen, a.frozen_by, a.expires_at, a.lender`;
 
 /**
  * A row of FIXED_ASSET_COLUMNS as both databases return it: amounts as digits (text or numeric),

@@ -52,11 +52,12 @@ export type AssetFields = Pick<
   | 'owner'
   | 'symbol'
   | 'decimals'
-  | 'totalSupply'
   | 'maxSupply'
   | 'createdAt'
 > & {
   collection: { id: string };
+  /** A currency's total supply (its row in asset_supply, issue 34 item 5); null for an NFT. */
+  totalSupply: bigint | null;
   /** An on-chain token's CAIP-19 id (chain_asset.caip19); absent or null for a ledger asset. */
   caip19?: string | null;
   /** Frozen by its studio (absent: false). */

@@ -160,8 +160,8 @@ describe.each(DB_KINDS)('the marketplace on %s', (kind) => {
     await orm()
       .em.getConnection()
       .execute(
-        `insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, total_supply, owner, created_at)
-         select '${chainItem}', 900001, 'nft', 'Chain Sword', '{}', 'realm', owner_id, '1', '${alice.wallet.toLowerCase()}', ${now}
+        `insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, owner, created_at)
+         select '${chainItem}', 900001, 'nft', 'Chain Sword', '{}', 'realm', owner_id, '${alice.wallet.toLowerCase()}', ${now}
          from collection where id = 'realm'`,
       );
     const onChainAuction = await call(alice, 'POST', '/api/v1/auctions', {

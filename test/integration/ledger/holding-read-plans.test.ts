@@ -72,11 +72,14 @@ describe.runIf(DB_KINDS.includes('postgres'))(
       );
       // Two currencies held by every wallet, and NFTs of one owner each (3 per wallet for 40,000 wallets).
       await connection.execute(`
-      insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, symbol, decimals, total_supply, owner, created_at)
-      select 'cur-' || g, g, 'fungible', 'Coin', '{}'::jsonb, 'plans', 'usr_plans', 'C', 0, 0, null, now() from generate_series(1, 2) g
+      insert into asset (id, seq, kind, name, metadata, collection_id, creator_id, symbol, decimals, owner, created_at)
+      select 'cur-' || g, g, 'fungible', 'Coin', '{}'::jsonb, 'plans', 'usr_plans', 'C', 0, null, now() from generate_series(1, 2) g
       union all
-      select 'nft-' || g, g + 2, 'nft', 'Item', '{}'::jsonb, 'plans', 'usr_plans', null, null, null,
+      select 'nft-' || g, g + 2, 'nft', 'Item', '{}'::jsonb, 'plans', 'usr_plans', null, null,
              '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), now() from generate_series(1, ${NFTS}) g`);
+      await connection.execute(
+        "insert into asset_supply (asset_id, total_supply) select 'cur-' || g, 0 from generate_series(1, 2) g",
+      );
       await connection.execute(`
       insert into holding (wallet, asset_id, balance, updated_at)
       select '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), 'cur-' || (1 + g / ${WALLETS}), 100, now()

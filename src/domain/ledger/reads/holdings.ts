@@ -1,6 +1,6 @@
 // The holdings listings of both adapters: on PostgreSQL on the event loop, on SQLite on the event loop
 // and on the adapter's thread alike (./sqlite/worker.ts). A listing reads each holding's balance and
-// its asset's changing fields (`owner`, `total_supply`, `frozen`, `metadata_version`, ...) every
+// its asset's changing fields (`owner`, `total_supply` from asset_supply, `frozen`, `metadata_version`, ...) every
 // time; the fields that change only with a new metadata version (name, metadata, decimals, ...:
 // ../views.ts, FixedAssetFields) are read once per asset version and kept, already shaped as their
 // part of the view (./fixed-views.ts: one cache per adapter and per thread), so a listing answered
@@ -9,6 +9,7 @@
 import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
 import { formatAddress, type StoredAddress } from '../addresses.ts';
 import { formatUnits } from '../amounts.ts';
+import { TOTAL_SUPPLY_COLUMN } from '../asset-rows.ts';
 import { decodeCursor, isString, isStringPair, page } from '../cursor.ts';
 import { type AssetView, assetViewOf, type FixedAssetView } from '../views.ts';
 import { fixedViews } from './fixed-views.ts';
@@ -24,7 +25,7 @@ import { userWallets } from './queries.ts';
  */
 export function listingSql(conditions: readonly string[], order: string): string {
   return (
-    'select h.wallet, h.asset_id, h.balance, a.owner, a.total_supply, a.frozen, a.frozen_by, a.metadata_version, ' +
+    `select h.wallet, h.asset_id, h.balance, a.owner, ${TOTAL_SUPPLY_COLUMN}, a.frozen, a.frozen_by, a.metadata_version, ` +
     'a.expires_at, a.lender from holding h ' +
     `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );

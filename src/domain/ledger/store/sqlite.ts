@@ -53,18 +53,20 @@ const SQL = {
     'created_at, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?)',
   controls: 'select 1 as yes from wallet where address = ? and user_id = ?',
   balance: 'select balance, reserved from holding where asset_id = ? and wallet = ?',
-  supply: 'select total_supply from asset where id = ?',
+  // A currency's supply has a row of its own (issue 34 item 5); an NFT has none.
+  supply: 'select total_supply from asset_supply where asset_id = ?',
   assetExists: 'select 1 as yes from asset where id = ?',
   walletExists: 'select 1 as yes from wallet where address = ?',
   writeBalance:
     'insert into holding (wallet, asset_id, balance, updated_at) values (?, ?, ?, ?) ' +
     'on conflict (wallet, asset_id) do update set balance = excluded.balance, updated_at = excluded.updated_at',
-  writeSupply: 'update asset set total_supply = ? where id = ?',
+  writeSupply: 'update asset_supply set total_supply = ? where asset_id = ?',
+  insertSupply: 'insert into asset_supply (asset_id, total_supply) values (?, ?)',
   setOwner: 'update asset set owner = ? where id = ?',
   insertAsset:
     'insert into asset (id, seq, kind, name, description, metadata, collection_id, creator_id, symbol, decimals, ' +
-    'total_supply, max_supply, owner, soulbound, created_at, expires_at, lender, minted_to, mint_seq) ' +
-    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    'max_supply, owner, soulbound, created_at, expires_at, lender, minted_to, mint_seq) ' +
+    'values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   insertWallet:
     'insert into wallet (address, user_id, kind, encrypted_private_key, created_at) values (?, ?, ?, ?, ?)',
   insertTransfer:
@@ -479,7 +481,6 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           a.creatorId,
           a.symbol,
           a.decimals,
-          amount(a.totalSupply),
           amount(a.maxSupply),
           a.owner,
           a.soulbound ? 1 : 0,
@@ -490,6 +491,7 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
           // Issue 37: a ledger NFT's mint takes its place in its wallet's history from the transfers' counter.
           a.mintedTo ? sequence('transfer') : null,
         );
+        if (a.totalSupply != null) s.insertSupply.run(a.id, amount(a.totalSupply));
       }
       for (const w of plan.wallets ?? []) {
         s.insertWallet.run(w.address, w.userId, w.kind, w.encryptedPrivateKey, w.createdAt.getTime());
@@ -516,9 +518,10 @@ export function createSqliteLedgerStore(orm: Orm, hook: CommitHook): LedgerStore
         }
       }
       for (const change of plan.supplies ?? []) {
+        // Only a currency has a supply row (PostgreSQL's update finds none either otherwise).
         const row = s.supply.get(change.assetId);
-        const supply = (row?.total_supply == null ? 0n : amountOf(row.total_supply)) + change.delta;
-        s.writeSupply.run(amount(supply), change.assetId);
+        if (row?.total_supply == null) continue;
+        s.writeSupply.run(amount(amountOf(row.total_supply) + change.delta), change.assetId);
       }
       for (const change of plan.owners ?? []) s.setOwner.run(change.owner, change.assetId);
       for (const u of plan.assetUpdates ?? []) {
