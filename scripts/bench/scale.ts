@@ -382,7 +382,9 @@ async function operations(service: Service, startupMs: number, startupCpuMs: num
     await run(NODE, ['src/cli/db-check.ts'], { cwd: ROOT, env, maxBuffer: 64 << 20 });
   } catch (error) {
     checkOk = false;
-    console.log(`db:check: ${(error as { stdout?: string }).stdout ?? error}`);
+    // Violations are printed on stderr (src/cli/db-check.ts), what held on stdout: both, cut short.
+    const { stdout, stderr } = error as { stdout?: string; stderr?: string };
+    console.log(`db:check: ${`${stdout ?? ''}${stderr ?? ''}`.slice(0, 4000) || error}`);
   }
   const checkMs = performance.now() - started;
   const dir = mkdtempSync(path.join(tmpdir(), 'gats-scale-backup-'));
