@@ -24,6 +24,8 @@ import { RESTORE_MARK_PREFIX, restoreGapsOf } from '../events/restores.ts';
 import { configOrExit } from './config-or-exit.ts';
 
 const config = configOrExit();
+/** Rows read at once: holdings of a currency, NFTs (and their holdings) per statement. */
+const PAGE = 5_000;
 
 const opened = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
 const orm = opened.orm;
@@ -31,7 +33,7 @@ const violations: string[] = [];
 const facts: string[] = [];
 try {
   const connection = orm.em.getConnection();
-  const rows = <T>(sql: string) => connection.execute<T[]>(sql);
+  const rows = <T>(sql: string, parameters: unknown[] = []) => connection.execute<T[]>(sql, parameters);
 
   // Amounts are uint256 (text on SQLite, numeric on PostgreSQL): summed as BigInt, never as floats.
   // A currency's supply is its row in asset_supply (issue 34 item 5); an NFT has none. A database
@@ -49,15 +51,28 @@ try {
       ? `select a.id, s.total_supply from asset a left join asset_supply s on s.asset_id = a.id where a.kind = 'fungible' order by a.id`
       : `select id, total_supply from asset where kind = 'fungible' order by id`,
   );
-  const balances = await rows<{ asset_id: string; wallet: string; balance: string }>(
-    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'fungible'`,
-  );
+  // Every read below is paged (PAGE rows at most in memory): at 1,000,000 holdings the whole-table
+  // reads this command made before ran out of the default 4 GB heap (issue 34's scale benchmark).
+  // A currency's balances, page by page along the holdings of the currency (holding_asset_id_index:
+  // on SQLite the index ends with the row id, so each page is a range of it).
   const sums = new Map<string, bigint>();
-  for (const row of balances) {
-    const balance = BigInt(String(row.balance));
-    if (balance < 0n)
-      violations.push(`currency ${row.asset_id}: negative balance ${balance} at ${row.wallet}`);
-    sums.set(row.asset_id, (sums.get(row.asset_id) ?? 0n) + balance);
+  for (const currency of currencies) {
+    let sum = 0n;
+    for (let after = 0; ; ) {
+      const page = await rows<{ id: number | string; wallet: string; balance: string }>(
+        `select h.id, h.wallet, h.balance from holding h where h.asset_id = ? and h.id > ? order by h.id limit ${PAGE}`,
+        [currency.id, after],
+      );
+      for (const row of page) {
+        const balance = BigInt(String(row.balance));
+        if (balance < 0n)
+          violations.push(`currency ${currency.id}: negative balance ${balance} at ${row.wallet}`);
+        sum += balance;
+      }
+      if (page.length < PAGE) break;
+      after = Number(page[page.length - 1].id);
+    }
+    sums.set(currency.id, sum);
   }
   for (const currency of currencies) {
     const supply = BigInt(String(currency.total_supply ?? '0'));
@@ -73,33 +88,45 @@ try {
   for (const stray of strays) violations.push(`asset ${stray.asset_id}: a supply row, but it is no currency`);
   facts.push(`${currencies.length} currencies: supply = sum of balances`);
 
-  const nfts = await rows<{ id: string; owner: string | null }>(
-    `select id, owner from asset where kind = 'nft'`,
-  );
-  const holders = await rows<{ asset_id: string; wallet: string; balance: string }>(
-    `select h.asset_id, h.wallet, h.balance from holding h join asset a on a.id = h.asset_id where a.kind = 'nft'`,
-  );
-  const byNft = new Map<string, { wallet: string; balance: bigint }[]>();
-  for (const row of holders) {
-    const balance = BigInt(String(row.balance));
-    if (balance === 0n) continue;
-    byNft.set(row.asset_id, [...(byNft.get(row.asset_id) ?? []), { wallet: row.wallet, balance }]);
-  }
+  // NFTs a page at a time in id order (the asset's primary key), each page's holdings by asset id.
+  let nfts = 0;
   let burned = 0;
-  for (const nft of nfts) {
-    const held = byNft.get(nft.id) ?? [];
-    // A burned NFT (by its holder, a craft, or on chain) is owned by the zero address and held by nobody.
-    if (nft.owner === ZERO_ADDRESS && held.length === 0) {
-      burned++;
-      continue;
+  for (let after = ''; ; ) {
+    const page = await rows<{ id: string; owner: string | null }>(
+      `select id, owner from asset where kind = 'nft' and id > ? order by id limit ${PAGE}`,
+      [after],
+    );
+    if (page.length === 0) break;
+    const holders = await rows<{ asset_id: string; wallet: string; balance: string }>(
+      `select asset_id, wallet, balance from holding where asset_id in (${page.map(() => '?').join(', ')})`,
+      page.map((nft) => nft.id),
+    );
+    const byNft = new Map<string, { wallet: string; balance: bigint }[]>();
+    for (const row of holders) {
+      const balance = BigInt(String(row.balance));
+      if (balance === 0n) continue;
+      const held = byNft.get(row.asset_id) ?? [];
+      held.push({ wallet: row.wallet, balance });
+      byNft.set(row.asset_id, held);
     }
-    if (held.length !== 1 || held[0].balance !== 1n || held[0].wallet !== nft.owner)
-      violations.push(
-        `nft ${nft.id}: owner ${nft.owner} but held by ${held.map((h) => `${h.wallet} (${h.balance})`).join(', ') || 'nobody'}`,
-      );
+    for (const nft of page) {
+      const held = byNft.get(nft.id) ?? [];
+      // A burned NFT (by its holder, a craft, or on chain) is owned by the zero address and held by nobody.
+      if (nft.owner === ZERO_ADDRESS && held.length === 0) {
+        burned++;
+        continue;
+      }
+      if (held.length !== 1 || held[0].balance !== 1n || held[0].wallet !== nft.owner)
+        violations.push(
+          `nft ${nft.id}: owner ${nft.owner} but held by ${held.map((h) => `${h.wallet} (${h.balance})`).join(', ') || 'nobody'}`,
+        );
+    }
+    nfts += page.length;
+    if (page.length < PAGE) break;
+    after = page[page.length - 1].id;
   }
   facts.push(
-    `${nfts.length} NFTs: one owner each${burned > 0 ? ` (${burned} burned: owner the zero address, held by nobody)` : ''}`,
+    `${nfts} NFTs: one owner each${burned > 0 ? ` (${burned} burned: owner the zero address, held by nobody)` : ''}`,
   );
 
   const [range] = await rows<{ first: string | null; last: string | null; count: string }>(

@@ -400,9 +400,15 @@ export async function verifyAudit(
     let last: AuditRow | undefined;
     const partial: AuditTipRow = { ...tip };
     for (;;) {
-      const page = (
-        await em.find(AuditEntry, { seq: { $gt: after } }, { orderBy: { seq: 'asc' }, limit: pageSize })
-      ).map(rowOf);
+      const page =
+        // Not kept in the unit of work: a million entries held there outgrew the heap (issue 34).
+        (
+          await em.find(
+            AuditEntry,
+            { seq: { $gt: after } },
+            { orderBy: { seq: 'asc' }, limit: pageSize, disableIdentityMap: true },
+          )
+        ).map(rowOf);
       if (page.length === 0) break;
       // Each page is checked as the chain continuing from the page before (or the checkpoint).
       const from = last ? { ...partial, prunedSeq: last.seq, prunedHash: last.hash } : partial;
