@@ -619,32 +619,28 @@ function summary(kind: DbKind, stages: StageFigures[]): void {
   const grown = `${first.size.holdings.toLocaleString('en-US')} → ${last.size.holdings.toLocaleString('en-US')} holdings, ${last.size.events.toLocaleString('en-US')} events`;
   for (const [index, load] of first.loads.entries()) {
     const result = last.loads[index];
+    // A load at a later stage against the same load at the first.
+    const figures = (at: LoadResult) => [
+      { name: 'req/s', value: Math.round(at.okPerSecond), unit: '' },
+      { name: 'p50', value: at.p50, unit: 'ms' },
+      { name: 'p99', value: at.p99, unit: 'ms' },
+      { name: 'kept', value: round4(at.okPerSecond / load.okPerSecond), unit: '%' },
+      { name: 'p99 growth', value: round1(at.p99 / Math.max(1, load.p99)), unit: 'x' },
+    ];
     if (vacuumed) {
       const again = vacuumed.loads[index];
       record({
         benchmark: 'scale',
         scenario: `${load.label}, ${grown}, after VACUUM (ANALYZE), ${kind}`,
         koaRatio: round4(again.okPerSecond / vacuumed.hello.okPerSecond),
-        figures: [
-          { name: 'req/s', value: Math.round(again.okPerSecond), unit: '' },
-          { name: 'p50', value: again.p50, unit: 'ms' },
-          { name: 'p99', value: again.p99, unit: 'ms' },
-          { name: 'kept', value: round4(again.okPerSecond / load.okPerSecond), unit: '%' },
-          { name: 'p99 growth', value: round1(again.p99 / Math.max(1, load.p99)), unit: 'x' },
-        ],
+        figures: figures(again),
       });
     }
     record({
       benchmark: 'scale',
       scenario: `${load.label}, ${grown}, ${kind}`,
       koaRatio: round4(result.okPerSecond / last.hello.okPerSecond),
-      figures: [
-        { name: 'req/s', value: Math.round(result.okPerSecond), unit: '' },
-        { name: 'p50', value: result.p50, unit: 'ms' },
-        { name: 'p99', value: result.p99, unit: 'ms' },
-        { name: 'kept', value: round4(result.okPerSecond / load.okPerSecond), unit: '%' },
-        { name: 'p99 growth', value: round1(result.p99 / Math.max(1, load.p99)), unit: 'x' },
-      ],
+      figures: figures(result),
       targets: [
         { figure: 'kept', atLeast: 0.8, source: 'issue 34' },
         { figure: 'p99 growth', atMost: 2, source: 'issue 34' },
