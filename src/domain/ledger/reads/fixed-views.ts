@@ -12,7 +12,7 @@ import { type FixedAssetView, fixedAssetView } from '../views.ts';
 const FIXED_ASSETS_KEPT = 10_000;
 
 /**
- * The statement reading `count` assets' fixed columns at once. Its id list is padded to a power of
+ * The statement reading the fixed columns of up to `slots` assets at once. Its id list is padded to a power of
  * two (the last id repeated): a handful of statement texts, each prepared once.
  */
 export function fixedViewsSql(slots: number): string {
