@@ -552,6 +552,6 @@ describe.each(DB_KINDS)('items that expire on %s', (kind) => {
       } finally {
         await second.close();
       }
-    });
+    }, 90_000); // a second app's start-up and four sweeps over one batch: 1 s alone, past 30 s in a loaded CI run
   }
 });
