@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -47,7 +47,7 @@ function usage(message: string): never {
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
       '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] ' +
-      '[--bulk-events n] [--vacuum] [--record]\n',
+      '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--record]\n',
   );
   process.exit(64);
 }
@@ -74,6 +74,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       stages: { type: 'string', default: '1000,20000,200000' },
       'bulk-events': { type: 'string', default: '0' },
       vacuum: { type: 'boolean', default: false },
+      'pg-shared-buffers': { type: 'string' },
       record: { type: 'boolean', default: false },
     },
   });
@@ -103,6 +104,9 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
   const stages = values.stages.split(',').map((stage) => positiveInteger(stage.trim(), 'stages', 10_000_000));
   if (stages.some((stage, index) => index > 0 && stage <= stages[index - 1]))
     usage('--stages are wallet totals, each larger than the one before');
+  const sharedBuffers = values['pg-shared-buffers'];
+  if (sharedBuffers !== undefined && !/^[1-9]\d{0,5}(kB|MB|GB)$/.test(sharedBuffers))
+    usage('--pg-shared-buffers is a PostgreSQL size such as 512MB or 2GB');
   return {
     names: known(name) ? [name] : (Object.keys(BENCHMARKS) as (keyof typeof BENCHMARKS)[]),
     record: values.record,
@@ -121,6 +125,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
           ? 0
           : positiveInteger(values['bulk-events'], 'bulk-events', 100_000_000),
       vacuum: values.vacuum,
+      pgSharedBuffers: sharedBuffers,
     },
   };
 }

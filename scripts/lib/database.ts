@@ -13,8 +13,12 @@ import { BetterSqlite3, pg } from './untyped.ts';
 export type DbKind = 'sqlite' | 'postgres';
 export type Role = 'player' | 'studio' | 'oracle' | 'admin';
 
-export const POSTGRES_SERVER_URL =
-  process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+let postgresServerUrl = process.env.BENCH_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** The PostgreSQL server the next databases are made on (a benchmark's own server, say). */
+export function usePostgresServer(url: string): void {
+  postgresServerUrl = url;
+}
 
 export interface BenchDatabase {
   /** DATA_DIR, SQLITE_PATH and (PostgreSQL) DATABASE_URL for the service. */
@@ -76,14 +80,13 @@ export async function createDatabase(kind: DbKind): Promise<BenchDatabase> {
   }
 
   const name = `gats_bench_${randomBytes(6).toString('hex')}`;
-  await withPostgres(POSTGRES_SERVER_URL, (client) => client.query(`create database "${name}"`));
+  const serverUrl = postgresServerUrl;
+  await withPostgres(serverUrl, (client) => client.query(`create database "${name}"`));
   const dropDatabase = deferCleanup(async () => {
     // FORCE ends the service's sessions if it was killed rather than stopped.
-    await withPostgres(POSTGRES_SERVER_URL, (client) =>
-      client.query(`drop database if exists "${name}" with (force)`),
-    );
+    await withPostgres(serverUrl, (client) => client.query(`drop database if exists "${name}" with (force)`));
   });
-  const databaseUrl = new URL(POSTGRES_SERVER_URL);
+  const databaseUrl = new URL(serverUrl);
   databaseUrl.pathname = `/${name}`;
   return {
     env: { DATA_DIR: dataDir, SQLITE_PATH: sqlitePath, DATABASE_URL: databaseUrl.href },

@@ -40,6 +40,11 @@ export interface BenchOptions {
    * server with autovacuum keeps its tables (`--vacuum`; the targets are judged before it).
    */
   vacuum: boolean;
+  /**
+   * The scale benchmark, PostgreSQL: run on a server of its own with this `shared_buffers` (`--pg-shared-buffers
+   * 2GB`; otherwise the machine's server, or BENCH_POSTGRES_URL's).
+   */
+  pgSharedBuffers?: string;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both' | 'replicas';
