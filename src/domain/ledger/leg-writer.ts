@@ -160,7 +160,7 @@ export function createLegWriter(
 
   async function assertControls(actor: Actor, froms: { from: StoredAddress; place: LegPlace }[]) {
     for (const { from, place } of froms) {
-      const [controlled] = await reads.all(CONTROLLED, [from, actor.userId]);
+      const [controlled] = await reads.all<{ yes: number }>(CONTROLLED, [from, actor.userId]);
       if (!controlled) throw notControlled(from, place);
     }
   }

@@ -8,7 +8,7 @@ import type { Listing, ListingEndReason, ListingStatus } from '../../db/entities
 import type { ReadStatements } from '../../db/read-statements.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount } from './amounts.ts';
-import { amountOf } from './asset-rows.ts';
+import { type AssetRow, amountOf } from './asset-rows.ts';
 import type { ListingStatusChange, NewEvent, NewListing } from './store/plan.ts';
 import type { ListingView } from './views.ts';
 
@@ -190,7 +190,7 @@ const ASSET_DECIMALS = 'select kind, decimals from asset where id = ?';
 /** `ListingDecimals` read from the assets (for a service without the leg writer's cache). */
 export function listingDecimalsFrom(reads: ReadStatements) {
   const decimals = async (assetId: string) => {
-    const [row] = await reads.all(ASSET_DECIMALS, [assetId]);
+    const [row] = await reads.all<Pick<AssetRow, 'kind' | 'decimals'>>(ASSET_DECIMALS, [assetId]);
     return row?.kind === 'fungible' ? Number(row.decimals ?? 0) : 0;
   };
   return async (listing: ListingRow): Promise<ListingDecimals> => ({

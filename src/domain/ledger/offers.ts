@@ -17,6 +17,7 @@
 //                    price, the item's listings ended, the events, all under one `op_` id.
 //   cancel / expire: guard `offerOpen` (without expiry); rows: the offer closed, the reservation
 //                    released, `offerEnded`.
+
 import type { FilterQuery } from '@mikro-orm/core';
 import { Offer, type OfferStatus } from '../../db/entities/Offer.ts';
 import type { Orm } from '../../db/orm.ts';
@@ -27,6 +28,7 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
+import type { AssetRow } from './asset-rows.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
 import type { Idempotency, IdempotencyKey, WriteResult } from './idempotency.ts';
 import type { LegWriter } from './leg-writer.ts';
@@ -316,7 +318,7 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
         );
       if (offer.trait) {
         // The attributes as of one metadata version; the plan is guarded by that version.
-        const [row] = await reads.all(METADATA, [item.id]);
+        const [row] = await reads.all<Pick<AssetRow, 'metadata' | 'metadata_version'>>(METADATA, [item.id]);
         const metadata = reads.json(row?.metadata) as { attributes?: Attributes } | null;
         if (!hasTrait(metadata?.attributes, offer.trait))
           throw new OfferItemMismatchError(
@@ -482,7 +484,7 @@ export function createOfferMethods(ctx: OfferContext): OfferMethods {
             throw new ValidationError(`${input.assetId} is not an NFT: offers are made for NFTs.`, [
               { pointer: '/body/assetId', detail: 'must be an NFT' },
             ]);
-          const [row] = await reads.all(OWNER, [item.id]);
+          const [row] = await reads.all<Pick<AssetRow, 'owner'>>(OWNER, [item.id]);
           if (row?.owner === input.wallet)
             throw new OwnOfferError(`${formatAddress(input.wallet)} holds ${item.id} itself.`);
           collectionId = item.collectionId;

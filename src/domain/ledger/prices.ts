@@ -6,6 +6,7 @@ import { PriceObservation } from '../../db/entities/PriceObservation.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { Actor } from './actor.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
+import type { AssetRow } from './asset-rows.ts';
 import { assetNotFound } from './assets.ts';
 import type { Idempotency, WriteResult } from './idempotency.ts';
 import { newPriceEvent } from './outbox.ts';
@@ -172,7 +173,7 @@ export function createPriceService(
         request: { assetId, ...input },
       });
       // An asset's collection never changes, and an asset is never deleted: no guard needed.
-      const [asset] = await reads.all(ASSET_COLLECTION, [assetId]);
+      const [asset] = await reads.all<Pick<AssetRow, 'collection_id'>>(ASSET_COLLECTION, [assetId]);
       if (!asset) return earlierAnswerOr(idempotency, key, assetNotFound(assetId));
       const price = formatAmount(scaled, PRICE_DECIMALS);
       const view: PriceView = {

@@ -19,6 +19,7 @@ import { newId } from '../ids.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, labelledAmount, parseAmount } from './amounts.ts';
+import type { AssetRow } from './asset-rows.ts';
 import { isChainAssetId } from './chain-assets.ts';
 import { mintedCurrencyAmount, requireMintableCollection } from './collections.ts';
 import { mapPage, type Page, pageById } from './cursor.ts';
@@ -88,6 +89,7 @@ function recipeNotFound(id: string): NotFoundError {
 
 /** Parses a recipe amount of a currency, its problem naming the item (`Input 0: ...`). */
 const NFT_ROWS = 'select id, kind, name, collection_id, owner from asset where id = ?';
+type NftRow = Pick<AssetRow, 'id' | 'kind' | 'name' | 'collection_id' | 'owner'>;
 
 /** What a craft needs of a recipe; a recipe never changes once created. */
 interface CraftRecipe {
@@ -291,10 +293,10 @@ export function createRecipeService(
         const nftLegs = new Map<number, Leg>();
         for (const [j, id] of nftIds.entries()) {
           const pointer = `/body/nfts/${j}`;
-          const [row] = await reads.all(NFT_ROWS, [id]);
+          const [row] = await reads.all<NftRow>(NFT_ROWS, [id]);
           if (row?.kind !== 'nft') throw new NotFoundError(`No NFT with id ${id}.`);
-          const name = String(row.name);
-          const collection = String(row.collection_id);
+          const name = row.name;
+          const collection = row.collection_id;
           if (row.owner === ZERO_ADDRESS)
             throw new RecipeInputMismatchError(`${id} (${name} in ${collection}) was burned.`, [
               { pointer, detail: 'was burned' },

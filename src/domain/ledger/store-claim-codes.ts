@@ -20,6 +20,7 @@ import {
   offerObject,
   type StoreContext,
   type StoreGrantView,
+  type StoreOfferRow,
 } from './store-context.ts';
 import type { Settle, StorePurchaseResultView } from './store-purchase.ts';
 import { earlierAnswerOr } from './writes.ts';
@@ -153,11 +154,13 @@ export function createClaimCodeMethods(ctx: StoreContext, settle: Settle): Claim
         key: idempotencyKey,
         request: { wallet: input.wallet, code: normalizedCode(input.code) },
       });
-      const [offer] = await reads.all(OFFER_OF_CODE, [codeHashOf(input.code)]);
+      const [offer] = await reads.all<Pick<StoreOfferRow, 'id' | 'version'>>(OFFER_OF_CODE, [
+        codeHashOf(input.code),
+      ]);
       if (!offer) return earlierAnswerOr(idempotency, key, new ClaimCodeInvalidError());
       return settle(
         actor,
-        String(offer.id),
+        offer.id,
         { wallet: input.wallet, version: Number(offer.version), quantity: 1 },
         key,
         true,

@@ -101,38 +101,63 @@ const OFFER =
   'select id, collection_id, name, version, status, price, grants, pay_to, limit_per_wallet, limit_total, sold, ' +
   'starts_at, ends_at, created_by, created_at, updated_at, code_hash, code_prefix from store_offer where id = ?';
 
+/**
+ * A row of OFFER as both databases return it: counts as numbers (or numeric text), dates and JSON as
+ * their driver gives them (read through the statements' `date` and `json`).
+ */
+export interface StoreOfferRow {
+  id: string;
+  collection_id: string;
+  name: string;
+  version: number | string;
+  status: StoreOfferStatus;
+  price: unknown;
+  grants: unknown;
+  pay_to: string;
+  limit_per_wallet: number | string | null;
+  limit_total: number | string | null;
+  sold: number | string;
+  starts_at: unknown;
+  ends_at: unknown;
+  created_by: string;
+  created_at: unknown;
+  updated_at: unknown;
+  code_hash: string | null;
+  code_prefix: string | null;
+}
+
 export type StoreContext = ReturnType<typeof createStoreContext>;
 
 export function createStoreContext({ orm, reads }: Database, idempotency: Idempotency, writer: LegWriter) {
   async function collectionOf(id: string) {
-    const [row] = await reads.all(COLLECTION_OWNER, [id]);
+    const [row] = await reads.all<{ owner_id: string }>(COLLECTION_OWNER, [id]);
     if (!row) throw new NotFoundError(`No collection with id ${id}.`);
-    return { id, ownerId: String(row.owner_id) };
+    return { id, ownerId: row.owner_id };
   }
 
   async function readOffer(id: string): Promise<StoreOffer> {
-    const [row] = await reads.all(OFFER, [id]);
+    const [row] = await reads.all<StoreOfferRow>(OFFER, [id]);
     if (!row) throw offerNotFound(id);
-    const number = (value: unknown) => (value == null ? null : Number(value));
+    const number = (value: number | string | null) => (value == null ? null : Number(value));
     const offer = {
-      id: String(row.id),
-      collectionId: String(row.collection_id),
-      name: String(row.name),
+      id: row.id,
+      collectionId: row.collection_id,
+      name: row.name,
       version: Number(row.version),
-      status: row.status as StoreOfferStatus,
+      status: row.status,
       price: reads.json(row.price) as StoreOffer['price'],
       grants: reads.json(row.grants) as StoreOffer['grants'],
-      payTo: String(row.pay_to),
+      payTo: row.pay_to,
       limitPerWallet: number(row.limit_per_wallet),
       limitTotal: number(row.limit_total),
       sold: Number(row.sold),
       startsAt: row.starts_at == null ? null : reads.date(row.starts_at),
       endsAt: row.ends_at == null ? null : reads.date(row.ends_at),
-      createdBy: String(row.created_by),
+      createdBy: row.created_by,
       createdAt: reads.date(row.created_at),
       updatedAt: reads.date(row.updated_at),
-      codeHash: (row.code_hash ?? null) as string | null,
-      codePrefix: (row.code_prefix ?? null) as string | null,
+      codeHash: row.code_hash ?? null,
+      codePrefix: row.code_prefix ?? null,
     };
     return offer as StoreOffer;
   }

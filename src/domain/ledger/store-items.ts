@@ -9,6 +9,7 @@
 import type { ReadStatements } from '../../db/read-statements.ts';
 import { AppError, ConflictError, type FieldError, NotFoundError } from '../errors.ts';
 import { type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
+import type { AssetRow } from './asset-rows.ts';
 import type { LegWriter } from './leg-writer.ts';
 import type { Leg } from './legs.ts';
 import { LISTING_COLUMNS, listingRowOf, listingStatusOf, type StoredListingRow } from './listings.ts';
@@ -71,10 +72,10 @@ export async function itemLegs(
     const pointer = `/body/items/${j}`;
     const mismatch = (detail: string, field: string) =>
       new StoreItemsMismatchError(`Item ${j}: ${detail}`, [{ pointer, detail: field }]);
-    const [row] = await reads.all(ITEM, [id]);
+    const [row] = await reads.all<Pick<AssetRow, 'kind' | 'name' | 'collection_id' | 'owner'>>(ITEM, [id]);
     if (row?.kind !== 'nft') throw new NotFoundError(`Item ${j}: no NFT with id ${id}.`);
-    const name = String(row.name);
-    const what = `${id} (${name} in ${String(row.collection_id)})`;
+    const name = row.name;
+    const what = `${id} (${name} in ${row.collection_id})`;
     if (row.owner === ZERO_ADDRESS) throw mismatch(`${what} was burned.`, 'was burned');
     if (row.collection_id !== collectionId)
       throw mismatch(`${what} is not of the offer's collection ${collectionId}.`, 'of another collection');

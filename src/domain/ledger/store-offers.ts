@@ -4,6 +4,7 @@
 
 import type { FilterQuery } from '@mikro-orm/core';
 import type { components } from '../../../generated/openapi/types.ts';
+import type { BurnPolicy } from '../../db/entities/Collection.ts';
 import { StoreOffer, type StoreOfferStatus } from '../../db/entities/StoreOffer.ts';
 import { inTransaction } from '../../db/transactions.ts';
 import { auditDraft, flushAudited, recordAudit } from '../audit.ts';
@@ -103,7 +104,7 @@ export function createStoreOfferMethods(ctx: StoreContext): StoreOfferMethods {
             `${label}: a unit would cost ${items} items, more than ${MAX_ITEMS_PER_UNIT}.`,
             [{ pointer: `${pointer}/quantity`, detail: `at most ${MAX_ITEMS_PER_UNIT} items a unit in all` }],
           );
-        const [row] = await reads.all(BURN_POLICY, [collectionId]);
+        const [row] = await reads.all<{ burn_policy: BurnPolicy }>(BURN_POLICY, [collectionId]);
         if (row?.burn_policy === 'none')
           throw new ValidationError(
             `${label}: the collection ${collectionId} allows no burns (burnPolicy none), and paid items are burned.`,

@@ -8,7 +8,7 @@ import { UINT256_MAX } from '../../db/types/uint256-range.ts';
 import type { Actor } from './actor.ts';
 import { formatAddress, type StoredAddress, ZERO_ADDRESS } from './addresses.ts';
 import { formatAmount, parseAmount } from './amounts.ts';
-import { amountOf } from './asset-rows.ts';
+import { type AssetRow, amountOf } from './asset-rows.ts';
 import type { Leg } from './legs.ts';
 import { currencyMintParts, nftMintParts, timedLot } from './mints.ts';
 import type {
@@ -173,7 +173,7 @@ export async function addGrants(
       const cap = caps.get(currency.id);
       if (cap) cap.delta += amount;
       else {
-        const [row] = await reads.all(MAX_SUPPLY, [currency.id]);
+        const [row] = await reads.all<Pick<AssetRow, 'max_supply'>>(MAX_SUPPLY, [currency.id]);
         caps.set(currency.id, {
           delta: amount,
           max: row?.max_supply == null ? UINT256_MAX : amountOf(row.max_supply),
