@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -47,7 +47,7 @@ function usage(message: string): never {
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
       '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] ' +
-      '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--record]\n',
+      '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--outbox-partition-ids n] [--record]\n',
   );
   process.exit(64);
 }
@@ -75,6 +75,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       'bulk-events': { type: 'string', default: '0' },
       vacuum: { type: 'boolean', default: false },
       'pg-shared-buffers': { type: 'string' },
+      'outbox-partition-ids': { type: 'string' },
       record: { type: 'boolean', default: false },
     },
   });
@@ -126,6 +127,10 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
           : positiveInteger(values['bulk-events'], 'bulk-events', 100_000_000),
       vacuum: values.vacuum,
       pgSharedBuffers: sharedBuffers,
+      outboxPartitionIds:
+        values['outbox-partition-ids'] === undefined
+          ? undefined
+          : positiveInteger(values['outbox-partition-ids'], 'outbox-partition-ids', 1_000_000_000),
     },
   };
 }

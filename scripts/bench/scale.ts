@@ -32,7 +32,10 @@
 // Recorded beside the last stage; the targets are judged on the stage as the service left it.
 //
 // With `--pg-shared-buffers 2GB` (PostgreSQL), the run has a server of its own with that
-// `shared_buffers` (the machine's has 128 MB); its records name the size.
+// `shared_buffers` (the machine's has 128 MB); its records name the size. With
+// `--outbox-partition-ids N` (PostgreSQL) the event log's partitions after the migration's first two
+// hold N ids each (the records name it): reads that pass through partitions without filling their
+// page pay for each partition.
 //
 // `--stages` are wallet totals, smallest first (5 holdings each: 200,000 wallets is 1,000,000 holdings).
 import { execFile } from 'node:child_process';
@@ -42,6 +45,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/db/database.ts';
+import { PARTITION_IDS_ROW } from '../../src/db/outbox-partitions.ts';
 import { EventStore } from '../../src/events/store.ts';
 import { call, createCurrency, createUser, mint, NFT_METADATA, type Session } from '../lib/api.ts';
 import { deferCleanup } from '../lib/cleanup.ts';
@@ -119,12 +123,16 @@ interface World {
  * not the default 128 MB (a server given by BENCH_POSTGRES_URL), that size: the event reads far back
  * in a large log are bound by it.
  */
-async function serverName(kind: DbKind, service: Service): Promise<string> {
+async function serverName(kind: DbKind, service: Service, partitionIds?: number): Promise<string> {
   if (kind !== 'postgres') return kind;
   const megabytes = await service.count(
     "select setting::bigint * 8192 / 1048576 as n from pg_settings where name = 'shared_buffers'",
   );
-  return megabytes === 128 ? kind : `${kind}, shared_buffers ${megabytes} MB`;
+  return [
+    kind,
+    ...(megabytes === 128 ? [] : [`shared_buffers ${megabytes} MB`]),
+    ...(partitionIds === undefined ? [] : [`log partitions of ${partitionIds.toLocaleString('en-US')} ids`]),
+  ].join(', ');
 }
 
 export async function scale(options: BenchOptions): Promise<void> {
@@ -156,7 +164,14 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
   const service = await startService(kind);
   const stages: StageFigures[] = [];
   try {
-    const server = await serverName(kind, service);
+    const partitionIds = kind === 'postgres' ? options.outboxPartitionIds : undefined;
+    // Before any write: the partitions the keeper attaches from now on have this many ids.
+    if (partitionIds !== undefined)
+      await service.execute(
+        `insert into sequence_counter (name, value) values ('${PARTITION_IDS_ROW}', ${partitionIds}) ` +
+          'on conflict (name) do update set value = excluded.value',
+      );
+    const server = await serverName(kind, service, partitionIds);
     heading(`scale on ${server}`, {
       stages: options.stages.join(', '),
       ...(options.bulkEvents > 0 && { 'bulk events': options.bulkEvents }),

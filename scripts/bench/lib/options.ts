@@ -45,6 +45,12 @@ export interface BenchOptions {
    * 2GB`; otherwise the machine's server, or BENCH_POSTGRES_URL's).
    */
   pgSharedBuffers?: string;
+  /**
+   * The scale benchmark, PostgreSQL: ids per partition of the event log from the start
+   * (`--outbox-partition-ids 10000000`: the `sequence_counter` row `outbox-partition-ids`; the
+   * migration's first two partitions keep 1,000,000 each).
+   */
+  outboxPartitionIds?: number;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both' | 'replicas';
