@@ -5,10 +5,10 @@
 // `--pg-shared-buffers`). `serverUnavailable()` says why not when the binaries are missing.
 import { execFile, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from './children.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -34,17 +34,6 @@ export function serverUnavailable(): string | null {
     }
   }
   return null;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A temporary folder for servers' data directories, and the PostgreSQL programs run in it. */

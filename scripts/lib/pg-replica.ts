@@ -5,7 +5,8 @@
 // binaries are missing.
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import { freePort, serverFolder, serverUnavailable, serverUrl } from './pg-cluster.ts';
+import { freePort } from './children.ts';
+import { serverFolder, serverUnavailable, serverUrl } from './pg-cluster.ts';
 
 /** Why a primary and replica cannot be made here (null: they can). */
 export const replicaUnavailable = serverUnavailable;

@@ -14,10 +14,10 @@
 // A block that exits non-zero (the shell runs with `set -euo pipefail`) fails the test.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../scripts/lib/children.ts';
 import { REPO_ROOT, type ServiceProcess, startService } from '../helpers/service.ts';
 
 /** The pages run, in the reading order of docs/README.md: later pages find the state earlier ones left. */
@@ -93,17 +93,6 @@ function unmet(expected: string[], output: string): string[] {
     at++;
   }
   return [];
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 interface Run {
