@@ -121,9 +121,9 @@ interface World {
 }
 
 /**
- * The database as the records name it: its kind, and for a PostgreSQL server whose shared_buffers is
- * not the default 128 MB (a server given by BENCH_POSTGRES_URL), that size: the event reads far back
- * in a large log are bound by it.
+ * The database as the records name it: its kind; on PostgreSQL also a `shared_buffers` other than the
+ * default 128 MB (the run's own server, `--pg-shared-buffers`, or one given by BENCH_POSTGRES_URL) and
+ * a partition width set by `--outbox-partition-ids`: the event reads of a large log depend on both.
  */
 async function serverName(kind: DbKind, service: Service, partitionIds?: number): Promise<string> {
   if (kind !== 'postgres') return kind;
