@@ -120,6 +120,16 @@ module.exports = {
       },
     },
     {
+      name: 'one-sqlite-library',
+      comment:
+        "SQLite is better-sqlite3, the ORM's driver, everywhere (src/db/sqlite-read-statements.ts says " +
+        "why): a second SQLite library in the process does not see the first one's locks, and a read " +
+        'on one saw parts of different commits written through the other.',
+      severity: 'error',
+      from: {},
+      to: { dependencyTypes: ['core'], path: '^(node:)?sqlite$' },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'Every import resolves (a typo or a package missing from package.json).',
       severity: 'error',

@@ -4,7 +4,7 @@
  *
  * `VACUUM INTO` reads the whole database inside one read transaction, so the copy is the database as
  * of one commit, whatever writers do meanwhile (WAL mode lets them go on); the copy is compact and
- * needs no -wal file. It uses Node's built-in SQLite (no extra package). FILE must not exist yet; its
+ * needs no -wal file. It uses better-sqlite3, the service's one SQLite library. FILE must not exist yet; its
  * folder is created (0700) when missing.
  * On PostgreSQL (DATABASE_URL set) use pg_dump: see docs/operations/backups-and-restore.md.
  *
@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import Database from 'better-sqlite3';
 import { ConfigError, loadConfig } from '../config/index.ts';
 import { ensurePrivateDir } from '../crypto/private-files.ts';
 
@@ -41,7 +41,7 @@ if (existsSync(file)) fail(`${file} exists: choose a new file name`, 1);
 process.umask(0o077);
 ensurePrivateDir(path.dirname(file));
 const started = Date.now();
-const database = new DatabaseSync(config.sqlitePath, { readOnly: true, timeout: 30_000 });
+const database = new Database(config.sqlitePath, { readonly: true, timeout: 30_000 });
 try {
   database.prepare('vacuum into ?').run(file);
 } catch (error) {

@@ -2,7 +2,7 @@
 // MikroORM rebuilds the SQL of every query and Kysely prepares it again on every call; here a
 // statement's text is fixed, prepared once per connection and reused:
 //
-// - SQLite: a second, read-only connection on the same file (`node:sqlite`), with one prepared
+// - SQLite: a second, read-only connection on the same file (better-sqlite3, the ORM's own driver), with one prepared
 //   statement per SQL text. In WAL mode it reads the last committed state without waiting for the
 //   writer, and never sees the writes of a transaction in flight on the ORM's connection (reading
 //   through that connection would: SQLite has one connection and no isolation between its users).

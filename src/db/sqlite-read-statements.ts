@@ -1,8 +1,16 @@
 // Read statements on a SQLite file through a read-only connection of their own (read-statements.ts
 // describes them). Apart from read-statements.ts, so that a thread reading the file (the holdings
-// listings' thread, ../domain/ledger/reads/sqlite/worker.ts) loads node:sqlite alone, not the ORM: the
+// listings' thread, ../domain/ledger/reads/sqlite/worker.ts) loads the driver alone, not the ORM: the
 // ORM's modules took that thread about 0.6 s to load on a slow machine, and the first listing waited.
-import { DatabaseSync, type SQLInputValue, type StatementSync } from 'node:sqlite';
+//
+// The driver is better-sqlite3, the ORM's own (one copy of it: package.json pins the ORM's version),
+// never node:sqlite. Two SQLite libraries in one process do not see each other's locks (POSIX locks
+// belong to the process, and each library keeps its own table of who holds what): a node:sqlite
+// reader's snapshot was invisible to the ORM connection's checkpoints, which copied newer pages under
+// it, so a listing read on its thread while transfers committed saw parts of different commits
+// (torn sums: test/integration/db/sqlite-one-library.test.ts), and its first open truncated the
+// shared-memory index the ORM had mapped. One library shares one lock table across threads.
+import Database from 'better-sqlite3';
 
 /** A row as the driver returns it: column name to value. */
 export type Row = Record<string, unknown>;
@@ -34,26 +42,26 @@ export interface ReadStatements {
  * ../domain/ledger/reads/sqlite/thread.ts).
  */
 export function sqliteReadStatements(path: string): ReadStatements {
-  let database: DatabaseSync | undefined;
-  const prepared = new Map<string, StatementSync>();
-  const preparedForArrays = new Map<string, StatementSync>();
-  const open = () => (database ??= new DatabaseSync(path, { readOnly: true, timeout: 5000 }));
+  let database: Database.Database | undefined;
+  const prepared = new Map<string, Database.Statement>();
+  const preparedForArrays = new Map<string, Database.Statement>();
+  const open = () => (database ??= new Database(path, { readonly: true, timeout: 5000 }));
   const statementOf = (sql: string, arrays: boolean) => {
     const cache = arrays ? preparedForArrays : prepared;
     let statement = cache.get(sql);
     if (!statement) {
       statement = open().prepare(sql);
-      statement.setReturnArrays(arrays);
+      if (arrays) statement.raw(true);
       cache.set(sql, statement);
     }
     return statement;
   };
   return {
     async all<R extends object = Row>(sql: string, parameters: readonly unknown[]) {
-      return statementOf(sql, false).all(...(parameters as SQLInputValue[])) as R[];
+      return statementOf(sql, false).all(...parameters) as R[];
     },
     async arrays(sql, parameters) {
-      return statementOf(sql, true).all(...(parameters as SQLInputValue[])) as unknown as unknown[][];
+      return statementOf(sql, true).all(...parameters) as unknown[][];
     },
     date: (value) => (value instanceof Date ? value : new Date(value as string | number)),
     json: (value) => (value == null ? value : JSON.parse(value as string)),

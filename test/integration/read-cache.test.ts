@@ -4,7 +4,7 @@
 // Invalidation is keyed: a transfer drops the cached listings of its two wallets, not another's.
 // With two instances on PostgreSQL, a write through one reaches the other's cached reads through the
 // relay (the documented, bounded delay), a wallet link included (it writes an internal change row).
-import { DatabaseSync } from 'node:sqlite';
+import Database from 'better-sqlite3';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AssetSupply } from '../../src/db/entities/AssetSupply.ts';
@@ -144,8 +144,8 @@ describe.each(DB_KINDS)('cached reads on %s', (kind) => {
       { balance: 10_000n },
     );
     if (kind === 'sqlite') {
-      // Another process's connection to the same file (an admin script, say).
-      const other = new DatabaseSync(t.app.config.sqlitePath as string);
+      // A connection of its own on the same file, as another process's (an admin script, say).
+      const other = new Database(t.app.config.sqlitePath as string);
       try {
         other.prepare('update asset set name = ? where id = ?').run('Gold again', gold);
       } finally {

@@ -2,7 +2,7 @@
 // fails the listings waiting on it instead of leaving them hanging, the next listing starts a new one,
 // and a listing that fails on the thread fails as an error, not a crash. The count of commits by other
 // processes that rides with each listing is the database's one counter, shared with the read cache.
-import { DatabaseSync } from 'node:sqlite';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Uint256Type } from '../../../src/db/types/uint256.ts';
 import type { StoredAddress } from '../../../src/domain/ledger/addresses.ts';
@@ -39,9 +39,12 @@ describe('the holdings listings thread on sqlite', () => {
     const counter = await fx.database.commitCounter();
     expect(await fx.database.commitCounter()).toBe(counter);
     const before = counter();
-    const other = new DatabaseSync(path);
+    const other = new Database(path);
     try {
-      other.prepare('update asset set name = name').run();
+      // Changes (an update to the same values commits nothing another connection could see): the
+      // name changed and back, as the next test lists it.
+      other.prepare("update asset set name = name || ' (renamed)'").run();
+      other.prepare("update asset set name = replace(name, ' (renamed)', '')").run();
     } finally {
       other.close();
     }

@@ -22,10 +22,11 @@ function modulesLoadedBy(entry: string): string[] {
 }
 
 describe("the holdings listings' thread", () => {
-  it("loads node:sqlite and its own modules, without the ORM or viem's whole index", () => {
+  it("loads better-sqlite3 (the ORM's driver, not the ORM) and its own modules, without viem's whole index", () => {
     const modules = modulesLoadedBy(worker);
     expect(modules.some((url) => url.endsWith('/src/domain/ledger/reads/holdings.ts'))).toBe(true);
-    expect(modules).toContain('node:sqlite');
+    expect(modules.some((url) => url.includes('/node_modules/better-sqlite3/'))).toBe(true);
+    expect(modules).not.toContain('node:sqlite');
     expect(modules.filter((url) => url.includes('/node_modules/@mikro-orm/'))).toEqual([]);
     expect(modules.filter((url) => /\/node_modules\/viem\/_esm\/index\.js$/.test(url))).toEqual([]);
   });

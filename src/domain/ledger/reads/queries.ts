@@ -3,8 +3,8 @@
 // produces it (the read cache tags an answer with them: src/http/read-cache.ts; what a committed
 // change touches, the other side of the same keys: src/events/change-keys.ts).
 // Statements are written once with `?` placeholders (../../../db/read-statements.ts). Nothing here
-// needs the ORM: the SQLite adapter runs the listings on a thread that loads node:sqlite alone
-// (test/unit/ledger/holding-thread-modules.test.ts).
+// needs the ORM: the SQLite adapter runs the listings on a thread that loads the driver
+// (better-sqlite3) alone (test/unit/ledger/holding-thread-modules.test.ts).
 import type { ReadStatements } from '../../../db/sqlite-read-statements.ts';
 import { assetKey, holdersKey, userKey, walletKey } from '../../../events/change-keys.ts';
 import { NotFoundError } from '../../errors.ts';

@@ -2,7 +2,7 @@
 // (../../../../db/read-statements.ts; WAL: the last committed state, never waiting for the writer).
 // A listing asked as the API answers it runs on the adapter's thread (./thread.ts, ./worker.ts): the
 // statement, the views and the JSON of a listing answered from the database take most of its cost,
-// and node:sqlite runs them synchronously; on the thread they use the second core. The listings the
+// and the driver runs them synchronously; on the thread they use the second core. The listings the
 // domain asks for run on the event loop over the same code (../holdings.ts). Each keeps its own
 // fixed-view cache (../fixed-views.ts). The thread stops when the database closes.
 

@@ -1,6 +1,6 @@
 // The SQLite adapter's holdings listings, run on a thread of their own: the statement, the views and the
 // JSON of a listing answered from the database (a cache miss, `Cache-Control: no-cache`) take most of
-// its cost, and node:sqlite runs them synchronously. On the thread they use the second core, and the
+// its cost, and the driver runs them synchronously. On the thread they use the second core, and the
 // event loop (every other request, the WebSocket fan-out) is free while they run.
 // The thread has its own read-only connection on the file (WAL: it reads the last committed state,
 // never waits for the writer): a listing asked after a commit was answered reads that commit. It keeps
