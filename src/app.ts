@@ -19,6 +19,7 @@ import { createSecretBox, resolveSecret } from './crypto/secret-box.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrate, withStartupLock } from './db/orm.ts';
 import { ReadReplicas } from './db/replicas.ts';
+import { checkpointOnThread } from './db/sqlite-checkpoints.ts';
 import { currentPrincipal } from './domain/audit.ts';
 import { createIdentityService } from './domain/identity/service.ts';
 import { createLedger } from './domain/ledger/index.ts';
@@ -263,6 +264,8 @@ async function openReplicas(
 async function createServices(config: Config, { db, logger, metrics, redis, replicas }: Infrastructure) {
   const { orm } = db;
   await migrate(orm);
+  // SQLite: checkpoints on a thread of their own from now on, off the event loop (src/db/sqlite-checkpoints.ts).
+  db.onClose(await checkpointOnThread(orm, logger));
   // The one ledger store over the migrated database, and the hook it announces its commits on.
   const database = ledgerDatabase(db);
   // A principal that committed reads from the primary until a replica has its commit.

@@ -21,8 +21,8 @@ export interface Database {
   commitCounter(): Promise<() => number>;
   /** The PostgreSQL pool's state for `/metrics`, or null on SQLite. */
   poolStats(): PoolStats | null;
-  /** Runs `close` when `close()` closes the database, before the ORM's own connections. */
-  onClose(close: () => void): void;
+  /** Runs (and awaits) `close` when `close()` closes the database, before the ORM's own connections. */
+  onClose(close: () => void | Promise<void>): void;
   /** Closes what was opened on the database (the read statements, what `onClose` registered), then the ORM. */
   close(): Promise<void>;
 }
@@ -31,7 +31,7 @@ export interface Database {
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const { orm, poolStats } = await openOrm(options);
   const reads = openReadStatements(orm);
-  let closers: (() => void)[] = [() => reads.close()];
+  let closers: (() => void | Promise<void>)[] = [() => reads.close()];
   let commitCounter: Promise<() => number> | undefined;
   return {
     orm,
@@ -44,7 +44,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     async close() {
       const closing = closers;
       closers = [];
-      for (const close of closing) close();
+      for (const close of closing) await close();
       await orm.close(true);
     },
   };

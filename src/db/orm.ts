@@ -178,6 +178,9 @@ function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefi
  * larger checkpoints copy each hot page (balances, index ends) once instead of once per 1000 pages.
  * The cost: a power loss (not a process crash) can undo up to 10000 pages of commits since the last
  * checkpoint instead of 1000 (in practice also bounded by the OS writing dirty pages back).
+ * The service itself turns them off once migrated and checkpoints on a thread instead
+ * (./sqlite-checkpoints.ts); this setting is what operator commands, and the service if that
+ * thread stops, use.
  *
  * temp_store = MEMORY: each write of a group commit runs in a savepoint, whose sub-journal (the
  * original of every page it changes) spills to a temporary file past 64 KiB; a transfer changes about
@@ -187,10 +190,12 @@ function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefi
  * duration; a write no longer fails for a full or read-only temporary directory. Sorts and temporary
  * indexes of reads also stay in memory: the service's queries are paginated and indexed.
  */
+export const SQLITE_AUTOCHECKPOINT_PAGES = 10_000;
+
 const SQLITE_PRAGMAS = [
   'pragma journal_mode = wal',
   'pragma synchronous = normal',
-  'pragma wal_autocheckpoint = 10000',
+  `pragma wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`,
   'pragma foreign_keys = on',
   'pragma busy_timeout = 5000',
   'pragma temp_store = memory',
