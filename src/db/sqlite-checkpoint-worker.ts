@@ -3,9 +3,9 @@
 // commits arrived during the copy). PASSIVE never waits for the writer nor blocks it, but the WAL
 // only starts again from its beginning when a transaction begins after a checkpoint copied all of it:
 // under a steady stream of commits one always begins during the copy, and the WAL file grows. Once it
-// holds `restartPages`, a RESTART checkpoint follows the PASSIVE one: it waits (here, not on the event
-// loop) for the writer's transaction in flight, then holds the writer off while it copies the few
-// frames the PASSIVE pass left and syncs, so the next transaction starts the WAL again.
+// holds `restartPages`, a RESTART checkpoint follows the PASSIVE one: when no transaction is in
+// flight it holds the writer off while it copies the few frames the PASSIVE pass left and syncs, so
+// the next transaction starts the WAL again.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { CheckpointThreadData, CheckpointThreadMessage } from './sqlite-checkpoints.ts';
@@ -15,10 +15,15 @@ const port = parentPort;
 if (!port) throw new Error('the checkpoint thread runs as a worker');
 
 // better-sqlite3, the ORM's driver: one SQLite library in the process (./sqlite-read-statements.ts says why).
-// The timeout: its reads of the schema may meet a writer's lock while the writer recovers the WAL.
+// The timeout while preparing: its reads of the schema may meet a writer's lock while the writer
+// recovers the WAL.
 const database = new Database(path, { timeout: 5000 });
 const passive = database.prepare('pragma wal_checkpoint(passive)');
 const restart = database.prepare('pragma wal_checkpoint(restart)');
+// Then none: a RESTART that finds the writer in a transaction, or a reader (a backup's, say) still on
+// the WAL, gives up at once and is tried again at the next tick. With a timeout it would hold the
+// writer lock while it waited for the reader, and every commit on the event loop would wait with it.
+database.pragma('busy_timeout = 0');
 interface Checkpoint {
   /** 1 when it could not run (another checkpoint was running). */
   busy: number;
