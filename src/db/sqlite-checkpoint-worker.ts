@@ -5,7 +5,8 @@
 // under a steady stream of commits one always begins during the copy, and the WAL file grows. Once it
 // holds `restartPages`, a RESTART checkpoint follows the PASSIVE one: when no transaction is in
 // flight it holds the writer off while it copies the few frames the PASSIVE pass left and syncs, so
-// the next transaction starts the WAL again.
+// the next transaction starts the WAL again. It is tried a few times a few milliseconds apart, as
+// the writer's transactions leave it gaps.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import type { CheckpointThreadData, CheckpointThreadMessage } from './sqlite-checkpoints.ts';
@@ -25,7 +26,7 @@ const restart = database.prepare('pragma wal_checkpoint(restart)');
 // writer lock while it waited for the reader, and every commit on the event loop would wait with it.
 database.pragma('busy_timeout = 0');
 interface Checkpoint {
-  /** 1 when it could not run (another checkpoint was running). */
+  /** 1 when it could not do all it was asked (another checkpoint, the writer or a reader was in the way). */
   busy: number;
   /** Frames in the WAL, and how many of them are now in the database file. */
   log: number;
@@ -33,6 +34,19 @@ interface Checkpoint {
 }
 /** Passes at one tick: the first, then the repeats while commits keep landing during the copy. */
 const PASSES = 3;
+
+/** RESTART attempts at one tick, RESTART_PAUSE_MS apart: a writer's transactions leave it gaps. */
+const RESTART_ATTEMPTS = 20;
+const RESTART_PAUSE_MS = 5;
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+function restartSoon(): void {
+  for (let attempt = 0; attempt < RESTART_ATTEMPTS; attempt++) {
+    if ((restart.get() as Checkpoint).busy === 0) return;
+    // The thread waits, not the event loop.
+    Atomics.wait(pause, 0, 0, RESTART_PAUSE_MS);
+  }
+}
 
 function tick(): void {
   try {
@@ -42,7 +56,7 @@ function tick(): void {
       frames = log;
       if (busy !== 0 || log <= 0 || checkpointed >= log) break;
     }
-    if (frames >= restartPages) restart.get();
+    if (frames >= restartPages) restartSoon();
   } catch (error) {
     port?.postMessage({ failure: String(error) } satisfies CheckpointThreadMessage);
   }

@@ -2,8 +2,8 @@
 // syncs both; with `wal_autocheckpoint` (./orm.ts) it runs inside the commit that crosses the
 // threshold, on the ORM's connection, so the event loop (every request, the WebSocket fan-out)
 // waits for it. On a small file that is a few milliseconds; on a file of gigabytes the 10,000 pages
-// are spread over the file and one checkpoint held the loop long enough to triple the transfers'
-// p99 (docs/benchmarks.md, Scale). The service (src/app.ts, once migrated) therefore turns the ORM
+// are spread over the file, and the transfers' p99 at 1,000,000 holdings was 187-196 ms with them
+// against 26-39 ms with this thread (docs/benchmarks.md, Scale; issue 34). The service (src/app.ts, once migrated) therefore turns the ORM
 // connection's automatic checkpoints off and runs them on a thread with a connection of its own
 // (./sqlite-checkpoint-worker.ts): PASSIVE checkpoints, which neither wait for the writer nor block
 // it, every INTERVAL_MS, and past SQLITE_AUTOCHECKPOINT_PAGES of WAL a RESTART one, which holds the
@@ -12,7 +12,7 @@
 // A thread that fails or stops puts the automatic checkpoints back (the WAL stays bounded) and says so.
 // Hand-written on node:worker_threads, as the listings' thread is (../domain/ledger/reads/sqlite/thread.ts).
 import { Worker } from 'node:worker_threads';
-import type { Logger } from 'pino';
+import type { Logger } from '../observability/logger.ts';
 import { databaseFile } from './dialect.ts';
 import { type Orm, SQLITE_AUTOCHECKPOINT_PAGES } from './orm.ts';
 
@@ -68,10 +68,13 @@ export async function checkpointOnThread(orm: Orm, logger: Logger): Promise<() =
       'SQLite checkpoint failed on the checkpoint thread (it keeps trying)',
     );
   });
+  let over = false;
   const exited = new Promise<void>((resolve) => {
+    // 'error' is followed by 'exit': what follows the end runs once.
     const ended = (error?: Error) => {
       resolve();
-      if (stopping) return;
+      if (stopping || over) return;
+      over = true;
       logger.warn({ err: error }, 'SQLite checkpoint thread stopped: automatic checkpoints are back');
       autocheckpoint(SQLITE_AUTOCHECKPOINT_PAGES).catch(() => undefined);
     };
