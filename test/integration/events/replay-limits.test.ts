@@ -69,6 +69,19 @@ async function probe(t: TestApp, user: HttpUser, stop: () => boolean): Promise<n
   return latencies;
 }
 
+/**
+ * The bystander's requests stayed fast: 95% of them under 500 ms, and none over 2.5 s. Replays that
+ * held the event loop delayed most of them by seconds; the whole suite beside this test (three files
+ * at once and the static checks on two cores) delays a few by up to about a second on a slow machine,
+ * which a bound on the single worst request of 1 s mistook for a blocked loop.
+ */
+function expectStayedFast(latencies: number[]): void {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const p95 = sorted[Math.floor(sorted.length * 0.95)];
+  expect(p95, `p95 of ${sorted.length} bystander requests`).toBeLessThan(500);
+  expect(sorted.at(-1), `worst of ${sorted.length} bystander requests`).toBeLessThan(2_500);
+}
+
 async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -120,9 +133,8 @@ describe.each(DB_KINDS)('bounded replay on %s', (kind) => {
     }
     const measured = await latencies;
     for (const client of clients) client.ws.terminate();
-    const worst = Math.max(...measured);
     // Before the fix every subscribe replayed all ~1,300 events: seconds of event loop per round.
-    expect(worst, `worst of ${measured.length} bystander requests`).toBeLessThan(1000);
+    expectStayedFast(measured);
     const answers = clients.flatMap((client) => client.messages);
     expect(answers.filter(isEvent)).toHaveLength(0);
     expect(answers).toHaveLength(1000);
@@ -160,7 +172,7 @@ describe.each(DB_KINDS)('bounded replay on %s', (kind) => {
       done = true;
     }
     const measured = await latencies;
-    expect(Math.max(...measured), `worst of ${measured.length} bystander requests`).toBeLessThan(1000);
+    expectStayedFast(measured);
     for (const client of clients) {
       const bySubscription = new Map<string, number[]>();
       for (const message of client.messages) {
