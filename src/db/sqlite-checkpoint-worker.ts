@@ -22,7 +22,7 @@ const database = new Database(path, { timeout: 5000 });
 const passive = database.prepare('pragma wal_checkpoint(passive)');
 const restart = database.prepare('pragma wal_checkpoint(restart)');
 // Then none: a RESTART that finds the writer in a transaction, or a reader (a backup's, say) still on
-// the WAL, gives up at once and is tried again at the next tick. With a timeout it would hold the
+// the WAL, gives up at once (tried again RESTART_PAUSE_MS later, then at the next tick). With a timeout it would hold the
 // writer lock while it waited for the reader, and every commit on the event loop would wait with it.
 database.pragma('busy_timeout = 0');
 interface Checkpoint {
