@@ -1,6 +1,10 @@
 // Scale (issue 34): the same loads on a ledger grown in stages through the service's own write paths,
-// measured at each stage beside Koa hello, each as a share of its figure at the first (smallest)
-// stage of the same run.
+// measured at each stage beside Koa hello, each as a share of its figure on a small ledger measured
+// just before it: a reference service on a database of its own, grown to the first stage, on which
+// every load runs right before it runs on the grown service. This machine's speed drifts by a third
+// within minutes (Koa hello, a process that touches no file, served 30,000 to 47,000 answers a
+// second in consecutive runs), so a figure taken 20 minutes earlier, at the first stage, measured
+// the machine as much as the ledger; side by side, both share the machine of that minute.
 //
 // Growth, per 20 new wallets (one airdrop batch): a batch mint of 100 items (each wallet gets 2
 // currencies and 3 NFTs), a 10-leg batch transfer of a currency from the studio to 10 of them, 2
@@ -52,7 +56,7 @@ import { deferCleanup } from '../lib/cleanup.ts';
 import { forEachLimit } from '../lib/concurrency.ts';
 import { type DbKind, usePostgresServer } from '../lib/database.ts';
 import { startScratchServer } from '../lib/pg-cluster.ts';
-import { cpuSeconds } from '../lib/proc.ts';
+import { cpuSeconds, machineCpu, unwrittenBytes } from '../lib/proc.ts';
 import { type Service, startService } from '../lib/service.ts';
 import { NODE, ROOT } from '../lib/service-process.ts';
 import { startHello } from './lib/hello.ts';
@@ -103,12 +107,20 @@ interface StageFigures {
   growSeconds: number;
   hello: LoadResult;
   loads: LoadResult[];
+  /** Each load (as `loads`) on the reference service, run just before it ran on the grown one. */
+  reference: LoadResult[];
   /** Start-up, db:check and backup; none for the stage measured again after VACUUM. */
   ops?: OpTimes;
   /** The last stage measured again after `VACUUM (ANALYZE)` (`--vacuum`). */
   afterVacuum?: boolean;
   /** The stage whose log was grown in bulk (`--bulk-events`): its ledger is the stage's before. */
   bulkLog?: boolean;
+}
+
+/** A service and what the benchmark knows of its ledger. */
+interface Ledger {
+  service: Service;
+  world: World;
 }
 
 /** What the benchmark knows of the ledger it grew. */
@@ -164,6 +176,7 @@ async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
 async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void> {
   const hello = await startHello();
   const service = await startService(kind);
+  const referenceService = await startService(kind);
   const stages: StageFigures[] = [];
   try {
     const partitionIds = kind === 'postgres' ? options.outboxPartitionIds : undefined;
@@ -182,13 +195,20 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
       'seconds per run': options.durationSeconds,
     });
     const world = await setUp(service);
+    // The reference: the first stage's ledger, grown the same way, measured beside every stage.
+    const reference: Ledger = { service: referenceService, world: await setUp(referenceService) };
+    await grow(
+      referenceService,
+      reference.world,
+      Array.from({ length: options.stages[0] }, () => randomAddress()),
+    );
     for (const total of options.stages) {
       const started = performance.now();
       const added = Array.from({ length: Math.max(0, total - world.wallets.length) }, () => randomAddress());
       await grow(service, world, added);
       const growSeconds = (performance.now() - started) / 1000;
       const label = `${world.wallets.length.toLocaleString('en-US')} wallets`;
-      stages.push(await measureStage(service, hello, world, options, label, growSeconds));
+      stages.push(await measureStage({ service, world }, reference, hello, options, label, growSeconds));
     }
     if (options.bulkEvents > 0) {
       const started = performance.now();
@@ -197,9 +217,9 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
       const growSeconds = (performance.now() - started) / 1000;
       console.log(`bulk: ${inserted} events copied in ${fixed(growSeconds)} s`);
       const bulk = await measureStage(
-        service,
+        { service, world },
+        reference,
         hello,
-        world,
         options,
         `${world.wallets.length.toLocaleString('en-US')} wallets + bulk log`,
         growSeconds,
@@ -215,9 +235,9 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
       const vacuumSeconds = (performance.now() - started) / 1000;
       console.log(`VACUUM (ANALYZE) in ${fixed(vacuumSeconds)} s`);
       const again = await measureStage(
-        service,
+        { service, world },
+        reference,
         hello,
-        world,
         options,
         `${stages[stages.length - 1].label}, after VACUUM`,
         vacuumSeconds,
@@ -230,6 +250,7 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
     summary(server, stages);
   } finally {
     await service.stop();
+    await referenceService.stop();
     await hello.stop();
   }
 }
@@ -365,15 +386,16 @@ async function growLog(service: Service, target: number): Promise<number> {
 }
 
 async function measureStage(
-  service: Service,
+  grown: Ledger,
+  reference: Ledger,
   hello: { baseUrl: string; pid: number },
-  world: World,
   options: BenchOptions,
   label: string,
   growSeconds: number,
   restarted = false,
   withOperations = true,
 ): Promise<StageFigures> {
+  const { service, world } = grown;
   // After a bulk insert the service is down: its start is this stage's start-up time.
   const bulkStartupMs = restarted ? await restart(service) : 0;
   const bulkStartupCpuMs = restarted ? cpuSeconds(service.pid) * 1000 : 0;
@@ -389,43 +411,38 @@ async function measureStage(
     durationSeconds: options.durationSeconds,
     serverPid: hello.pid,
   };
+  await flushWrites();
   await settle(service);
   await warmUp(helloLoad, 1);
-  const helloResult = await runLoad(helloLoad);
+  const helloResult = await machineWhile(service, hello.pid, () => runLoad(helloLoad));
+  // Replays start from the newest event as it is after the loads before them (transfers and mints).
+  const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, blocks: boolean) => [
+    ...httpLoads(service, world, newestEvent, options).map(
+      (load) => () => measureLoad(service, load, blocks),
+    ),
+    async () => replays({ service, world }, options, (await sizes(service)).newestEvent),
+  ];
+  const referenceLoads = ledgerLoads(reference, (await sizes(reference.service)).newestEvent, false);
+  const loads = ledgerLoads(grown, size.newestEvent, true);
   const results: LoadResult[] = [];
-  for (const load of httpLoads(service, world, size.newestEvent, options)) {
-    // Each load on a service that finished the previous one: a slow read's requests still in the
-    // service when its run ends would otherwise count against the next load.
-    await settle(service);
-    await warmUp(load, 1);
-    await settle(service);
-    // A PostgreSQL session reports its statistics at most once a second, and 10 s after it went idle.
-    const before = await ioCounters(service);
-    const result = await runLoad(load);
-    if (before) await new Promise((resolve) => setTimeout(resolve, 11_000));
-    const io = ioPerAnswer(before, await ioCounters(service), result.ok);
-    if (io) console.log(`${result.label}, per answer: ${io}`);
-    results.push(result);
+  const references: LoadResult[] = [];
+  for (const [index, load] of loads.entries()) {
+    references.push(await referenceLoads[index]());
+    results.push(await load());
   }
-  await settle(service);
-  const newest = (await sizes(service)).newestEvent;
-  const pick = () => world.wallets[Math.floor(Math.random() * world.wallets.length)];
-  results.push(
-    await runReplays({
-      label: 'WS subscribe, replay from a random point',
-      wsUrl: `${service.baseUrl.replace(/^http/, 'ws')}/ws`,
-      headers: world.studio.headers,
-      connections: Math.min(options.connections, 20),
-      durationSeconds: options.durationSeconds,
-      next: () => ({
-        walletId: pick(),
-        lastEventId: Math.max(0, newest - Math.floor(Math.random() * Math.min(REPLAY_WINDOW, newest))),
-      }),
-    }),
-  );
   loadTable([helloResult, ...results]);
-  if (!withOperations)
-    return { label, wallets: world.wallets.length, size, growSeconds, hello: helloResult, loads: results };
+  console.log('on the reference ledger, just before each:');
+  loadTable(references);
+  const figures = {
+    label,
+    wallets: world.wallets.length,
+    size,
+    growSeconds,
+    hello: helloResult,
+    loads: results,
+    reference: references,
+  };
+  if (!withOperations) return figures;
   const startupMs = restarted ? bulkStartupMs : await restart(service);
   const startupCpuMs = restarted ? bulkStartupCpuMs : cpuSeconds(service.pid) * 1000;
   const ops = await operations(service, startupMs, startupCpuMs);
@@ -434,7 +451,48 @@ async function measureStage(
       `backup ${fixed(ops.backupMs, 0)} ms, ${fixed(ops.backupBytes / 1e6)} MB`,
   );
   storageTable(size);
-  return { label, wallets: world.wallets.length, size, growSeconds, hello: helloResult, loads: results, ops };
+  return { ...figures, ops };
+}
+
+/**
+ * One HTTP load on a service that finished the previous one (a slow read's requests still in the
+ * service when its run ends would otherwise count against the next load), after a 1 s warm-up; with
+ * `blocks`, on PostgreSQL, the blocks it read and hit per answer.
+ */
+async function measureLoad(service: Service, load: LoadOptions, blocks: boolean): Promise<LoadResult> {
+  await settle(service);
+  await warmUp(load, 1);
+  await settle(service);
+  // A PostgreSQL session reports its statistics at most once a second, and 10 s after it went idle.
+  const before = blocks ? await ioCounters(service) : undefined;
+  const result = await runLoad(load);
+  if (before) {
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    const io = ioPerAnswer(before, await ioCounters(service), result.ok);
+    if (io) console.log(`${result.label}, per answer: ${io}`);
+  }
+  return result;
+}
+
+/** WebSocket subscribes replaying a random wallet's events from a random point before `newest`. */
+async function replays(
+  { service, world }: Ledger,
+  options: BenchOptions,
+  newest: number,
+): Promise<LoadResult> {
+  await settle(service);
+  const pick = () => world.wallets[Math.floor(Math.random() * world.wallets.length)];
+  return runReplays({
+    label: 'WS subscribe, replay from a random point',
+    wsUrl: `${service.baseUrl.replace(/^http/, 'ws')}/ws`,
+    headers: world.studio.headers,
+    connections: Math.min(options.connections, 20),
+    durationSeconds: options.durationSeconds,
+    next: () => ({
+      walletId: pick(),
+      lastEventId: Math.max(0, newest - Math.floor(Math.random() * Math.min(REPLAY_WINDOW, newest))),
+    }),
+  });
 }
 
 async function restart(service: Service): Promise<number> {
@@ -474,6 +532,58 @@ async function operations(service: Service, startupMs: number, startupCpuMs: num
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Writes to disk what the growth left in the page cache (`sync`), so that the kernel's write-back of
+ * gigabytes of growth does not share the CPU and the disk with the stage's loads: a stage measures the
+ * service at that size, not the flush of how it got there.
+ */
+async function flushWrites(): Promise<void> {
+  const unwritten = unwrittenBytes();
+  const started = performance.now();
+  await run('sync', []);
+  console.log(
+    `(sync: ${fixed(unwritten / 1e6)} MB not yet on disk, written in ${fixed((performance.now() - started) / 1000)} s)`,
+  );
+}
+
+/**
+ * Runs a load and prints where the machine's CPU went meanwhile, as shares of its cores: the server
+ * under load, the load generator (this process), the service (idle during Koa hello), the rest of
+ * the machine, and time the host gave to other machines (steal) or spent waiting on the disk.
+ */
+async function machineWhile(
+  service: Service,
+  serverPid: number,
+  load: () => Promise<LoadResult>,
+): Promise<LoadResult> {
+  const before = {
+    machine: machineCpu(),
+    self: process.cpuUsage(),
+    server: cpuSeconds(serverPid),
+    service: cpuSeconds(service.pid),
+  };
+  const result = await load();
+  const machine = machineCpu();
+  const total = machine.total - before.machine.total;
+  const self = process.cpuUsage(before.self);
+  // /proc/stat counts in USER_HZ (100 per second), as the per-process counters do.
+  const shares = {
+    server: (cpuSeconds(serverPid) - before.server) * 100,
+    'load generator': ((self.user + self.system) / 1e6) * 100,
+    service: (cpuSeconds(service.pid) - before.service) * 100,
+  };
+  const rest =
+    machine.busy - before.machine.busy - Object.values(shares).reduce((sum, ticks) => sum + ticks, 0);
+  const percent = (ticks: number) => `${fixed((ticks / total) * 100)}%`;
+  console.log(
+    `(${result.label}: machine CPU ${Object.entries(shares)
+      .map(([name, ticks]) => `${name} ${percent(ticks)}`)
+      .join(', ')}, the rest ${percent(rest)}, iowait ${percent(machine.iowait - before.machine.iowait)}, ` +
+      `steal ${percent(machine.steal - before.machine.steal)})`,
+  );
+  return result;
 }
 
 /**
@@ -613,31 +723,56 @@ function opsOf(stage: StageFigures): OpTimes {
   return stage.ops;
 }
 
-/** Each load's rate, latency and share of Koa hello at every stage, and what it kept of stage 1. */
+/** What a load on the grown ledger kept of its rate on the reference ledger. */
+const kept = (at: LoadResult, reference: LoadResult) => at.okPerSecond / reference.okPerSecond;
+/** How many times the reference's p99 a load's p99 on the grown ledger is (autocannon's are whole ms). */
+const p99Growth = (at: LoadResult, reference: LoadResult) => at.p99 / Math.max(1, reference.p99);
+
+/** Each load's rate, latency and share of Koa hello at every stage, and what it kept of the reference's. */
 function summary(server: string, stages: StageFigures[]): void {
   const [first] = stages;
   // The targets are judged on the last stage as the service left it; the one after VACUUM is shown beside.
   const measured = stages.filter((stage) => !stage.afterVacuum);
   const last = measured[measured.length - 1];
   const vacuumed = stages.find((stage) => stage.afterVacuum);
-  console.log(`\n=== scale on ${server}: summary (kept = req/s at the stage / req/s at ${first.label}) ===`);
+  console.log(
+    `\n=== scale on ${server}: summary (kept = req/s at the stage / req/s on the ${first.label} reference just before; ` +
+      `p99 x likewise) ===`,
+  );
   const rows: (string | number)[][] = [];
   for (const [index, load] of first.loads.entries()) {
     for (const stage of stages) {
       const result = stage.loads[index];
+      const reference = stage.reference[index];
       rows.push([
         `${load.label} @ ${stage.label}`,
         fixed(result.okPerSecond, 0),
         result.p50,
         result.p99,
         `${fixed((result.okPerSecond / stage.hello.okPerSecond) * 100)}%`,
-        fixed(result.okPerSecond / first.loads[index].okPerSecond, 2),
-        fixed(result.p99 / Math.max(1, first.loads[index].p99), 1),
+        fixed(reference.okPerSecond, 0),
+        reference.p99,
+        fixed(kept(result, reference), 2),
+        fixed(p99Growth(result, reference), 1),
         Object.keys(result.failures).length === 0 ? '0' : JSON.stringify(result.failures),
       ]);
     }
   }
-  table(['load', 'ok req/s', 'p50 ms', 'p99 ms', 'of Koa hello', 'kept', 'p99 x', 'failures'], rows);
+  table(
+    [
+      'load',
+      'ok req/s',
+      'p50 ms',
+      'p99 ms',
+      'of Koa hello',
+      'reference req/s',
+      'reference p99 ms',
+      'kept',
+      'p99 x',
+      'failures',
+    ],
+    rows,
+  );
   console.log('');
   table(
     [
@@ -671,31 +806,37 @@ function summary(server: string, stages: StageFigures[]): void {
       fixed(stage.size.eventBytes / stage.size.events, 0),
     ]),
   );
-  const grown = `${first.size.holdings.toLocaleString('en-US')} → ${last.size.holdings.toLocaleString('en-US')} holdings, ${last.size.events.toLocaleString('en-US')} events`;
+  const grown = `${first.size.holdings.toLocaleString('en-US')} → ${last.size.holdings.toLocaleString('en-US')} holdings, ${last.size.events.toLocaleString('en-US')} events, beside the reference`;
   for (const [index, load] of first.loads.entries()) {
     const result = last.loads[index];
-    // A load at a later stage against the same load at the first.
-    const figures = (at: LoadResult) => [
-      { name: 'req/s', value: Math.round(at.okPerSecond), unit: '' },
-      { name: 'p50', value: at.p50, unit: 'ms' },
-      { name: 'p99', value: at.p99, unit: 'ms' },
-      { name: 'kept', value: round4(at.okPerSecond / load.okPerSecond), unit: '%' },
-      { name: 'p99 growth', value: round1(at.p99 / Math.max(1, load.p99)), unit: 'x' },
-    ];
+    // A load at a stage against the same load on the reference ledger, run just before it.
+    const figures = (stage: StageFigures) => {
+      const at = stage.loads[index];
+      const reference = stage.reference[index];
+      return [
+        { name: 'req/s', value: Math.round(at.okPerSecond), unit: '' },
+        { name: 'p50', value: at.p50, unit: 'ms' },
+        { name: 'p99', value: at.p99, unit: 'ms' },
+        { name: 'reference req/s', value: Math.round(reference.okPerSecond), unit: '' },
+        { name: 'reference p99', value: reference.p99, unit: 'ms' },
+        { name: 'kept', value: round4(kept(at, reference)), unit: '%' },
+        { name: 'p99 growth', value: round1(p99Growth(at, reference)), unit: 'x' },
+      ];
+    };
     if (vacuumed) {
       const again = vacuumed.loads[index];
       record({
         benchmark: 'scale',
         scenario: `${load.label}, ${grown}, after VACUUM (ANALYZE), ${server}`,
         koaRatio: round4(again.okPerSecond / vacuumed.hello.okPerSecond),
-        figures: figures(again),
+        figures: figures(vacuumed),
       });
     }
     record({
       benchmark: 'scale',
       scenario: `${load.label}, ${grown}, ${server}`,
       koaRatio: round4(result.okPerSecond / last.hello.okPerSecond),
-      figures: figures(result),
+      figures: figures(last),
       targets: [
         { figure: 'kept', atLeast: 0.8, source: 'issue 34' },
         { figure: 'p99 growth', atMost: 2, source: 'issue 34' },

@@ -37,6 +37,36 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
   return groups;
 }
 
+/** The whole machine's CPU time so far, in clock ticks (USER_HZ), from the first line of /proc/stat. */
+export interface MachineCpu {
+  /** Running anything: user, nice, system, interrupts. */
+  busy: number;
+  /** Idle while a disk read or write was outstanding. */
+  iowait: number;
+  /** Wanted by this machine but given by the host to another (a virtual machine's neighbours). */
+  steal: number;
+  total: number;
+}
+
+export function machineCpu(): MachineCpu {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0];
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy, iowait, steal, total: busy + idle + iowait + steal };
+}
+
+/** File data written but not yet on disk (Dirty + Writeback of /proc/meminfo), in bytes. */
+export function unwrittenBytes(): number {
+  const meminfo = readFileSync('/proc/meminfo', 'utf8');
+  const kilobytes = (name: string) =>
+    Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(meminfo)?.[1] ?? 0);
+  return (kilobytes('Dirty') + kilobytes('Writeback')) * 1024;
+}
+
 /** This process's soft limit on open files. */
 export function openFilesLimit(): number {
   const match = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
