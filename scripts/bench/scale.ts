@@ -4,7 +4,8 @@
 // every load runs right before it runs on the grown service. This machine's speed drifts by a third
 // within minutes (Koa hello, a process that touches no file, served 30,000 to 47,000 answers a
 // second in consecutive runs), so a figure taken 20 minutes earlier, at the first stage, measured
-// the machine as much as the ledger; side by side, both share the machine of that minute.
+// the machine as much as the ledger; side by side, both share the machine of that minute. Each pair
+// (reference, then grown) runs `--rounds` times (3 by default); the figures are the medians.
 //
 // Growth, per 20 new wallets (one airdrop batch): a batch mint of 100 items (each wallet gets 2
 // currencies and 3 NFTs), a 10-leg batch transfer of a currency from the studio to 10 of them, 2
@@ -109,6 +110,13 @@ interface StageFigures {
   loads: LoadResult[];
   /** Each load (as `loads`) on the reference service, run just before it ran on the grown one. */
   reference: LoadResult[];
+  /**
+   * Each load's median over the rounds of req/s on the grown ledger / req/s on the reference just
+   * before, and of p99 on the grown ledger / the reference's; `loads` and `reference` hold the round
+   * whose rate ratio is the median (the lower middle one of an even number).
+   */
+  kept: number[];
+  p99Growth: number[];
   /** Start-up, db:check and backup; none for the stage measured again after VACUUM. */
   ops?: OpTimes;
   /** The last stage measured again after `VACUUM (ANALYZE)` (`--vacuum`). */
@@ -416,9 +424,10 @@ async function measureStage(
   await warmUp(helloLoad, 1);
   const helloResult = await machineWhile(service, hello.pid, () => runLoad(helloLoad));
   // Replays start from the newest event as it is after the loads before them (transfers and mints).
+  // On PostgreSQL the grown service's first round also counts the blocks read and hit per answer.
   const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, blocks: boolean) => [
     ...httpLoads(service, world, newestEvent, options).map(
-      (load) => () => measureLoad(service, load, blocks),
+      (load) => (round: number) => measureLoad(service, load, blocks && round === 0),
     ),
     async () => replays({ service, world }, options, (await sizes(service)).newestEvent),
   ];
@@ -426,13 +435,33 @@ async function measureStage(
   const loads = ledgerLoads(grown, size.newestEvent, true);
   const results: LoadResult[] = [];
   const references: LoadResult[] = [];
+  const keptFigures: number[] = [];
+  const p99Figures: number[] = [];
   for (const [index, load] of loads.entries()) {
-    references.push(await referenceLoads[index]());
-    results.push(await load());
+    const pairs: { at: LoadResult; reference: LoadResult }[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      const before = await referenceLoads[index](round);
+      pairs.push({ reference: before, at: await load(round) });
+    }
+    const ratios = pairs.map(({ at, reference }) => kept(at, reference));
+    const middle =
+      pairs[ratios.indexOf([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)])];
+    results.push(middle.at);
+    references.push(middle.reference);
+    keptFigures.push(median(ratios));
+    p99Figures.push(median(pairs.map(({ at, reference }) => p99Growth(at, reference))));
+    console.log(
+      `${middle.at.label}: kept ${ratios.map((ratio) => fixed(ratio, 2)).join(', ')} in ${pairs.length} rounds (median ${fixed(median(ratios), 2)})`,
+    );
   }
   loadTable([helloResult, ...results]);
-  console.log('on the reference ledger, just before each:');
+  console.log("on the reference ledger, just before each (the median round's):");
   loadTable(references);
+  const [rows, referenceRows] = [await eventsPerAnswer(grown), await eventsPerAnswer(reference)];
+  console.log(
+    `events per answer (${ROW_SAMPLES} random picks each): wallet-filtered ${fixed(rows.wallet)}, ` +
+      `an NFT's ${fixed(rows.nft)}; on the reference ${fixed(referenceRows.wallet)} and ${fixed(referenceRows.nft)}`,
+  );
   const figures = {
     label,
     wallets: world.wallets.length,
@@ -441,6 +470,8 @@ async function measureStage(
     hello: helloResult,
     loads: results,
     reference: references,
+    kept: keptFigures,
+    p99Growth: p99Figures,
   };
   if (!withOperations) return figures;
   const startupMs = restarted ? bulkStartupMs : await restart(service);
@@ -472,6 +503,33 @@ async function measureLoad(service: Service, load: LoadOptions, blocks: boolean)
     if (io) console.log(`${result.label}, per answer: ${io}`);
   }
   return result;
+}
+
+const pickFrom = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)];
+/** The wallet-filtered and the NFT-filtered event reads, of a random wallet or NFT. */
+const walletEventsPath = (world: World) => `/api/v1/events?walletId=${pickFrom(world.wallets)}&limit=20`;
+const nftEventsPath = (world: World) => `/api/v1/events?assetId=${pickFrom(world.nfts)}&limit=20`;
+
+/** Answers sampled by `eventsPerAnswer`. */
+const ROW_SAMPLES = 50;
+
+/**
+ * The events an answer of the wallet- and NFT-filtered loads holds, averaged over random picks: a page
+ * that fills costs more than one that finds a few events (the bulk copy repeats each event it copies,
+ * so an early wallet's or NFT's answer fills its page of 20 where the reference's holds a few).
+ */
+async function eventsPerAnswer({ service, world }: Ledger): Promise<{ wallet: number; nft: number }> {
+  const average = async (path: () => string) => {
+    let events = 0;
+    for (let sample = 0; sample < ROW_SAMPLES; sample++)
+      events += (await call<{ data: unknown[] }>(service.baseUrl, 'GET', path(), { session: world.studio }))
+        .data.length;
+    return events / ROW_SAMPLES;
+  };
+  return {
+    wallet: await average(() => walletEventsPath(world)),
+    nft: await average(() => nftEventsPath(world)),
+  };
 }
 
 /** WebSocket subscribes replaying a random wallet's events from a random point before `newest`. */
@@ -659,16 +717,8 @@ function httpLoads(
       () => `/api/v1/events?after=${randomPoint()}&limit=100`,
       studio.headers,
     ),
-    randomGet(
-      'wallet-filtered events',
-      () => `/api/v1/events?walletId=${pick(wallets)}&limit=20`,
-      studio.headers,
-    ),
-    randomGet(
-      'asset-filtered events (an NFT)',
-      () => `/api/v1/events?assetId=${pick(nfts)}&limit=20`,
-      studio.headers,
-    ),
+    randomGet('wallet-filtered events', () => walletEventsPath(world), studio.headers),
+    randomGet('asset-filtered events (an NFT)', () => nftEventsPath(world), studio.headers),
     randomGet(
       'asset-filtered events (a currency) from a random point',
       () => `/api/v1/events?assetId=${CURRENCIES[1]}&after=${randomPoint()}&limit=20`,
@@ -723,6 +773,12 @@ function opsOf(stage: StageFigures): OpTimes {
   return stage.ops;
 }
 
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 /** What a load on the grown ledger kept of its rate on the reference ledger. */
 const kept = (at: LoadResult, reference: LoadResult) => at.okPerSecond / reference.okPerSecond;
 /** How many times the reference's p99 a load's p99 on the grown ledger is (autocannon's are whole ms). */
@@ -736,8 +792,8 @@ function summary(server: string, stages: StageFigures[]): void {
   const last = measured[measured.length - 1];
   const vacuumed = stages.find((stage) => stage.afterVacuum);
   console.log(
-    `\n=== scale on ${server}: summary (kept = req/s at the stage / req/s on the ${first.label} reference just before; ` +
-      `p99 x likewise) ===`,
+    `\n=== scale on ${server}: summary (kept = req/s at the stage / req/s on the ${first.label} reference just before, ` +
+      `p99 x likewise, medians of the rounds; req/s and p99 of the median round) ===`,
   );
   const rows: (string | number)[][] = [];
   for (const [index, load] of first.loads.entries()) {
@@ -752,8 +808,8 @@ function summary(server: string, stages: StageFigures[]): void {
         `${fixed((result.okPerSecond / stage.hello.okPerSecond) * 100)}%`,
         fixed(reference.okPerSecond, 0),
         reference.p99,
-        fixed(kept(result, reference), 2),
-        fixed(p99Growth(result, reference), 1),
+        fixed(stage.kept[index], 2),
+        fixed(stage.p99Growth[index], 1),
         Object.keys(result.failures).length === 0 ? '0' : JSON.stringify(result.failures),
       ]);
     }
@@ -819,8 +875,8 @@ function summary(server: string, stages: StageFigures[]): void {
         { name: 'p99', value: at.p99, unit: 'ms' },
         { name: 'reference req/s', value: Math.round(reference.okPerSecond), unit: '' },
         { name: 'reference p99', value: reference.p99, unit: 'ms' },
-        { name: 'kept', value: round4(kept(at, reference)), unit: '%' },
-        { name: 'p99 growth', value: round1(p99Growth(at, reference)), unit: 'x' },
+        { name: 'kept', value: round4(stage.kept[index]), unit: '%' },
+        { name: 'p99 growth', value: round1(stage.p99Growth[index]), unit: 'x' },
       ];
     };
     if (vacuumed) {

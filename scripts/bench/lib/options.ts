@@ -24,7 +24,8 @@ export interface BenchOptions {
    */
   reads: ReadsMode;
   /**
-   * Rounds of the reads benchmark (hello, then each target, then hello again): its ratios are the
+   * Rounds of the reads benchmark (hello, then each target, then hello again) and of the scale
+   * benchmark (each load on the reference ledger, then on the grown one): their ratios are the
    * medians of the rounds.
    */
   rounds: number;
