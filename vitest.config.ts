@@ -11,7 +11,9 @@ export default defineConfig({
     pool: 'forks',
     // Workers are reused across files: each file no longer imports the app again (~2-4 s of CPU).
     isolate: false,
-    maxWorkers: 3,
+    // Four on two cores: many files wait on child processes, browsers and sockets, so three left the
+    // cores idle about a quarter of the run (docs/testing.md, Duration in CI).
+    maxWorkers: 4,
     // The longest files first (test/durations.json), so the run does not end on one long file.
     sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
