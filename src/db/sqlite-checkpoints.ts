@@ -39,12 +39,20 @@ const INTERVAL_MS = 200;
 /** How long closing waits for the thread's last checkpoint before stopping it hard. */
 const STOP_TIMEOUT_MS = 5_000;
 
+/** The thread's body. */
+const CHECKPOINT_WORKER = new URL('./sqlite-checkpoint-worker.ts', import.meta.url);
+
 /**
  * Starts the checkpoint thread for a SQLite database and turns the ORM connection's automatic
  * checkpoints off; returns what stops it (before the ORM closes: closing the last connection
- * checkpoints what is left). PostgreSQL: nothing.
+ * checkpoints what is left). PostgreSQL: nothing. `script` is the thread's body: the service's
+ * own; a test gives one that fails, to see the automatic checkpoints come back.
  */
-export async function checkpointOnThread(orm: Orm, logger: Logger): Promise<() => Promise<void>> {
+export async function checkpointOnThread(
+  orm: Orm,
+  logger: Logger,
+  script: URL = CHECKPOINT_WORKER,
+): Promise<() => Promise<void>> {
   const path = databaseFile(orm);
   if (path === undefined) return async () => {};
   const connection = orm.em.getConnection();
@@ -55,7 +63,7 @@ export async function checkpointOnThread(orm: Orm, logger: Logger): Promise<() =
     intervalMs: INTERVAL_MS,
     restartPages: SQLITE_AUTOCHECKPOINT_PAGES,
   };
-  const worker = new Worker(new URL('./sqlite-checkpoint-worker.ts', import.meta.url), { workerData: data });
+  const worker = new Worker(script, { workerData: data });
   // The server keeps the process alive; the thread must not.
   worker.unref();
   let stopping = false;

@@ -7,6 +7,9 @@ import { existsSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Orm, SQLITE_AUTOCHECKPOINT_PAGES } from '../../../src/db/orm.ts';
+import { checkpointOnThread } from '../../../src/db/sqlite-checkpoints.ts';
+import { createLogger } from '../../../src/observability/logger.ts';
 import { startTestApp, type TestApp } from '../../helpers/app.ts';
 
 const MB = 1 << 20;
@@ -71,6 +74,30 @@ describe('SQLite checkpoints on their own thread', () => {
     await connection().execute('drop table checkpoint_probe');
     // A RESTART that waited for the reader held the writer lock for its busy timeout (5 s).
     expect(slowest).toBeLessThan(2_000);
+  });
+
+  it('puts the automatic checkpoints back, and says so once each, when checkpoints fail and the thread ends', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = createLogger('warn', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const stop = await checkpointOnThread(
+      t.app.orm as Orm,
+      logger,
+      new URL('../../helpers/failing-checkpoint-worker.ts', import.meta.url),
+    );
+    try {
+      await expect
+        .poll(async () => (await connection().execute('pragma wal_autocheckpoint'))[0].wal_autocheckpoint)
+        .toBe(SQLITE_AUTOCHECKPOINT_PAGES);
+      await expect.poll(() => lines.length).toBe(2);
+      expect(lines.map((line) => line.msg)).toEqual([
+        'SQLite checkpoint failed on the checkpoint thread (it keeps trying)',
+        'SQLite checkpoint thread stopped: automatic checkpoints are back',
+      ]);
+    } finally {
+      await stop();
+      // The service's own thread runs on: back to how the service leaves the connection.
+      await connection().execute('pragma wal_autocheckpoint = 0');
+    }
   });
 
   it('stops with the database, which then checkpoints what is left and removes the WAL', async () => {
