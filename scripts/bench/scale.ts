@@ -444,8 +444,10 @@ async function measureStage(
       pairs.push({ reference: before, at: await load(round) });
     }
     const ratios = pairs.map(({ at, reference }) => kept(at, reference));
-    const middle =
-      pairs[ratios.indexOf([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)])];
+    // The round whose ratio is the median (the lower middle one of an even number).
+    const middle = [...pairs].sort((a, b) => kept(a.at, a.reference) - kept(b.at, b.reference))[
+      Math.floor((pairs.length - 1) / 2)
+    ];
     results.push(middle.at);
     references.push(middle.reference);
     keptFigures.push(median(ratios));
@@ -515,8 +517,9 @@ const ROW_SAMPLES = 50;
 
 /**
  * The events an answer of the wallet- and NFT-filtered loads holds, averaged over random picks: a page
- * that fills costs more than one that finds a few events (the bulk copy repeats each event it copies,
- * so an early wallet's or NFT's answer fills its page of 20 where the reference's holds a few).
+ * that fills costs more than one that finds a few events, and the two ledgers' answers differ (a
+ * random one of 200,000 wallets has fewer events than one of 1,000; the bulk copy repeats the events
+ * it copies, so an early wallet's or NFT's page fills).
  */
 async function eventsPerAnswer({ service, world }: Ledger): Promise<{ wallet: number; nft: number }> {
   const average = async (path: () => string) => {
@@ -539,7 +542,6 @@ async function replays(
   newest: number,
 ): Promise<LoadResult> {
   await settle(service);
-  const pick = () => world.wallets[Math.floor(Math.random() * world.wallets.length)];
   return runReplays({
     label: 'WS subscribe, replay from a random point',
     wsUrl: `${service.baseUrl.replace(/^http/, 'ws')}/ws`,
@@ -547,7 +549,7 @@ async function replays(
     connections: Math.min(options.connections, 20),
     durationSeconds: options.durationSeconds,
     next: () => ({
-      walletId: pick(),
+      walletId: pickFrom(world.wallets),
       lastEventId: Math.max(0, newest - Math.floor(Math.random() * Math.min(REPLAY_WINDOW, newest))),
     }),
   });
@@ -668,7 +670,6 @@ function httpLoads(
   options: BenchOptions,
 ): LoadOptions[] {
   const { studio, wallets, nfts } = world;
-  const pick = <T>(list: T[]) => list[Math.floor(Math.random() * list.length)];
   const hot = wallets.slice(0, HOT_WALLETS);
   const base = {
     url: service.baseUrl,
@@ -707,11 +708,11 @@ function httpLoads(
   return [
     randomGet(
       'wallet reads, cached (100 wallets)',
-      () => `/wallets/${pick(hot)}/assets?limit=10`,
+      () => `/wallets/${pickFrom(hot)}/assets?limit=10`,
       studio.headers,
     ),
-    randomGet('wallet reads, no-cache', () => `/wallets/${pick(wallets)}/assets?limit=10`, noCache),
-    randomGet('GET /assets/{id} (an NFT), no-cache', () => `/assets/${pick(nfts)}`, noCache),
+    randomGet('wallet reads, no-cache', () => `/wallets/${pickFrom(wallets)}/assets?limit=10`, noCache),
+    randomGet('GET /assets/{id} (an NFT), no-cache', () => `/assets/${pickFrom(nfts)}`, noCache),
     randomGet(
       'event pages from a random point',
       () => `/api/v1/events?after=${randomPoint()}&limit=100`,
@@ -727,7 +728,7 @@ function httpLoads(
     randomPost('transfers to random wallets', '/api/v1/transfer', () => ({
       assetId: CURRENCIES[0],
       from: studio.wallet,
-      to: pick(wallets),
+      to: pickFrom(wallets),
       amount: '0.01',
     })),
     randomPost(
