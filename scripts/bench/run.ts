@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--loads text] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -46,7 +46,7 @@ function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] ' +
+      '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] [--loads text] ' +
       '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--outbox-partition-ids n] [--record]\n',
   );
   process.exit(64);
@@ -72,6 +72,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       reads: { type: 'string', default: 'both' },
       rounds: { type: 'string', default: '3' },
       stages: { type: 'string', default: '1000,20000,200000' },
+      loads: { type: 'string' },
       'bulk-events': { type: 'string', default: '0' },
       vacuum: { type: 'boolean', default: false },
       'pg-shared-buffers': { type: 'string' },
@@ -105,6 +106,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
   const stages = values.stages.split(',').map((stage) => positiveInteger(stage.trim(), 'stages', 10_000_000));
   if (stages.some((stage, index) => index > 0 && stage <= stages[index - 1]))
     usage('--stages are wallet totals, each larger than the one before');
+  if (values.loads !== undefined && values.record) usage('--loads measures part of each stage: not recorded');
   const sharedBuffers = values['pg-shared-buffers'];
   if (sharedBuffers !== undefined && !/^[1-9]\d{0,5}(kB|MB|GB)$/.test(sharedBuffers))
     usage('--pg-shared-buffers is a PostgreSQL size such as 512MB or 2GB');
@@ -121,6 +123,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       reads: readsMode,
       rounds: positiveInteger(values.rounds, 'rounds', 20),
       stages,
+      loads: values.loads,
       bulkEvents:
         values['bulk-events'] === '0'
           ? 0

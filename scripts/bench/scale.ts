@@ -42,6 +42,8 @@
 // hold N ids each (the records name it): reads that pass through partitions without filling their
 // page pay for each partition.
 //
+// `--loads TEXT` measures only the loads whose label holds TEXT (`--loads no-cache`: the two
+// `no-cache` reads), to look at one load in minutes; such a run is not recorded.
 // `--stages` are wallet totals, smallest first (5 holdings each: 200,000 wallets is 1,000,000 holdings).
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -426,10 +428,12 @@ async function measureStage(
   // Replays start from the newest event as it is after the loads before them (transfers and mints).
   // On PostgreSQL the grown service's first round also counts the blocks read and hit per answer.
   const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, blocks: boolean) => [
-    ...httpLoads(service, world, newestEvent, options).map(
-      (load) => (round: number) => measureLoad(service, load, blocks && round === 0),
-    ),
-    async () => replays({ service, world }, options, (await sizes(service)).newestEvent),
+    ...httpLoads(service, world, newestEvent, options)
+      .filter((load) => wanted(load.label, options))
+      .map((load) => (round: number) => measureLoad(service, load, blocks && round === 0)),
+    ...(wanted(REPLAYS, options)
+      ? [async () => replays({ service, world }, options, (await sizes(service)).newestEvent)]
+      : []),
   ];
   const referenceLoads = ledgerLoads(reference, (await sizes(reference.service)).newestEvent, false);
   const loads = ledgerLoads(grown, size.newestEvent, true);
@@ -535,6 +539,12 @@ async function eventsPerAnswer({ service, world }: Ledger): Promise<{ wallet: nu
   };
 }
 
+const REPLAYS = 'WS subscribe, replay from a random point';
+
+/** Whether `--loads` (any load when absent) names the load labelled `label`. */
+const wanted = (label: string, options: BenchOptions) =>
+  options.loads === undefined || label.toLowerCase().includes(options.loads.toLowerCase());
+
 /** WebSocket subscribes replaying a random wallet's events from a random point before `newest`. */
 async function replays(
   { service, world }: Ledger,
@@ -543,7 +553,7 @@ async function replays(
 ): Promise<LoadResult> {
   await settle(service);
   return runReplays({
-    label: 'WS subscribe, replay from a random point',
+    label: REPLAYS,
     wsUrl: `${service.baseUrl.replace(/^http/, 'ws')}/ws`,
     headers: world.studio.headers,
     connections: Math.min(options.connections, 20),

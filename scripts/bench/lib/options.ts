@@ -29,6 +29,8 @@ export interface BenchOptions {
    * medians of the rounds.
    */
   rounds: number;
+  /** The scale benchmark's loads: those whose label holds this text (`--loads no-cache`; all when absent). */
+  loads?: string;
   /** The scale benchmark's stages: wallet totals, smallest first (`--stages 1000,100000`). */
   stages: number[];
   /**
