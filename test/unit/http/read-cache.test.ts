@@ -112,7 +112,7 @@ describe('read cache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('evicts the oldest answers past its entry and byte limits, and keeps nothing when off', async () => {
+  it('evicts the least recently used answers past its entry and byte limits, and keeps nothing when off', async () => {
     const byEntries = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
     for (const key of ['a', 'b', 'c']) await byEntries.json(key, async () => key, NONE);
     expect(byEntries.size).toBe(2);
@@ -126,6 +126,29 @@ describe('read cache', () => {
       NONE,
     );
     expect(recomputed).toBe(true);
+
+    // The least recently used goes first: an answer just served stays, an older one not read since leaves.
+    const recent = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
+    const computed: string[] = [];
+    const once = (key: string) => async () => {
+      computed.push(key);
+      return key;
+    };
+    for (const key of ['a', 'b', 'a', 'c', 'a', 'b']) await recent.json(key, once(key), NONE);
+    expect(computed).toEqual(['a', 'b', 'c', 'b']);
+    // An evicted answer's change keys are forgotten with it: invalidating them drops only what shows them.
+    const indexed = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
+    for (const key of ['p', 'q', 'r'])
+      await indexed.json(
+        key,
+        async () => key,
+        () => [`k:${key}`, 'k:all'],
+      );
+    expect(indexed.size).toBe(2);
+    indexed.invalidate(['k:p']);
+    expect(indexed.size).toBe(2);
+    indexed.invalidate(['k:all']);
+    expect(indexed.size).toBe(0);
 
     const byBytes = new ReadCache(counter(), { maxEntries: 100, maxBytes: 25 });
     for (const key of ['a', 'b', 'c']) await byBytes.json(key, async () => 'x'.repeat(8), NONE); // 10 bytes each
