@@ -2,13 +2,16 @@
 // its listings thread and fixed-view cache, its PostgreSQL adapter) must give the same answers for the
 // same ledger: pages and cursors, filters, empty wallets and users, frozen, lent and expiring items,
 // asset owners, refusals, the change keys each answer names, and a change visible as soon as it is
-// committed (the SQLite adapter's thread and kept fixed views included). Each case asserts its answers
+// committed (the SQLite adapter's thread and kept fixed views included), and the listings' two
+// statements (narrow, or wide when most assets listed lately were not kept) agreeing and chosen as
+// described (src/domain/ledger/reads/holdings.ts). Each case asserts its answers
 // on both databases; the last compares the two databases' answers whole (ids and creation times
 // replaced by labels, pages by their items).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { formatAddress, type StoredAddress } from '../../src/domain/ledger/addresses.ts';
 import { decodeCursor, isString } from '../../src/domain/ledger/cursor.ts';
+import { listingReads } from '../../src/domain/ledger/reads/holdings.ts';
 import {
   assetChangeKeys,
   assetOwnersChangeKeys,
@@ -16,6 +19,7 @@ import {
   type ListingRequest,
   type Reads,
 } from '../../src/domain/ledger/reads/index.ts';
+import { zeroBalanceOf } from '../../src/domain/ledger/reads/zero.ts';
 import type { AssetView } from '../../src/domain/ledger/views.ts';
 import { assetKey, holdersKey, userKey, walletKey } from '../../src/events/change-keys.ts';
 import { DB_KINDS, type TestDatabaseKind } from '../helpers/db.ts';
@@ -315,6 +319,70 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     expect(assetChangeKeys(await reads.asset(sword))).toEqual([assetKey(sword), holdersKey(sword)]);
     expect(assetChangeKeys(await reads.asset('gold'))).toEqual([assetKey('gold')]);
     expect(assetOwnersChangeKeys('gold')).toEqual([holdersKey('gold')]);
+  });
+
+  it('lists the same pages with the fixed columns read in the listing statement or in another', async () => {
+    const wallet = studio.wallet as StoredAddress;
+    const expected = {
+      wallet: await reads.walletAssets(wallet, { limit: 100 }),
+      pages: await allPages((cursor) => reads.userAssets(studio.userId, { limit: 2, cursor })),
+    };
+    // Always wide, never wide: each listed twice, with nothing kept and then with everything kept.
+    for (const wideAbove of [-1, Number.POSITIVE_INFINITY]) {
+      const listings = listingReads(fx.database.reads, zeroBalanceOf(fx.orm), () => 0, wideAbove);
+      for (let pass = 0; pass < 2; pass++) {
+        expect(await listings.walletAssets(wallet, { limit: 100 })).toEqual(expected.wallet);
+        expect(await allPages((cursor) => listings.userAssets(studio.userId, { limit: 2, cursor }))).toEqual(
+          expected.pages,
+        );
+      }
+    }
+  });
+
+  it('reads wide after listings of assets not kept, and narrow again once they are kept', async () => {
+    const wallet = studio.wallet as StoredAddress;
+    const seen: string[] = [];
+    const spied = {
+      ...fx.database.reads,
+      all: <R extends object>(sql: string, parameters: readonly unknown[]) => {
+        seen.push(sql);
+        return fx.database.reads.all<R>(sql, parameters);
+      },
+      arrays: (sql: string, parameters: readonly unknown[]) => {
+        seen.push(sql);
+        return fx.database.reads.arrays(sql, parameters);
+      },
+    };
+    // Another process committing before every listing drops every kept view: nothing is kept.
+    let commits = 0;
+    const listings = listingReads(spied, zeroBalanceOf(fx.orm), () => commits);
+    const expected = await reads.walletAssets(wallet, { limit: 100 });
+    /** The statements of one listing: 'narrow', 'wide' and 'fixed' (a read of the fixed columns). */
+    const listOnce = async () => {
+      seen.length = 0;
+      expect(await listings.walletAssets(wallet, { limit: 100 })).toEqual(expected);
+      return seen
+        .filter((sql) => !sql.includes('currency_lot'))
+        .map((sql) =>
+          sql.startsWith('select h.wallet') ? (sql.includes('a.metadata,') ? 'wide' : 'narrow') : 'fixed',
+        );
+    };
+    expect(await listOnce()).toEqual(['narrow', 'fixed']);
+    let listed = 0;
+    let statements: string[] = [];
+    do {
+      commits++;
+      // The kept views are dropped on the next look, at most once a millisecond.
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      statements = await listOnce();
+      if (statements[0] === 'narrow') expect(statements).toEqual(['narrow', 'fixed']);
+    } while (statements[0] === 'narrow' && ++listed < 30);
+    expect(statements).toEqual(['wide']);
+    // No more commits: what the wide statement read is kept, and listings turn narrow again.
+    listed = 0;
+    do statements = await listOnce();
+    while (statements[0] === 'wide' && ++listed < 30);
+    expect(statements).toEqual(['narrow']);
   });
 
   it('shows a committed change in the next read: balances, a transfer out, a new metadata version, a freeze', async () => {

@@ -4,16 +4,39 @@ import type { ReadStatements } from '../../db/sqlite-read-statements.ts';
 import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
- * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads: all but those a write changes
- * without a new metadata version (owner, the supply, frozen, frozen_by); whether its collection is soulbound;
- * and an on-chain token's CAIP-19 id (a primary-key lookup in chain_asset, null for a ledger asset:
- * its `source`).
+ * The columns of `asset` (aliased `a`) that `fixedAssetFieldsOf` reads, each with its name in a
+ * FixedAssetRow: all but those a write changes without a new metadata version (owner, the supply,
+ * frozen, frozen_by); whether its collection is soulbound; and an on-chain token's CAIP-19 id (a
+ * primary-key lookup in chain_asset, null for a ledger asset: its `source`).
  */
-export const FIXED_ASSET_COLUMNS =
-  'a.id, a.kind, a.name, a.description, a.metadata, a.collection_id, a.symbol, a.decimals, a.max_supply, ' +
-  'a.created_at, a.soulbound, a.metadata_version, ' +
-  '(select c.soulbound from collection c where c.id = a.collection_id) as collection_soulbound, ' +
-  '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id) as caip19';
+const FIXED_ASSET_SELECT: readonly (readonly [keyof FixedAssetRow, string])[] = [
+  ['id', 'a.id'],
+  ['kind', 'a.kind'],
+  ['name', 'a.name'],
+  ['description', 'a.description'],
+  ['metadata', 'a.metadata'],
+  ['collection_id', 'a.collection_id'],
+  ['symbol', 'a.symbol'],
+  ['decimals', 'a.decimals'],
+  ['max_supply', 'a.max_supply'],
+  ['created_at', 'a.created_at'],
+  ['soulbound', 'a.soulbound'],
+  ['metadata_version', 'a.metadata_version'],
+  ['collection_soulbound', '(select c.soulbound from collection c where c.id = a.collection_id)'],
+  ['caip19', '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id)'],
+];
+
+/** FIXED_ASSET_SELECT as a select list, each value under its FixedAssetRow name. */
+export const FIXED_ASSET_COLUMNS = FIXED_ASSET_SELECT.map(([name, sql]) =>
+  sql === `a.${name}` ? sql : `${sql} as ${name}`,
+).join(', ');
+
+/** The FixedAssetRow in `values` (a row read as an array) from `offset` on, in FIXED_ASSET_COLUMNS' order. */
+export function fixedAssetRowAt(values: readonly unknown[], offset: number): FixedAssetRow {
+  const row: Record<string, unknown> = {};
+  for (const [index, [name]] of FIXED_ASSET_SELECT.entries()) row[name] = values[offset + index];
+  return row as unknown as FixedAssetRow;
+}
 
 /**
  * A currency's total supply, beside its asset (aliased `a`), under the column's old name: it lives in

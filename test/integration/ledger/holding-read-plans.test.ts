@@ -6,7 +6,8 @@
 // scan right under the LIMIT's nested loop, each asset from its primary key; no sequential scan, no
 // bitmap scan, no sort. The `holding (wallet)` index is gone (Migration20261129010506): the unique
 // index is the only one a wallet read can use. The assets of a page whose fixed views are not kept
-// are read in one statement (./fixed-views.ts, `a.id in (...)`): from the primary key, never a scan.
+// are read in one statement (./fixed-views.ts, `a.id in (...)`): from the primary key, never a scan;
+// the wide listing (the fixed columns in the listing's own statement) has the narrow one's plan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
 import type { Orm } from '../../../src/db/orm.ts';
@@ -129,11 +130,13 @@ describe.runIf(DB_KINDS.includes('postgres'))(
     ];
 
     it.each(SHAPES)(
-      'reads %s from (wallet, asset_id), custom and generic plans alike',
+      'reads %s from (wallet, asset_id), custom and generic plans alike, narrow and wide',
       async (_name, conditions, params, ordered) => {
-        // As walletAssets binds them: the zero balance first, the page size plus one last.
-        const plans = await explained(listingSql(conditions, 'h.asset_id'), [0, ...params, 21]);
-        for (const plan of plans) expect(planProblems(plan, ordered), JSON.stringify(plan)).toEqual([]);
+        for (const wide of [false, true]) {
+          // As walletAssets binds them: the zero balance first, the page size plus one last.
+          const plans = await explained(listingSql(conditions, 'h.asset_id', wide), [0, ...params, 21]);
+          for (const plan of plans) expect(planProblems(plan, ordered), JSON.stringify(plan)).toEqual([]);
+        }
       },
     );
 
