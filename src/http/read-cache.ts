@@ -14,7 +14,8 @@
 //   worst RELAY_POLL_MS).
 // Writes that bypass the service (another process on the same SQLite file: `PRAGMA data_version` on
 // the service's writing connection, read at most once a millisecond) empty the whole cache.
-// A request with `Cache-Control: no-cache` is always answered from the database.
+// A request with `Cache-Control: no-cache` is always answered from the database (its answer refreshes
+// one kept for the same read, and is not kept otherwise).
 //
 // An answer computed while one of its keys was invalidated is not kept (it may predate the change).
 // With read replicas (src/db/replicas.ts) an answer read from a replica is kept only when the
@@ -140,7 +141,9 @@ export class ReadCache {
   /**
    * An answer already serialized by `compute()` (with the change keys of what it shows), from the
    * cache while none of those keys was touched; `bypass` (the client's `Cache-Control: no-cache`)
-   * computes it again, and keeps the fresh answer.
+   * computes it again, and refreshes the answer if one is kept, but never adds one: a client asking for
+   * fresh answers of many keys (random wallets of a large ledger) would otherwise evict everyone's
+   * cached answers, and pay an eviction on each of its own.
    */
   async body(
     key: string,
@@ -164,7 +167,8 @@ export class ReadCache {
     const { body, keys } = value;
     // Kept only if nothing it shows changed while it was computed, nor before its state (a replica's).
     if (this.ledger.current() === version && this.version === version && stateAt > this.invalidatedAt) {
-      if (this.untouchedSince(invalidationsBefore, keys)) this.store(key, body, keys);
+      if ((!bypass || this.entries.has(key)) && this.untouchedSince(invalidationsBefore, keys))
+        this.store(key, body, keys);
     }
     return body;
   }

@@ -150,6 +150,19 @@ describe('read cache', () => {
     indexed.invalidate(['k:all']);
     expect(indexed.size).toBe(0);
 
+    // A no-cache read refreshes a kept answer but adds none: fresh reads of other keys evict nothing.
+    const shared = new ReadCache(counter(), { maxEntries: 2, maxBytes: 1_000_000 });
+    for (const key of ['a', 'b']) await shared.json(key, async () => key, NONE);
+    for (const key of ['c', 'd', 'e']) await shared.json(key, async () => key, NONE, true);
+    expect(shared.size).toBe(2);
+    const sharedHits = shared.hits;
+    for (const key of ['a', 'b']) await shared.json(key, async () => `${key} again`, NONE);
+    expect(shared.hits).toBe(sharedHits + 2);
+    await shared.json('a', async () => 'a fresh', NONE, true);
+    expect(JSON.parse((await shared.json('a', async () => 'a recomputed', NONE)).toString('utf8'))).toBe(
+      'a fresh',
+    );
+
     const byBytes = new ReadCache(counter(), { maxEntries: 100, maxBytes: 25 });
     for (const key of ['a', 'b', 'c']) await byBytes.json(key, async () => 'x'.repeat(8), NONE); // 10 bytes each
     expect(byBytes.size).toBe(2);
