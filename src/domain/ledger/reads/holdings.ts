@@ -34,7 +34,7 @@ const LISTED_COLUMNS = 10;
 
 /**
  * Above this share of recently listed rows whose asset's fixed view was not kept, listings read the
- * wide statement. Measured on PostgreSQL (1,000 wallets, 20 holdings each, client and server CPU per
+ * wide statement. Measured on PostgreSQL (one wallet's 20 holdings, client and server CPU per
  * listing): narrow ~180 µs, plus ~265 µs for the second statement when all missed; wide ~265 µs.
  */
 const WIDE_ABOVE = 0.25;
