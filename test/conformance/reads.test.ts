@@ -1,12 +1,12 @@
 // One suite, both adapters: the hot reads (src/domain/ledger/reads/: the port, its SQLite adapter with
 // its listings thread and fixed-view cache, its PostgreSQL adapter) must give the same answers for the
 // same ledger: pages and cursors, filters, empty wallets and users, frozen, lent and expiring items,
-// asset owners, refusals, the change keys each answer names, and a change visible as soon as it is
-// committed (the SQLite adapter's thread and kept fixed views included), and the listings' two
-// statements (narrow, or wide when most assets listed lately were not kept) agreeing and chosen as
-// described (src/domain/ledger/reads/holdings.ts). Each case asserts its answers
-// on both databases; the last compares the two databases' answers whole (ids and creation times
-// replaced by labels, pages by their items).
+// timed currency units (lots), asset owners, refusals, the change keys each answer names, and a change
+// visible as soon as it is committed (the SQLite adapter's thread and kept fixed views included), and
+// the listings' two statements (narrow, or wide when most assets listed lately were not kept) agreeing
+// and chosen as described (src/domain/ledger/reads/holdings.ts), with no read of lots for a page that
+// has none. Each case asserts its answers on both databases; the last compares the two databases'
+// answers whole (ids and creation times replaced by labels, pages by their items).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { formatAddress, type StoredAddress } from '../../src/domain/ledger/addresses.ts';
@@ -156,6 +156,14 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
       expiresAt: UNTIL,
     });
     await nft(borrower, 'Ticket', { expiresAt: UNTIL });
+    // Timed currency units (issue 36): a lot of 1.5 bronze of the borrower's 5.5 ends at UNTIL.
+    await currency('bronze', 1, 'conf-b');
+    await mint('bronze', borrower.wallet, '4');
+    await fx.ledger.assets.mint(studio, 'bronze', {
+      to: borrower.wallet as StoredAddress,
+      amount: '1.5',
+      expiresAt: UNTIL,
+    });
   });
 
   afterAll(async () => {
@@ -242,6 +250,12 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
       expiresAt: UNTIL,
     });
     expect(ticket).toMatchObject({ owner: formatAddress(borrower.wallet), lender: null, expiresAt: UNTIL });
+    // Only the holding with lots lists them.
+    expect(held.data.filter((holding) => 'expiring' in holding)).toEqual([
+      expect.objectContaining({ balance: '5.5', expiring: [{ amount: '1.5', expiresAt: UNTIL }] }),
+    ]);
+    expect(held.data.filter((holding) => 'expiring' in holding)[0].asset.id).toBe('bronze');
+    record('borrower', held.data);
     const everyAsset: Record<string, AssetView> = {};
     for (const holding of [
       ...held.data,
@@ -339,7 +353,7 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     }
   });
 
-  it('reads wide after listings of assets not kept, and narrow again once they are kept', async () => {
+  it('reads wide after listings of assets not kept, and narrow again once they are kept; no lots read when none exist', async () => {
     const wallet = studio.wallet as StoredAddress;
     const seen: string[] = [];
     const spied = {
@@ -357,15 +371,17 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     let commits = 0;
     const listings = listingReads(spied, zeroBalanceOf(fx.orm), () => commits);
     const expected = await reads.walletAssets(wallet, { limit: 100 });
-    /** The statements of one listing: 'narrow', 'wide' and 'fixed' (a read of the fixed columns). */
+    /**
+     * The statements of one listing: 'narrow', 'wide', 'fixed' (a read of the fixed columns) and
+     * 'lots' (of timed currency units: the wallet holds currencies but no lots, so never).
+     */
     const listOnce = async () => {
       seen.length = 0;
       expect(await listings.walletAssets(wallet, { limit: 100 })).toEqual(expected);
-      return seen
-        .filter((sql) => !sql.includes('currency_lot'))
-        .map((sql) =>
-          sql.startsWith('select h.wallet') ? (sql.includes('a.metadata,') ? 'wide' : 'narrow') : 'fixed',
-        );
+      return seen.map((sql) => {
+        if (sql.startsWith('select h.wallet')) return sql.includes('a.metadata,') ? 'wide' : 'narrow';
+        return sql.includes('from currency_lot where') ? 'lots' : 'fixed';
+      });
     };
     expect(await listOnce()).toEqual(['narrow', 'fixed']);
     let listed = 0;
@@ -440,7 +456,15 @@ describe.runIf(DB_KINDS.length === 2)('reads conformance across databases', () =
   it('gives the same answers on SQLite and PostgreSQL', () => {
     const sqlite = answers.get('sqlite');
     const postgres = answers.get('postgres');
-    expect(Object.keys(sqlite ?? {})).toEqual(['empty', 'wallet', 'user', 'assets', 'owners', 'changed']);
+    expect(Object.keys(sqlite ?? {})).toEqual([
+      'empty',
+      'wallet',
+      'user',
+      'borrower',
+      'assets',
+      'owners',
+      'changed',
+    ]);
     expect(postgres).toEqual(sqlite);
   });
 });

@@ -1,6 +1,7 @@
 // EVM addresses: accepted in any valid case, stored lowercase, returned in EIP-55 checksum form.
 // All-lower or all-upper hex needs no checksum; mixed case must carry the right EIP-55 checksum
 // (the address's checksum form, cached), else the caller most likely mistyped a character.
+import { LRUCache } from 'lru-cache';
 import { getAddress } from 'viem/utils';
 import { ValidationError } from '../errors.ts';
 
@@ -54,15 +55,14 @@ export function isValidAddress(input: string): boolean {
 }
 
 // Checksumming hashes the address (keccak-256); listings format the same few addresses over and over.
-const checksumCache = new Map<string, string>();
-const CHECKSUM_CACHE_LIMIT = 10_000;
+// The least recently formatted go first, so the busy wallets stay when a sweep of many others passes.
+const checksumCache = new LRUCache<string, string>({ max: 10_000 });
 
 /** EIP-55 form of a stored (lowercase) address. */
 export function formatAddress(address: string): string {
   let formatted = checksumCache.get(address);
   if (formatted === undefined) {
     formatted = getAddress(address);
-    if (checksumCache.size >= CHECKSUM_CACHE_LIMIT) checksumCache.clear();
     checksumCache.set(address, formatted);
   }
   return formatted;

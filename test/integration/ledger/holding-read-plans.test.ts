@@ -5,9 +5,12 @@
 // prepared statement runs it, with a custom and with a generic plan: the holdings come from an index
 // scan right under the LIMIT's nested loop, each asset from its primary key; no sequential scan, no
 // bitmap scan, no sort. The `holding (wallet)` index is gone (Migration20261129010506): the unique
-// index is the only one a wallet read can use. The assets of a page whose fixed views are not kept
-// are read in one statement (./fixed-views.ts, `a.id in (...)`): from the primary key, never a scan;
-// the wide listing (the fixed columns in the listing's own statement) has the narrow one's plan.
+// index is the only one a wallet read can use. Whether a holding has lots (timed currency units,
+// 200,000 of them also written after `currency_lot` was analyzed empty) is a probe of the lots'
+// (wallet, asset_id, expires_at) index per listed row, never a scan of the lots. The assets of a
+// page whose fixed views are not kept are read in one statement (./fixed-views.ts, `a.id in (...)`):
+// from the primary key, never a scan; the wide listing (the fixed columns in the listing's own
+// statement) has the narrow one's plan.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
 import type { Orm } from '../../../src/db/orm.ts';
@@ -19,6 +22,7 @@ import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 const HOLDINGS = 200_000;
 const WALLETS = 40_000;
 const NFTS = 120_000;
+const LOTS = 200_000;
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 
 interface PlanNode {
@@ -46,6 +50,8 @@ function planProblems(plan: PlanNode, ordered: boolean): string[] {
   }
   if (!JSON.stringify(plan).includes('holding_wallet_asset_id_unique'))
     problems.push('the holdings do not come from (wallet, asset_id)');
+  if (!JSON.stringify(plan).includes('currency_lot_wallet_asset_id_expires_at_index'))
+    problems.push('whether lots exist is not read from (wallet, asset_id, expires_at)');
   return problems;
 }
 
@@ -61,10 +67,10 @@ describe.runIf(DB_KINDS.includes('postgres'))(
       opened = await openDatabase(db);
       orm = opened.orm;
       const connection = orm.em.getConnection();
-      for (const table of ['holding', 'asset'])
+      for (const table of ['holding', 'asset', 'currency_lot']) {
         await connection.execute(`alter table ${table} set (autovacuum_enabled = false)`);
-      await connection.execute('analyze holding');
-      await connection.execute('analyze asset');
+        await connection.execute(`analyze ${table}`);
+      }
       await connection.execute(
         "insert into users (id, username, username_normalized, password_hash, role, created_at) values ('usr_plans', 'plans', 'plans', 'x', 'studio', now())",
       );
@@ -88,6 +94,12 @@ describe.runIf(DB_KINDS.includes('postgres'))(
       union all
       select '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), 'nft-' || g, 1, now()
       from generate_series(1, ${HOLDINGS - 2 * WALLETS}) g`);
+      // Timed units of the first currency in every wallet (issue 36), a lot per wallet and day.
+      await connection.execute(`
+      insert into currency_lot (id, asset_id, wallet, amount, expires_at, source_id, created_at)
+      select 'lot-' || g, 'cur-1', '0x' || lpad(to_hex(g % ${WALLETS}), 40, '0'), 1,
+             now() + (g / ${WALLETS}) * interval '1 day', 'src', now()
+      from generate_series(0, ${LOTS - 1}) g`);
       const [{ count }] = await connection.execute<{ count: string }[]>(
         'select count(*) as count from holding',
       );

@@ -30,7 +30,7 @@ import type { Expiring, HoldingFilters, HoldingReads } from './port.ts';
 import { userWallets } from './queries.ts';
 
 /** The columns of a listing's row before the fixed ones of the wide statement (`listingSql`). */
-const LISTED_COLUMNS = 10;
+const LISTED_COLUMNS = 11;
 
 /**
  * Above this share of recently listed rows whose asset's fixed view was not kept, listings read the
@@ -43,6 +43,14 @@ const WIDE_ABOVE = 0.25;
 const SHARE_WEIGHT = 1 / 16;
 
 /**
+ * Whether the holding has lots (timed units: issue 36), a probe of the lots' (wallet, asset_id,
+ * expires_at) index per row, so that a page whose holdings have none (most) needs no second statement
+ * for them (`lotsOf`).
+ */
+const HAS_LOTS =
+  'exists (select 1 from currency_lot l where l.wallet = h.wallet and l.asset_id = h.asset_id)';
+
+/**
  * A listing's one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
  * (SQL with `?` placeholders) in `order`. Each combination of filters is its own SQL text, hence its
  * own prepared statement: a handful per listing. Of the asset, only what changes (the rest is kept:
@@ -53,7 +61,7 @@ const SHARE_WEIGHT = 1 / 16;
 export function listingSql(conditions: readonly string[], order: string, wide = false): string {
   return (
     `select h.wallet, h.asset_id, h.balance, a.owner, ${TOTAL_SUPPLY_COLUMN}, a.frozen, a.frozen_by, a.metadata_version, ` +
-    `a.expires_at, a.lender${wide ? `, ${FIXED_ASSET_COLUMNS}` : ''} from holding h ` +
+    `a.expires_at, a.lender, ${HAS_LOTS}${wide ? `, ${FIXED_ASSET_COLUMNS}` : ''} from holding h ` +
     `join asset a on a.id = h.asset_id where h.balance > ? and ${conditions.join(' and ')} order by ${order} limit ?`
   );
 }
@@ -73,6 +81,8 @@ interface ListedRow {
   /** Issue 36: the item's end time and lender. */
   expiresAt: Date | null;
   lender: string | null;
+  /** Whether lots of the holding exist (HAS_LOTS). */
+  hasLots: boolean;
   /** The asset's fixed columns, read by the wide statement. */
   fixed?: FixedAssetRow;
 }
@@ -124,8 +134,19 @@ export function listingReads(
     const rows = await statements.arrays(sql, [zero, ...parameters]);
     // In listingSql's select order.
     return rows.map((values) => {
-      const [wallet, assetId, balance, owner, totalSupply, frozen, frozenBy, version, expiresAt, lender] =
-        values;
+      const [
+        wallet,
+        assetId,
+        balance,
+        owner,
+        totalSupply,
+        frozen,
+        frozenBy,
+        version,
+        expiresAt,
+        lender,
+        hasLots,
+      ] = values;
       return {
         wallet: String(wallet) as StoredAddress,
         assetId: String(assetId),
@@ -138,6 +159,7 @@ export function listingReads(
         version: Number(version),
         expiresAt: expiresAt == null ? null : statements.date(expiresAt),
         lender: lender == null ? null : String(lender),
+        hasLots: Boolean(hasLots),
         ...(wide && { fixed: fixedAssetRowAt(values, LISTED_COLUMNS) }),
       };
     });
@@ -146,20 +168,17 @@ export function listingReads(
   /**
    * Issue 36: the lots (timed currency units) of the listed holdings, as stored (one past its end
    * shows until the sweep burns it, as its balance does), keyed by wallet and asset: one statement
-   * for the page, on the lots' (wallet, asset_id, expires_at) index; none for a page of NFTs only.
+   * for the page, on the lots' (wallet, asset_id, expires_at) index; none for a page without lots.
    */
   async function lotsOf(
     rows: ListedRow[],
     fixed: FixedAssetView[],
   ): Promise<Map<string, { amount: string; expiresAt: string }[]>> {
     const lots = new Map<string, { amount: string; expiresAt: string }[]>();
-    const wanted = new Set(
-      rows
-        .filter((_, index) => fixed[index].kind === 'fungible')
-        .map((row) => `${row.wallet} ${row.assetId}`),
-    );
-    if (wanted.size === 0) return lots;
-    const wallets = [...new Set(rows.map((row) => row.wallet))];
+    const holding = rows.filter((row) => row.hasLots);
+    if (holding.length === 0) return lots;
+    const wanted = new Set(holding.map((row) => `${row.wallet} ${row.assetId}`));
+    const wallets = [...new Set(holding.map((row) => row.wallet))];
     const found = await statements.arrays(
       `select wallet, asset_id, amount, expires_at from currency_lot where wallet in (${wallets.map(() => '?').join(', ')}) order by wallet, asset_id, expires_at`,
       wallets,
