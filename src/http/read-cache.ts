@@ -181,7 +181,7 @@ export class ReadCache {
       this.invalidations++;
       const cacheKeys = this.byChangeKey.get(changeKey);
       if (!cacheKeys) continue;
-      for (const cacheKey of [...cacheKeys]) this.delete(cacheKey);
+      for (const cacheKey of [...cacheKeys]) this.entries.delete(cacheKey);
     }
   }
 
@@ -205,10 +205,6 @@ export class ReadCache {
     this.version = version;
   }
 
-  private delete(cacheKey: string): void {
-    this.entries.delete(cacheKey);
-  }
-
   /** Drops a departing answer from the index of the change keys it showed. */
   private unindex(cacheKey: string, entry: Entry): void {
     for (const changeKey of entry.keys) {
@@ -228,7 +224,7 @@ export class ReadCache {
       this.entries.set(key, { body, keys: kept.keys });
       return;
     }
-    this.delete(key);
+    this.entries.delete(key);
     // Past the limits, the least recently used answers leave (and their index entries: `dispose`).
     this.entries.set(key, { body, keys });
     for (const changeKey of keys) {
