@@ -180,5 +180,5 @@ describe.each(DB_KINDS)('the supply counter moved to asset_supply by its migrati
       await again.close();
       await database.drop();
     }
-  });
+  }, 120_000); // two db:check processes and three migration runs: 8.5 s alone on PostgreSQL, past 30 s in a CI run on a slow machine
 });
