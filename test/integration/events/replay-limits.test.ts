@@ -70,15 +70,16 @@ async function probe(t: TestApp, user: HttpUser, stop: () => boolean): Promise<n
 }
 
 /**
- * The bystander's requests stayed fast: 95% of them under 500 ms, and none over 2.5 s. Replays that
+ * The bystander's requests stayed fast: half of them under 300 ms, and none over 2.5 s. Replays that
  * held the event loop delayed most of them by seconds; the whole suite beside this test (three files
- * at once and the static checks on two cores) delays a few by up to about a second on a slow machine,
- * which a bound on the single worst request of 1 s mistook for a blocked loop.
+ * at once and the static checks on two cores) delays a few by up to about a second on a slow machine:
+ * a storm answered in a few seconds leaves ~16 requests, of which the 95th percentile is the worst
+ * itself (851 ms in a CI run), so the median and the worst are bounded.
  */
 function expectStayedFast(latencies: number[]): void {
   const sorted = [...latencies].sort((a, b) => a - b);
-  const p95 = sorted[Math.floor(sorted.length * 0.95)];
-  expect(p95, `p95 of ${sorted.length} bystander requests`).toBeLessThan(500);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  expect(median, `median of ${sorted.length} bystander requests`).toBeLessThan(300);
   expect(sorted.at(-1), `worst of ${sorted.length} bystander requests`).toBeLessThan(2_500);
 }
 
