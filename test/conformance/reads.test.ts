@@ -4,13 +4,16 @@
 // timed currency units (lots), asset owners, refusals, the change keys each answer names, and a change
 // visible as soon as it is committed (the SQLite adapter's thread and kept fixed views included), and
 // the listings' two statements (narrow, or wide when most assets listed lately were not kept) agreeing
-// and chosen as described (src/domain/ledger/reads/holdings.ts), with no read of lots for a page that
-// has none. Each case asserts its answers on both databases; the last compares the two databases'
-// answers whole (ids and creation times replaced by labels, pages by their items).
+// and chosen as described (src/domain/ledger/reads/holdings.ts), what the wide statement read kept only
+// when seen again lately (src/domain/ledger/reads/fixed-views.ts), with no read of lots for a page
+// that has none. Each case asserts its answers on both databases; the last compares the two
+// databases' answers whole (ids and creation times replaced by labels, pages by their items).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { formatAddress, type StoredAddress } from '../../src/domain/ledger/addresses.ts';
+import type { FixedAssetRow } from '../../src/domain/ledger/asset-rows.ts';
 import { decodeCursor, isString } from '../../src/domain/ledger/cursor.ts';
+import { fixedViews, fixedViewsSql, SEEN_ONCE_MAX } from '../../src/domain/ledger/reads/fixed-views.ts';
 import { listingReads } from '../../src/domain/ledger/reads/holdings.ts';
 import {
   assetChangeKeys,
@@ -351,6 +354,28 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
         );
       }
     }
+  });
+
+  it('keeps an asset the wide statement read only when it is seen again lately', async () => {
+    const views = fixedViews(fx.database.reads, () => 0);
+    const [gold, silver] = await fx.database.reads.all<FixedAssetRow>(fixedViewsSql(2), ['gold', 'silver']);
+    // Both at version 0: never updated.
+    const version = 0;
+    expect([gold.metadata_version, silver.metadata_version].map(Number)).toEqual([version, version]);
+    const first = views.admit(gold);
+    expect(Object.isFrozen(first)).toBe(false);
+    expect(views.kept('gold', version)).toBeUndefined();
+    const second = views.admit(gold);
+    expect(second).toEqual(first);
+    expect(Object.isFrozen(second)).toBe(true);
+    expect(views.kept('gold', version)).toBe(second);
+    // Seen once, then as many others as the doorkeeper holds: forgotten, so seen once again.
+    views.admit(silver);
+    for (let n = 0; n < SEEN_ONCE_MAX; n++) views.admit({ ...silver, id: `other-${n}` });
+    const silverAgain = views.admit(silver);
+    expect(views.kept('silver', version)).toBeUndefined();
+    expect(views.admit(silver)).toEqual(silverAgain);
+    expect(views.kept('silver', version)).toEqual(silverAgain);
   });
 
   it('reads wide after listings of assets not kept, and narrow again once they are kept; no lots read when none exist', async () => {

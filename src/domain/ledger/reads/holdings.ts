@@ -218,7 +218,7 @@ export function listingReads(
     for (const [index, row] of rows.entries()) {
       if (found[index] !== undefined) continue;
       notFound++;
-      if (row.fixed) found[index] = assets.kept(row.assetId, row.version) ?? assets.keep(row.fixed);
+      if (row.fixed) found[index] = assets.kept(row.assetId, row.version) ?? assets.admit(row.fixed);
       else missing.add(row.assetId);
     }
     if (rows.length > 0) notKept += SHARE_WEIGHT * (notFound / rows.length - notKept);
