@@ -59,14 +59,14 @@ import { deferCleanup } from '../lib/cleanup.ts';
 import { forEachLimit } from '../lib/concurrency.ts';
 import { type DbKind, usePostgresServer } from '../lib/database.ts';
 import { startScratchServer } from '../lib/pg-cluster.ts';
-import { cpuSeconds, machineCpu, unwrittenBytes } from '../lib/proc.ts';
+import { cpuSeconds, machineCpu, rssBytes, unwrittenBytes } from '../lib/proc.ts';
 import { type Service, startService } from '../lib/service.ts';
 import { NODE, ROOT } from '../lib/service-process.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
 import { record, round1, round4 } from './lib/record.ts';
-import { fixed, heading, loadTable, table } from './lib/report.ts';
+import { fixed, heading, loadTable, table, threadTable } from './lib/report.ts';
 import { byTable, ioCounters, ioPerAnswer, type Sizes, sizes } from './lib/scale-storage.ts';
 import { runReplays } from './lib/ws-replays.ts';
 
@@ -461,8 +461,14 @@ async function measureStage(
     );
   }
   loadTable([helloResult, ...results]);
+  threadTable(results);
   console.log("on the reference ledger, just before each (the median round's):");
   loadTable(references);
+  threadTable(references);
+  console.log(
+    `resident memory after the loads: the grown service ${fixed(rssBytes(service.pid) / 1e6, 0)} MB, ` +
+      `the reference ${fixed(rssBytes(reference.service.pid) / 1e6, 0)} MB`,
+  );
   const [rows, referenceRows] = [await eventsPerAnswer(grown), await eventsPerAnswer(reference)];
   console.log(
     `events per answer (${ROW_SAMPLES} random picks each): wallet-filtered ${fixed(rows.wallet)}, ` +
