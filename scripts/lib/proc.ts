@@ -18,11 +18,11 @@ export function cpuSeconds(pid: number): number {
 }
 
 /**
- * CPU seconds per thread of the process, grouped: `main` (the thread whose id is the pid) and the
- * others by their name in /proc (worker threads, libuv's pool, V8's helpers).
+ * CPU seconds per thread of the process, user and system apart, grouped: `main` (the thread whose id
+ * is the pid) and the others by their name in /proc (worker threads, libuv's pool, V8's helpers).
  */
-export function threadCpuSeconds(pid: number): Map<string, number> {
-  const groups = new Map<string, number>();
+export function threadCpuTimes(pid: number): Map<string, { user: number; system: number }> {
+  const groups = new Map<string, { user: number; system: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -32,9 +32,17 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
     }
     const name = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    groups.set(name, (groups.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    const group = groups.get(name) ?? { user: 0, system: 0 };
+    group.user += Number(fields[11]) / 100;
+    group.system += Number(fields[12]) / 100;
+    groups.set(name, group);
   }
   return groups;
+}
+
+/** CPU seconds (user + system) per thread of the process, grouped as `threadCpuTimes`. */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  return new Map([...threadCpuTimes(pid)].map(([name, { user, system }]) => [name, user + system]));
 }
 
 /** The whole machine's CPU time so far, in clock ticks (USER_HZ), from the first line of /proc/stat. */

@@ -1,6 +1,6 @@
 // HTTP load with autocannon, in this process: the same load against the service and the Koa hello
 // baseline, summarized the same way.
-import { cpuSeconds, threadCpuSeconds } from '../../lib/proc.ts';
+import { cpuSeconds, threadCpuTimes } from '../../lib/proc.ts';
 import { type AutocannonClient, autocannon } from '../../lib/untyped.ts';
 
 export interface LoadOptions {
@@ -38,11 +38,13 @@ export interface LoadResult {
    * are `WorkerThread`, V8's GC helpers `V8Worker`), those that used any CPU.
    */
   serverThreadMicros?: Record<string, number>;
+  /** The system (kernel) part of `serverThreadMicros`: socket writes and reads, page faults. */
+  serverThreadSystemMicros?: Record<string, number>;
 }
 
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const cpuBefore = options.serverPid === undefined ? 0 : cpuSeconds(options.serverPid);
-  const threadsBefore = options.serverPid === undefined ? undefined : threadCpuSeconds(options.serverPid);
+  const threadsBefore = options.serverPid === undefined ? undefined : threadCpuTimes(options.serverPid);
   // autocannon merges options with Object.assign: an explicit `undefined` would erase its defaults.
   const result = await autocannon({
     url: options.url,
@@ -61,11 +63,16 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   if (result.timeouts > 0) failures.timeouts = result.timeouts;
   const cpu = options.serverPid === undefined ? undefined : cpuSeconds(options.serverPid) - cpuBefore;
   let threads: Record<string, number> | undefined;
+  let threadsSystem: Record<string, number> | undefined;
   if (options.serverPid !== undefined && threadsBefore && result['2xx'] > 0) {
     threads = {};
-    for (const [name, seconds] of threadCpuSeconds(options.serverPid)) {
-      const used = seconds - (threadsBefore.get(name) ?? 0);
-      if (used > 0) threads[name] = (used * 1e6) / result['2xx'];
+    threadsSystem = {};
+    for (const [name, { user, system }] of threadCpuTimes(options.serverPid)) {
+      const before = threadsBefore.get(name) ?? { user: 0, system: 0 };
+      const used = user + system - before.user - before.system;
+      if (used <= 0) continue;
+      threads[name] = (used * 1e6) / result['2xx'];
+      threadsSystem[name] = ((system - before.system) * 1e6) / result['2xx'];
     }
   }
   return {
@@ -77,7 +84,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     ok: result['2xx'],
     failures,
     ...(cpu !== undefined && result['2xx'] > 0 && { serverCpuMicros: (cpu * 1e6) / result['2xx'] }),
-    ...(threads && { serverThreadMicros: threads }),
+    ...(threads && { serverThreadMicros: threads, serverThreadSystemMicros: threadsSystem }),
   };
 }
 

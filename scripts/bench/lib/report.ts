@@ -55,7 +55,10 @@ export function loadTable(results: LoadResult[]): void {
   );
 }
 
-/** "label: CPU us per answer by thread: main 96, WorkerThread 61, V8Worker 8" for each run that has it. */
+/**
+ * "label: CPU us per answer by thread (system part): main 96 (14), WorkerThread 61 (2), V8Worker 8 (0)"
+ * for each run that has it.
+ */
 export function threadTable(results: LoadResult[]): void {
   for (const result of results) {
     const threads = Object.entries(result.serverThreadMicros ?? {})
@@ -63,7 +66,12 @@ export function threadTable(results: LoadResult[]): void {
       .sort((a, b) => b[1] - a[1]);
     if (threads.length === 0) continue;
     console.log(
-      `${result.label}: CPU us per answer by thread: ${threads.map(([name, micros]) => `${name} ${fixed(micros, 0)}`).join(', ')}`,
+      `${result.label}: CPU us per answer by thread (system part): ${threads
+        .map(
+          ([name, micros]) =>
+            `${name} ${fixed(micros, 0)} (${fixed(result.serverThreadSystemMicros?.[name] ?? 0, 0)})`,
+        )
+        .join(', ')}`,
     );
   }
 }
