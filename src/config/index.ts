@@ -307,6 +307,10 @@ const settings = {
   IDEMPOTENCY_TTL_SECONDS: setting('idempotencyTtlSeconds', integer(DAY_SECONDS, 60, 30 * DAY_SECONDS), {
     description: 'how long an `Idempotency-Key` is remembered',
   }),
+  EVENT_RELAY_POLL_MS: setting('eventRelayPollMs', integer(500, 10, 60_000), {
+    description:
+      "how often each instance's relay reads the outbox when no commit was announced to it (a commit on this instance, or with `REDIS_URL` on any, announces itself at once): the delay of another instance's events while Redis is unset or down",
+  }),
   EVENT_RETENTION_DAYS: setting('eventRetentionDays', integer(30, 1, 3650), {
     description: 'events older than this are pruned; resuming before them answers `resync_required` / 410',
   }),

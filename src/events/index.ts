@@ -25,8 +25,6 @@ export interface EventsModule {
   close(): Promise<void>;
 }
 
-/** How often the relay looks at the outbox when no commit was announced (lost announcements, crashes). */
-const POLL_MS = 500;
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 export async function createEvents(deps: {
@@ -43,7 +41,8 @@ export async function createEvents(deps: {
   const relay = idsMayCommitOutOfOrder(orm) ? await pgRelayConnection(orm, logger) : undefined;
   const store = new EventStore(database, relay);
   const tail = new OutboxTail(store, {
-    pollMs: POLL_MS,
+    // How often it looks when no commit was announced (another instance without Redis, a lost announcement).
+    pollMs: config.eventRelayPollMs,
     logger,
     metrics,
     settleGaps: relay ? (wait) => waitForOutboxWritersOn(relay, wait) : undefined,

@@ -11,7 +11,7 @@
 // - for changes committed by any instance, when the relay reads their rows (every ledger change writes
 //   an outbox event or an internal ledger_change row): with several instances on PostgreSQL, a read on
 //   instance B may trail a write committed through instance A by the relay's delay (milliseconds; at
-//   worst RELAY_POLL_MS).
+//   worst EVENT_RELAY_POLL_MS).
 // Writes that bypass the service (another process on the same SQLite file: `PRAGMA data_version` on
 // the service's writing connection, read at most once a millisecond) empty the whole cache.
 // A request with `Cache-Control: no-cache` is always answered from the database (its answer refreshes
