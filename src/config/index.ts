@@ -341,6 +341,10 @@ const settings = {
   READ_CACHE_MB: setting('readCache.maxMegabytes', integer(64, 1, 4096), {
     description: 'memory bound of those cached answers',
   }),
+  ASSET_VIEW_CACHE_ENTRIES: setting('readCache.assetViews', integer(10_000, 100, 10_000_000), {
+    description:
+      'assets whose unchanging part (name, metadata, collection...) each instance keeps for the holdings listings, asked for with `Cache-Control: no-cache` too (about 750 bytes each; an asset is kept from its second listing); a listing of assets not kept reads and builds them (docs/benchmarks.md, Scale)',
+  }),
   WS_HEARTBEAT_MS: setting('ws.heartbeatMs', integer(30_000, 100, 600_000), {
     description: 'protocol ping interval; a peer that misses one is dropped',
   }),

@@ -13,7 +13,7 @@ import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { formatAddress, type StoredAddress } from '../../src/domain/ledger/addresses.ts';
 import type { FixedAssetRow } from '../../src/domain/ledger/asset-rows.ts';
 import { decodeCursor, isString } from '../../src/domain/ledger/cursor.ts';
-import { fixedViews, fixedViewsSql, SEEN_ONCE_MAX } from '../../src/domain/ledger/reads/fixed-views.ts';
+import { fixedViews, fixedViewsSql } from '../../src/domain/ledger/reads/fixed-views.ts';
 import { listingReads } from '../../src/domain/ledger/reads/holdings.ts';
 import {
   assetChangeKeys,
@@ -346,7 +346,7 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     };
     // Always wide, never wide: each listed twice, with nothing kept and then with everything kept.
     for (const wideAbove of [-1, Number.POSITIVE_INFINITY]) {
-      const listings = listingReads(fx.database.reads, zeroBalanceOf(fx.orm), () => 0, wideAbove);
+      const listings = listingReads(fx.database.reads, zeroBalanceOf(fx.orm), () => 0, { wideAbove });
       for (let pass = 0; pass < 2; pass++) {
         expect(await listings.walletAssets(wallet, { limit: 100 })).toEqual(expected.wallet);
         expect(await allPages((cursor) => listings.userAssets(studio.userId, { limit: 2, cursor }))).toEqual(
@@ -356,8 +356,10 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     }
   });
 
-  it('keeps an asset the wide statement read only when it is seen again lately', async () => {
-    const views = fixedViews(fx.database.reads, () => 0);
+  it('keeps an asset the wide statement read only when it is seen again lately, and as many as configured', async () => {
+    // ASSET_VIEW_CACHE_ENTRIES: the views kept, and the ids the doorkeeper remembers.
+    const most = 20;
+    const views = fixedViews(fx.database.reads, () => 0, most);
     const [gold, silver] = await fx.database.reads.all<FixedAssetRow>(fixedViewsSql(2), ['gold', 'silver']);
     // Both at version 0: never updated.
     const version = 0;
@@ -371,11 +373,16 @@ describe.each(DB_KINDS)('reads conformance on %s', (kind) => {
     expect(views.kept('gold', version)).toBe(second);
     // Seen once, then as many others as the doorkeeper holds: forgotten, so seen once again.
     views.admit(silver);
-    for (let n = 0; n < SEEN_ONCE_MAX; n++) views.admit({ ...silver, id: `other-${n}` });
+    for (let n = 0; n < most; n++) views.admit({ ...silver, id: `other-${n}` });
     const silverAgain = views.admit(silver);
     expect(views.kept('silver', version)).toBeUndefined();
     expect(views.admit(silver)).toEqual(silverAgain);
     expect(views.kept('silver', version)).toEqual(silverAgain);
+    // Gold and silver kept, gold the least recently used: `most` - 1 more kept push gold out only.
+    for (let n = 0; n < most - 1; n++) for (const _ of [1, 2]) views.admit({ ...gold, id: `kept-${n}` });
+    expect(views.kept('gold', version)).toBeUndefined();
+    expect(views.kept('silver', version)).toEqual(silverAgain);
+    expect(views.kept('kept-0', version)).toBeDefined();
   });
 
   it('reads wide after listings of assets not kept, and narrow again once they are kept; no lots read when none exist', async () => {

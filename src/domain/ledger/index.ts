@@ -24,7 +24,8 @@ import { createWalletService, type WalletService } from './wallets.ts';
 export interface LedgerDependencies {
   /** The database handle, and the one ledger store every service writes through. */
   database: LedgerDatabase;
-  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> & Partial<Pick<Config, 'trades' | 'market'>>;
+  config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> &
+    Partial<Pick<Config, 'trades' | 'market' | 'readCache'>>;
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
   walletLinkTtlSeconds?: number;
@@ -76,7 +77,7 @@ export function createLedger({
     collections: createCollectionService(orm),
     assets,
     assetUpdates: createAssetUpdateService(database, idempotency, store),
-    reads: createReads(database, replicas),
+    reads: createReads(database, replicas, config.readCache?.assetViews),
     transfers: createTransferService(database, idempotency, store, legs),
     recipes: createRecipeService(database, idempotency, legs),
     trades: createTradeService(orm, idempotency, store, legs, config.trades),

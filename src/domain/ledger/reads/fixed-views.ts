@@ -10,17 +10,11 @@ import { FIXED_ASSET_COLUMNS, type FixedAssetRow, fixedAssetFieldsOf } from '../
 import { type FixedAssetView, fixedAssetView } from '../views.ts';
 
 /**
- * Most assets whose fixed views are kept (past it the least recently used go first, in constant time:
- * a Map's oldest-first eviction walks the holes its deletions leave, ~7 µs each at this size): a few
- * hundred bytes each.
+ * Most assets whose fixed views are kept unless configured (ASSET_VIEW_CACHE_ENTRIES; past it the
+ * least recently used go first, in constant time: a Map's oldest-first eviction walks the holes its
+ * deletions leave, ~7 µs each at this size): about 750 bytes each.
  */
-const FIXED_ASSETS_KEPT = 10_000;
-
-/**
- * Most ids of assets seen once and not kept (`admit`'s doorkeeper), cleared when full: an asset read
- * again within about that many misses is kept.
- */
-export const SEEN_ONCE_MAX = FIXED_ASSETS_KEPT;
+export const FIXED_ASSETS_KEPT = 10_000;
 
 /**
  * The statement reading the fixed columns of up to `slots` assets at once. Its id list is padded to a power of
@@ -30,13 +24,21 @@ export function fixedViewsSql(slots: number): string {
   return `select ${FIXED_ASSET_COLUMNS} from asset a where a.id in (${Array(slots).fill('?').join(', ')})`;
 }
 
-export function fixedViews(statements: ReadStatements, externalCommits: () => number) {
-  const kept = new LRUCache<string, FixedAssetView>({ max: FIXED_ASSETS_KEPT });
+/**
+ * `most`: the views kept; also the most ids of assets seen once and not kept (`admit`'s doorkeeper),
+ * cleared when full: an asset read again within about that many misses is kept.
+ */
+export function fixedViews(
+  statements: ReadStatements,
+  externalCommits: () => number,
+  most = FIXED_ASSETS_KEPT,
+) {
+  const kept = new LRUCache<string, FixedAssetView>({ max: most });
   /** The read's statement text by its number of id slots. */
   const texts = new Map<number, string>();
   let seen = externalCommits();
   let checkedAt = performance.now();
-  /** Ids of assets whose view `admit` built once without keeping it (SEEN_ONCE_MAX). */
+  /** Ids of assets whose view `admit` built once without keeping it (at most `most`). */
   const seenOnce = new Set<string>();
   /** The fixed view of an asset row, kept from now on. */
   function keep(row: FixedAssetRow): FixedAssetView {
@@ -59,7 +61,7 @@ export function fixedViews(statements: ReadStatements, externalCommits: () => nu
      */
     admit(row: FixedAssetRow): FixedAssetView {
       if (seenOnce.delete(row.id)) return keep(row);
-      if (seenOnce.size >= SEEN_ONCE_MAX) seenOnce.clear();
+      if (seenOnce.size >= most) seenOnce.clear();
       seenOnce.add(row.id);
       // Used by one answer only: not frozen.
       return fixedAssetView(fixedAssetFieldsOf(row, statements));

@@ -103,16 +103,16 @@ function assetFilter(filters: HoldingFilters, conditions: string[], parameters: 
  * The listings over `statements`. `zero`: a zero balance as the balance column stores it
  * (zero-padded text on SQLite); `externalCommits`: a number that changes when another process commits
  * to the database (the kept fixed views are then dropped; () => 0 where none can: PostgreSQL).
- * `wideAbove`: the share of rows not kept above which listings read the wide statement (tests set
- * -1, always, or Infinity, never).
+ * `viewsKept`: the most fixed views kept (ASSET_VIEW_CACHE_ENTRIES); `wideAbove`: the share of rows
+ * not kept above which listings read the wide statement (tests set -1, always, or Infinity, never).
  */
 export function listingReads(
   statements: ReadStatements,
   zero: unknown,
   externalCommits: () => number,
-  wideAbove = WIDE_ABOVE,
+  { viewsKept, wideAbove = WIDE_ABOVE }: { viewsKept?: number; wideAbove?: number } = {},
 ): HoldingReads {
-  const assets = fixedViews(statements, externalCommits);
+  const assets = fixedViews(statements, externalCommits, viewsKept);
   /** The SQL text of each combination of conditions, order and width, built once. */
   const sqlTexts = new Map<string, string>();
   /** The share of recently listed rows whose fixed view was not kept (SHARE_WEIGHT). */

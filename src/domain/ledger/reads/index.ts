@@ -9,11 +9,12 @@ import { createSqliteReads } from './sqlite/index.ts';
 /**
  * The only place the reads look at the database kind: to pick their adapter. `replicas`
  * (PostgreSQL, DATABASE_READ_URLS): the reads go through their routing (src/db/replicas.ts).
+ * `viewsKept`: the most fixed views each listing cache keeps (ASSET_VIEW_CACHE_ENTRIES).
  */
-export function createReads(database: Database, replicas?: ReadReplicas): Reads {
+export function createReads(database: Database, replicas?: ReadReplicas, viewsKept?: number): Reads {
   return databaseKindOf(database.orm.em.getPlatform()) === 'postgresql'
-    ? createPostgresReads(database, replicas)
-    : createSqliteReads(database);
+    ? createPostgresReads(database, replicas, viewsKept)
+    : createSqliteReads(database, viewsKept);
 }
 
 export * from './port.ts';

@@ -11,10 +11,14 @@ import type { Reads } from './port.ts';
 import { assetById, assetOwners, holdingListing } from './queries.ts';
 import { zeroBalanceOf } from './zero.ts';
 
-export function createPostgresReads({ orm, reads }: Database, replicas?: ReadReplicas): Reads {
+export function createPostgresReads(
+  { orm, reads }: Database,
+  replicas?: ReadReplicas,
+  viewsKept?: number,
+): Reads {
   const statements = replicas ? replicas.statements() : reads;
   const zero = zeroBalanceOf(orm);
-  const listings = listingReads(statements, zero, () => 0);
+  const listings = listingReads(statements, zero, () => 0, { viewsKept });
   return {
     ...listings,
     asset: (id) => assetById(statements, id),

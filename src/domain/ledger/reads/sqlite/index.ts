@@ -14,7 +14,7 @@ import { assetById, assetOwners } from '../queries.ts';
 import { zeroBalanceOf } from '../zero.ts';
 import { type HoldingThread, holdingThread } from './thread.ts';
 
-export function createSqliteReads(database: Database): Reads {
+export function createSqliteReads(database: Database, viewsKept?: number): Reads {
   const { orm, reads: statements, commitCounter } = database;
   const zero = zeroBalanceOf(orm);
   const path = databaseFile(orm);
@@ -22,12 +22,13 @@ export function createSqliteReads(database: Database): Reads {
   // commitCounter: the database's one counter of commits by other processes (read at most once a millisecond).
   let local: Promise<HoldingReads> | undefined;
   /** The listings on the event loop. */
-  const reads = () => (local ??= commitCounter().then((commits) => listingReads(statements, zero, commits)));
+  const reads = () =>
+    (local ??= commitCounter().then((commits) => listingReads(statements, zero, commits, { viewsKept })));
   let thread: Promise<HoldingThread> | undefined;
   /** The listings' thread, stopped when the database closes. */
   const listingThread = () =>
     (thread ??= commitCounter().then((commits) => {
-      const started = holdingThread({ path, zero }, commits);
+      const started = holdingThread({ path, zero, viewsKept }, commits);
       database.onClose(() => void started.close());
       return started;
     }));

@@ -22,6 +22,8 @@ export interface HoldingThreadData {
   path: string;
   /** A zero balance as the balance column stores it. */
   zero: unknown;
+  /** The most fixed views the thread keeps (ASSET_VIEW_CACHE_ENTRIES; unset: the default). */
+  viewsKept?: number;
 }
 
 /** A request to the thread. */

@@ -17,7 +17,9 @@ const port = parentPort;
 if (!port) throw new Error('worker.ts runs as a worker thread (thread.ts)');
 const data = workerData as HoldingThreadData;
 let externalCommits = 0;
-const reads = listingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits);
+const reads = listingReads(sqliteReadStatements(data.path), data.zero, () => externalCommits, {
+  viewsKept: data.viewsKept,
+});
 
 port.on('message', async ({ id, request, externalCommits: count }: HoldingThreadRequest) => {
   externalCommits = count;
