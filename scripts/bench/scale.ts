@@ -42,6 +42,10 @@
 // hold N ids each (the records name it): reads that pass through partitions without filling their
 // page pay for each partition.
 //
+// With `--asset-views N` both services keep N assets' fixed views (ASSET_VIEW_CACHE_ENTRIES; 10,000 by
+// default) and every wallet is listed twice before each stage's loads, so that the listing caches hold
+// what fits (a view is kept at its second sighting); the records name it.
+//
 // `--loads TEXT` measures only the loads whose label holds TEXT (`--loads no-cache`: the two
 // `no-cache` reads), to look at one load in minutes; such a run is not recorded.
 // `--stages` are wallet totals, smallest first (5 holdings each: 200,000 wallets is 1,000,000 holdings).
@@ -147,8 +151,14 @@ interface World {
  * default 128 MB (the run's own server, `--pg-shared-buffers`, or one given by BENCH_POSTGRES_URL) and
  * a partition width set by `--outbox-partition-ids`: the event reads of a large log depend on both.
  */
-async function serverName(kind: DbKind, service: Service, partitionIds?: number): Promise<string> {
-  if (kind !== 'postgres') return kind;
+async function serverName(
+  kind: DbKind,
+  service: Service,
+  partitionIds?: number,
+  assetViews?: number,
+): Promise<string> {
+  const views = assetViews === undefined ? [] : [`${assetViews.toLocaleString('en-US')} asset views kept`];
+  if (kind !== 'postgres') return [kind, ...views].join(', ');
   const megabytes = await service.count(
     "select setting::bigint * 8192 / 1048576 as n from pg_settings where name = 'shared_buffers'",
   );
@@ -156,6 +166,7 @@ async function serverName(kind: DbKind, service: Service, partitionIds?: number)
     kind,
     ...(megabytes === 128 ? [] : [`shared_buffers ${megabytes} MB`]),
     ...(partitionIds === undefined ? [] : [`log partitions of ${partitionIds.toLocaleString('en-US')} ids`]),
+    ...views,
   ].join(', ');
 }
 
@@ -185,8 +196,10 @@ async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
 
 async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void> {
   const hello = await startHello();
-  const service = await startService(kind);
-  const referenceService = await startService(kind);
+  const serviceEnv: Record<string, string> =
+    options.assetViews === undefined ? {} : { ASSET_VIEW_CACHE_ENTRIES: String(options.assetViews) };
+  const service = await startService(kind, serviceEnv);
+  const referenceService = await startService(kind, serviceEnv);
   const stages: StageFigures[] = [];
   try {
     const partitionIds = kind === 'postgres' ? options.outboxPartitionIds : undefined;
@@ -196,7 +209,7 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
         `insert into sequence_counter (name, value) values ('${PARTITION_IDS_ROW}', ${partitionIds}) ` +
           'on conflict (name) do update set value = excluded.value',
       );
-    const server = await serverName(kind, service, partitionIds);
+    const server = await serverName(kind, service, partitionIds, options.assetViews);
     heading(`scale on ${server}`, {
       stages: options.stages.join(', '),
       ...(options.bulkEvents > 0 && { 'bulk events': options.bulkEvents }),
@@ -421,6 +434,8 @@ async function measureStage(
     durationSeconds: options.durationSeconds,
     serverPid: hello.pid,
   };
+  if (options.assetViews !== undefined)
+    for (const ledger of [grown, reference]) await listEveryWalletTwice(ledger);
   await flushWrites();
   await settle(service);
   await warmUp(helloLoad, 1);
@@ -515,6 +530,25 @@ async function measureLoad(service: Service, load: LoadOptions, blocks: boolean)
     if (io) console.log(`${result.label}, per answer: ${io}`);
   }
   return result;
+}
+
+/**
+ * `--asset-views`: every wallet of the ledger listed twice (`no-cache`, as the measured load), so that
+ * each listing cache has kept the views it has room for (its doorkeeper keeps a view at the second
+ * sighting).
+ */
+async function listEveryWalletTwice({ service, world }: Ledger): Promise<void> {
+  const headers = { ...world.studio.headers, 'cache-control': 'no-cache' };
+  const started = performance.now();
+  for (let pass = 0; pass < 2; pass++)
+    await forEachLimit(world.wallets, 20, async (wallet) => {
+      const response = await fetch(`${service.baseUrl}/wallets/${wallet}/assets?limit=10`, { headers });
+      if (!response.ok) throw new Error(`listing wallet ${wallet}: ${response.status}`);
+      await response.arrayBuffer();
+    });
+  console.log(
+    `(${world.wallets.length.toLocaleString('en-US')} wallets listed twice in ${fixed((performance.now() - started) / 1000)} s)`,
+  );
 }
 
 const pickFrom = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)];

@@ -54,6 +54,12 @@ export interface BenchOptions {
    * migration's first two partitions keep 1,000,000 each).
    */
   outboxPartitionIds?: number;
+  /**
+   * The scale benchmark: both services keep this many assets' fixed views (ASSET_VIEW_CACHE_ENTRIES,
+   * `--asset-views 1000000`), and each stage lists every wallet twice before its loads, so that the
+   * listing caches hold all that fits (a view is kept at its asset's second listing).
+   */
+  assetViews?: number;
 }
 
 export type ReadsMode = 'hot' | 'spread' | 'both' | 'replicas';
