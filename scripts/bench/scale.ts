@@ -42,8 +42,8 @@
 // hold N ids each (the records name it): reads that pass through partitions without filling their
 // page pay for each partition.
 //
-// With `--asset-views N` both services keep N assets' fixed views (ASSET_VIEW_CACHE_ENTRIES; 10,000 by
-// default) and every wallet is listed twice before each stage's loads, so that the listing caches hold
+// With `--asset-views N` both services keep N assets' fixed views and N addresses' checksum forms
+// (ASSET_VIEW_CACHE_ENTRIES, ADDRESS_CACHE_ENTRIES; 10,000 each by default) and every wallet is listed twice before each stage's loads, so that the listing caches hold
 // what fits (a view is kept at its second sighting); the records name it.
 //
 // `--loads TEXT` measures only the loads whose label holds TEXT (`--loads no-cache`: the two
@@ -197,7 +197,12 @@ async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
 async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void> {
   const hello = await startHello();
   const serviceEnv: Record<string, string> =
-    options.assetViews === undefined ? {} : { ASSET_VIEW_CACHE_ENTRIES: String(options.assetViews) };
+    options.assetViews === undefined
+      ? {}
+      : {
+          ASSET_VIEW_CACHE_ENTRIES: String(options.assetViews),
+          ADDRESS_CACHE_ENTRIES: String(options.assetViews),
+        };
   const service = await startService(kind, serviceEnv);
   const referenceService = await startService(kind, serviceEnv);
   const stages: StageFigures[] = [];

@@ -341,6 +341,10 @@ const settings = {
   READ_CACHE_MB: setting('readCache.maxMegabytes', integer(64, 1, 4096), {
     description: 'memory bound of those cached answers',
   }),
+  ADDRESS_CACHE_ENTRIES: setting('addressCacheEntries', integer(10_000, 100, 10_000_000), {
+    description:
+      'wallet addresses whose EIP-55 checksum form each instance keeps (about 200 bytes each): every answer showing a wallet formats its address, about 23 µs of CPU when it is not kept (docs/benchmarks.md, Scale)',
+  }),
   ASSET_VIEW_CACHE_ENTRIES: setting('readCache.assetViews', integer(10_000, 100, 10_000_000), {
     description:
       'assets whose unchanging part (name, metadata, collection...) each instance keeps for the holdings listings, asked for with `Cache-Control: no-cache` too (about 750 bytes each; an asset is kept from its second listing); a listing of assets not kept reads and builds them (docs/benchmarks.md, Scale)',

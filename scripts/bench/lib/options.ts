@@ -55,8 +55,8 @@ export interface BenchOptions {
    */
   outboxPartitionIds?: number;
   /**
-   * The scale benchmark: both services keep this many assets' fixed views (ASSET_VIEW_CACHE_ENTRIES,
-   * `--asset-views 1000000`), and each stage lists every wallet twice before its loads, so that the
+   * The scale benchmark: both services keep this many assets' fixed views and addresses' checksum
+   * forms (ASSET_VIEW_CACHE_ENTRIES, ADDRESS_CACHE_ENTRIES; `--asset-views 1000000`), and each stage lists every wallet twice before its loads, so that the
    * listing caches hold all that fits (a view is kept at its asset's second listing).
    */
   assetViews?: number;

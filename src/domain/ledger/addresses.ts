@@ -54,9 +54,23 @@ export function isValidAddress(input: string): boolean {
   return HEX_ADDRESS.test(input) && hasValidCase(`0x${input.slice(2)}`);
 }
 
-// Checksumming hashes the address (keccak-256); listings format the same few addresses over and over.
-// The least recently formatted go first, so the busy wallets stay when a sweep of many others passes.
-const checksumCache = new LRUCache<string, string>({ max: 10_000 });
+// Checksumming hashes the address (keccak-256: viem's getAddress, ~23 µs); answers format the same
+// addresses over and over. The least recently formatted go first, so the busy wallets stay when a
+// sweep of many others passes. One cache for the process (formatting is a pure function).
+let checksumCache = new LRUCache<string, string>({ max: 10_000 });
+
+/**
+ * Keeps the checksum form of up to `most` addresses (ADDRESS_CACHE_ENTRIES, set at start-up; about 200
+ * bytes each): a listing of a wallet not among them hashes its address again.
+ */
+export function keepAddresses(most: number): void {
+  if (checksumCache.max !== most) checksumCache = new LRUCache<string, string>({ max: most });
+}
+
+/** How many checksum forms are kept now. */
+export function addressesKept(): number {
+  return checksumCache.size;
+}
 
 /** EIP-55 form of a stored (lowercase) address. */
 export function formatAddress(address: string): string {

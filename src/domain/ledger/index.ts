@@ -3,6 +3,7 @@
 import type { Config } from '../../config/index.ts';
 import type { SecretBox } from '../../crypto/secret-box.ts';
 import type { ReadReplicas } from '../../db/replicas.ts';
+import { keepAddresses } from './addresses.ts';
 import { type AssetUpdateService, createAssetUpdateService } from './asset-updates.ts';
 import { type AssetService, createAssetService } from './assets.ts';
 import { type CollectionService, createCollectionService } from './collections.ts';
@@ -25,7 +26,7 @@ export interface LedgerDependencies {
   /** The database handle, and the one ledger store every service writes through. */
   database: LedgerDatabase;
   config: Pick<Config, 'publicUrl' | 'idempotencyTtlSeconds'> &
-    Partial<Pick<Config, 'trades' | 'market' | 'readCache'>>;
+    Partial<Pick<Config, 'trades' | 'market' | 'readCache' | 'addressCacheEntries'>>;
   secretBox: SecretBox;
   /** How long a wallet-link challenge stays valid (default 10 minutes). */
   walletLinkTtlSeconds?: number;
@@ -64,6 +65,8 @@ export function createLedger({
   replicas,
 }: LedgerDependencies): Ledger {
   const { orm, store } = database;
+  // For the process (formatting an address is a pure function): the ledger built last sets it.
+  if (config.addressCacheEntries !== undefined) keepAddresses(config.addressCacheEntries);
   const idempotency = createIdempotency(database, config.idempotencyTtlSeconds);
   const wallets = createWalletService(orm, secretBox);
   const legs = createLegWriter(database, idempotency, store);

@@ -1,6 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { formatAddress, isValidAddress, parseAddress } from '../../../src/domain/ledger/addresses.ts';
+import {
+  addressesKept,
+  formatAddress,
+  isValidAddress,
+  keepAddresses,
+  parseAddress,
+} from '../../../src/domain/ledger/addresses.ts';
 
 const vectorsDir = new URL('../../vectors/eip55', import.meta.url).pathname;
 const vectors = JSON.parse(readFileSync(`${vectorsDir}/eip55-vectors.json`, 'utf8'));
@@ -81,5 +87,21 @@ describe('EIP-55 addresses (conformance vectors)', () => {
     expect(parseAddress('0X5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED', '/x')).toBe(
       '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed',
     );
+  });
+});
+
+describe('the checksum forms kept (ADDRESS_CACHE_ENTRIES)', () => {
+  it('keeps as many as set, the least recently formatted out first, and the same forms', () => {
+    const most = 100;
+    keepAddresses(most);
+    try {
+      const addresses = Array.from({ length: most + 50 }, (_, n) => `0x${n.toString(16).padStart(40, '0')}`);
+      const first = formatAddress(addresses[0]);
+      for (const address of addresses.slice(1)) formatAddress(address);
+      expect(addressesKept()).toBe(most);
+      expect(formatAddress(addresses[0])).toBe(first);
+    } finally {
+      keepAddresses(10_000);
+    }
   });
 });
