@@ -14,7 +14,7 @@ import { type FixedAssetView, fixedAssetView } from '../views.ts';
  * least recently used go first, in constant time: a Map's oldest-first eviction walks the holes its
  * deletions leave, ~7 µs each at this size): about 750 bytes each.
  */
-export const FIXED_ASSETS_KEPT = 10_000;
+const FIXED_ASSETS_KEPT = 10_000;
 
 /**
  * The statement reading the fixed columns of up to `slots` assets at once. Its id list is padded to a power of
