@@ -68,6 +68,9 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
     }
     case 'priceUpdate':
       return;
+    // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market and store
+    // rows no cached read shows: a sale's, a purchase's, an opened loot box's and an expired item's
+    // moves are their own newTransfer and newNFT events.
     case 'chainTransferPending':
     case 'chainTransferRemoved':
     case 'listingCreated':
@@ -75,19 +78,12 @@ export function addKeysOf(change: Change, keys: Set<string>): void {
     case 'sale':
     case 'offerCreated':
     case 'offerEnded':
-    // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market rows no
-    // cached read shows (a sale's moves are its own newTransfer events).
     case 'storePurchase':
     case 'lootBoxOpened':
-    // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market and store rows
-    // no cached read shows (a sale's or a purchase's moves are its own newTransfer and newNFT events).
     case 'auctionCreated':
     case 'auctionBid':
     case 'auctionEnded':
-    // Issue 36: the item's move is its own newTransfer event (which changes its reads).
     case 'itemExpired':
-      // Advisory (no ledger row changed: the ledger moves with the `newTransfer`), or market rows no
-      // cached read shows (a sale's moves are its own newTransfer events).
       return;
   }
 }
