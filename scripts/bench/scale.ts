@@ -43,8 +43,9 @@
 // page pay for each partition.
 //
 // With `--asset-views N` both services keep N assets' fixed views and N addresses' checksum forms
-// (ASSET_VIEW_CACHE_ENTRIES, ADDRESS_CACHE_ENTRIES; 10,000 each by default) and every wallet is listed twice before each stage's loads, so that the listing caches hold
-// what fits (a view is kept at its second sighting); the records name it.
+// (ASSET_VIEW_CACHE_ENTRIES, ADDRESS_CACHE_ENTRIES; 10,000 each by default) and every wallet is
+// listed twice before each stage's loads, so that the listing caches hold what fits (a view is kept
+// at its second sighting); the records name it.
 //
 // `--loads TEXT` measures only the loads whose label holds TEXT (`--loads no-cache`: the two
 // `no-cache` reads), to look at one load in minutes; such a run is not recorded.
@@ -157,7 +158,8 @@ async function serverName(
   partitionIds?: number,
   assetViews?: number,
 ): Promise<string> {
-  const views = assetViews === undefined ? [] : [`${assetViews.toLocaleString('en-US')} asset views kept`];
+  const views =
+    assetViews === undefined ? [] : [`${assetViews.toLocaleString('en-US')} asset views and addresses kept`];
   if (kind !== 'postgres') return [kind, ...views].join(', ');
   const megabytes = await service.count(
     "select setting::bigint * 8192 / 1048576 as n from pg_settings where name = 'shared_buffers'",
