@@ -86,6 +86,8 @@ export interface AppInstance {
   drain(): Promise<void>;
   /** Releases every resource (database, timers, connections). */
   close(): Promise<void>;
+  /** The part `close()` is waiting for (`drain`, `webhooks`, `database`, ...); null before and after. */
+  closing(): string | null;
 }
 
 export interface BuildOptions {
@@ -183,6 +185,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     );
     if (redis) await redisAnswers(redis);
 
+    let closing: string | null = null;
     const drain = () => {
       draining ??= drainRealtime(events, gateway);
       return draining;
@@ -207,18 +210,30 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
       drain,
       async close() {
-        await drain();
-        stopDelivering();
-        await marketKeeper.stop();
-        await chain.stop();
-        await webhooks.close();
-        await auth.close();
-        await identity.close();
-        await events.close();
-        await redis?.close();
-        await replicas?.close();
-        await db.close();
+        // In this order, each named: a shutdown that does not end says which part it waits for.
+        const parts: [string, () => unknown][] = [
+          ['drain', drain],
+          ['delivery', stopDelivering],
+          ['market', () => marketKeeper.stop()],
+          ['chain', () => chain.stop()],
+          ['webhooks', () => webhooks.close()],
+          ['auth', () => auth.close()],
+          ['identity', () => identity.close()],
+          ['events', () => events.close()],
+          ['redis', () => redis?.close()],
+          ['replicas', () => replicas?.close()],
+          ['database', () => db.close()],
+        ];
+        try {
+          for (const [part, close] of parts) {
+            closing = part;
+            await close();
+          }
+        } finally {
+          closing = null;
+        }
       },
+      closing: () => closing,
     };
   } catch (error) {
     await redis?.close();

@@ -93,10 +93,12 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    // Whatever is stuck (a dead database, a client that never reads), the process ends.
+    // Whatever is stuck (a dead database, a client that never reads), the process ends, and the log
+    // says what it was waiting for.
+    let waitingFor = 'drain';
     setTimeout(() => {
       app.logger.error(
-        { shutdownTimeoutSeconds: config.shutdownTimeoutSeconds },
+        { shutdownTimeoutSeconds: config.shutdownTimeoutSeconds, waitingFor: app.closing() ?? waitingFor },
         'shutdown took longer than SHUTDOWN_TIMEOUT_SECONDS: exiting anyway',
       );
       process.exit(EX_SOFTWARE);
@@ -111,10 +113,12 @@ async function main(): Promise<void> {
     forced.unref();
     await app.drain(); // committed events delivered, then WebSockets closed with 1001: clients resume elsewhere
     server.closeIdleConnections();
+    waitingFor = 'requests';
     await closed; // in-flight requests answered (each with Connection: close)
     clearTimeout(forced);
     // Probes were answered until now (/readyz: 503 while draining).
     if (management) {
+      waitingFor = 'probes';
       const managementClosed = new Promise<void>((resolve) => management.server.close(() => resolve()));
       management.server.closeAllConnections();
       await managementClosed;

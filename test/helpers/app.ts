@@ -16,6 +16,9 @@ import { testPasswordHasher } from './fixture-passwords.ts';
 export { DB_KINDS };
 export type DbKind = 'sqlite' | 'postgres';
 
+/** A test app's close taking this long is reported (with where it waits) before its hook times out. */
+const CLOSE_WARNING_MS = 20_000;
+
 export const TEST_SECRET_KEY = 'test-secret-key-0123456789abcdef-not-for-production';
 
 export interface HttpOptions {
@@ -145,11 +148,20 @@ export async function startTestApp(
     server,
     http,
     async close() {
+      // A close that hangs fails its file's hook at 60 s; this says beforehand where it waits.
+      let waitingFor = 'drain';
+      const watch = setTimeout(() => {
+        const resources = process.getActiveResourcesInfo().join(', ');
+        console.error(`the ${kind} test app's close waits for ${app.closing() ?? waitingFor} (${resources})`);
+      }, CLOSE_WARNING_MS);
       await app.drain();
       server.closeAllConnections();
+      waitingFor = 'server';
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await app.close();
+      waitingFor = 'database drop';
       await database.drop();
+      clearTimeout(watch);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
