@@ -23,6 +23,7 @@
 // SQLite has no replicas: the setting is refused at start-up (src/config/index.ts).
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from './database.ts';
+import type { PinnedReadPool } from './dialect.ts';
 import { type PgPool, pgReadStatements, type ReadStatements } from './read-statements.ts';
 import type { CommitNotices } from './replica-notices.ts';
 
@@ -48,8 +49,10 @@ function parseLsn(text: string): bigint {
 
 /** The pool of a replica: `pg`'s Pool, as the ORM's pool is (the driver's class, no types of its own). */
 interface ReplicaPool {
-  /** The named statements' calls (PgPool), and a simple-protocol text (several statements: one result each). */
-  query: PgPool['query'] & ((text: string) => Promise<{ rows: unknown[] } | { rows: unknown[] }[]>);
+  /** The named statements' calls (PgPool). */
+  query: PgPool['query'];
+  /** A connection for several statements in a row (pinned reads: ./dialect.ts, `runPinnedRead`). */
+  connect: PinnedReadPool['connect'];
   on(event: 'error', listener: (error: Error) => void): void;
   end(): Promise<void>;
 }

@@ -10,10 +10,10 @@
 // walked the primary key over the whole log.
 //
 // The upper bound (`upTo`, the relay's position) is in the SQL on PostgreSQL only: there the reads
-// are pinned to ordered index scans (below), and the bound lets the planner drop the partitions made
-// ahead of the ids (src/db/outbox-partitions.ts), which every read planned and started otherwise
-// (a wallet read's planning, 3 partitions: 0.95 -> 0.31 ms; each partition costs every read about
-// 0.04 ms of planning and an index descent). Unpinned (SQLite), `id > ? and id <= ?` let a planner
+// are pinned to ordered index scans (below), and the bound lets the plan drop, as it starts, the
+// partitions made ahead of the ids (src/db/outbox-partitions.ts), which every read started otherwise
+// (each costs an index descent; the plan is generic, made once per connection: src/db/dialect.ts,
+// `pinnedReadText`). Unpinned (SQLite), `id > ? and id <= ?` let a planner
 // with stale statistics read the whole range with a bitmap scan and a sort (issue 34), so there rows
 // past `upTo` are dropped here instead: the matches at or below it are a prefix of the matches in id
 // order, so the first `limit` of them are the same rows either way, and the rows past the relay's
@@ -173,8 +173,8 @@ export const DECODE: RowDecoder = {
  * The first `limit` events with id > `after` (and <= `upTo` when given) matching `filter`, in id
  * order, read with the planner pinned (the dialect's `pinnedRead`, src/db/dialect.ts). SQLite: through
  * `em`. PostgreSQL: on a connection of the ORM's pool, outside any transaction of `em` (the readers
- * hold none), with POSTGRES_READ_SETTINGS; the values written into the statement, so every read is
- * planned for its own values (no generic plan).
+ * hold none), with POSTGRES_READ_SETTINGS; a statement prepared once per connection and run with a
+ * generic plan, whose partitions are pruned from the values as it starts (`pinnedReadText`).
  */
 export async function readEvents(
   em: EntityManager,

@@ -2,7 +2,7 @@
 // and pruning past the retention window.
 import type { EntityManager } from '@mikro-orm/sql';
 import type { Database } from '../db/database.ts';
-import { dialectOf, postgresReadText } from '../db/dialect.ts';
+import { dialectOf, runPinnedRead } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
 import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
@@ -163,9 +163,8 @@ export class EventStore {
       if (!pool) return readEvents(em, after, limit, filter, bound);
       const query = eventReadQuery(after, limit, filter, bound);
       if (!query) return [];
-      // The pinned read's text (its planner settings and the read, one simple-protocol message).
-      const results = await pool.query(postgresReadText(em, query));
-      const rows = (Array.isArray(results) ? results[results.length - 1].rows : results.rows) as EventRow[];
+      // The pinned read, as on the primary (src/db/dialect.ts, `runPinnedRead`).
+      const rows = await runPinnedRead<EventRow>(pool, em.getPlatform(), query);
       return eventsUpTo(rows, DECODE, bound);
     });
   }

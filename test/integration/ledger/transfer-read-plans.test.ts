@@ -11,7 +11,7 @@
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
-import { postgresReadText, runPostgresRead } from '../../../src/db/dialect.ts';
+import { readPinned } from '../../../src/db/dialect.ts';
 import type { Orm } from '../../../src/db/orm.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import {
@@ -200,9 +200,10 @@ describe.each(DB_KINDS)('transfer histories on %s', (kind) => {
       for (const before of [undefined, TRANSFERS / 2]) {
         for (const limit of [21, 101]) {
           const read = transferHistoryQuery({ ...shape, limit, before });
-          const [row] = await runPostgresRead<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+          const [row] = await readPinned<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
             em(),
-            postgresReadText(em(), read, 'explain (format json) '),
+            read,
+            'explain (format json) ',
           );
           const plan = row['QUERY PLAN'][0].Plan;
           expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
