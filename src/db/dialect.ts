@@ -124,7 +124,9 @@ export async function runPinnedRead<T>(
   let results: Awaited<ReturnType<PgClient['query']>>;
   try {
     if (!prepared || prepared.size >= PREPARED_PER_CONNECTION) {
-      if (prepared) await client.query('deallocate all');
+      // Its own statements only: `pg`'s named statements on the same connection (./read-statements.ts)
+      // are prepared once and then only bound, so `deallocate all` would break them.
+      if (prepared) await client.query([...prepared].map((name) => `deallocate ${name};`).join(' '));
       prepared = new Set();
       preparedOn.set(client, prepared);
     }
