@@ -81,7 +81,7 @@ export interface PinnedReadPool {
  */
 const preparedOn = new WeakMap<PgClient, Set<string>>();
 /**
- * Statements kept prepared per connection before they are all deallocated: the shapes of the reads
+ * Pinned statements kept prepared per connection before they are deallocated: the shapes of the reads
  * are few (the event filters' branches and type lists, the transfer histories), so this only bounds
  * a connection's memory against shapes nobody foresaw.
  */
@@ -98,8 +98,8 @@ function statementName(sql: string): string {
  * back): the statement's PREPARE when the connection has not prepared it yet, the planner settings,
  * and its EXECUTE with the values written in by MikroORM's formatter as `em.execute` does. Executed
  * with a generic plan (`plan_cache_mode`), made once per connection: planning a read of the
- * partitioned outbox costs about 0.1 ms per partition its bounds keep, more than the read itself on
- * a long log, and the plan's partitions are pruned from the values when it starts (issue 34). The
+ * partitioned outbox costs PostgreSQL's CPU for every partition its bounds keep, more than the read
+ * itself on a long log, and the plan's partitions are pruned from the values when it starts (issue 34). The
  * settings leave one plan whatever the values, so a generic plan is the plan a custom one would be.
  * `prefix` goes before the EXECUTE (tests: `explain`).
  */
