@@ -72,7 +72,8 @@ describe('contract fuzzing on sqlite', () => {
     const report = await runCampaign(t, world, { requests: 500, seed, concurrency: 8 });
     expect(report.perOperation.size).toBe(operations().length);
     expect(passed(report), formatReport(report)).toBe(true);
-  });
+    // Its world built first: 15 s in one CI-style run on a slow machine, over 30 (the default) in the next.
+  }, 120_000);
 
   // The campaign shares the event loop with the app and with fetch's pool of keep-alive connections.
   // It once built its requests in one synchronous stretch (1.5 s of CPU, over 5 s at load 15): no
