@@ -399,25 +399,25 @@ async function growLog(service: Service, target: number): Promise<number> {
       ? await openDatabase({ databaseUrl: service.env.DATABASE_URL, sqlitePath: '' })
       : undefined;
   // A copy names other keys than its row, as a long-lived log's later events do: an NFT of its own
-  // (the id suffixed with the copy's number; a currency's events stay the currency's) and other
-  // wallets (the addresses' first 4 hex digits from the copied row's id). Copying the keys too gave
-  // every NFT and early wallet of the grown log about 2,000 events, so its filtered page filled (20
-  // events an answer against 1 on the reference ledger) and those loads compared different answers.
-  const prefix = (column: string) =>
+  // (the id's first 24 characters and the copied row's id in hex, within the column's 32; a
+  // currency's events stay the currency's) and other wallets (the addresses' first 4 hex digits from
+  // the copied row's id). Copying the keys too gave every NFT and early wallet of the grown log about
+  // 2,000 events, so its filtered page filled (20 events an answer against 1 on the reference
+  // ledger) and those loads compared different answers.
+  const hex = (digits: number, value: string) =>
     service.kind === 'postgres'
-      ? `'0x' || lpad(to_hex((id % 65536)::int), 4, '0') || substr(${column}, 7)`
-      : `'0x' || printf('%04x', id % 65536) || substr(${column}, 7)`;
-  let copy = 0;
+      ? `lpad(to_hex(${value}), ${digits}, '0')`
+      : `printf('%0${digits}x', ${value})`;
+  const prefix = (column: string) => `'0x' || ${hex(4, 'id % 65536')} || substr(${column}, 7)`;
   try {
     const store = database ? new EventStore(database) : undefined;
     while (events < target) {
       const count = Math.min(BULK_CHUNK, target - events, events);
       const started = performance.now();
-      copy++;
       const copied = columns
         .replace(
           'asset_id',
-          `case when asset_id is null or asset_id in (select id from asset where kind = 'fungible') then asset_id else asset_id || '~${copy}' end`,
+          `case when asset_id is null or asset_id in (select id from asset where kind = 'fungible') then asset_id else substr(asset_id, 1, 24) || '~' || ${hex(7, 'id')} end`,
         )
         .replace('from_wallet', prefix('from_wallet'))
         .replace('to_wallet', prefix('to_wallet'));
