@@ -14,6 +14,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiSession,
+  BROWSER_TEST_TIMEOUT_MS,
   type ExplorerHarness,
   hasChromium,
   ROOT,
@@ -32,7 +33,7 @@ const METADATA = {
 };
 warnWithoutChromium('store e2e');
 
-describe.skipIf(!hasChromium)('the store in the explorer', () => {
+describe.skipIf(!hasChromium)('the store in the explorer', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
   let harness: ExplorerHarness;
   let page: Page;
   let alice: ApiSession;
