@@ -1,7 +1,7 @@
 // The service as a child process (src/server.ts), for what only a process shows: exit codes,
 // start-up lines, signals.
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../scripts/lib/children.ts';
@@ -23,11 +23,12 @@ export interface ServiceProcess {
 /** The service with the faults tests' defaults (a temp DATA_DIR, the test secret, info logs). */
 export async function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
+  const dataDir = env.DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'gats-faults-'));
   const service = spawnServiceProcess({
     HOST: '127.0.0.1',
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
-    DATA_DIR: mkdtempSync(path.join(tmpdir(), 'gats-faults-')),
+    DATA_DIR: dataDir,
     SECRET_KEY: TEST_SECRET_KEY,
     SEED_DEMO: 'never',
     LOG_LEVEL: 'info',
@@ -35,6 +36,10 @@ export async function spawnService(env: Record<string, string>): Promise<Service
     PUBLIC_URL_CHANGE: 'allow',
     ...env,
   });
+  // The temporary data directory goes with the process (each run of the suite left about 20 of them,
+  // a database in each); a caller that names its own DATA_DIR keeps it.
+  if (env.DATA_DIR === undefined)
+    void service.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   return {
     child: service.child,
     port,
