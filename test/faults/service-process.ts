@@ -39,7 +39,9 @@ export async function spawnService(env: Record<string, string>): Promise<Service
   // The temporary data directory goes with the process (each run of the suite left about 20 of them,
   // a database in each); a caller that names its own DATA_DIR keeps it.
   if (env.DATA_DIR === undefined)
-    void service.exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
+    void service.exited
+      .then(() => rmSync(dataDir, { recursive: true, force: true, maxRetries: 3 }))
+      .catch((error: unknown) => console.warn(`${dataDir} left behind: ${String(error)}`));
   return {
     child: service.child,
     port,
