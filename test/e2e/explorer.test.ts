@@ -12,7 +12,7 @@ import type { Page, WebSocketRoute } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiSession,
-  BROWSER_TEST_TIMEOUT_MS,
+  BROWSER_TESTS,
   type ExplorerHarness,
   hasChromium,
   ROOT,
@@ -25,7 +25,7 @@ import {
 const SHOTS = path.join(ROOT, 'test-results', 'explorer');
 warnWithoutChromium('explorer e2e');
 
-describe.skipIf(!hasChromium)('explorer in a real browser', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
+describe.skipIf(!hasChromium)('explorer in a real browser', BROWSER_TESTS, () => {
   let harness: ExplorerHarness;
   let base = '';
   let alicePage: Page;

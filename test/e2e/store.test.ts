@@ -14,7 +14,7 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ApiSession,
-  BROWSER_TEST_TIMEOUT_MS,
+  BROWSER_TESTS,
   type ExplorerHarness,
   hasChromium,
   ROOT,
@@ -33,7 +33,7 @@ const METADATA = {
 };
 warnWithoutChromium('store e2e');
 
-describe.skipIf(!hasChromium)('the store in the explorer', { timeout: BROWSER_TEST_TIMEOUT_MS }, () => {
+describe.skipIf(!hasChromium)('the store in the explorer', BROWSER_TESTS, () => {
   let harness: ExplorerHarness;
   let page: Page;
   let alice: ApiSession;

@@ -19,12 +19,12 @@ export const CHROMIUM = '/usr/bin/chromium';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const hasChromium = existsSync(CHROMIUM);
 /**
- * Each browser test's time limit (vitest's default is 30 s): a step drives Chromium, the service and
+ * The options of each browser suite's `describe`: each test's time limit (vitest's default is 30 s): a step drives Chromium, the service and
  * often a local EVM node at once, and on a loaded 2-core CI machine one sign-in of two pages and a
  * form took more than 30 s (the console's first test, stop 49's CI). Each wait inside a test keeps
  * its own shorter bound, so a step that never comes still fails on that wait, with its name.
  */
-export const BROWSER_TEST_TIMEOUT_MS = 90_000;
+export const BROWSER_TESTS = { timeout: 90_000 };
 
 export function warnWithoutChromium(what: string): void {
   if (!hasChromium)
