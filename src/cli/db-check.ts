@@ -12,6 +12,7 @@
  *   gives an id back: a write that took an id and then rolled back (a dropped connection, a killed
  *   instance) leaves a gap that was never an event, so gaps are listed as such, not as violations.
  *   Ids skipped by a restore (`npm run db:restored`) are no gap on either database.
+ * - PostgreSQL: no NFT has an event past its row of asset_last_event (its event reads stop there);
  * - the audit trail's hash chain holds (as `npm run audit:verify` checks it): no entry removed,
  *   altered or reordered.
  *
@@ -164,6 +165,22 @@ try {
     facts.push(`event ids ${span(restore.after + 1, restore.next - 1)} skipped by a restore`);
   if (config.databaseUrl && missing.length > 0)
     facts.push(`outbox ids never committed (rolled-back writes): ${missing.join(', ')}`);
+
+  // Issue 34: an NFT's event read stops at its newest event as asset_last_event holds it
+  // (src/events/reads.ts), so an event of the NFT past it would never be read. (No row: no bound,
+  // every event read; SQLite writes none; a database not migrated that far has no such table.)
+  const lastEvents =
+    config.databaseUrl &&
+    (await rows<{ found: boolean }>("select to_regclass('asset_last_event') is not null as found"))[0].found;
+  if (lastEvents) {
+    const behind = await rows<{ id: string; last: string; newest: string }>(
+      `select b.asset_id as id, b.event_id as last, max(e.id) as newest from asset_last_event b
+        join outbox_event e on e.asset_id = b.asset_id group by b.asset_id, b.event_id
+        having max(e.id) > b.event_id order by b.asset_id limit 20`,
+    );
+    for (const nft of behind)
+      violations.push(`nft ${nft.id}: newest event ${nft.newest} past its asset_last_event ${nft.last}`);
+  }
 
   const audit = await verifyAudit(orm);
   for (const problem of audit.problems) violations.push(`audit trail: ${problem}`);

@@ -13,7 +13,9 @@
 // are pinned to ordered index scans (below), and the bound lets the plan drop, as it starts, the
 // partitions made ahead of the ids (src/db/outbox-partitions.ts), which every read started otherwise
 // (each costs an index descent; the plan is generic, made once per connection: src/db/dialect.ts,
-// `pinnedReadText`). Unpinned (SQLite), `id > ? and id <= ?` let a planner
+// `pinnedReadText`). An asset's read is bounded there by the asset's newest event too
+// (`asset_last_event`, which the PostgreSQL ledger function writes with each NFT's events): the
+// partitions after it are dropped once the plan has read it (initialized, never descended into). Unpinned (SQLite), `id > ? and id <= ?` let a planner
 // with stale statistics read the whole range with a bitmap scan and a sort (issue 34), so there rows
 // past `upTo` are dropped here instead: the matches at or below it are a prefix of the matches in id
 // order, so the first `limit` of them are the same rows either way, and the rows past the relay's
@@ -60,6 +62,15 @@ export function eventReadQuery(
     upTo === undefined
       ? [{ sql: 'id > ?', params: [after] }]
       : [{ sql: 'id > ? and id <= ?', params: [after, upTo] }];
+  // An asset's read also stops at the asset's newest event (PostgreSQL's pinned reads, see the top of
+  // the file): an NFT's few events rarely fill a page, and without it the read descended into every
+  // partition up to the relay's position. A separate condition, so the partitions past `upTo` are
+  // still dropped as the plan starts; this one drops the rest when the subquery has run.
+  if (upTo !== undefined && filter?.assetId !== undefined)
+    bounds.push({
+      sql: 'id <= coalesce((select event_id from asset_last_event where asset_id = ?), ?)',
+      params: [filter.assetId, upTo],
+    });
   const selects = branches.map((conditions) => {
     const all = [...bounds, ...conditions];
     return {

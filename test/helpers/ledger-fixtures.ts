@@ -13,6 +13,7 @@ import { ListingTrait } from '../../src/db/entities/ListingTrait.ts';
 import { User, type UserRole } from '../../src/db/entities/User.ts';
 import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { migrate, type Orm } from '../../src/db/orm.ts';
+import { databaseKindOf } from '../../src/db/platform.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
@@ -181,6 +182,23 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
       else if (mine[0].wallet !== asset.owner)
         problems.push(`${asset.id}: owner ${asset.owner} but held by ${mine[0].wallet}`);
     }
+  }
+  // Issue 34: on PostgreSQL each NFT's newest event is in asset_last_event (its event reads stop
+  // there, src/events/reads.ts), written with the event; SQLite writes none.
+  const postgres = databaseKindOf(em.getPlatform()) === 'postgresql';
+  const connection = em.getConnection();
+  const newest = await connection.execute<{ asset_id: string; id: string | number }[]>(
+    'select asset_id, max(id) as id from outbox_event where asset_id is not null group by asset_id',
+  );
+  const newestOf = new Map(newest.map((row) => [row.asset_id, Number(row.id)]));
+  const bounds = await connection.execute<{ asset_id: string; event_id: string | number }[]>(
+    'select asset_id, event_id from asset_last_event',
+  );
+  const boundOf = new Map(bounds.map((row) => [row.asset_id, Number(row.event_id)]));
+  for (const asset of assets) {
+    const wanted = postgres && asset.kind === 'nft' ? (newestOf.get(asset.id) ?? null) : null;
+    const found = boundOf.get(asset.id) ?? null;
+    if (found !== wanted) problems.push(`${asset.id}: asset_last_event ${found}, its newest event ${wanted}`);
   }
   return problems;
 }

@@ -6,6 +6,9 @@ export interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  /** With EXPLAIN ANALYZE: the rows out, and the times the node ran (0: never executed). */
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 

@@ -132,6 +132,16 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
       expect(applied.length).toBeGreaterThan(0);
       expect(applied).not.toContain(FIRST_SCHEMA);
       expect(await orm.migrator.getPending()).toEqual([]);
+      // Issue 34: on PostgreSQL the NFT's newest event bounds its event reads
+      // (Migration20261130223457_asset_last_event fills it from the log); SQLite keeps none.
+      const bounds = await orm.em
+        .getConnection()
+        .execute<{ asset_id: string; event_id: string | number }[]>(
+          'select asset_id, event_id from asset_last_event',
+        );
+      expect(bounds.map((row) => [row.asset_id, Number(row.event_id)])).toEqual(
+        kind === 'postgres' ? [[NFT, 1]] : [],
+      );
     } finally {
       await db.close();
     }

@@ -1,6 +1,7 @@
 import { ApiKey } from './ApiKey.ts';
 import { Application } from './Application.ts';
 import { Asset } from './Asset.ts';
+import { AssetLastEvent } from './AssetLastEvent.ts';
 import { AssetMetadataVersion } from './AssetMetadataVersion.ts';
 import { AssetSupply } from './AssetSupply.ts';
 import { Auction } from './Auction.ts';
@@ -48,6 +49,7 @@ export {
   ApiKey,
   Application,
   Asset,
+  AssetLastEvent,
   AssetMetadataVersion,
   AssetSupply,
   Auction,
@@ -161,4 +163,6 @@ export const entities = [
   CurrencyLot,
   // A currency's supply, apart from its asset row (issue 34 item 5)
   AssetSupply,
+  // An NFT's newest event, bounding its event reads on PostgreSQL (issue 34)
+  AssetLastEvent,
 ];

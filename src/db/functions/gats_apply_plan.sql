@@ -24,7 +24,7 @@
 -- (`supply_locks`), the holdings it reads or changes (`locks`), each list sorted by the caller, then
 -- the rows its inserts and updates touch, the counters last, the outbox writers' shared lock
 -- (src/events/outbox-lock.ts, its key is the second argument) right before the event rows draw their
--- ids.
+-- ids, then the rows of asset_last_event of the NFTs the events name (sorted here).
 --
 -- Guards: one WHEN block per kind, evaluated in the plan's order against the state before the plan;
 -- a new kind is one more WHEN block. Every part is optional: an absent part is an empty loop, at the
@@ -61,6 +61,10 @@ declare
   v_need numeric;
   v_units numeric;
   v_lot record;
+  -- Issue 34: the plan's events' assets and ids, for each NFT's newest event (after the events).
+  v_event_id bigint;
+  v_event_assets text[] := '{}';
+  v_event_ids bigint[] := '{}';
 begin
   -- The idempotency record first, with the answer: a concurrent request with the same key waits
   -- here for this transaction, then finds the record (or, if this one rolled back, takes the key).
@@ -641,8 +645,26 @@ begin
     insert into "outbox_event" ("type", "occurred_at", "data", "asset_id", "collection_id", "wallets",
         "from_wallet", "to_wallet", "operation_id")
       values (e->>'type', (e->>'occurred_at')::timestamptz, e->'data', e->>'a', e->>'c', e->'wallets',
-        e->>'f', e->>'t', coalesce(e->>'op', p->>'op'));
+        e->>'f', e->>'t', coalesce(e->>'op', p->>'op'))
+      returning "id" into v_event_id;
+    if e->>'a' is not null then
+      v_event_assets := v_event_assets || (e->>'a');
+      v_event_ids := v_event_ids || v_event_id;
+    end if;
   end loop;
+  -- Issue 34: each NFT's newest event (asset_last_event), in the events' transaction, so a reader that
+  -- sees an event sees a bound at or past it: an NFT's event read stops there (src/events/reads.ts)
+  -- and skips the log's partitions after it. Never lowered (a concurrent plan's later event may have
+  -- committed first). Rows in asset id order (code points, as the callers sort their lock lists). A
+  -- currency has none: its events fill a page near any point.
+  if cardinality(v_event_assets) > 0 then
+    insert into "asset_last_event" ("asset_id", "event_id")
+      select x."a", max(x."i") from unnest(v_event_assets, v_event_ids) as x("a", "i")
+        join "asset" a on a."id" = x."a" and a."kind" = 'nft'
+        group by x."a" order by x."a" collate "C"
+      on conflict ("asset_id") do update set "event_id" = excluded."event_id"
+        where "asset_last_event"."event_id" < excluded."event_id";
+  end if;
   part := p->'changes';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
     e := part->j;

@@ -21,7 +21,7 @@ import type { EventFilter } from '../../../src/events/filter.ts';
 import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
 import { EventStore, RELAY_READ_PG } from '../../../src/events/store.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
-import { type PlanNode, pagePlanProblems, partitionsRead } from '../../helpers/pg-plans.ts';
+import { nodesOf, type PlanNode, pagePlanProblems, partitionsRead } from '../../helpers/pg-plans.ts';
 
 const EVENTS = 100_000;
 /** Ids per partition (the service's default is 1,000,000). */
@@ -243,6 +243,40 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       for (const plan of plans) {
         expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
         expect(JSON.stringify(plan)).toMatch(/outbox_event_p\d+_pkey/);
+      }
+    });
+
+    it("reads an NFT's events up to its newest event only, not the partitions after it", async () => {
+      // Issue 34: an NFT has a few events, so its page never fills and the read went on descending into
+      // every partition up to the relay's position. Its newest event is in asset_last_event (written
+      // by the ledger function with the events: nft-last-event.test.ts), and the read stops there. nft101's events: its mint (101) and, for this test, 50,001.
+      const connection = orm.em.getConnection();
+      const executed = (plan: PlanNode) =>
+        nodesOf(plan)
+          .filter(({ node }) => node['Relation Name']?.startsWith('outbox_event_') && node['Actual Loops'])
+          .map(({ node }) => node['Relation Name'])
+          .sort();
+      const read = async () => {
+        const { Plan: plan } = await explain(
+          query(0, 20, { types: ALL, assetId: 'nft101' }, EVENTS),
+          'analyze, format json',
+        );
+        expect(planProblems(plan)).toEqual([]);
+        expect(plan['Actual Rows']).toBe(2);
+        return executed(plan);
+      };
+      await connection.execute(`update outbox_event set asset_id = 'nft101' where id = 50001`);
+      try {
+        // Without a bound (an NFT of a release before the table): every partition up to the relay's.
+        expect(await read()).toEqual(partitionsAbove(0, EVENTS));
+        await connection.execute(
+          `insert into asset_last_event (asset_id, event_id) values ('nft101', 50001)`,
+        );
+        expect(await read()).toEqual(partitionsAbove(0, 50_001));
+        expect(partitionsAbove(0, 50_001).length).toBeLessThan(partitionsAbove(0, EVENTS).length);
+      } finally {
+        await connection.execute(`update outbox_event set asset_id = 'gems' where id = 50001`);
+        await connection.execute(`delete from asset_last_event where asset_id = 'nft101'`);
       }
     });
 
