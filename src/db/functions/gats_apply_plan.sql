@@ -658,12 +658,22 @@ begin
   -- committed first). Rows in asset id order (code points, as the callers sort their lock lists). A
   -- currency has none: its events fill a page near any point.
   if cardinality(v_event_assets) > 0 then
-    insert into "asset_last_event" ("asset_id", "event_id")
-      select x."a", max(x."i") from unnest(v_event_assets, v_event_ids) as x("a", "i")
-        join "asset" a on a."id" = x."a" and a."kind" = 'nft'
-        group by x."a" order by x."a" collate "C"
-      on conflict ("asset_id") do update set "event_id" = excluded."event_id"
-        where "asset_last_event"."event_id" < excluded."event_id";
+    if v_event_assets[1] = all(v_event_assets) then
+      -- One asset (most plans: a transfer, a batch transfer of a currency): its newest event is the
+      -- last id drawn, and the statement's plan stays a primary-key lookup, kept by the session.
+      insert into "asset_last_event" ("asset_id", "event_id")
+        select a."id", v_event_ids[cardinality(v_event_ids)] from "asset" a
+          where a."id" = v_event_assets[1] and a."kind" = 'nft'
+        on conflict ("asset_id") do update set "event_id" = excluded."event_id"
+          where "asset_last_event"."event_id" < excluded."event_id";
+    else
+      insert into "asset_last_event" ("asset_id", "event_id")
+        select x."a", max(x."i") from unnest(v_event_assets, v_event_ids) as x("a", "i")
+          join "asset" a on a."id" = x."a" and a."kind" = 'nft'
+          group by x."a" order by x."a" collate "C"
+        on conflict ("asset_id") do update set "event_id" = excluded."event_id"
+          where "asset_last_event"."event_id" < excluded."event_id";
+    end if;
   end if;
   part := p->'changes';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop
