@@ -15,11 +15,12 @@
 // (each costs an index descent; the plan is generic, made once per connection: src/db/dialect.ts,
 // `pinnedReadText`). An asset's read is bounded there by the asset's newest event too
 // (`asset_last_event`, which the PostgreSQL ledger function writes with each NFT's events): the
-// partitions after it are dropped once the plan has read it (initialized, never descended into). Unpinned (SQLite), `id > ? and id <= ?` let a planner
-// with stale statistics read the whole range with a bitmap scan and a sort (issue 34), so there rows
-// past `upTo` are dropped here instead: the matches at or below it are a prefix of the matches in id
-// order, so the first `limit` of them are the same rows either way, and the rows past the relay's
-// position are the few being committed. Both databases drop them here too (`eventsUpTo`).
+// partitions after it are dropped once the plan has read it (initialized, never descended into).
+// Unpinned (SQLite), `id > ? and id <= ?` let a planner with stale statistics read the whole range
+// with a bitmap scan and a sort (issue 34), so there rows past `upTo` are dropped here instead: the
+// matches at or below it are a prefix of the matches in id order, so the first `limit` of them are
+// the same rows either way, and the rows past the relay's position are the few being committed.
+// Both databases drop them here too (`eventsUpTo`).
 //
 // On PostgreSQL the branches' ordered index scans are also made the only plan
 // (POSTGRES_READ_SETTINGS, src/db/dialect.ts): with stale statistics an equality (`asset_id = 'gold'`) is estimated at
