@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--loads text] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--asset-views n] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--loads text[|text...]] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--asset-views n] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -46,7 +46,7 @@ function usage(message: string): never {
   process.stderr.write(
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
-      '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] [--loads text] ' +
+      '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] [--loads text[|text...]] ' +
       '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--outbox-partition-ids n] [--asset-views n] [--record]\n',
   );
   process.exit(64);

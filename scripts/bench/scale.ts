@@ -49,7 +49,8 @@
 // at its second sighting); the records name it.
 //
 // `--loads TEXT` measures only the loads whose label holds TEXT (`--loads no-cache`: the two
-// `no-cache` reads), to look at one load in minutes; such a run is not recorded.
+// `no-cache` reads; `--loads "no-cache|events (an NFT)"`: those, then an NFT's events), to look at
+// one load, or one after another, in minutes; such a run is not recorded.
 // `--stages` are wallet totals, smallest first (5 holdings each: 200,000 wallets is 1,000,000 holdings).
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -607,9 +608,16 @@ async function eventsPerAnswer({ service, world }: Ledger): Promise<{ wallet: nu
 
 const REPLAYS = 'WS subscribe, replay from a random point';
 
-/** Whether `--loads` (any load when absent) names the load labelled `label`. */
+/**
+ * Whether `--loads` (any load when absent) names the load labelled `label`: the label holds one of its
+ * `|`-separated texts (`--loads "no-cache|events (an NFT)"`: a load after the ones it may follow).
+ */
 const wanted = (label: string, options: BenchOptions) =>
-  options.loads === undefined || label.toLowerCase().includes(options.loads.toLowerCase());
+  options.loads === undefined ||
+  options.loads
+    .toLowerCase()
+    .split('|')
+    .some((text) => label.toLowerCase().includes(text.trim()));
 
 /** WebSocket subscribes replaying a random wallet's events from a random point before `newest`. */
 async function replays(
