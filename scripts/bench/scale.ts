@@ -468,17 +468,18 @@ async function measureStage(
   await warmUp(helloLoad, 1);
   const helloResult = await machineWhile(service, hello.pid, () => runLoad(helloLoad));
   // Replays start from the newest event as it is after the loads before them (transfers and mints).
-  // On PostgreSQL the grown service's first round also counts the blocks read and hit per answer.
-  const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, blocks: boolean) => [
+  // On PostgreSQL each service's first round also counts the blocks read and hit per answer, printed
+  // under `ledgerName`.
+  const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, ledgerName: string) => [
     ...httpLoads(service, world, newestEvent, options)
       .filter((load) => wanted(load.label, options))
-      .map((load) => (round: number) => measureLoad(service, load, blocks && round === 0)),
+      .map((load) => (round: number) => measureLoad(service, load, round === 0 ? ledgerName : undefined)),
     ...(wanted(REPLAYS, options)
       ? [async () => replays({ service, world }, options, (await sizes(service)).newestEvent)]
       : []),
   ];
-  const referenceLoads = ledgerLoads(reference, (await sizes(reference.service)).newestEvent, false);
-  const loads = ledgerLoads(grown, size.newestEvent, true);
+  const referenceLoads = ledgerLoads(reference, (await sizes(reference.service)).newestEvent, 'reference');
+  const loads = ledgerLoads(grown, size.newestEvent, 'grown');
   const results: LoadResult[] = [];
   const references: LoadResult[] = [];
   const keptFigures: number[] = [];
@@ -542,19 +543,19 @@ async function measureStage(
 /**
  * One HTTP load on a service that finished the previous one (a slow read's requests still in the
  * service when its run ends would otherwise count against the next load), after a 1 s warm-up; with
- * `blocks`, on PostgreSQL, the blocks it read and hit per answer.
+ * `ledgerName`, on PostgreSQL, the blocks it read and hit per answer, printed under that name.
  */
-async function measureLoad(service: Service, load: LoadOptions, blocks: boolean): Promise<LoadResult> {
+async function measureLoad(service: Service, load: LoadOptions, ledgerName?: string): Promise<LoadResult> {
   await settle(service);
   await warmUp(load, 1);
   await settle(service);
   // A PostgreSQL session reports its statistics at most once a second, and 10 s after it went idle.
-  const before = blocks ? await ioCounters(service) : undefined;
+  const before = ledgerName === undefined ? undefined : await ioCounters(service);
   const result = await runLoad(load);
   if (before) {
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     const io = ioPerAnswer(before, await ioCounters(service), result.ok);
-    if (io) console.log(`${result.label}, per answer: ${io}`);
+    if (io) console.log(`${result.label}, per answer on the ${ledgerName} ledger: ${io}`);
   }
   return result;
 }
