@@ -63,6 +63,16 @@ export interface Dialect {
 export const POSTGRES_READ_SETTINGS =
   'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off;';
 
+/**
+ * Those settings for a whole session whose every read is an ordered index scan (the relay's own
+ * connection: src/events/relay-connection.ts), and a generic plan for each of its prepared statements
+ * (`id > $1 order by id limit $2`: the relay's pages, every flush of a REST page). Left to choose,
+ * PostgreSQL kept planning the relay's read at each run (a custom plan estimated cheaper than the
+ * generic one): on a grown log each planning probed the ends of every partition's key, 12 blocks of
+ * the 41 an NFT's event page cost in all (issue 34, PostgreSQL, 1,010,001 holdings).
+ */
+export const POSTGRES_PINNED_SESSION = `${POSTGRES_READ_SETTINGS.replaceAll('set local ', 'set ')} set plan_cache_mode = force_generic_plan;`;
+
 /** A connection of a `pg` Pool (the ORM's or a replica's; pg ships no types, MikroORM hands it back untyped). */
 interface PgClient {
   query(text: string): Promise<{ rows: unknown[] } | { rows: unknown[] }[]>;

@@ -3,6 +3,7 @@
 // waiting in that queue would hold back the delivery of events already committed by as long as the
 // queue takes to drain. A connection of its own answers the relay at once, and a wait for the
 // writers in flight (outbox-lock.ts) holds nothing but the relay.
+import { POSTGRES_PINNED_SESSION } from '../db/dialect.ts';
 import type { Orm } from '../db/orm.ts';
 import type { Logger } from '../observability/logger.ts';
 
@@ -36,6 +37,7 @@ export interface RelayConnection {
 /**
  * A client with the ORM pool's connection options (same server, credentials, TLS), connected on
  * first use and replaced after an error; nothing is retried here (the relay retries from where it was).
+ * Its session reads with ordered index scans and generic plans only (POSTGRES_PINNED_SESSION).
  */
 export async function pgRelayConnection(orm: Orm, logger: Logger): Promise<RelayConnection> {
   const pool = (await orm.em.getConnection().getNativeClient()) as PgPool;
@@ -45,7 +47,15 @@ export async function pgRelayConnection(orm: Orm, logger: Logger): Promise<Relay
   const open = (): Promise<PgClient> => {
     // The pool's own options object, as the pool passes it (its password is not enumerable).
     const fresh = new pool.Client(pool.options);
-    const opening = fresh.connect().then(() => fresh);
+    const opening = fresh.connect().then(async () => {
+      try {
+        await fresh.query({ text: POSTGRES_PINNED_SESSION, values: [] });
+      } catch (error) {
+        await fresh.end().catch(() => undefined);
+        throw error;
+      }
+      return fresh;
+    });
     fresh.on('error', (error) => {
       logger.warn({ err: error }, 'relay database connection error');
       if (client === opening) client = null;

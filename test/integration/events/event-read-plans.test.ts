@@ -19,7 +19,9 @@ import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-part
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import type { EventFilter } from '../../../src/events/filter.ts';
 import { type EventReadQuery, eventReadQuery } from '../../../src/events/reads.ts';
+import { pgRelayConnection } from '../../../src/events/relay-connection.ts';
 import { EventStore, RELAY_READ_PG } from '../../../src/events/store.ts';
+import { createLogger } from '../../../src/observability/logger.ts';
 import { DB_KINDS, migratedDatabase } from '../../helpers/db.ts';
 import { nodesOf, type PlanNode, pagePlanProblems, partitionsRead } from '../../helpers/pg-plans.ts';
 
@@ -243,6 +245,32 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       for (const plan of plans) {
         expect(planProblems(plan), JSON.stringify(plan)).toEqual([]);
         expect(JSON.stringify(plan)).toMatch(/outbox_event_p\d+_pkey/);
+      }
+    });
+
+    it("runs the relay's reads on its connection with generic plans only, never planned again", async () => {
+      // Left to choose (plan_cache_mode auto), PostgreSQL planned the relay's read at each run, its
+      // custom plan estimated cheaper: on a grown log each planning probed every partition's key ends,
+      // and a REST page's flush runs that read (issue 34).
+      const relay = await pgRelayConnection(orm, createLogger('silent'));
+      try {
+        const store = new EventStore(opened, relay);
+        for (let run = 0; run < 8; run++) {
+          expect(await store.next(EVENTS - 5 + run, 100)).toHaveLength(Math.max(0, 5 - run));
+          await store.changesAfter(0, 100);
+        }
+        const statements = await relay.query<{ name: string; generic_plans: string; custom_plans: string }>(
+          "select name, generic_plans, custom_plans from pg_prepared_statements where name like 'gats_relay_%' order by name",
+          [],
+        );
+        expect(
+          statements.map((row) => [row.name, Number(row.generic_plans), Number(row.custom_plans)]),
+        ).toEqual([
+          ['gats_relay_changes', 8, 0],
+          ['gats_relay_next', 8, 0],
+        ]);
+      } finally {
+        await relay.close();
       }
     });
 
