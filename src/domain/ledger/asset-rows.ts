@@ -1,6 +1,7 @@
 // Asset columns read as raw rows (through ../../db/read-statements.ts) and turned into the fields an
 // asset's view is made of, exactly as the ORM would hydrate them.
 import type { ReadStatements } from '../../db/sqlite-read-statements.ts';
+import { CHAIN_ASSET_PREFIX } from './chain-assets.ts';
 import type { AssetFields, FixedAssetFields } from './views.ts';
 
 /**
@@ -23,7 +24,11 @@ const FIXED_ASSET_SELECT: readonly (readonly [keyof FixedAssetRow, string])[] = 
   ['soulbound', 'a.soulbound'],
   ['metadata_version', 'a.metadata_version'],
   ['collection_soulbound', '(select c.soulbound from collection c where c.id = a.collection_id)'],
-  ['caip19', '(select ca.caip19 from chain_asset ca where ca.asset_id = a.id)'],
+  // Looked up for on-chain tokens' ids only: a ledger asset's read skips the probe of chain_asset's key.
+  [
+    'caip19',
+    `case when substr(a.id, 1, ${CHAIN_ASSET_PREFIX.length}) = '${CHAIN_ASSET_PREFIX}' then (select ca.caip19 from chain_asset ca where ca.asset_id = a.id) end`,
+  ],
 ];
 
 /** FIXED_ASSET_SELECT as a select list, each value under its FixedAssetRow name. */
@@ -40,10 +45,11 @@ export function fixedAssetRowAt(values: readonly unknown[], offset: number): Fix
 
 /**
  * A currency's total supply, beside its asset (aliased `a`), under the column's old name: it lives in
- * `asset_supply` (issue 34 item 5: mints and burns do not update the asset row); null for an NFT.
+ * `asset_supply` (issue 34 item 5: mints and burns do not update the asset row); null for an NFT, whose
+ * read skips the probe of asset_supply's key (an NFT has no row there).
  */
 export const TOTAL_SUPPLY_COLUMN =
-  '(select s.total_supply from asset_supply s where s.asset_id = a.id) as total_supply';
+  "case when a.kind = 'fungible' then (select s.total_supply from asset_supply s where s.asset_id = a.id) end as total_supply";
 
 /** The columns of `asset` (aliased `a`) that `assetFieldsOf` reads. */
 export const ASSET_COLUMNS = `${FIXED_ASSET_COLUMNS}, a.owner, ${TOTAL_SUPPLY_COLUMN}, a.frozen, a.frozen_by, a.expires_at, a.lender`;

@@ -23,14 +23,17 @@ export function hashId26(text: string): string {
   return out;
 }
 
+/** How an on-chain token's asset id starts (no ledger id does). */
+export const CHAIN_ASSET_PREFIX = 'chn_';
+
 /** The asset id of the on-chain token whose CAIP-19 id is `caip19`. */
 export function chainAssetId(caip19: string): string {
-  return `chn_${hashId26(caip19)}`;
+  return `${CHAIN_ASSET_PREFIX}${hashId26(caip19)}`;
 }
 
 /** True for the id of an on-chain token (made by `chainAssetId`). */
 export function isChainAssetId(assetId: string): boolean {
-  return assetId.startsWith('chn_');
+  return assetId.startsWith(CHAIN_ASSET_PREFIX);
 }
 
 /** 409: the ledger mirrors on-chain tokens and never moves, mints or burns them itself. */

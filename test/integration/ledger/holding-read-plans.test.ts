@@ -10,7 +10,9 @@
 // (wallet, asset_id, expires_at) index per listed row, never a scan of the lots. The assets of a
 // page whose fixed views are not kept are read in one statement (./fixed-views.ts, `a.id in (...)`):
 // from the primary key, never a scan; the wide listing (the fixed columns in the listing's own
-// statement) has the narrow one's plan.
+// statement) has the narrow one's plan, and probes asset_supply and currency_lot for its currencies'
+// rows only and chain_asset for on-chain tokens only (an NFT's row of a large ledger saved 4 to 6
+// blocks).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
 import type { Orm } from '../../../src/db/orm.ts';
@@ -29,6 +31,7 @@ interface PlanNode {
   'Node Type': string;
   'Relation Name'?: string;
   'Index Name'?: string;
+  'Actual Loops'?: number;
   Plans?: PlanNode[];
 }
 
@@ -151,6 +154,28 @@ describe.runIf(DB_KINDS.includes('postgres'))(
         }
       },
     );
+
+    it('probes the supply and the lots of its currencies only, and chain_asset for on-chain tokens only', async () => {
+      // wallet(1,234) holds both currencies and 3 NFTs (ledger assets): as EXPLAIN ANALYZE runs it,
+      // wide (every asset's fixed columns too), each probe's loops are the rows that need it.
+      const values = [0, wallet(1_234), 21].map((value) =>
+        typeof value === 'number' ? String(value) : `'${value}'`,
+      );
+      let n = 0;
+      const sql = listingSql(['h.wallet = ?'], 'h.asset_id', true).replace(/\?/g, () => values[n++]);
+      const rows = await orm.em
+        .getConnection()
+        .execute<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(`explain (analyze, format json) ${sql}`);
+      const loops = (relation: string) =>
+        nodesOf(rows[0]['QUERY PLAN'][0].Plan)
+          .filter((node) => node['Relation Name'] === relation)
+          .reduce((sum, node) => sum + (node['Actual Loops'] ?? 0), 0);
+      expect(loops('holding')).toBe(1);
+      expect(loops('asset')).toBe(5);
+      expect(loops('asset_supply')).toBe(2);
+      expect(loops('currency_lot')).toBe(2);
+      expect(loops('chain_asset')).toBe(0);
+    });
 
     it.each([1, 8, 32])('reads the fixed views of %i assets from the primary key', async (slots) => {
       const plans = await explained(

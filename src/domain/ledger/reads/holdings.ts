@@ -44,11 +44,11 @@ const SHARE_WEIGHT = 1 / 16;
 
 /**
  * Whether the holding has lots (timed units: issue 36), a probe of the lots' (wallet, asset_id,
- * expires_at) index per row, so that a page whose holdings have none (most) needs no second statement
- * for them (`lotsOf`).
+ * expires_at) index per currency row (an NFT has none), so that a page whose holdings have none (most)
+ * needs no second statement for them (`lotsOf`).
  */
 const HAS_LOTS =
-  'exists (select 1 from currency_lot l where l.wallet = h.wallet and l.asset_id = h.asset_id)';
+  "case when a.kind = 'fungible' then exists (select 1 from currency_lot l where l.wallet = h.wallet and l.asset_id = h.asset_id) else false end";
 
 /**
  * A listing's one statement: positive holdings (`h`) joined to their asset (`a`), with `conditions`
