@@ -10,18 +10,17 @@ export interface RetainedEvents {
   /** Every event id at or below this one may have been removed by retention (0: none was). */
   prunedThrough: number;
   oldest: number | null;
-  newest: number | null;
   /** Id ranges skipped by restores from backups. */
   restores: RestoreGap[];
 }
 
 export async function retainedEvents(store: EventStore): Promise<RetainedEvents> {
-  const [prunedThrough, range, restores] = await Promise.all([
+  const [prunedThrough, oldest, restores] = await Promise.all([
     store.prunedThrough(),
-    store.range(),
+    store.oldest(),
     store.restoreGaps(),
   ]);
-  return { prunedThrough, oldest: range.oldest, newest: range.newest, restores };
+  return { prunedThrough, oldest, restores };
 }
 
 /**

@@ -69,8 +69,10 @@ const CHANGES_READ = 'select id, kind, user_id, wallet from ledger_change where 
 const RELAY_READ =
   'select id, type, occurred_at, data, asset_id, collection_id, wallets, operation_id from outbox_event ' +
   'where id > ? order by id limit ?';
-const RANGE_READ =
-  'select (select min(id) from outbox_event) as oldest, (select max(id) from outbox_event) as newest';
+// Each aggregate stands alone: SQLite reads min() or max() of a key from the index only then
+// (`select min(id), max(id)` scanned the whole table).
+const OLDEST_READ = 'select min(id) as id from outbox_event';
+const NEWEST_READ = 'select max(id) as id from outbox_event';
 const PRUNED_THROUGH_READ = 'select value from sequence_counter where name = ?';
 /** The relay's read on PostgreSQL, a named prepared statement (its plan: event-read-plans.test.ts). */
 export const RELAY_READ_PG = RELAY_READ.replace('?', '$1').replace('?', '$2');
@@ -169,19 +171,26 @@ export class EventStore {
     });
   }
 
-  /** The oldest and newest retained ids (null when there is no event). */
-  async range(): Promise<{ oldest: number | null; newest: number | null }> {
-    // One subquery per bound: SQLite reads min() or max() of a key from the index only when the
-    // aggregate stands alone; `select min(id), max(id)` scans the whole table (about 10 ms per
-    // 100,000 events, on the event loop: every resuming subscribe and REST page paid it). A prepared
-    // statement (../db/read-statements.ts), like prunedThrough: every resuming subscribe runs both,
-    // and through the ORM each call built and prepared its statement again.
-    const rows = await this.reads.all(RANGE_READ, []);
-    const { oldest, newest } = rows[0] ?? { oldest: null, newest: null };
-    return {
-      oldest: oldest === null ? null : Number(oldest),
-      newest: newest === null ? null : Number(newest),
-    };
+  /**
+   * The oldest retained id (null when there is no event). A prepared statement (../db/read-statements.ts),
+   * like prunedThrough: every REST page and resuming subscribe runs it (through the ORM each call built
+   * and prepared its statement again). On PostgreSQL it descends into the partitions in id order up to
+   * the first that holds an event; the newest id is read apart (`newest`), only by those that use it: a
+   * REST page paid a descent into every partition made ahead of the ids for a figure it did not show.
+   */
+  oldest(): Promise<number | null> {
+    return this.bound(OLDEST_READ);
+  }
+
+  /** The newest committed id (null when there is no event), as `oldest` reads it. */
+  newest(): Promise<number | null> {
+    return this.bound(NEWEST_READ);
+  }
+
+  private async bound(sql: string): Promise<number | null> {
+    const rows = await this.reads.all(sql, []);
+    const id = rows[0]?.id;
+    return id === null || id === undefined ? null : Number(id);
   }
 
   /**

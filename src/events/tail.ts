@@ -99,7 +99,7 @@ export class OutboxTail {
    * id at or below the position is final (readers cap at it), so writers in flight are waited for.
    */
   async start(): Promise<void> {
-    const { newest } = await this.store.range();
+    const newest = await this.store.newest();
     const newestChange = await this.store.newestChange();
     await this.settleGaps?.(true);
     this.position = newest ?? 0;

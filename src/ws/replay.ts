@@ -138,9 +138,9 @@ export class Replayer {
     // Subscribes of many connections would otherwise run their reads back to back without letting
     // the event loop serve anyone else (on SQLite each read is synchronous).
     await yieldToEventLoop();
-    const retained = await retainedEvents(this.store);
+    const [retained, newestStored] = await Promise.all([retainedEvents(this.store), this.store.newest()]);
     const oldestEventId = retained.oldest;
-    const newest = Math.max(retained.newest ?? 0, this.tail.lastId);
+    const newest = Math.max(newestStored ?? 0, this.tail.lastId);
     const catchUp = `/api/v1/events?after=${after}`;
     const pruned = prunedSince(after, retained);
     if (pruned) {
