@@ -58,10 +58,10 @@ export interface Dialect {
  * default selectivities say an equality matches a handful of rows) it read every match with a bitmap
  * scan and sorted them (a currency's every transfer, to return 100). The reads pinned
  * (src/events/reads.ts) cannot be planned without an index (every branch has `id > ?` on an index
- * ending with the id), so nothing gets slower.
+ * ending with the id), so nothing gets slower. No JIT either: see POSTGRES_PINNED_SESSION.
  */
 export const POSTGRES_READ_SETTINGS =
-  'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off;';
+  'set local enable_seqscan = off; set local enable_bitmapscan = off; set local enable_sort = off; set local jit = off;';
 
 /**
  * Those settings for a whole session whose every read is an ordered index scan (the relay's own
@@ -69,7 +69,11 @@ export const POSTGRES_READ_SETTINGS =
  * (`id > $1 order by id limit $2`: the relay's pages, every flush of a REST page). Left to choose,
  * PostgreSQL kept planning the relay's read at each run (a custom plan estimated cheaper than the
  * generic one): on a grown log each planning probed the ends of every partition's key, 12 blocks of
- * the 41 an NFT's event page cost in all (issue 34, PostgreSQL, 1,010,001 holdings).
+ * the 41 an NFT's event page cost in all (issue 34, PostgreSQL, 1,010,001 holdings). Without JIT
+ * (`jit = off`, in the per-read settings too): a generic plan of a large log is estimated at a third
+ * of its rows, past `jit_above_cost`, and compiling it took 108-182 ms at every run for a read of 0.06
+ * ms (10,000,000 events): every REST page waits for a relay read, so all of them were held to ~8 a
+ * second.
  */
 export const POSTGRES_PINNED_SESSION = `${POSTGRES_READ_SETTINGS.replaceAll('set local ', 'set ')} set plan_cache_mode = force_generic_plan;`;
 
