@@ -1,7 +1,7 @@
 // Benchmark dispatcher: npm run bench -- reads|edge|transfers|economy|auth|fanout|memory|replay-flood|verify-flood|webhooks|scale|expiry|market|all
 //   [--db sqlite|postgres|both] [--duration 10] [--connections 10]
 //   [--fanout 1000@200,10000@20] [--idle-clients 10000] [--ws-client lean|ws] [--reads hot|spread|both|replicas]
-//   [--rounds 3] [--stages 1000,20000,200000] [--loads text[|text...]] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--outbox-partition-ids n] [--asset-views n] [--record]
+//   [--rounds 3] [--stages 1000,20000,200000] [--loads text[|text...]] [--bulk-events 0] [--vacuum] [--pg-shared-buffers 2GB] [--pg-statements] [--outbox-partition-ids n] [--asset-views n] [--record]
 // Each benchmark starts what it measures (the service on a fresh database, the Koa hello baseline) as
 // child processes on loopback, measures both with the same load, prints the figures, and stops them.
 // With --record, each benchmark that ends without error replaces its scenarios' records in
@@ -47,7 +47,7 @@ function usage(message: string): never {
     `${message}\nusage: npm run bench -- ${Object.keys(BENCHMARKS).join('|')}|all [--db sqlite|postgres|both] ` +
       '[--duration seconds] [--connections n] [--fanout clients@rate,...] [--idle-clients n] ' +
       '[--ws-client lean|ws] [--reads hot|spread|both|replicas] [--rounds n] [--stages wallets,wallets,...] [--loads text[|text...]] ' +
-      '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--outbox-partition-ids n] [--asset-views n] [--record]\n',
+      '[--bulk-events n] [--vacuum] [--pg-shared-buffers size] [--pg-statements] [--outbox-partition-ids n] [--asset-views n] [--record]\n',
   );
   process.exit(64);
 }
@@ -76,6 +76,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
       'bulk-events': { type: 'string', default: '0' },
       vacuum: { type: 'boolean', default: false },
       'pg-shared-buffers': { type: 'string' },
+      'pg-statements': { type: 'boolean', default: false },
       'outbox-partition-ids': { type: 'string' },
       'asset-views': { type: 'string' },
       record: { type: 'boolean', default: false },
@@ -108,6 +109,9 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
   if (stages.some((stage, index) => index > 0 && stage <= stages[index - 1]))
     usage('--stages are wallet totals, each larger than the one before');
   if (values.loads !== undefined && values.record) usage('--loads measures part of each stage: not recorded');
+  if (values['pg-statements'] && values.record)
+    usage('--pg-statements slows every statement to count it: not recorded');
+  if (values['pg-statements'] && values.db === 'sqlite') usage('--pg-statements is for PostgreSQL');
   const sharedBuffers = values['pg-shared-buffers'];
   if (sharedBuffers !== undefined && !/^[1-9]\d{0,5}(kB|MB|GB)$/.test(sharedBuffers))
     usage('--pg-shared-buffers is a PostgreSQL size such as 512MB or 2GB');
@@ -131,6 +135,7 @@ function parseOptions(): { names: (keyof typeof BENCHMARKS)[]; options: BenchOpt
           : positiveInteger(values['bulk-events'], 'bulk-events', 100_000_000),
       vacuum: values.vacuum,
       pgSharedBuffers: sharedBuffers,
+      pgStatements: values['pg-statements'],
       outboxPartitionIds:
         values['outbox-partition-ids'] === undefined
           ? undefined

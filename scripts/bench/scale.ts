@@ -43,6 +43,12 @@
 // hold N ids each (the records name it): reads that pass through partitions without filling their
 // page pay for each partition.
 //
+// With `--pg-statements` (PostgreSQL), the run has a server of its own with pg_stat_statements loaded
+// (nested statements and planning tracked), and the first round of each load prints, for each ledger,
+// the statements that read the most blocks an answer: blocks, calls and plans an answer, time a call
+// (planning, JIT) and the statement's text (lib/pg-statements.ts). Tracking slows every statement:
+// such a run is not recorded.
+//
 // With `--asset-views N` both services keep N assets' fixed views and N addresses' checksum forms
 // (ASSET_VIEW_CACHE_ENTRIES, ADDRESS_CACHE_ENTRIES; 10,000 each by default) and every wallet is
 // listed twice before each stage's loads, so that the listing caches hold what fits (a view is kept
@@ -72,6 +78,12 @@ import { NODE, ROOT } from '../lib/service-process.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
+import {
+  enableStatements,
+  STATEMENT_SETTINGS,
+  statementCounters,
+  statementsPerAnswer,
+} from './lib/pg-statements.ts';
 import { record, round1, round4 } from './lib/record.ts';
 import { fixed, heading, loadTable, table, threadTable } from './lib/report.ts';
 import { byTable, ioCounters, ioPerAnswer, type Sizes, sizes } from './lib/scale-storage.ts';
@@ -179,18 +191,25 @@ export async function scale(options: BenchOptions): Promise<void> {
 }
 
 /**
- * `--pg-shared-buffers`: a PostgreSQL server of the benchmark's own for the run, as the machine's
- * (initdb's defaults, autovacuum off) but for that `shared_buffers`; stopped and removed at the end.
+ * `--pg-shared-buffers`, `--pg-statements`: a PostgreSQL server of the benchmark's own for the run, as
+ * the machine's (initdb's defaults, autovacuum off) but for that `shared_buffers` and with
+ * pg_stat_statements loaded; stopped and removed at the end.
  */
-async function ownServer(sharedBuffers: string): Promise<() => Promise<void>> {
-  const server = await startScratchServer({ shared_buffers: sharedBuffers, autovacuum: 'off' });
+async function ownServer(options: BenchOptions): Promise<() => Promise<void>> {
+  const server = await startScratchServer({
+    ...(options.pgSharedBuffers && { shared_buffers: options.pgSharedBuffers }),
+    ...(options.pgStatements && STATEMENT_SETTINGS),
+    autovacuum: 'off',
+  });
   usePostgresServer(server.url());
   return deferCleanup(() => server.close());
 }
 
 async function scaleOn(kind: DbKind, options: BenchOptions): Promise<void> {
   const closeServer =
-    kind === 'postgres' && options.pgSharedBuffers ? await ownServer(options.pgSharedBuffers) : undefined;
+    kind === 'postgres' && (options.pgSharedBuffers || options.pgStatements)
+      ? await ownServer(options)
+      : undefined;
   try {
     await scaleOnServer(kind, options);
   } finally {
@@ -209,6 +228,7 @@ async function scaleOnServer(kind: DbKind, options: BenchOptions): Promise<void>
         };
   const service = await startService(kind, serviceEnv);
   const referenceService = await startService(kind, serviceEnv);
+  if (kind === 'postgres' && options.pgStatements) await enableStatements(service.env.DATABASE_URL);
   const stages: StageFigures[] = [];
   try {
     const partitionIds = kind === 'postgres' ? options.outboxPartitionIds : undefined;
@@ -473,7 +493,10 @@ async function measureStage(
   const ledgerLoads = ({ service, world }: Ledger, newestEvent: number, ledgerName: string) => [
     ...httpLoads(service, world, newestEvent, options)
       .filter((load) => wanted(load.label, options))
-      .map((load) => (round: number) => measureLoad(service, load, round === 0 ? ledgerName : undefined)),
+      .map(
+        (load) => (round: number) =>
+          measureLoad(service, load, round === 0 ? ledgerName : undefined, options.pgStatements),
+      ),
     ...(wanted(REPLAYS, options)
       ? [async () => replays({ service, world }, options, (await sizes(service)).newestEvent)]
       : []),
@@ -543,20 +566,31 @@ async function measureStage(
 /**
  * One HTTP load on a service that finished the previous one (a slow read's requests still in the
  * service when its run ends would otherwise count against the next load), after a 1 s warm-up; with
- * `ledgerName`, on PostgreSQL, the blocks it read and hit per answer, printed under that name.
+ * `ledgerName`, on PostgreSQL, the blocks it read and hit per answer, printed under that name, and
+ * with `statements` (`--pg-statements`) the statements that cost them.
  */
-async function measureLoad(service: Service, load: LoadOptions, ledgerName?: string): Promise<LoadResult> {
+async function measureLoad(
+  service: Service,
+  load: LoadOptions,
+  ledgerName?: string,
+  statements = false,
+): Promise<LoadResult> {
   await settle(service);
   await warmUp(load, 1);
   await settle(service);
   // A PostgreSQL session reports its statistics at most once a second, and 10 s after it went idle.
   const before = ledgerName === undefined ? undefined : await ioCounters(service);
+  const statementsBefore =
+    before && statements ? await statementCounters(service.env.DATABASE_URL) : undefined;
   const result = await runLoad(load);
+  const statementsAfter = statementsBefore && (await statementCounters(service.env.DATABASE_URL));
   if (before) {
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     const io = ioPerAnswer(before, await ioCounters(service), result.ok);
     if (io) console.log(`${result.label}, per answer on the ${ledgerName} ledger: ${io}`);
   }
+  if (statementsBefore && statementsAfter)
+    for (const line of statementsPerAnswer(statementsBefore, statementsAfter, result.ok)) console.log(line);
   return result;
 }
 

@@ -49,6 +49,11 @@ export interface BenchOptions {
    */
   pgSharedBuffers?: string;
   /**
+   * The scale benchmark, PostgreSQL: run on a server of its own with pg_stat_statements, printing the
+   * statements of each load's first round (`--pg-statements`; not recorded).
+   */
+  pgStatements: boolean;
+  /**
    * The scale benchmark, PostgreSQL: ids per partition of the event log from the start
    * (`--outbox-partition-ids 10000000`: the `sequence_counter` row `outbox-partition-ids`; the
    * migration's first two partitions keep 1,000,000 each).
