@@ -9,6 +9,7 @@ import { entities } from './entities/index.ts';
 import { applyDatabaseFunctions, FUNCTIONS_TABLE } from './functions/index.ts';
 import { migrationsList } from './migrations/index.ts';
 import { type DatabaseKind, databaseKindOf } from './platform.ts';
+import { SQLITE_MMAP_PRAGMA } from './sqlite-read-statements.ts';
 
 /**
  * The ORM as the rest of the service sees it: SQL-capable (query builder, `execute`, row locks).
@@ -189,6 +190,9 @@ function hardenPool(pool: PgPoolEvents, max: number, logger: PoolLogger | undefi
  * calls per transfer before, 67 after). In memory the sub-journal costs a transaction's pages for its
  * duration; a write no longer fails for a full or read-only temporary directory. Sorts and temporary
  * indexes of reads also stay in memory: the service's queries are paginated and indexed.
+ *
+ * mmap_size: reads through a memory map of the file, as the read-only connections' (SQLITE_MMAP_BYTES,
+ * ./sqlite-read-statements.ts, says why).
  */
 export const SQLITE_AUTOCHECKPOINT_PAGES = 10_000;
 
@@ -199,6 +203,7 @@ const SQLITE_PRAGMAS = [
   'pragma foreign_keys = on',
   'pragma busy_timeout = 5000',
   'pragma temp_store = memory',
+  SQLITE_MMAP_PRAGMA,
 ];
 
 /** Arbitrary, fixed: the advisory lock that serializes migrations across instances on PostgreSQL. */
