@@ -18,10 +18,11 @@ import Database from 'better-sqlite3';
  * one is cut to it), not with a `pread` system call and a copy per page missing from the connection's
  * page cache. On a large file that cache misses on most pages: the WAL mode drops a connection's
  * whole cache when another connection committed, and the indexes of a ledger of a million holdings are
- * gigabytes. Measured on the scale benchmark's ledger of 1,045,941 holdings (3.6 GB) against its
- * 5,051-holding one, the same service on both (docs/benchmarks.md, Scale): `GET /assets/{id}` kept
- * 0.80-0.85 of the small ledger's rate without the map, 0.90-1.08 with it; a currency's events 0.78-0.91
- * without, 0.96-1.11 with; the small ledger's rates unchanged. Writes still go through the WAL file
+ * gigabytes. Measured on compact copies of the scale benchmark's ledgers of 1,045,941 holdings (3.6 GB)
+ * and 5,051, the same service on both (docs/benchmarks.md, Scale): `GET /assets/{id}` kept 0.80-0.85 of
+ * the small ledger's rate without the map, 0.90-1.08 with it; a currency's events 0.78-0.91 without,
+ * 0.96-1.11 with; the small ledger's rates unchanged. In the benchmark itself, at 1,010,001 holdings,
+ * `GET /assets/{id}` kept 0.95 with it against 0.74 without. Writes still go through the WAL file
  * with `pwrite` (the map is read-only). What it costs: mapped pages of the file count in the process's
  * resident memory (they are the kernel's page cache, shared and reclaimable, not the heap), and a disk
  * error while reading a mapped page stops the process (SIGBUS) where `pread` would have failed the one
