@@ -12,7 +12,8 @@
  *   gives an id back: a write that took an id and then rolled back (a dropped connection, a killed
  *   instance) leaves a gap that was never an event, so gaps are listed as such, not as violations.
  *   Ids skipped by a restore (`npm run db:restored`) are no gap on either database.
- * - PostgreSQL: no NFT has an event past its row of asset_last_event (its event reads stop there);
+ * - PostgreSQL: no NFT has an event past its row of asset_last_event, and no wallet one (as `from` or
+ *   `to`) past its row of wallet_last_event (their event reads stop there);
  * - the audit trail's hash chain holds (as `npm run audit:verify` checks it): no entry removed,
  *   altered or reordered.
  *
@@ -180,6 +181,22 @@ try {
     );
     for (const nft of behind)
       violations.push(`nft ${nft.id}: newest event ${nft.newest} past its asset_last_event ${nft.last}`);
+  }
+  // The same for a wallet's `from` and `to` branches (wallet_last_event): one pass over the log.
+  const walletBounds =
+    config.databaseUrl &&
+    (await rows<{ found: boolean }>("select to_regclass('wallet_last_event') is not null as found"))[0].found;
+  if (walletBounds) {
+    const behind = await rows<{ wallet: string; last: string; newest: string }>(
+      `select x.wallet, b.event_id as last, x.newest from (select u.wallet, max(u.id) as newest from
+        (select from_wallet as wallet, id from outbox_event where from_wallet is not null
+         union all select to_wallet, id from outbox_event where to_wallet is not null) u group by u.wallet) x
+        join wallet_last_event b on b.wallet = x.wallet where x.newest > b.event_id order by x.wallet limit 20`,
+    );
+    for (const wallet of behind)
+      violations.push(
+        `wallet ${wallet.wallet}: newest event ${wallet.newest} past its wallet_last_event ${wallet.last}`,
+      );
   }
 
   const audit = await verifyAudit(orm);

@@ -14,8 +14,11 @@
 // partitions made ahead of the ids (src/db/outbox-partitions.ts), which every read started otherwise
 // (each costs an index descent; the plan is generic, made once per connection: src/db/dialect.ts,
 // `pinnedReadText`). An asset's read is bounded there by the asset's newest event too
-// (`asset_last_event`, which the PostgreSQL ledger function writes with each NFT's events): the
-// partitions after it are dropped once the plan has read it (initialized, never descended into).
+// (`asset_last_event`, which the PostgreSQL ledger function writes with each NFT's events), and a
+// wallet's `from` and `to` branches by the wallet's (`wallet_last_event`, likewise): the partitions
+// after it are dropped once the plan has read it (initialized, never descended into); with several
+// branches each such bound is read once (a CTE, `bounds`). A branch of price updates stops at the
+// newest one the relay has handed over, a value (`priceUpdatesUpTo`): dropped as the plan starts.
 // Unpinned (SQLite), `id > ? and id <= ?` let a planner with stale statistics read the whole range
 // with a bitmap scan and a sort (issue 34), so there rows past `upTo` are dropped here instead: the
 // matches at or below it are a prefix of the matches in id order, so the first `limit` of them are
@@ -34,6 +37,11 @@ import type { EventFilter } from './filter.ts';
 
 /** The columns of an event row, in the order of the relay's read (./store.ts). */
 const COLUMNS = 'id, type, occurred_at, data, asset_id, collection_id, wallets, operation_id';
+/** A wallet branch's condition (`branchesOf`), which the wallet's bound applies to (`keyBounds`). */
+const FROM_WALLET = 'from_wallet = ?';
+const TO_WALLET = 'to_wallet = ?';
+/** The condition of a branch of price updates only (`branchesOf`), which `priceBound` bounds. */
+const PRICE_UPDATES: Condition = { sql: 'type = ?', params: ['priceUpdate'] };
 
 export interface EventReadQuery {
   /** `?` placeholders, unquoted lowercase identifiers: the same text for SQLite and PostgreSQL. */
@@ -56,6 +64,7 @@ export function eventReadQuery(
   limit: number,
   filter?: EventFilter,
   upTo?: number,
+  priceUpdatesUpTo?: number,
 ): EventReadQuery | null {
   const branches = filter ? branchesOf(filter) : [[]];
   if (branches.length === 0) return null;
@@ -63,17 +72,20 @@ export function eventReadQuery(
     upTo === undefined
       ? [{ sql: 'id > ?', params: [after] }]
       : [{ sql: 'id > ? and id <= ?', params: [after, upTo] }];
-  // An asset's read also stops at the asset's newest event (PostgreSQL's pinned reads, see the top of
-  // the file): an NFT's few events rarely fill a page, and without it the read descended into every
-  // partition up to the relay's position. A separate condition, so the partitions past `upTo` are
-  // still dropped as the plan starts; this one drops the rest when the subquery has run.
-  if (upTo !== undefined && filter?.assetId !== undefined)
-    bounds.push({
-      sql: 'id <= coalesce((select event_id from asset_last_event where asset_id = ?), ?)',
-      params: [filter.assetId, upTo],
-    });
+  const keys = upTo === undefined ? [] : keyBounds(filter, upTo);
+  // With several branches, each key's bound is read once, in a CTE the branches read it from.
+  const shared = keys.length > 0 && branches.length > 1;
+  const keyCondition = (key: KeyBound): Condition =>
+    shared
+      ? { sql: `id <= (select ${key.name} from bounds)`, params: [] }
+      : { sql: `id <= ${key.sql}`, params: key.params };
   const selects = branches.map((conditions) => {
-    const all = [...bounds, ...conditions];
+    const all = [
+      ...bounds,
+      ...keys.filter((key) => key.applies(conditions)).map(keyCondition),
+      ...priceBound(conditions, upTo, priceUpdatesUpTo),
+      ...conditions,
+    ];
     return {
       sql: `select ${COLUMNS} from outbox_event where ${all.map((condition) => condition.sql).join(' and ')} order by id limit ?`,
       params: [...all.flatMap((condition) => condition.params), limit],
@@ -82,10 +94,74 @@ export function eventReadQuery(
   if (selects.length === 1) return selects[0];
   // Each branch inside its own subquery: its ORDER BY and LIMIT stay its own (neither database pushes
   // a condition into a subquery with a LIMIT), and the outer ORDER BY/LIMIT merge them.
+  const cte = shared
+    ? {
+        sql: `with bounds as materialized (select ${keys.map((key) => `${key.sql} as ${key.name}`).join(', ')}) `,
+        params: keys.flatMap((key) => key.params),
+      }
+    : { sql: '', params: [] };
   return {
-    sql: `${selects.map((select, index) => `select * from (${select.sql}) as b${index}`).join(' union all ')} order by id limit ?`,
-    params: [...selects.flatMap((select) => select.params), limit],
+    sql: `${cte.sql}${selects.map((select, index) => `select * from (${select.sql}) as b${index}`).join(' union all ')} order by id limit ?`,
+    params: [...cte.params, ...selects.flatMap((select) => select.params), limit],
   };
+}
+
+/** A key's newest event, where the branches that read that key's events stop (`keyBounds`). */
+interface KeyBound {
+  name: string;
+  /** A scalar expression: the bound, or `upTo` when the key has no row. */
+  sql: string;
+  params: unknown[];
+  /** Whether a branch with these conditions reads only that key's events. */
+  applies: (conditions: Condition[]) => boolean;
+}
+
+/**
+ * PostgreSQL's pinned reads (see the top of the file) stop at the newest event of the key they read:
+ * an asset's at the asset's (`asset_last_event`, which the ledger function writes with each NFT's
+ * events), a wallet's `from` and `to` branches at the wallet's as either (`wallet_last_event`,
+ * likewise). An NFT's or a wallet's few events rarely fill a page, and without the bound each branch
+ * descended into every partition up to the relay's position. A condition of its own beside
+ * `id <= upTo`, so the partitions past `upTo` are still dropped as the plan starts; this one drops
+ * the rest when its subquery has run (initialized, never descended into). No row (a key of a release
+ * before the table, the zero address, a currency): `upTo`.
+ */
+function keyBounds(filter: EventFilter | undefined, upTo: number): KeyBound[] {
+  const keys: KeyBound[] = [];
+  if (filter?.assetId !== undefined)
+    keys.push({
+      name: 'asset_bound',
+      sql: 'coalesce((select event_id from asset_last_event where asset_id = ?), ?)',
+      params: [filter.assetId, upTo],
+      applies: () => true,
+    });
+  if (filter?.wallet !== undefined)
+    keys.push({
+      name: 'wallet_bound',
+      sql: 'coalesce((select event_id from wallet_last_event where wallet = ?), ?)',
+      params: [filter.wallet, upTo],
+      applies: (conditions) =>
+        conditions.some((condition) => condition.sql === FROM_WALLET || condition.sql === TO_WALLET),
+    });
+  return keys;
+}
+
+/**
+ * A branch of price updates only (a wallet read's, or a filter of that type alone) stops at the
+ * newest price update the relay has handed over (`priceUpdatesUpTo`, at or below `upTo`): rare
+ * price updates do not fill a page, and without it the branch descended into every partition up to
+ * the relay's position. A value, so the plan drops the partitions past it as it starts.
+ */
+function priceBound(
+  conditions: Condition[],
+  upTo: number | undefined,
+  priceUpdatesUpTo: number | undefined,
+): Condition[] {
+  if (upTo === undefined || priceUpdatesUpTo === undefined) return [];
+  const prices = conditions.some(
+    (condition) => condition.sql === PRICE_UPDATES.sql && condition.params[0] === PRICE_UPDATES.params[0],
+  );
+  return prices ? [{ sql: 'id <= ?', params: [priceUpdatesUpTo] }] : [];
 }
 
 /** The filter as disjoint conjunctions (their union is the filter's set, no row in two of them). */
@@ -106,17 +182,17 @@ function branchesOf(filter: EventFilter): Condition[][] {
   const wallet = filter.wallet;
   const branches: Condition[][] = [];
   // A wallet filter never applies to price updates (./filter.ts, `matches`): all of them, on (type, id).
-  if (types.includes('priceUpdate')) branches.push([{ sql: 'type = ?', params: ['priceUpdate'] }, ...common]);
+  if (types.includes('priceUpdate')) branches.push([PRICE_UPDATES, ...common]);
   const others = types.filter((type) => type !== 'priceUpdate');
   if (others.length > 0) {
     const type =
       others.length === EVENT_TYPES.length - 1
         ? { sql: 'type <> ?', params: ['priceUpdate'] }
         : typeIn(others);
-    branches.push([{ sql: 'from_wallet = ?', params: [wallet] }, type, ...common]);
+    branches.push([{ sql: FROM_WALLET, params: [wallet] }, type, ...common]);
     // A transfer to oneself is in the `from` branch already.
     branches.push([
-      { sql: 'to_wallet = ?', params: [wallet] },
+      { sql: TO_WALLET, params: [wallet] },
       { sql: '(from_wallet is null or from_wallet <> ?)', params: [wallet] },
       type,
       ...common,
@@ -194,10 +270,13 @@ export async function readEvents(
   limit: number,
   filter?: EventFilter,
   upTo?: number,
+  priceUpdatesUpTo?: number,
 ): Promise<OutboxEvent[]> {
   const dialect = dialectOf(em);
-  // The bound in the SQL where the partitions made ahead are to be dropped (PostgreSQL's pinned reads).
-  const query = eventReadQuery(after, limit, filter, dialect.partitionedOutbox ? upTo : undefined);
+  // The bounds in the SQL where the partitions made ahead are to be dropped (PostgreSQL's pinned reads).
+  const query = dialect.partitionedOutbox
+    ? eventReadQuery(after, limit, filter, upTo, priceUpdatesUpTo)
+    : eventReadQuery(after, limit, filter);
   if (!query) return [];
   const rows = await dialect.pinnedRead<EventRow>(em, query);
   return eventsUpTo(rows, DECODE, upTo);

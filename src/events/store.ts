@@ -4,7 +4,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import type { Database } from '../db/database.ts';
 import { dialectOf, runPinnedRead } from '../db/dialect.ts';
 import { LedgerChange, type LedgerChangeKind } from '../db/entities/LedgerChange.ts';
-import { OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import { type EventType, OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { Orm } from '../db/orm.ts';
 import { dropOldestOutboxPartition, keepOutboxPartitionsAhead, type Rows } from '../db/outbox-partitions.ts';
 import type { ReadStatements } from '../db/read-statements.ts';
@@ -154,16 +154,27 @@ export class EventStore {
   /**
    * Events with id > `after` (and <= `upTo` when given), ascending, at most `limit`, matching
    * `filter` (all when absent). Readers that hand events to clients pass the relay's position as
-   * `upTo`: ids above it may still have earlier ids committing (PostgreSQL).
+   * `upTo`: ids above it may still have earlier ids committing (PostgreSQL); with it, the relay's
+   * newest price update at or below it as `priceUpdatesUpTo` (OutboxTail `newestPriceUpdate`), where
+   * a wallet's read stops looking for price updates (./reads.ts).
    */
-  async after(after: number, limit: number, filter?: EventFilter, upTo?: number): Promise<OutboxEvent[]> {
+  async after(
+    after: number,
+    limit: number,
+    filter?: EventFilter,
+    upTo?: number,
+    priceUpdatesUpTo?: number,
+  ): Promise<OutboxEvent[]> {
     // Index-driven on both databases whatever the filter and the statistics: ./reads.ts.
     const replicas = this.replicas;
-    if (!replicas || upTo === undefined) return readEvents(this.em(), after, limit, filter, upTo);
+    if (!replicas || upTo === undefined)
+      return readEvents(this.em(), after, limit, filter, upTo, priceUpdatesUpTo);
     const em = this.em();
     return replicas.eventPage(after, limit, upTo, async (pool, bound) => {
-      if (!pool) return readEvents(em, after, limit, filter, bound);
-      const query = eventReadQuery(after, limit, filter, bound);
+      // A replica's bound is at or below `upTo`: the newest price update at or below `upTo` still
+      // bounds those at or below it.
+      if (!pool) return readEvents(em, after, limit, filter, bound, priceUpdatesUpTo);
+      const query = eventReadQuery(after, limit, filter, bound, priceUpdatesUpTo);
       if (!query) return [];
       // The pinned read, as on the primary (src/db/dialect.ts, `runPinnedRead`).
       const rows = await runPinnedRead<EventRow>(pool, em.getPlatform(), query);
@@ -185,6 +196,15 @@ export class EventStore {
   /** The newest committed id (null when there is no event), as `oldest` reads it. */
   newest(): Promise<number | null> {
     return this.bound(NEWEST_READ);
+  }
+
+  /** The newest event of `type` at or below `upTo` (0 when there is none): the relay's start. */
+  async newestOfType(type: EventType, upTo: number): Promise<number> {
+    const rows = await this.em().execute<{ id: number | string | null }[]>(
+      'select max(id) as id from outbox_event where type = ? and id <= ?',
+      [type, upTo],
+    );
+    return Number(rows[0]?.id ?? 0);
   }
 
   private async bound(sql: string): Promise<number | null> {

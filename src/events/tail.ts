@@ -43,6 +43,8 @@ export type ChangeListener = (changes: readonly ChangeRow[]) => void;
 
 export class OutboxTail {
   private position = 0;
+  /** The newest price update at or below `position` (0: none): `newestPriceUpdate`. */
+  private priceUpdate = 0;
   private reading: Promise<void> | null = null;
   private again = false;
   /** A read asked for by `flush`: settle any gap at once instead of waiting for it to close. */
@@ -95,6 +97,16 @@ export class OutboxTail {
   }
 
   /**
+   * The newest `priceUpdate` at or below `lastId` (0 when there is none): the relay hands over every
+   * event up to its position, so it knows. A wallet's event read passes it with `lastId`
+   * (EventStore `after`): its price updates' branch stops there instead of passing every partition
+   * of the log up to the position when prices are rare (issue 34). Read in the same tick as `lastId`.
+   */
+  get newestPriceUpdate(): number {
+    return this.priceUpdate;
+  }
+
+  /**
    * Starts after the newest committed event: history is served by replay, not re-published. Every
    * id at or below the position is final (readers cap at it), so writers in flight are waited for.
    */
@@ -103,6 +115,7 @@ export class OutboxTail {
     const newestChange = await this.store.newestChange();
     await this.settleGaps?.(true);
     this.position = newest ?? 0;
+    this.priceUpdate = await this.store.newestOfType('priceUpdate', this.position);
     this.changePosition = newestChange;
     this.timer = setInterval(() => this.nudge(), this.pollMs);
     this.timer.unref();
@@ -159,6 +172,7 @@ export class OutboxTail {
     this.position = events[events.length - 1].id;
     const now = Date.now();
     for (const row of rows) {
+      if (row.type === 'priceUpdate') this.priceUpdate = Number(row.id);
       this.metrics.eventsPublished.inc({ type: row.type });
       this.metrics.relay.lagSeconds.observe((now - row.occurredAt.getTime()) / 1000);
     }

@@ -211,7 +211,13 @@ export class Replayer {
           // Only ids the relay has already settled: on PostgreSQL a later id can be visible while
           // an earlier one still commits; sending the later one here would make the earlier one
           // look "already sent" when it arrives live. Everything past the relay's position comes live.
-          rows = await this.store.after(after, REPLAY_PAGE, subscription.filter, this.tail.lastId);
+          rows = await this.store.after(
+            after,
+            REPLAY_PAGE,
+            subscription.filter,
+            this.tail.lastId,
+            this.tail.newestPriceUpdate,
+          );
           next = 0;
           more = rows.length === REPLAY_PAGE;
           if (rows.length > 0) after = Number(rows[rows.length - 1].id);

@@ -15,6 +15,7 @@ import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { migrate, type Orm } from '../../src/db/orm.ts';
 import { databaseKindOf } from '../../src/db/platform.ts';
 import { newId } from '../../src/domain/ids.ts';
+import { ZERO_ADDRESS } from '../../src/domain/ledger/addresses.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
 import { listingTraitsOf } from '../../src/domain/ledger/store/listing-traits.ts';
@@ -200,6 +201,27 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
     const found = boundOf.get(asset.id) ?? null;
     if (found !== wanted) problems.push(`${asset.id}: asset_last_event ${found}, its newest event ${wanted}`);
   }
+  // Likewise each wallet's newest event as `from` or `to` in wallet_last_event (PostgreSQL; not the
+  // zero address, whose reads have no bound).
+  const walletNewest = await connection.execute<{ wallet: string; id: string | number }[]>(
+    `select wallet, max(id) as id from (select from_wallet as wallet, id from outbox_event where from_wallet is not null
+       union all select to_wallet, id from outbox_event where to_wallet is not null) x
+     where wallet <> ? group by wallet`,
+    [ZERO_ADDRESS],
+  );
+  const walletBound = new Map(
+    (
+      await connection.execute<{ wallet: string; event_id: string | number }[]>(
+        'select wallet, event_id from wallet_last_event',
+      )
+    ).map((row) => [row.wallet, Number(row.event_id)]),
+  );
+  const wanted = new Map(postgres ? walletNewest.map((row) => [row.wallet, Number(row.id)]) : []);
+  for (const wallet of new Set([...wanted.keys(), ...walletBound.keys()]))
+    if (walletBound.get(wallet) !== wanted.get(wallet))
+      problems.push(
+        `${wallet}: wallet_last_event ${walletBound.get(wallet) ?? null}, its newest event ${wanted.get(wallet) ?? null}`,
+      );
   return problems;
 }
 

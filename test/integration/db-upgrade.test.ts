@@ -142,6 +142,16 @@ describe.each(DB_KINDS)('upgrade from the first released schema on %s', (kind) =
       expect(bounds.map((row) => [row.asset_id, Number(row.event_id)])).toEqual(
         kind === 'postgres' ? [[NFT, 1]] : [],
       );
+      // And each wallet's as `from` or `to` (Migration20261201073317_wallet_last_event), the zero
+      // address (the currency mint's `from`) left out.
+      const walletBounds = await orm.em
+        .getConnection()
+        .execute<{ wallet: string; event_id: string | number }[]>(
+          'select wallet, event_id from wallet_last_event',
+        );
+      expect(walletBounds.map((row) => [row.wallet, Number(row.event_id)])).toEqual(
+        kind === 'postgres' ? [[OWNER, 2]] : [],
+      );
     } finally {
       await db.close();
     }

@@ -42,6 +42,7 @@ import { TradeRefusal } from './TradeRefusal.ts';
 import { Transfer } from './Transfer.ts';
 import { User } from './User.ts';
 import { Wallet } from './Wallet.ts';
+import { WalletLastEvent } from './WalletLastEvent.ts';
 import { WebhookDelivery } from './WebhookDelivery.ts';
 import { WebhookSubscription } from './WebhookSubscription.ts';
 
@@ -97,6 +98,7 @@ export {
   Transfer,
   User,
   Wallet,
+  WalletLastEvent,
   WebhookDelivery,
   WebhookSubscription,
 };
@@ -165,4 +167,6 @@ export const entities = [
   AssetSupply,
   // An NFT's newest event, bounding its event reads on PostgreSQL (issue 34)
   AssetLastEvent,
+  // A wallet's newest event, bounding its event reads on PostgreSQL (issue 34)
+  WalletLastEvent,
 ];

@@ -24,7 +24,8 @@
 -- (`supply_locks`), the holdings it reads or changes (`locks`), each list sorted by the caller, then
 -- the rows its inserts and updates touch, the counters last, the outbox writers' shared lock
 -- (src/events/outbox-lock.ts, its key is the second argument) right before the event rows draw their
--- ids, then the rows of asset_last_event of the NFTs the events name (sorted here).
+-- ids, then the rows of asset_last_event of the NFTs the events name, then those of wallet_last_event
+-- of the wallets they name as `from` or `to` (each sorted here).
 --
 -- Guards: one WHEN block per kind, evaluated in the plan's order against the state before the plan;
 -- a new kind is one more WHEN block. Every part is optional: an absent part is an empty loop, at the
@@ -65,6 +66,9 @@ declare
   v_event_id bigint;
   v_event_assets text[] := '{}';
   v_event_ids bigint[] := '{}';
+  -- The addresses the events name as `from` or `to`, and those events' ids (wallet_last_event).
+  v_event_wallets text[] := '{}';
+  v_wallet_event_ids bigint[] := '{}';
 begin
   -- The idempotency record first, with the answer: a concurrent request with the same key waits
   -- here for this transaction, then finds the record (or, if this one rolled back, takes the key).
@@ -651,6 +655,14 @@ begin
       v_event_assets := v_event_assets || (e->>'a');
       v_event_ids := v_event_ids || v_event_id;
     end if;
+    if e->>'f' is not null then
+      v_event_wallets := v_event_wallets || (e->>'f');
+      v_wallet_event_ids := v_wallet_event_ids || v_event_id;
+    end if;
+    if e->>'t' is not null then
+      v_event_wallets := v_event_wallets || (e->>'t');
+      v_wallet_event_ids := v_wallet_event_ids || v_event_id;
+    end if;
   end loop;
   -- Issue 34: each NFT's newest event (asset_last_event), in the events' transaction, so a reader that
   -- sees an event sees a bound at or past it: an NFT's event read stops there (src/events/reads.ts)
@@ -674,6 +686,19 @@ begin
         on conflict ("asset_id") do update set "event_id" = excluded."event_id"
           where "asset_last_event"."event_id" < excluded."event_id";
     end if;
+  end if;
+  -- The same for each wallet the events name as `from` or `to` (wallet_last_event): a wallet's event
+  -- read stops there. Rows in address order (lowercase hex: code points); an address's row is locked
+  -- to commit, after every holding and asset row the plan locks, before the audit trail's tip. Not
+  -- the zero address (every currency mint's `from`, every burn's `to`: one row every such plan would
+  -- queue on); its reads have no bound.
+  if cardinality(v_event_wallets) > 0 then
+    insert into "wallet_last_event" ("wallet", "event_id")
+      select x."w", max(x."i") from unnest(v_event_wallets, v_wallet_event_ids) as x("w", "i")
+        where x."w" <> '0x0000000000000000000000000000000000000000'
+        group by x."w" order by x."w" collate "C"
+      on conflict ("wallet") do update set "event_id" = excluded."event_id"
+        where "wallet_last_event"."event_id" < excluded."event_id";
   end if;
   part := p->'changes';
   for j in 0 .. coalesce(jsonb_array_length(part), 0) - 1 loop

@@ -46,6 +46,7 @@ import { Migration20261129171101_deflate_stored_answers } from './Migration20261
 import { Migration20261129172000_asset_fillfactor } from './Migration20261129172000_asset_fillfactor.ts';
 import { Migration20261129190136_asset_supply } from './Migration20261129190136_asset_supply.ts';
 import { Migration20261130223457_asset_last_event } from './Migration20261130223457_asset_last_event.ts';
+import { Migration20261201073317_wallet_last_event } from './Migration20261201073317_wallet_last_event.ts';
 
 export const migrationsList = [
   Migration20261122000000_initial,
@@ -95,4 +96,5 @@ export const migrationsList = [
   Migration20261129172000_asset_fillfactor,
   Migration20261129190136_asset_supply,
   Migration20261130223457_asset_last_event,
+  Migration20261201073317_wallet_last_event,
 ];

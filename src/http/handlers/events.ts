@@ -41,7 +41,13 @@ export function eventsHandlers(deps: EventsHandlerDeps): HandlerMap {
       // Up to what the relay has settled: past it, an earlier id may still be committing
       // (PostgreSQL), and a client continuing from a later id would never see it.
       await deps.tail.flush();
-      const rows = await deps.store.after(after, limit, filter, deps.tail.lastId);
+      const rows = await deps.store.after(
+        after,
+        limit,
+        filter,
+        deps.tail.lastId,
+        deps.tail.newestPriceUpdate,
+      );
       respond(ctx, 'listEvents', 200, {
         data: rows.map(toEnvelope),
         next_cursor: rows.length === limit ? String(rows[rows.length - 1].id) : null,

@@ -328,6 +328,67 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       }
     });
 
+    it("reads a wallet's events up to its newest event as `from` or `to` only, not the partitions after it", async () => {
+      // Issue 34: a wallet has a few events, so its `from` and `to` branches never fill the page and
+      // went on descending into every partition up to the relay's position. Its newest event is in
+      // wallet_last_event (written by the ledger function with the events: wallet-last-event.test.ts),
+      // and those branches stop there. A wallet of its own: sent the event 101, received 50,001 (the
+      // price updates' branch, which has no bound, is left out by the types).
+      const connection = orm.em.getConnection();
+      const own = wallet(WALLETS + 7);
+      const executed = (plan: PlanNode) =>
+        nodesOf(plan)
+          .filter(({ node }) => node['Relation Name']?.startsWith('outbox_event_') && node['Actual Loops'])
+          .map(({ node }) => node['Relation Name'])
+          .sort();
+      const read = async () => {
+        const { Plan: plan } = await explain(
+          query(0, 20, { types: types('newTransfer', 'newNFT'), wallet: own }, EVENTS),
+          'analyze, format json',
+        );
+        expect(planProblems(plan)).toEqual([]);
+        expect(plan['Actual Rows']).toBe(2);
+        return executed(plan);
+      };
+      const [{ from: sender, to: receiver }] = await connection.execute<{ from: string; to: string }[]>(
+        'select (select from_wallet from outbox_event where id = 101) as from, (select to_wallet from outbox_event where id = 50001) as to',
+      );
+      await connection.execute('update outbox_event set from_wallet = ? where id = 101', [own]);
+      await connection.execute('update outbox_event set to_wallet = ? where id = 50001', [own]);
+      const both = (partitions: string[]) => [...partitions, ...partitions].sort();
+      try {
+        // Without a bound (an address of a release before the table, or the zero address): each
+        // branch reads every partition up to the relay's.
+        expect(await read()).toEqual(both(partitionsAbove(0, EVENTS)));
+        await connection.execute('insert into wallet_last_event (wallet, event_id) values (?, 50001)', [own]);
+        expect(await read()).toEqual(both(partitionsAbove(0, 50_001)));
+        expect(partitionsAbove(0, 50_001).length).toBeLessThan(partitionsAbove(0, EVENTS).length);
+      } finally {
+        await connection.execute('update outbox_event set from_wallet = ? where id = 101', [sender]);
+        await connection.execute('update outbox_event set to_wallet = ? where id = 50001', [receiver]);
+        await connection.execute('delete from wallet_last_event where wallet = ?', [own]);
+      }
+    });
+
+    it("stops a wallet's price updates at the relay's newest one, dropping the partitions after it as the plan starts", async () => {
+      // Issue 34: where prices are rare, a wallet read's branch of price updates never fills its page
+      // and went on through every partition up to the relay's position. The relay knows the newest
+      // price update it has handed over (OutboxTail `newestPriceUpdate`), and the read passes it: a
+      // value, so the partitions after it are pruned as the plan starts. Price updates are every 100th
+      // id here: 50 of them between 45,000 and 50,000, fewer than the page.
+      const filter = { types: types('priceUpdate'), wallet: wallet(1_234) };
+      const read = async (priceUpdatesUpTo?: number) => {
+        const read = eventReadQuery(45_000, 200, filter, EVENTS, priceUpdatesUpTo);
+        if (!read) throw new Error('the shape reads nothing');
+        const { Plan: plan } = await explain(read, 'analyze, format json');
+        expect(planProblems(plan)).toEqual([]);
+        return { rows: plan['Actual Rows'], partitions: partitionsRead(plan, 'outbox_event') };
+      };
+      expect(await read()).toEqual({ rows: 200, partitions: partitionsAbove(45_000, EVENTS) });
+      expect(await read(50_000)).toEqual({ rows: 50, partitions: partitionsAbove(45_000, 50_000) });
+      expect(partitionsAbove(45_000, 50_000).length).toBeLessThan(partitionsAbove(45_000, EVENTS).length);
+    });
+
     it('reads a wallet page from the middle of the log in a few milliseconds', async () => {
       const analyzed = await explain(
         query(EVENTS / 2, 20, { types: ALL, wallet: wallet(1_234) }),

@@ -1,7 +1,8 @@
 // The outbox's filtered reads (src/events/reads.ts: UNION ALL of index-driven branches, the upper
 // bound applied after the read) answer exactly what the single ORM query with the filter's OR
-// answered before issue 34: the same events, the same order, the same pages, on both databases; and
-// what live delivery's `matches` says about each event.
+// answered before issue 34: the same events, the same order, the same pages, on both databases (with
+// the relay's newest price update as the service passes it); and what live delivery's `matches` says
+// about each event.
 import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase } from '../../../src/db/database.ts';
@@ -108,6 +109,16 @@ describe.each(DB_KINDS)('outbox reads on %s', (kind) => {
   let orm: Orm;
   let all: OutboxEvent[];
   const em = () => orm.em.fork() as unknown as EntityManager;
+  /** The newest price update at or below `upTo` (OutboxTail `newestPriceUpdate`), 0 when none. */
+  const newestPriceUpdate = (upTo: number | undefined) =>
+    upTo === undefined
+      ? undefined
+      : Math.max(
+          0,
+          ...all
+            .filter((row) => row.type === 'priceUpdate' && Number(row.id) <= upTo)
+            .map((row) => Number(row.id)),
+        );
 
   beforeAll(async () => {
     db = await migratedDatabase(kind);
@@ -129,7 +140,10 @@ describe.each(DB_KINDS)('outbox reads on %s', (kind) => {
     for (const after of [0, first + 100, first + 700, last]) {
       for (const limit of [1, 7, 1000]) {
         for (const upTo of [undefined, first + 650, last]) {
-          const now = (await readEvents(em(), after, limit, filter, upTo)).map(toEnvelope);
+          // As the service reads: with the relay's newest price update at or below `upTo`.
+          const now = (await readEvents(em(), after, limit, filter, upTo, newestPriceUpdate(upTo))).map(
+            toEnvelope,
+          );
           const before = (await formerRead(em(), after, limit, filter, upTo)).map(toEnvelope);
           expect(now, `after ${after}, limit ${limit}, up to ${upTo}`).toEqual(before);
         }
@@ -145,7 +159,7 @@ describe.each(DB_KINDS)('outbox reads on %s', (kind) => {
     const pages: ReturnType<typeof toEnvelope>[] = [];
     let after = 0;
     for (;;) {
-      const page = (await readEvents(em(), after, 25, filter, upTo)).map(toEnvelope);
+      const page = (await readEvents(em(), after, 25, filter, upTo, newestPriceUpdate(upTo))).map(toEnvelope);
       pages.push(...page);
       if (page.length < 25) break;
       after = Number(page[page.length - 1].id);
