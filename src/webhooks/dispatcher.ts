@@ -87,6 +87,8 @@ export function createDispatcher(deps: {
   service: WebhookService;
   /** The relay's final position: no delivery is made of an id beyond it. */
   lastEventId: () => number;
+  /** The relay's newest price update (OutboxTail `newestPriceUpdate`): where catch-up reads stop looking for one. */
+  newestPriceUpdate: () => number;
   options: DispatcherOptions;
   logger: Logger;
   metrics: WebhookMetrics;
@@ -168,6 +170,7 @@ export function createDispatcher(deps: {
     sender,
     instance,
     lastEventId: deps.lastEventId,
+    newestPriceUpdate: deps.newestPriceUpdate,
     options,
     sendOptions,
     logger,
@@ -181,6 +184,7 @@ export function createDispatcher(deps: {
     sender,
     instance,
     lastEventId: deps.lastEventId,
+    newestPriceUpdate: deps.newestPriceUpdate,
     sendOptions,
     logger,
     metrics,

@@ -41,6 +41,8 @@ export function createFastPath(deps: {
   /** This instance (the lease holder's name). */
   instance: string;
   lastEventId: () => number;
+  /** The relay's newest price update (src/events/reads.ts: a wallet filter's price updates stop there). */
+  newestPriceUpdate: () => number;
   sendOptions: Parameters<SendThread['series']>[3];
   logger: Logger;
   metrics: WebhookMetrics;
@@ -60,6 +62,7 @@ export function createFastPath(deps: {
     sender,
     instance,
     lastEventId,
+    newestPriceUpdate,
     sendOptions,
     logger,
     metrics,
@@ -79,7 +82,7 @@ export function createFastPath(deps: {
       return recent.matching(h.confirmed, h.filter, MATERIALIZE_BATCH);
     const last = lastEventId();
     if (h.confirmed >= last) return { events: [], upTo: h.confirmed };
-    const rows = await outbox.after(h.confirmed, MATERIALIZE_BATCH, h.filter, last);
+    const rows = await outbox.after(h.confirmed, MATERIALIZE_BATCH, h.filter, last, newestPriceUpdate());
     const events = rows.map(fromRow);
     return { events, upTo: events.length === MATERIALIZE_BATCH ? events[events.length - 1].id : last };
   }

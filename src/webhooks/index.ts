@@ -59,6 +59,7 @@ export function createWebhooks(deps: {
     events: events.store,
     service,
     lastEventId,
+    newestPriceUpdate: () => events.tail.newestPriceUpdate,
     options: { ...policy, ...settings },
     logger: deps.logger,
     metrics: deps.metrics.webhooks,

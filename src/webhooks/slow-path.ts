@@ -44,6 +44,8 @@ export function createSlowPath(deps: {
   /** This instance (the lease holder's name). */
   instance: string;
   lastEventId: () => number;
+  /** The relay's newest price update (src/events/reads.ts: a wallet filter's price updates stop there). */
+  newestPriceUpdate: () => number;
   options: DispatcherOptions;
   sendOptions: Parameters<SendThread['send']>[2];
   logger: Logger;
@@ -59,6 +61,7 @@ export function createSlowPath(deps: {
     sender,
     instance,
     lastEventId,
+    newestPriceUpdate,
     options,
     sendOptions,
     logger,
@@ -94,7 +97,13 @@ export function createSlowPath(deps: {
   async function materialize(sub: WebhookSubscription): Promise<void> {
     const last = lastEventId();
     if (sub.cursor >= last) return;
-    const events = await outbox.after(sub.cursor, MATERIALIZE_BATCH, subscriptionFilter(sub), last);
+    const events = await outbox.after(
+      sub.cursor,
+      MATERIALIZE_BATCH,
+      subscriptionFilter(sub),
+      last,
+      newestPriceUpdate(),
+    );
     const cursor = events.length === MATERIALIZE_BATCH ? Number(events[events.length - 1].id) : last;
     await store.materialize(
       sub.id,
