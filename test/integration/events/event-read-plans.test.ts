@@ -84,6 +84,12 @@ interface ExplainRow {
 }
 
 const planProblems = (plan: PlanNode) => pagePlanProblems(plan, 'outbox_event');
+/** The log's partitions an analyzed plan ran (initialized and never run ones left out), sorted. */
+const executed = (plan: PlanNode) =>
+  nodesOf(plan)
+    .filter(({ node }) => node['Relation Name']?.startsWith('outbox_event_') && node['Actual Loops'])
+    .map(({ node }) => node['Relation Name'])
+    .sort();
 
 /** How stale the statistics are when the 100,000 events arrive. */
 const STATES: [name: string, analyzedAt: number][] = [
@@ -299,11 +305,6 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       // every partition up to the relay's position. Its newest event is in asset_last_event (written
       // by the ledger function with the events: nft-last-event.test.ts), and the read stops there. nft101's events: its mint (101) and, for this test, 50,001.
       const connection = orm.em.getConnection();
-      const executed = (plan: PlanNode) =>
-        nodesOf(plan)
-          .filter(({ node }) => node['Relation Name']?.startsWith('outbox_event_') && node['Actual Loops'])
-          .map(({ node }) => node['Relation Name'])
-          .sort();
       const read = async () => {
         const { Plan: plan } = await explain(
           query(0, 20, { types: ALL, assetId: 'nft101' }, EVENTS),
@@ -336,11 +337,6 @@ describe.runIf(DB_KINDS.includes('postgres')).each(STATES)(
       // price updates' branch, which has no bound, is left out by the types).
       const connection = orm.em.getConnection();
       const own = wallet(WALLETS + 7);
-      const executed = (plan: PlanNode) =>
-        nodesOf(plan)
-          .filter(({ node }) => node['Relation Name']?.startsWith('outbox_event_') && node['Actual Loops'])
-          .map(({ node }) => node['Relation Name'])
-          .sort();
       const read = async () => {
         const { Plan: plan } = await explain(
           query(0, 20, { types: types('newTransfer', 'newNFT'), wallet: own }, EVENTS),
