@@ -67,7 +67,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { openDatabase } from '../../src/db/database.ts';
 import { PARTITION_IDS_ROW } from '../../src/db/outbox-partitions.ts';
-import { ZERO_ADDRESS } from '../../src/domain/ledger/addresses.ts';
+import { keepWalletBoundsSql } from '../../src/events/reads.ts';
 import { EventStore } from '../../src/events/store.ts';
 import { call, createCurrency, createUser, mint, NFT_METADATA, type Session } from '../lib/api.ts';
 import { deferCleanup } from '../lib/cleanup.ts';
@@ -452,14 +452,7 @@ async function growLog(service: Service, target: number): Promise<number> {
       // PostgreSQL: each address's newest event as `from` or `to`, which the ledger function keeps
       // with every event it writes (wallet_last_event: a wallet's read stops there); the copies name
       // other addresses, and now and then a wallet of the ledger (the same last 36 hex digits).
-      if (service.kind === 'postgres')
-        await service.execute(
-          `insert into wallet_last_event (wallet, event_id) select x.wallet, max(x.id) from
-            (select from_wallet as wallet, id from outbox_event where id > ${newest} and from_wallet is not null
-             union all select to_wallet, id from outbox_event where id > ${newest} and to_wallet is not null) x
-           where x.wallet <> '${ZERO_ADDRESS}' group by x.wallet
-           on conflict (wallet) do update set event_id = greatest(wallet_last_event.event_id, excluded.event_id)`,
-        );
+      if (service.kind === 'postgres') await service.execute(keepWalletBoundsSql(newest));
       events += count;
       console.log(`bulk: ${events} events (${fixed((performance.now() - started) / 1000)} s for ${count})`);
     }

@@ -22,6 +22,7 @@
 import { openDatabase } from '../db/database.ts';
 import { verifyAudit } from '../domain/audit.ts';
 import { ZERO_ADDRESS } from '../domain/ledger/addresses.ts';
+import { walletNewestEventsSql } from '../events/reads.ts';
 import { RESTORE_MARK_PREFIX, restoreGapsOf } from '../events/restores.ts';
 import { configOrExit } from './config-or-exit.ts';
 
@@ -188,10 +189,8 @@ try {
     (await rows<{ found: boolean }>("select to_regclass('wallet_last_event') is not null as found"))[0].found;
   if (walletBounds) {
     const behind = await rows<{ wallet: string; last: string; newest: string }>(
-      `select x.wallet, b.event_id as last, x.newest from (select u.wallet, max(u.id) as newest from
-        (select from_wallet as wallet, id from outbox_event where from_wallet is not null
-         union all select to_wallet, id from outbox_event where to_wallet is not null) u group by u.wallet) x
-        join wallet_last_event b on b.wallet = x.wallet where x.newest > b.event_id order by x.wallet limit 20`,
+      `select x.wallet, b.event_id as last, x.id as newest from (${walletNewestEventsSql()}) x
+        join wallet_last_event b on b.wallet = x.wallet where x.id > b.event_id order by x.wallet limit 20`,
     );
     for (const wallet of behind)
       violations.push(

@@ -33,6 +33,7 @@ import type { EntityManager } from '@mikro-orm/sql';
 import { dialectOf } from '../db/dialect.ts';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { EVENT_TYPES, type OutboxEvent } from '../db/entities/OutboxEvent.ts';
+import { ZERO_ADDRESS } from '../domain/ledger/addresses.ts';
 import type { EventFilter } from './filter.ts';
 
 /** The columns of an event row, in the order of the relay's read (./store.ts). */
@@ -162,6 +163,29 @@ function priceBound(
     (condition) => condition.sql === PRICE_UPDATES.sql && condition.params[0] === PRICE_UPDATES.params[0],
   );
   return prices ? [{ sql: 'id <= ?', params: [priceUpdatesUpTo] }] : [];
+}
+
+/**
+ * Each address's newest event as `from` or `to` among the events with id > `after`, the zero address
+ * left out (columns `wallet`, `id`): what `wallet_last_event` holds as the ledger function writes it
+ * (src/db/functions/gats_apply_plan.sql), in one pass over the log. For `npm run db:check`, the
+ * ledger tests' invariants and the writers of the log in bulk (`keepWalletBoundsSql`).
+ */
+export function walletNewestEventsSql(after = 0): string {
+  const id = Math.trunc(after);
+  return (
+    `select x.wallet, max(x.id) as id from (select from_wallet as wallet, id from outbox_event where id > ${id} and from_wallet is not null ` +
+    `union all select to_wallet, id from outbox_event where id > ${id} and to_wallet is not null) x ` +
+    `where x.wallet <> '${ZERO_ADDRESS}' group by x.wallet`
+  );
+}
+
+/** Raises each address's row of `wallet_last_event` to its newest event after `after` (the log written in bulk). */
+export function keepWalletBoundsSql(after: number): string {
+  return (
+    `insert into wallet_last_event (wallet, event_id) ${walletNewestEventsSql(after)} ` +
+    'on conflict (wallet) do update set event_id = greatest(wallet_last_event.event_id, excluded.event_id)'
+  );
 }
 
 /** The filter as disjoint conjunctions (their union is the filter's set, no row in two of them). */

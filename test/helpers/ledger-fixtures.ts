@@ -15,10 +15,10 @@ import { Wallet } from '../../src/db/entities/Wallet.ts';
 import { migrate, type Orm } from '../../src/db/orm.ts';
 import { databaseKindOf } from '../../src/db/platform.ts';
 import { newId } from '../../src/domain/ids.ts';
-import { ZERO_ADDRESS } from '../../src/domain/ledger/addresses.ts';
 import { type Actor, createLedger, type Ledger } from '../../src/domain/ledger/index.ts';
 import { type LedgerDatabase, ledgerDatabase } from '../../src/domain/ledger/store/index.ts';
 import { listingTraitsOf } from '../../src/domain/ledger/store/listing-traits.ts';
+import { walletNewestEventsSql } from '../../src/events/reads.ts';
 import { migratedDatabase, type TestDatabaseKind } from './db.ts';
 import { FIXTURE_PASSWORD } from './fixture-passwords.ts';
 
@@ -204,10 +204,7 @@ export async function checkInvariants(orm: Orm): Promise<string[]> {
   // Likewise each wallet's newest event as `from` or `to` in wallet_last_event (PostgreSQL; not the
   // zero address, whose reads have no bound).
   const walletNewest = await connection.execute<{ wallet: string; id: string | number }[]>(
-    `select wallet, max(id) as id from (select from_wallet as wallet, id from outbox_event where from_wallet is not null
-       union all select to_wallet, id from outbox_event where to_wallet is not null) x
-     where wallet <> ? group by wallet`,
-    [ZERO_ADDRESS],
+    walletNewestEventsSql(),
   );
   const walletBound = new Map(
     (

@@ -13,6 +13,7 @@ import { migrate, type Orm } from '../../../src/db/orm.ts';
 import { outboxPartitions, PARTITION_IDS_ROW } from '../../../src/db/outbox-partitions.ts';
 import type { ScratchDatabase } from '../../../src/db/scratch-database.ts';
 import { type EventFilter, matches } from '../../../src/events/filter.ts';
+import { keepWalletBoundsSql } from '../../../src/events/reads.ts';
 import { EventStore, toPublished } from '../../../src/events/store.ts';
 import { runScript } from '../../helpers/commands.ts';
 import { DB_KINDS, freshDatabase } from '../../helpers/db.ts';
@@ -179,14 +180,7 @@ describe.each(DB_KINDS)('the outbox converted by its migration on %s', (kind) =>
       // What the ledger function writes with its events on PostgreSQL (a later migration's table):
       // each address's newest event as `from` or `to`, where a wallet's read stops (not the zero
       // address, `wallet(0)`).
-      if (postgres)
-        await orm.em.getConnection().execute(
-          `insert into wallet_last_event (wallet, event_id)
-             select x.wallet, max(x.id) from (select from_wallet as wallet, id from outbox_event where id >= ? and from_wallet is not null
-               union all select to_wallet, id from outbox_event where id >= ? and to_wallet is not null) x where x.wallet <> ? group by x.wallet
-           on conflict (wallet) do update set event_id = greatest(wallet_last_event.event_id, excluded.event_id)`,
-          [first, first, wallet(0)],
-        );
+      if (postgres) await orm.em.getConnection().execute(keepWalletBoundsSql(first - 1));
     }
     const last = OLD_LOG + NEW_EVENTS;
     const all = Array.from({ length: last }, (_, i) => ({ id: i + 1, ...eventRow(i + 1) }) as OutboxEvent);
