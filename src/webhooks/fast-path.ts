@@ -8,8 +8,9 @@
 import type { EventStore } from '../events/store.ts';
 import type { Logger } from '../observability/logger.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
+import { clock } from './clock.ts';
 import { deliveryId } from './delivery-id.ts';
-import { clock, type DeliveryMeters, fromRow, type Held, type LiveEvent, MATERIALIZE_BATCH } from './held.ts';
+import { type DeliveryMeters, fromRow, type Held, type LiveEvent, MATERIALIZE_BATCH } from './held.ts';
 import type { RecentEvents } from './recent-events.ts';
 import type { SendThread } from './send-thread.ts';
 import type { Outcome } from './sender.ts';

@@ -6,6 +6,7 @@ import type { OutboxEvent } from '../db/entities/OutboxEvent.ts';
 import type { EventFilter, PublishedEvent } from '../events/filter.ts';
 import { toPublished } from '../events/store.ts';
 import type { WebhookMetrics } from '../observability/metrics.ts';
+import { clock } from './clock.ts';
 import type { StreamEvent, StreamReport } from './send-thread.ts';
 import type { TargetPolicy } from './targets.ts';
 
@@ -44,8 +45,6 @@ export function firstAfter(events: readonly LiveEvent[], id: number): number {
   }
   return low;
 }
-
-export const clock = () => performance.timeOrigin + performance.now();
 
 const OCCURRED_AT = /"occurredAt":"([^"]+)"/;
 

@@ -9,6 +9,7 @@
 // flight fail (they are retried as any failed attempt), every stream ends (stopped, with what it had
 // reported: the rest is sent again from the cursor) and the next command starts a new thread.
 import { Worker } from 'node:worker_threads';
+import { clock } from './clock.ts';
 import type { SendCommand, SendReport, Sent, StreamEvent, StreamReport, StreamStart } from './send-worker.ts';
 import type { Outcome } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
@@ -65,8 +66,6 @@ export interface SendThread {
   warm(): void;
   close(): Promise<void>;
 }
-
-const clock = () => performance.timeOrigin + performance.now();
 
 export function createSendThread(): SendThread {
   let worker: Worker | null = null;

@@ -23,6 +23,7 @@ import { parentPort } from 'node:worker_threads';
 import type { Webhook } from 'standardwebhooks';
 import type { EventType } from '../db/entities/OutboxEvent.ts';
 import { type EventFilter, matches, type PublishedEvent } from '../events/filter.ts';
+import { clock } from './clock.ts';
 import { deliveryId, deliveryTime } from './delivery-id.ts';
 import { createPools, type Outcome, type Prepared, prepareTarget, sendPrepared, signers } from './sender.ts';
 import type { TargetPolicy } from './targets.ts';
@@ -40,7 +41,7 @@ export interface SendTask {
 /** One message's outcome, and when this thread began its request and had the outcome. */
 export interface Sent {
   outcome: Outcome;
-  /** ms, performance.timeOrigin + now: comparable across threads (and with Date.now()). */
+  /** ms, clock.ts: comparable across threads and with Date.now(). */
   startedAt: number;
   doneAt: number;
 }
@@ -56,7 +57,7 @@ export interface SendDone {
 export interface StreamEvent
   extends Pick<PublishedEvent, 'id' | 'type' | 'assetId' | 'collectionId' | 'wallets' | 'json'> {
   occurredAt: number;
-  /** When the dispatcher had it (ms, performance.timeOrigin + now). */
+  /** When the dispatcher had it (ms, clock.ts). */
   heldAt: number;
   /** When this thread had it (set here, once for every stream). */
   at?: number;
@@ -98,7 +99,7 @@ export interface StreamReport {
   gen: number;
   /**
    * Per successful delivery, in order, DELIVERY_FIELDS (send-thread.ts) numbers: event id, occurredAt, heldAt, when
-   * this thread had it, startedAt, doneAt (ms, performance.timeOrigin + now), HTTP status.
+   * this thread had it, startedAt, doneAt (ms, clock.ts), HTTP status.
    */
   numbers: number[];
   /** Per successful delivery: its id (`webhook-id`) and the event's type. */
@@ -132,8 +133,6 @@ const PREPARE_EVERY = 64;
 const PREPARE_MS = 1000;
 /** A stream this far behind (a slow receiver) ends (stopped) and catches up from the outbox instead. */
 const MAX_QUEUED = 20_000;
-
-const clock = () => performance.timeOrigin + performance.now();
 
 const port = parentPort;
 if (!port) throw new Error('send-worker runs as a worker thread');

@@ -7,9 +7,9 @@
 // subscription must take the slow path, its turn is over (./leases.ts), or it is idle; its first
 // failure is recorded by the fast path, and the slow path takes over.
 import type { WebhookMetrics } from '../observability/metrics.ts';
+import { clock } from './clock.ts';
 import type { FastPath } from './fast-path.ts';
 import {
-  clock,
   type DeliveryMeters,
   type Held,
   IDLE_RELEASE_MS,
