@@ -682,7 +682,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Creates a new signing secret (shown once). For 24 hours deliveries carry a signature with each of the new and the previous secret, so receivers switch without a gap.
+         * @description Creates a new signing secret (shown once). For 24 hours deliveries carry a signature with each of the new and the previous secret, so receivers switch without a gap. When the instance that answers is the one delivering this subscription's events (always with one instance), every delivery of an event committed after this answer carries the new secret's signature; with several instances, the delivering one applies the rotation within 250 ms, and what it sends before then is signed with the previous secret alone, which receivers accept during the overlap.
          *
          *     Errors: 400 `/problems/validation-failed` for a malformed id; 401 when the bearer token or API key is missing or invalid; 403 when the token lacks `assets:read`; 404 when the caller has no webhook with this id; 429 when a rate limit is used up; 500 on an unexpected failure.
          */

@@ -67,8 +67,12 @@ const SEND_SERIES = 64;
 export interface Dispatcher {
   /** There may be work: look now. */
   wake(): void;
-  /** A subscription changed through the API (secret, enabled): read it again before its next request. */
-  changed(): void;
+  /**
+   * A subscription changed through the API (secret, enabled): read it again before its next request.
+   * `committed`, the subscription as its change committed (a rotation): its secrets sign this
+   * instance's next request of it, before any later event is handed to the sender's thread.
+   */
+  changed(committed?: WebhookSubscription): void;
   /**
    * Writes the deliveries made so far (the fast path writes them in batches, every FLUSH_MS): with
    * `subscriptionId`, after waiting for that subscription's request in flight only.
@@ -237,6 +241,13 @@ export function createDispatcher(deps: {
       stream: null,
     };
     const expires = sub.previousSecretExpiresAt?.getTime() ?? null;
+    // A read of the held subscriptions that began before a rotation this instance has applied
+    // (`changed`) is older: each rotation sets a later end of the overlap.
+    if (
+      target.previousSecretExpiresAt !== null &&
+      (expires === null || expires < target.previousSecretExpiresAt)
+    )
+      return target;
     // The signing keys change with a rotation, and the previous one stops signing when its overlap ends.
     const overlapEnded = expires !== null && expires <= Date.now() && target.secrets.length > 1;
     if (sub.secretsSealed !== target.sealed || expires !== target.previousSecretExpiresAt || overlapEnded) {
@@ -393,7 +404,9 @@ export function createDispatcher(deps: {
       await sender.sync(subscriptionId === undefined ? undefined : [subscriptionId]);
       await fast.flush();
     },
-    changed() {
+    changed(committed) {
+      const h = committed && held.get(committed.id);
+      if (h && committed.enabled && !committed.deletedAt) track(committed, h);
       refreshNow = true;
       countedAt = 0;
       // A subscription was made (or enabled): its first delivery need not wait for the thread's start.

@@ -6,6 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { type Config, ConfigError } from '../config/index.ts';
 import type { SecretBox } from '../crypto/secret-box.ts';
 import type { Database } from '../db/database.ts';
+import type { WebhookSubscription } from '../db/entities/WebhookSubscription.ts';
 import type { PublishedEvent } from '../events/filter.ts';
 import type { EventsModule } from '../events/index.ts';
 import type { Logger } from '../observability/logger.ts';
@@ -41,7 +42,7 @@ export function createWebhooks(deps: {
   const policy = { allowLoopback: settings.allowLoopback, allowedNetworks: settings.allowedNetworks };
   const lastEventId = () => events.tail.lastId;
   let wake = () => {};
-  let changed = () => {};
+  let changed = (_committed?: WebhookSubscription) => {};
   let settle = async (_id: string) => {};
   const service = createWebhookService({
     orm: deps.database.orm,
@@ -50,7 +51,7 @@ export function createWebhooks(deps: {
     maxPerUser: settings.maxPerUser,
     lastEventId,
     wake: () => wake(),
-    changed: () => changed(),
+    changed: (committed) => changed(committed),
     settle: (id) => settle(id),
   });
   const store = createDeliveryStore(deps.database.orm, deps.logger);
@@ -74,8 +75,8 @@ export function createWebhooks(deps: {
     logger: deps.logger,
   });
   wake = dispatcher.wake;
-  changed = () => {
-    dispatcher.changed();
+  changed = (committed) => {
+    dispatcher.changed(committed);
     auditFeed.changed();
   };
   settle = dispatcher.flush;

@@ -132,8 +132,13 @@ export function createWebhookService(deps: {
   lastEventId: () => number;
   /** Tells this instance's dispatcher there is work (a replay, a redelivery, an enabled subscription). */
   wake: () => void;
-  /** Tells this instance's dispatcher a subscription changed (its secret, enabled): read it again. */
-  changed: () => void;
+  /**
+   * Tells this instance's dispatcher a subscription changed (its secret, enabled): read it again. With
+   * the subscription as committed (a rotation), the dispatcher signs with its secrets from now on,
+   * before the answer: an event committed after the answer is never signed with the previous secret
+   * alone here. Another instance holding the subscription reads it again within its poll (250 ms).
+   */
+  changed: (committed?: WebhookSubscription) => void;
   /**
    * Resolves once this instance's dispatcher has written the deliveries it made to the subscription
    * `id` (it writes them in batches, moments after the request): what a receiver has seen is listed
@@ -278,7 +283,7 @@ export function createWebhookService(deps: {
     async rotateSecret(userId, id) {
       const secret = generateSigningSecret();
       const expiresAt = new Date(Date.now() + SECRET_OVERLAP_MS);
-      await inTransaction(orm, async (em) => {
+      const rotated = await inTransaction(orm, async (em) => {
         const sub = await owned(em, userId, id);
         sub.secretsSealed = secretBox.seal(JSON.stringify([secret, secretsOf(sub)[0]]), sealContext(sub.id));
         sub.previousSecretExpiresAt = expiresAt;
@@ -293,8 +298,9 @@ export function createWebhookService(deps: {
             },
           ),
         );
+        return sub;
       });
-      deps.changed();
+      deps.changed(rotated);
       return { secret, previousSecretExpiresAt: expiresAt.toISOString() };
     },
 

@@ -1,6 +1,7 @@
 // Webhooks (issue 18) against a real HTTP receiver that verifies every request with the
 // `standardwebhooks` library: signed delivery in event order, retries after 5xx and timeouts,
 // repair (deliveries, redeliver, replay), secret rotation, and SSRF refusals.
+import type { EntityManager } from '@mikro-orm/sql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DB_KINDS, startTestApp, type TestApp } from '../../helpers/app.ts';
 import { type HttpUser, httpUser } from '../../helpers/ledger-fixtures.ts';
@@ -157,6 +158,70 @@ describe.each(DB_KINDS)('webhooks on %s', (kind) => {
       await receiver.close();
     }
   });
+
+  it.runIf(kind === 'postgres')(
+    'signs an event committed after a rotation’s answer with the new secret, while the dispatcher’s writes wait',
+    async () => {
+      // The rotation reaches the subscription's stream before its answer. Before, the dispatcher
+      // learned of it at its next read of the held subscriptions, which waits behind its writes of
+      // delivered events: an event minted right after the answer went out signed with the previous
+      // secret alone (seen once in the client's tests). Here those writes are held at the table lock:
+      // another subscription's delivered event waits to be written while the first one rotates.
+      const { user, id, secret, receiver: first } = await subscribed();
+      const other = await subscribed();
+      const orm = t.app.database.orm;
+      try {
+        await mint(user, 'Streaming');
+        await first.waitFor(1);
+        let release!: () => void;
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        let locked!: () => void;
+        const isLocked = new Promise<void>((resolve) => {
+          locked = resolve;
+        });
+        const blocker = orm.em.fork().transactional(async (em) => {
+          await (em as unknown as EntityManager).execute(
+            'lock table webhook_delivery in share row exclusive mode',
+          );
+          locked();
+          await released;
+        });
+        try {
+          await isLocked;
+          await mint(other.user, 'Waiting to be written');
+          await other.receiver.waitFor(1);
+          // The dispatcher's write of that delivery is waiting for the table.
+          await expect
+            .poll(async () => {
+              const rows = await (orm.em.fork() as unknown as EntityManager).execute<
+                { n: string | number }[]
+              >(
+                "select count(*) as n from pg_locks where relation = 'webhook_delivery'::regclass and not granted",
+              );
+              return Number(rows[0].n);
+            })
+            .toBeGreaterThan(0);
+          const rotated = await t.http('POST', `/api/v1/webhooks/${id}/rotate-secret`, {
+            headers: user.headers,
+          });
+          expect(rotated.status, rotated.text).toBe(200);
+          const nft = await mint(user, 'Rotated');
+          const [, request] = await first.waitFor(2);
+          expect(request.signature.split(' ')).toHaveLength(2);
+          expect(verified(rotated.body.secret, request).data.id).toBe(nft);
+          expect(verified(secret, request).data.id).toBe(nft);
+        } finally {
+          release();
+          await blocker;
+        }
+      } finally {
+        await first.close();
+        await other.receiver.close();
+      }
+    },
+  );
 
   it('sends nothing while disabled and resumes in order when enabled', async () => {
     const { user, id, receiver } = await subscribed();
