@@ -29,7 +29,10 @@
 // - start-up time (the service restarted on the database: spawn to the first 200 on /healthz),
 //   `npm run db:check` and the backup (SQLite: `npm run db:backup`; PostgreSQL: `pg_dump -Fc`);
 // - bytes per holding (every table and index) and per event (outbox_event and its indexes), and the
-//   largest tables and indexes. Statistics as the service leaves them: no ANALYZE (this machine's
+//   largest tables and indexes.
+// Beside each load's first round on each ledger: the service's CPU by thread an answer, and its
+// garbage collection (pauses by kind a 1,000 answers, heap in use after; lib/gc-counters.ts, read
+// from its /metrics). Statistics as the service leaves them: no ANALYZE (this machine's
 //   PostgreSQL runs without autovacuum).
 //
 //   npm run bench -- scale --db both --stages 1000,20000,200000 [--bulk-events 10000000] [--vacuum] --duration 5 --connections 20
@@ -77,6 +80,7 @@ import { startScratchServer } from '../lib/pg-cluster.ts';
 import { cpuSeconds, machineCpu, rssBytes, unwrittenBytes } from '../lib/proc.ts';
 import { type Service, startService } from '../lib/service.ts';
 import { NODE, ROOT } from '../lib/service-process.ts';
+import { gcCounters, gcPerAnswer } from './lib/gc-counters.ts';
 import { startHello } from './lib/hello.ts';
 import { type LoadOptions, type LoadResult, runLoad, warmUp } from './lib/load.ts';
 import type { BenchOptions } from './lib/options.ts';
@@ -589,8 +593,12 @@ async function measureLoad(
   const before = ledgerName === undefined ? undefined : await ioCounters(service);
   const statementsBefore =
     before && statements ? await statementCounters(service.env.DATABASE_URL) : undefined;
+  const gcBefore = ledgerName === undefined ? undefined : await gcCounters(service.baseUrl);
   const result = await runLoad(load);
+  const gcAfter = gcBefore && (await gcCounters(service.baseUrl));
   const statementsAfter = statementsBefore && (await statementCounters(service.env.DATABASE_URL));
+  const gc = gcBefore && gcAfter && gcPerAnswer(gcBefore, gcAfter, result.ok);
+  if (gc) console.log(`${result.label}, on the ${ledgerName} ledger: ${gc}`);
   if (before) {
     await new Promise((resolve) => setTimeout(resolve, 11_000));
     const io = ioPerAnswer(before, await ioCounters(service), result.ok);
