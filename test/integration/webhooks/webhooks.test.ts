@@ -173,23 +173,17 @@ describe.each(DB_KINDS)('webhooks on %s', (kind) => {
       try {
         await mint(user, 'Streaming');
         await first.waitFor(1);
-        let release!: () => void;
-        const released = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        let locked!: () => void;
-        const isLocked = new Promise<void>((resolve) => {
-          locked = resolve;
-        });
+        const released = Promise.withResolvers<void>();
+        const locked = Promise.withResolvers<void>();
         const blocker = orm.em.fork().transactional(async (em) => {
           await (em as unknown as EntityManager).execute(
             'lock table webhook_delivery in share row exclusive mode',
           );
-          locked();
-          await released;
+          locked.resolve();
+          await released.promise;
         });
         try {
-          await isLocked;
+          await locked.promise;
           await mint(other.user, 'Waiting to be written');
           await other.receiver.waitFor(1);
           // The dispatcher's write of that delivery is waiting for the table.
@@ -213,7 +207,7 @@ describe.each(DB_KINDS)('webhooks on %s', (kind) => {
           expect(verified(rotated.body.secret, request).data.id).toBe(nft);
           expect(verified(secret, request).data.id).toBe(nft);
         } finally {
-          release();
+          released.resolve();
           await blocker;
         }
       } finally {
