@@ -118,6 +118,13 @@ export function createDispatcher(deps: {
   let stopped = false;
   let refreshNow = true;
   let refreshedAt = 0;
+  /** Reads of the held subscriptions begun so far (`refresh`). */
+  let reads = 0;
+  /**
+   * Subscriptions whose committed change `changed` applied, with the reads begun by then: a read among
+   * those began before the change and must not put the previous secrets back.
+   */
+  const appliedDuring = new Map<string, number>();
   let claimedAt = 0;
   let claimTimer: NodeJS.Timeout | null = null;
   let contendedAt = 0;
@@ -241,13 +248,6 @@ export function createDispatcher(deps: {
       stream: null,
     };
     const expires = sub.previousSecretExpiresAt?.getTime() ?? null;
-    // A read of the held subscriptions that began before a rotation this instance has applied
-    // (`changed`) is older: each rotation sets a later end of the overlap.
-    if (
-      target.previousSecretExpiresAt !== null &&
-      (expires === null || expires < target.previousSecretExpiresAt)
-    )
-      return target;
     // The signing keys change with a rotation, and the previous one stops signing when its overlap ends.
     const overlapEnded = expires !== null && expires <= Date.now() && target.secrets.length > 1;
     if (sub.secretsSealed !== target.sealed || expires !== target.previousSecretExpiresAt || overlapEnded) {
@@ -329,6 +329,7 @@ export function createDispatcher(deps: {
   /** Renews every lease held, and reads the held subscriptions again (secrets, enabled, replays). */
   async function refresh(): Promise<void> {
     if (held.size === 0) return;
+    const read = ++reads;
     await leases.renew();
     const rows = new Map((await store.leased(instance)).map((sub) => [sub.id, sub]));
     for (const h of held.values()) {
@@ -337,7 +338,11 @@ export function createDispatcher(deps: {
         h.lost = true;
         continue;
       }
-      track(sub, h);
+      const applied = appliedDuring.get(h.id);
+      if (applied === undefined || read > applied) {
+        appliedDuring.delete(h.id);
+        track(sub, h);
+      }
       // A replay moved the cursor back (writes of this instance's cursors are in series with this read).
       if (h.mode === 'fast' && Number(sub.cursor) !== h.flushed) h.wantSlow = true;
     }
@@ -392,6 +397,7 @@ export function createDispatcher(deps: {
       await fast.flush();
     } finally {
       held.delete(h.id);
+      appliedDuring.delete(h.id);
       await leases.release(h.id);
     }
   }
@@ -406,7 +412,10 @@ export function createDispatcher(deps: {
     },
     changed(committed) {
       const h = committed && held.get(committed.id);
-      if (h && committed.enabled && !committed.deletedAt) track(committed, h);
+      if (h && committed.enabled && !committed.deletedAt) {
+        track(committed, h);
+        appliedDuring.set(h.id, reads);
+      }
       refreshNow = true;
       countedAt = 0;
       // A subscription was made (or enabled): its first delivery need not wait for the thread's start.
