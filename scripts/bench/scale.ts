@@ -29,11 +29,11 @@
 // - start-up time (the service restarted on the database: spawn to the first 200 on /healthz),
 //   `npm run db:check` and the backup (SQLite: `npm run db:backup`; PostgreSQL: `pg_dump -Fc`);
 // - bytes per holding (every table and index) and per event (outbox_event and its indexes), and the
-//   largest tables and indexes.
+//   largest tables and indexes. Statistics as the service leaves them: no ANALYZE (this machine's
+//   PostgreSQL runs without autovacuum).
 // Beside each load's first round on each ledger: the service's CPU by thread an answer, and its
 // garbage collection (pauses by kind a 1,000 answers, heap in use after; lib/gc-counters.ts, read
-// from its /metrics). Statistics as the service leaves them: no ANALYZE (this machine's
-//   PostgreSQL runs without autovacuum).
+// from its /metrics).
 //
 //   npm run bench -- scale --db both --stages 1000,20000,200000 [--bulk-events 10000000] [--vacuum] --duration 5 --connections 20
 //
